@@ -1,0 +1,238 @@
+"""Configs: frozen dataclasses with declared constraints, YAML loading and dotted overrides.
+
+A config field declares its constraints with :func:`param`; :func:`validate` checks every field
+(types, ranges, choices) and then the config's own ``check()`` for constraints that tie fields
+together (``rank <= n``). Messages follow scikit-learn's template::
+
+    The 'train.lr' parameter must be a float in (0, inf). Got -1.0 instead.
+
+Overrides use dotted keys (``train.lr=1e-3``); an unknown key fails with the list of keys at that
+level and a did-you-mean, before any work is done.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+from .errors import ConfigError, did_you_mean
+
+_MISSING = dataclasses.MISSING
+
+
+def param(
+    default: Any = _MISSING,
+    *,
+    ge: float | None = None,
+    gt: float | None = None,
+    le: float | None = None,
+    lt: float | None = None,
+    choices: Iterable[Any] | None = None,
+    doc: str = "",
+) -> Any:
+    """A dataclass field with constraints checked by :func:`validate`."""
+    meta = {"ge": ge, "gt": gt, "le": le, "lt": lt, "choices": tuple(choices) if choices else None, "doc": doc}
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("use a tuple default for sequence fields")
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def _range_text(meta: Mapping[str, Any]) -> str:
+    lo = meta.get("ge") if meta.get("ge") is not None else meta.get("gt")
+    hi = meta.get("le") if meta.get("le") is not None else meta.get("lt")
+    left = "[" if meta.get("ge") is not None else "("
+    right = "]" if meta.get("le") is not None else ")"
+    lo_s = "-inf" if lo is None else f"{lo:g}"
+    hi_s = "inf" if hi is None else f"{hi:g}"
+    return f"{left}{lo_s}, {hi_s}{right}"
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is tuple:
+        return f"a list of {_type_name(typing.get_args(tp)[0])}"
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _type_name(args[0]) + " or null"
+    return {int: "an int", float: "a float", bool: "a bool", str: "a string"}.get(tp, str(tp))
+
+
+def config_error(key: str, expected: str, got: Any) -> ConfigError:
+    return ConfigError(f"The '{key}' parameter must be {expected}. Got {got!r} instead.")
+
+
+def _coerce(key: str, tp: Any, value: Any) -> Any:
+    """Coerce a YAML-parsed value to the field's type, or raise a ConfigError."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if value is None:
+            return None
+        return _coerce(key, args[0], value)
+    if origin is tuple:
+        item = typing.get_args(tp)[0]
+        if isinstance(value, str):
+            value = [yaml.safe_load(v) for v in value.split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)):
+            value = [value]
+        return tuple(_coerce(key, item, v) for v in value)
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        raise config_error(key, "a bool (true or false)", value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            raise config_error(key, "an int", value)
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise config_error(key, "a float", value)
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise config_error(key, "a string", value)
+        return value
+    raise AssertionError(f"unsupported config type {tp} for {key}")
+
+
+def _check_field(key: str, tp: Any, meta: Mapping[str, Any], value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, tuple):
+        for v in value:
+            _check_field(key, None, meta, v)
+        return
+    choices = meta.get("choices")
+    if choices is not None and value not in choices:
+        opts = ", ".join(repr(c) for c in choices)
+        raise ConfigError(
+            f"The '{key}' parameter must be one of {opts}. Got {value!r} instead.{did_you_mean(value, map(str, choices))}"
+        )
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise config_error(key, "a finite number", value)
+        ok = all(
+            (
+                meta.get("ge") is None or value >= meta["ge"],
+                meta.get("gt") is None or value > meta["gt"],
+                meta.get("le") is None or value <= meta["le"],
+                meta.get("lt") is None or value < meta["lt"],
+            )
+        )
+        if not ok:
+            kind = "an int" if isinstance(value, int) else "a float"
+            raise config_error(key, f"{kind} in {_range_text(meta)}", value)
+
+
+def validate(cfg: Any, prefix: str = "") -> Any:
+    """Check every field of a (nested) config dataclass, then its ``check()``; return it."""
+    hints = typing.get_type_hints(type(cfg))
+    for f in dataclasses.fields(cfg):
+        key = f"{prefix}{f.name}"
+        value = getattr(cfg, f.name)
+        if dataclasses.is_dataclass(value):
+            validate(value, prefix=f"{key}.")
+            continue
+        _check_field(key, hints[f.name], f.metadata, value)
+    check = getattr(cfg, "check", None)
+    if callable(check):
+        check()
+    return cfg
+
+
+def keys(cfg: Any, prefix: str = "") -> list[str]:
+    """All dotted leaf keys of a config."""
+    out: list[str] = []
+    for f in dataclasses.fields(cfg):
+        value = getattr(cfg, f.name)
+        if dataclasses.is_dataclass(value):
+            out.extend(keys(value, prefix=f"{prefix}{f.name}."))
+        else:
+            out.append(f"{prefix}{f.name}")
+    return out
+
+
+def _set(cfg: Any, path: list[str], value: Any, full_key: str) -> Any:
+    names = {f.name: f for f in dataclasses.fields(cfg)}
+    head = path[0]
+    if head not in names:
+        known = keys(cfg, prefix=full_key[: len(full_key) - len(".".join(path))])
+        raise ConfigError(
+            f"Unknown config key '{full_key}'. Available: {', '.join(known)}.{did_you_mean(full_key, known)}"
+        )
+    current = getattr(cfg, head)
+    if len(path) > 1:
+        if not dataclasses.is_dataclass(current):
+            raise ConfigError(f"Unknown config key '{full_key}': '{head}' is a value, not a section.")
+        return dataclasses.replace(cfg, **{head: _set(current, path[1:], value, full_key)})
+    if dataclasses.is_dataclass(current):
+        if not isinstance(value, Mapping):
+            raise config_error(full_key, "a mapping of keys to values", value)
+        return dataclasses.replace(cfg, **{head: apply_overrides(current, flatten(value), prefix=f"{full_key}.")})
+    tp = typing.get_type_hints(type(cfg))[head]
+    return dataclasses.replace(cfg, **{head: _coerce(full_key, tp, value)})
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """Split ``a.b=value`` and parse the value as YAML (``1e-3`` → float, ``[1,2]`` → list)."""
+    if "=" not in text:
+        raise ConfigError(f"An override must look like key=value (e.g. train.lr=1e-3). Got {text!r} instead.")
+    key, raw = text.split("=", 1)
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    # YAML reads "1e-3" as a string; numbers written that way are meant as floats.
+    if isinstance(value, str):
+        try:
+            value = float(value) if any(c in value for c in ".eE") else value
+        except ValueError:
+            pass
+    return key.strip(), value
+
+
+def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in mapping.items():
+        if isinstance(v, Mapping):
+            out.update(flatten(v, prefix=f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def apply_overrides(cfg: Any, overrides: Mapping[str, Any] | Iterable[str], prefix: str = "") -> Any:
+    """Return a copy of ``cfg`` with dotted-key overrides applied (not yet validated)."""
+    items = overrides.items() if isinstance(overrides, Mapping) else (parse_assignment(o) for o in overrides)
+    for key, value in items:
+        full = f"{prefix}{key}"
+        cfg = _set(cfg, key.split("."), value, full)
+    return cfg
+
+
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    """Read a YAML mapping of overrides (nested or dotted)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"Config file '{p}' does not exist or is not a file.")
+    try:
+        data = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"Config file '{p}' is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"Config file '{p}' must hold a mapping of keys to values. Got {type(data).__name__}.")
+    return flatten(data)
+
+
+def to_dict(cfg: Any) -> dict[str, Any]:
+    """A JSON-ready nested dict (tuples become lists)."""
+    return dataclasses.asdict(cfg)

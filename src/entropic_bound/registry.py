@@ -1,0 +1,60 @@
+"""Name → object registries, after lm-evaluation-harness's ``api/registry.py``.
+
+A failed lookup says ``Unknown task 'x'. Available: a, b, c.`` with a did-you-mean.
+"""
+from __future__ import annotations
+
+from typing import Callable, Generic, Iterator, TypeVar
+
+from .errors import UnknownNameError, did_you_mean
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """A named collection of objects of one kind (tasks, students, estimators, experiments)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._items: dict[str, T] = {}
+        self._summaries: dict[str, str] = {}
+
+    def register(self, name: str, *, summary: str = "") -> Callable[[T], T]:
+        def decorator(obj: T) -> T:
+            if name in self._items:
+                raise ValueError(f"{self.kind} '{name}' is already registered")
+            self._items[name] = obj
+            self._summaries[name] = summary or (getattr(obj, "__doc__", "") or "").strip().split("\n")[0]
+            return obj
+
+        return decorator
+
+    def get(self, name: str) -> T:
+        if name not in self._items:
+            available = ", ".join(sorted(self._items)) or "(none)"
+            raise UnknownNameError(
+                f"Unknown {self.kind} '{name}'. Available: {available}.{did_you_mean(name, self._items)}"
+            )
+        return self._items[name]
+
+    def summary(self, name: str) -> str:
+        self.get(name)
+        return self._summaries[name]
+
+    def names(self) -> list[str]:
+        return sorted(self._items)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+TASKS: Registry = Registry("task")
+STUDENTS: Registry = Registry("student")
+ESTIMATORS: Registry = Registry("estimator")
+EXPERIMENTS: Registry = Registry("experiment")
