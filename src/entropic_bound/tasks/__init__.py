@@ -1,1 +1,40 @@
-"""tasks"""
+"""Tasks (data generators) with an explicit ground truth (SPEC §2).
+
+Importing this package registers ``fixed_operator``, ``linear_qk_teacher`` and ``softmax_teacher``
+in :data:`entropic_bound.registry.TASKS`.
+"""
+from __future__ import annotations
+
+from .attention_teachers import LinearQKTeacher, LinearQKTeacherTask, SoftmaxTeacher, SoftmaxTeacherTask
+from .base import Batch, Teacher, as_generator
+from .fixed_operator import FixedOperatorTask, FixedOperatorTeacher
+from .operators import (
+    SPECTRA,
+    ar1_covariance,
+    haar_orthonormal,
+    low_rank_factors,
+    low_rank_matrix,
+    make_spectrum,
+    sqrtm_psd,
+    value_matrix,
+)
+
+__all__ = [
+    "Batch",
+    "Teacher",
+    "as_generator",
+    "FixedOperatorTask",
+    "FixedOperatorTeacher",
+    "LinearQKTeacher",
+    "LinearQKTeacherTask",
+    "SoftmaxTeacher",
+    "SoftmaxTeacherTask",
+    "SPECTRA",
+    "ar1_covariance",
+    "haar_orthonormal",
+    "low_rank_factors",
+    "low_rank_matrix",
+    "make_spectrum",
+    "sqrtm_psd",
+    "value_matrix",
+]

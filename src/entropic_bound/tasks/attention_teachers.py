@@ -1,0 +1,134 @@
+"""Attention-native teachers: a rank-``r*`` query–key kernel ``K*`` mixes the tokens (SPEC §2).
+
+``K* = U diag(s) Wᵀ ∈ R^{d×d}`` is built with ``||K*||_F = c·√d``. For independent rows
+``x_i, x_j ~ N(0, I_d)`` the logit ``x_iᵀ K* x_j / √d`` has variance ``||K*||_F² / d = c²``, so the
+off-diagonal logits have standard deviation ``c`` whatever ``r*`` is.
+
+- ``linear_qk_teacher``: ``Y = (X K* Xᵀ / √d) X V* / n + E`` (mixer ``X K* Xᵀ / (√d n)``). Keep
+  ``n ≲ d``: for ``n ≫ d``, ``XᵀX / n → I`` and the target collapses to the token-wise map ``X K* V*``.
+- ``softmax_teacher``: ``Y = softmax(X K* Xᵀ / √d) X V* + E`` (row-wise softmax, ``β = 1``).
+  ``c = 2`` (default) is neither saturated nor nearly linear (row entropy ≈ 0.6–0.7 of ``log n``);
+  ``c = 0.5`` is nearly uniform/linear, ``c = 4`` nearly saturated. Report ``c`` and
+  :meth:`SoftmaxTeacher.saturation` with every softmax result.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ..config import param
+from ..registry import TASKS
+from .base import Teacher, as_generator, check_rank, check_task, singular_values
+from .operators import SPECTRA, low_rank_matrix, make_spectrum, value_matrix
+
+
+class _KernelTeacher(Teacher):
+    """A teacher whose mixer is a function of the logits ``X K* Xᵀ / √d``."""
+
+    def __init__(self, *, K: torch.Tensor, c: float, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.K = K  # (d, d) float64
+        self.c = float(c)
+
+    def logits(self, X: torch.Tensor) -> torch.Tensor:
+        """``X K* Xᵀ / √d``, ``(N, n, n)``."""
+        return X @ self.K.to(X) @ X.transpose(-1, -2) / math.sqrt(self.d)
+
+    @property
+    def truth(self) -> dict[str, Any]:
+        """``K``, ``V``, ``r_star``, ``sigma``, ``c``, ``singular_values`` (of ``K*``)."""
+        out = super().truth
+        out["K"] = self.K.numpy().copy()
+        out["singular_values"] = singular_values(self.K)
+        out["c"] = self.c
+        return out
+
+
+class LinearQKTeacher(_KernelTeacher):
+    """``M(X) = X K* Xᵀ / (√d · n)``."""
+
+    name = "linear_qk_teacher"
+
+    def mixer(self, X: torch.Tensor) -> torch.Tensor:
+        return self.logits(X) / self.n  # (N, n, n)
+
+
+class SoftmaxTeacher(_KernelTeacher):
+    """``M(X) = softmax(X K* Xᵀ / √d)`` row-wise (each row sums to 1)."""
+
+    name = "softmax_teacher"
+
+    def mixer(self, X: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(self.logits(X), dim=-1)  # (N, n, n)
+
+    def saturation(self, X: torch.Tensor) -> dict[str, float]:
+        """How peaked the attention is on inputs ``X``.
+
+        ``row_entropy_ratio``: mean over rows of ``H(row) / log n`` (1 = uniform, 0 = one-hot);
+        ``mean_max_attention``: mean over rows of the largest attention weight.
+        """
+        M = self.mixer(X.to(torch.float64))  # (N, n, n)
+        H = -(M * torch.log(M.clamp_min(1e-300))).sum(-1)  # (N, n)
+        ratio = (H / math.log(self.n)).mean().item() if self.n > 1 else 0.0
+        return {"row_entropy_ratio": ratio, "mean_max_attention": M.amax(-1).mean().item()}
+
+
+@dataclass(frozen=True)
+class _KernelTask:
+    """Shared parameters of the kernel teachers; ``teacher(generator)`` draws ``K*`` then ``V*``."""
+
+    n: int = param(16, ge=1, doc="tokens per sequence")
+    d: int = param(32, ge=1, doc="input features")
+    d_v: int | None = param(None, ge=1, doc="output features (None: d)")
+    r_star: int = param(4, ge=1, doc="rank of K*, at most d")
+    spectrum: str = param("flat", choices=SPECTRA, doc="singular-value profile of K*")
+    decay: float = param(0.25, gt=0.0, le=1.0, doc="geometric spectrum: s_r*/s_1")
+    alpha: float = param(1.0, ge=0.0, doc="power spectrum: s_i = i^-alpha")
+    sigma: float = param(0.1, ge=0.0, doc="noise standard deviation")
+    c: float = param(2.0, ge=0.0, doc="logit scale: ||K*||_F = c sqrt(d), off-diagonal logit std c")
+    v_kind: str = param("orthogonal", choices=("orthogonal", "gaussian"), doc="how V* is drawn")
+
+    _teacher_cls = _KernelTeacher
+
+    def __post_init__(self) -> None:
+        check_task(self)
+
+    def check(self) -> None:
+        check_rank(self.r_star, self.d)
+
+    @property
+    def d_out(self) -> int:
+        return self.d if self.d_v is None else self.d_v
+
+    def teacher(self, generator: torch.Generator | int) -> _KernelTeacher:
+        g = as_generator(generator)
+        s = make_spectrum(self.r_star, self.spectrum, decay=self.decay, alpha=self.alpha)
+        K = low_rank_matrix(self.d, self.d, self.r_star, s, fro_norm=self.c * math.sqrt(self.d), generator=g)
+        V = value_matrix(self.d, self.d_out, self.v_kind, g)  # (d, d_v)
+        return self._teacher_cls(K=K, c=self.c, n=self.n, d=self.d, d_v=self.d_out,
+                                 r_star=self.r_star, sigma=self.sigma, V=V)
+
+
+@TASKS.register("linear_qk_teacher", summary="Y = (X K* X^T / sqrt(d)) X V* / n + E with a rank-r* kernel K*")
+@dataclass(frozen=True)
+class LinearQKTeacherTask(_KernelTask):
+    """The linear query–key teacher (no softmax)."""
+
+    _teacher_cls = LinearQKTeacher
+
+    def teacher(self, generator: torch.Generator | int) -> LinearQKTeacher:
+        return super().teacher(generator)  # type: ignore[return-value]
+
+
+@TASKS.register("softmax_teacher", summary="Y = softmax(X K* X^T / sqrt(d)) X V* + E with a rank-r* kernel K*")
+@dataclass(frozen=True)
+class SoftmaxTeacherTask(_KernelTask):
+    """The softmax attention teacher (``β = 1``)."""
+
+    _teacher_cls = SoftmaxTeacher
+
+    def teacher(self, generator: torch.Generator | int) -> SoftmaxTeacher:
+        return super().teacher(generator)  # type: ignore[return-value]
