@@ -1,0 +1,333 @@
+"""The run store: one SQLite file, the only state of a sweep.
+
+Layout (schema version :data:`SCHEMA_VERSION`)::
+
+    meta(key PRIMARY KEY, value)                     -- schema_version
+    runs(run_id PRIMARY KEY, experiment, params JSON, seed, status, diverged_step,
+         metrics JSON, curves JSON, versions JSON, git_commit, wall_s, created_at)
+    experiments(name PRIMARY KEY, scale, config JSON, updated_at)
+
+Every finished run is one ``INSERT OR IGNORE`` in its own transaction, so a killed sweep loses at
+most the runs in flight and a run is never stored twice. The journal is WAL, so readers (a report
+being built) never block the writer. Metrics keep NaN and ±inf exactly: JSON is written with
+Python's ``NaN``/``Infinity`` literals and floats as their round-trip ``repr``.
+
+Stores written by an older schema are migrated on open by :data:`MIGRATIONS` (one function per
+version step, each in its own transaction); a store from a newer entropic-bound is refused.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pandas as pd
+
+from .atomic import atomic_write_bytes, atomic_write_text
+from .errors import UserInputError
+from .sweep.spec import RunResult, canonical_json
+
+SCHEMA_VERSION = 1
+
+BASE_COLUMNS = ("run_id", "experiment", "seed", "status", "diverged_step", "wall_s")
+
+_RUNS_COLUMNS = {  # name → declared type, in table order
+    "run_id": "TEXT PRIMARY KEY", "experiment": "TEXT NOT NULL", "params": "TEXT NOT NULL",
+    "seed": "INTEGER NOT NULL", "status": "TEXT NOT NULL", "diverged_step": "INTEGER",
+    "metrics": "TEXT NOT NULL", "curves": "TEXT NOT NULL", "versions": "TEXT", "git_commit": "TEXT",
+    "wall_s": "REAL", "created_at": "TEXT",
+}
+_JSON_COLUMNS = ("params", "metrics", "curves", "versions")
+
+
+def _dumps(obj) -> str:
+    return canonical_json(obj, allow_nan=True)
+
+
+def _loads(text: str | None):
+    return None if text is None else json.loads(text)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _migrate_v0_to_v1(conn: sqlite3.Connection) -> None:
+    """v0: no store yet (an empty file), or the prototype layout whose ``runs`` lacked the
+    provenance columns and which had no ``experiments`` table. Creates or completes the v1 tables."""
+    columns = ",\n  ".join(f"{name} {decl}" for name, decl in _RUNS_COLUMNS.items())
+    conn.execute(f"CREATE TABLE IF NOT EXISTS runs (\n  {columns}\n)")
+    present = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    for name, decl in _RUNS_COLUMNS.items():
+        if name not in present:
+            conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl.replace(' NOT NULL', '')}")
+    conn.execute("CREATE INDEX IF NOT EXISTS runs_experiment ON runs(experiment)")
+    conn.execute("CREATE TABLE IF NOT EXISTS experiments "
+                 "(name TEXT PRIMARY KEY, scale TEXT, config TEXT NOT NULL, updated_at TEXT)")
+
+
+#: ``MIGRATIONS[v]`` turns a version-``v`` store into a version-``v + 1`` one.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_v0_to_v1]
+
+
+class RunStore:
+    """A SQLite run store at ``path`` (created with its parent directories unless ``readonly``).
+
+    ``timeout`` is how long (seconds) a write waits for another process's lock before failing with
+    a :class:`UserInputError`. Use as a context manager or call :meth:`close`.
+    """
+
+    def __init__(self, path, *, readonly: bool = False, timeout: float = 5.0) -> None:
+        self.path = Path(path)
+        self.readonly = readonly
+        self.timeout = float(timeout)
+        self._check_path()
+        with self._errors():
+            if readonly:
+                uri = self.path.resolve().as_uri() + "?mode=ro"
+                self._conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
+            else:
+                self._conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        try:
+            with self._errors():
+                if not readonly:
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                self._upgrade()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # -- opening --------------------------------------------------------------------------------
+
+    def _check_path(self) -> None:
+        p = self.path
+        if p.is_dir():
+            raise UserInputError(f"Run store '{p}' is a directory; give a file path such as '{p / 'runs.sqlite'}'.")
+        if self.readonly:
+            if not p.is_file():
+                raise UserInputError(f"Run store '{p}' does not exist.")
+            return
+        if p.exists() and not (p.stat().st_mode & 0o222):
+            raise UserInputError(f"Run store '{p}' is a read-only file; make it writable or write to another store.")
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserInputError(f"Cannot create the directory of run store '{p}': {exc.strerror or exc}.") from None
+
+    def _version(self) -> int:
+        tables = _tables(self._conn)
+        if "meta" in tables:
+            row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None:
+                raise UserInputError(f"Run store '{self.path}' has no schema version; it is damaged.")
+            return int(row[0])
+        if tables - {"runs"}:
+            raise UserInputError(f"'{self.path}' is an SQLite database but not an entropic-bound run store "
+                                 f"(tables: {', '.join(sorted(tables))}).")
+        return 0
+
+    def _upgrade(self) -> None:
+        version = self._version()
+        if version > SCHEMA_VERSION:
+            raise UserInputError(f"Run store '{self.path}' has schema version {version}, newer than this "
+                                 f"entropic-bound ({SCHEMA_VERSION}); upgrade entropic-bound.")
+        if version < SCHEMA_VERSION and self.readonly:
+            raise UserInputError(f"Run store '{self.path}' has the old schema version {version}; "
+                                 f"open it once for writing to upgrade it to {SCHEMA_VERSION}.")
+        while version < SCHEMA_VERSION:
+            with self._transaction():
+                version = self._version()  # another process may have migrated meanwhile
+                if version >= SCHEMA_VERSION:
+                    break
+                MIGRATIONS[version](self._conn)
+                self._conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+                self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(version + 1),))
+            version += 1
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Turn SQLite failures the user can cause into one-line :class:`UserInputError` s."""
+        try:
+            yield
+        except (sqlite3.OperationalError, sqlite3.DatabaseError) as exc:
+            if isinstance(exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError)):
+                raise
+            msg = str(exc)
+            where = f"Run store '{self.path}'"
+            if "locked" in msg or "busy" in msg:
+                text = (f"{where} is locked by another process (waited {self.timeout:g} s); "
+                        "wait for it to finish or use another store.")
+            elif "not a database" in msg or "encrypted" in msg:
+                text = f"'{self.path}' is not a run store: the file is not an SQLite database."
+            elif "readonly" in msg or "read-only" in msg:
+                text = f"{where} is read-only; make it writable or write to another store."
+            elif "unable to open" in msg:
+                text = f"Cannot open run store '{self.path}' ({msg})."
+            else:
+                text = f"{where}: {msg}."
+            raise UserInputError(" ".join(text.split())) from None
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        if self.readonly:
+            raise UserInputError(f"Run store '{self.path}' was opened read-only; it cannot be written.")
+        with self._errors():
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "RunStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RunStore('{self.path}'{', readonly=True' if self.readonly else ''})"
+
+    # -- runs -----------------------------------------------------------------------------------
+
+    def put(self, result: RunResult, *, provenance: dict) -> bool:
+        """Store one finished run in its own transaction; False if its run_id was already stored."""
+        spec = result.spec
+        row = (spec.run_id, spec.experiment, _dumps(spec.params), spec.seed, result.status,
+               result.diverged_step, _dumps(result.metrics), _dumps(result.curves),
+               _dumps(provenance.get("versions")), provenance.get("git_commit"), result.wall_s, _now())
+        names = ", ".join(_RUNS_COLUMNS)
+        with self._transaction() as conn:
+            cur = conn.execute(f"INSERT OR IGNORE INTO runs ({names}) VALUES ({', '.join('?' * len(row))})", row)
+            return cur.rowcount == 1
+
+    def _where(self, experiment: str | None) -> tuple[str, tuple]:
+        return ("", ()) if experiment is None else (" WHERE experiment = ?", (experiment,))
+
+    def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
+        with self._errors():
+            return self._conn.execute(sql, args).fetchall()
+
+    def finished_ids(self, experiment: str | None = None) -> set[str]:
+        """Run ids already stored (for one experiment, or all)."""
+        where, args = self._where(experiment)
+        return {r[0] for r in self._query(f"SELECT run_id FROM runs{where}", args)}
+
+    def count(self, experiment: str | None = None) -> int:
+        where, args = self._where(experiment)
+        return int(self._query(f"SELECT COUNT(*) FROM runs{where}", args)[0][0])
+
+    def records(self, experiment: str | None = None) -> list[dict]:
+        """Stored runs as dicts (JSON columns parsed, curves included), ordered by run_id."""
+        where, args = self._where(experiment)
+        names = list(_RUNS_COLUMNS)
+        rows = self._query(f"SELECT {', '.join(names)} FROM runs{where} ORDER BY run_id", args)
+        out = []
+        for row in rows:
+            rec = dict(zip(names, row))
+            for col in _JSON_COLUMNS:
+                rec[col] = _loads(rec[col])
+            rec["versions"] = rec["versions"] or {}
+            out.append(rec)
+        return out
+
+    def table(self, experiment: str) -> pd.DataFrame:
+        """One row per run of ``experiment``, ordered by run_id.
+
+        Columns: :data:`BASE_COLUMNS`, then every parameter under its own name (nested dicts
+        flattened with dots, ``train.lr``; lists as JSON text), then every metric. A parameter or
+        metric whose name clashes with an earlier column is kept as ``param.<name>`` /
+        ``metric.<name>``. Curves are left out; read them with :meth:`records`.
+        """
+        rows, param_cols, metric_cols = [], {}, {}
+        for rec in self.records(experiment):
+            row = {c: rec[c] for c in BASE_COLUMNS}
+            for key, value in _flatten(rec["params"]).items():
+                param_cols.setdefault(key, None)
+                row[("param", key)] = value
+            for key, value in rec["metrics"].items():
+                metric_cols.setdefault(key, None)
+                row[("metric", key)] = value
+            rows.append(row)
+        names: dict = {c: c for c in BASE_COLUMNS}
+        for kind, cols in (("param", param_cols), ("metric", metric_cols)):
+            for key in cols:
+                names[(kind, key)] = f"{kind}.{key}" if key in names.values() else key
+        df = pd.DataFrame([{names[k]: v for k, v in row.items()} for row in rows], columns=list(names.values()))
+        df["diverged_step"] = df["diverged_step"].astype("Int64")
+        for key in metric_cols:
+            df[names[("metric", key)]] = df[names[("metric", key)]].astype("float64")
+        return df
+
+    # -- experiments ----------------------------------------------------------------------------
+
+    def put_experiment(self, name: str, scale: str, config: dict) -> None:
+        """Record (or replace) an experiment's scale and full config."""
+        with self._transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO experiments (name, scale, config, updated_at) VALUES (?, ?, ?, ?)",
+                         (name, scale, _dumps(config), _now()))
+
+    def experiment_info(self, name: str) -> dict | None:
+        """``{"name", "scale", "config", "updated_at"}`` of an experiment, or None if not recorded."""
+        rows = self._query("SELECT name, scale, config, updated_at FROM experiments WHERE name = ?", (name,))
+        if not rows:
+            return None
+        info = dict(zip(("name", "scale", "config", "updated_at"), rows[0]))
+        info["config"] = _loads(info["config"])
+        return info
+
+    def experiment_config(self, name: str) -> dict | None:
+        info = self.experiment_info(name)
+        return None if info is None else info["config"]
+
+    def experiments(self) -> list[str]:
+        """Names of experiments with a recorded config or at least one run, sorted."""
+        rows = self._query("SELECT name FROM experiments UNION SELECT DISTINCT experiment FROM runs")
+        return sorted(r[0] for r in rows)
+
+    # -- exports --------------------------------------------------------------------------------
+
+    def export(self, out_dir, fmt: str = "csv") -> list[Path]:
+        """Write :meth:`table` of every experiment to ``out_dir/<experiment>.<fmt>`` atomically."""
+        if fmt not in ("csv", "parquet"):
+            raise UserInputError(f"The 'fmt' parameter must be one of 'csv', 'parquet'. Got {fmt!r} instead.")
+        out_dir = Path(out_dir)
+        paths = []
+        for name in self.experiments():
+            df = self.table(name)
+            path = out_dir / f"{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.{fmt}"
+            if fmt == "csv":
+                atomic_write_text(path, df.to_csv(index=False))
+            else:
+                buf = io.BytesIO()
+                df.to_parquet(buf, index=False)
+                atomic_write_bytes(path, buf.getvalue())
+            paths.append(path)
+        return paths
+
+
+def _flatten(params: dict, prefix: str = "") -> dict:
+    """``{"train": {"lr": 1e-3}, "dims": [2, 3]}`` → ``{"train.lr": 1e-3, "dims": "[2,3]"}``."""
+    flat = {}
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{name}."))
+        elif isinstance(value, list):
+            flat[name] = _dumps(value)
+        else:
+            flat[name] = value
+    return flat
