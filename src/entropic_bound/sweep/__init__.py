@@ -1,1 +1,29 @@
-"""sweep"""
+"""Sweeps: run specs with content-hash ids, grid expansion, and the resumable runner."""
+from __future__ import annotations
+
+from .runner import (
+    BACKENDS,
+    Backend,
+    Executor,
+    LocalBackend,
+    ProcessBackend,
+    SweepSummary,
+    make_backend,
+    run_sweep,
+)
+from .spec import RunResult, RunSpec, canonical_json, grid_specs
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "Executor",
+    "LocalBackend",
+    "ProcessBackend",
+    "RunResult",
+    "RunSpec",
+    "SweepSummary",
+    "canonical_json",
+    "grid_specs",
+    "make_backend",
+    "run_sweep",
+]

@@ -1,0 +1,185 @@
+"""The sweep runner: execute every run spec not yet in the store, group by group.
+
+An :class:`Executor` knows how to train runs; it partitions the spec list into **groups** (runs
+that train together as one ensemble: shared shapes, one forward/backward per step for all) and
+executes one group at a time. A :class:`Backend` decides where groups execute (in-process, a
+process pool, a Ray cluster); results always come back to the one store writer, the caller.
+
+Resumption is exact. The partition is computed over the FULL spec list, never over what is left,
+so a group holds the same runs whether the sweep is fresh or resumed. A group whose runs are all
+stored is skipped; a partly stored group (a kill between two of its commits) is executed whole
+again and only its missing runs are stored. Every result is committed in its own transaction as
+soon as its group returns. Hence an interrupted-and-resumed sweep stores bitwise the same rows as
+an uninterrupted one, none twice.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Protocol, Sequence, runtime_checkable
+
+from ..errors import UserInputError
+from ..registry import Registry
+from .spec import RunResult, RunSpec
+
+Progress = Callable[[int, int, str], None]
+GroupFn = Callable[[list], Any]
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Trains runs. Must be picklable (with its attributes) to run on a process or Ray backend."""
+
+    name: str
+
+    def groups(self, specs: list[RunSpec]) -> list[list[RunSpec]]:
+        """A deterministic partition of ``specs`` into groups trained together."""
+        ...
+
+    def execute(self, group: list[RunSpec]) -> list[RunResult]:
+        """One result per spec of ``group``."""
+        ...
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Where groups execute. ``map_groups`` yields ``(index into groups, fn(group))`` as each
+    group finishes, in any order; an exception in ``fn`` propagates to the caller."""
+
+    name: str
+
+    def map_groups(self, fn: GroupFn, groups: list[list[RunSpec]]) -> Iterator[tuple[int, Any]]:
+        ...
+
+
+BACKENDS: Registry = Registry("backend")
+
+
+@BACKENDS.register("local", summary="in this process, one group after another")
+class LocalBackend:
+    name = "local"
+
+    def __init__(self, workers: int = 1) -> None:
+        self.workers = 1
+
+    def map_groups(self, fn: GroupFn, groups: list[list[RunSpec]]) -> Iterator[tuple[int, Any]]:
+        for index, group in enumerate(groups):
+            yield index, fn(group)
+
+
+def _init_worker() -> None:
+    """Pool initializer: one intra-op thread per worker, so ``workers`` processes share the CPUs."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
+@BACKENDS.register("process", summary="a pool of spawned worker processes, one torch thread each")
+class ProcessBackend:
+    name = "process"
+
+    def __init__(self, workers: int = 2) -> None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise UserInputError(f"The 'workers' parameter must be an int >= 1. Got {workers!r} instead.")
+        self.workers = workers
+
+    def map_groups(self, fn: GroupFn, groups: list[list[RunSpec]]) -> Iterator[tuple[int, Any]]:
+        if not groups:
+            return
+        pool = ProcessPoolExecutor(max_workers=min(self.workers, len(groups)),
+                                   mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker)
+        try:
+            pending = {pool.submit(fn, group): index for index, group in enumerate(groups)}
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(finished, key=pending.get):
+                    yield pending.pop(future), future.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def make_backend(backend: str | Backend | None, workers: int = 1) -> Backend:
+    """A backend by name (``local``, ``process``, …) or as given; None picks by ``workers``."""
+    if backend is None:
+        backend = "local" if workers == 1 else "process"
+    if isinstance(backend, str):
+        return BACKENDS.get(backend)(workers=workers)
+    return backend
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    total: int      # distinct runs asked for
+    skipped: int    # already in the store before this call
+    ran: int        # stored by this call
+    diverged: int   # of those, how many diverged
+    wall_s: float
+
+
+def _unique(specs: Sequence[RunSpec]) -> list[RunSpec]:
+    seen: dict[str, RunSpec] = {}
+    for spec in specs:
+        if not isinstance(spec, RunSpec):
+            raise TypeError(f"run_sweep needs RunSpec objects; got {type(spec).__name__}.")
+        seen.setdefault(spec.run_id, spec)
+    return list(seen.values())
+
+
+def _check_partition(groups: list[list[RunSpec]], specs: list[RunSpec], name: str) -> list[list[RunSpec]]:
+    ids = [s.run_id for g in groups for s in g]
+    if len(ids) != len(set(ids)) or set(ids) != {s.run_id for s in specs} or any(not g for g in groups):
+        raise RuntimeError(f"Executor '{name}' returned groups that are not a partition of the "
+                           f"{len(specs)} specs ({len(ids)} runs in {len(groups)} groups).")
+    return [list(g) for g in groups]
+
+
+def _by_id(results: list[RunResult], group: list[RunSpec], name: str) -> dict[str, RunResult]:
+    by_id = {r.spec.run_id: r for r in results}
+    if len(results) != len(group) or set(by_id) != {s.run_id for s in group}:
+        raise RuntimeError(f"Executor '{name}' returned {len(results)} results for a group of {len(group)} runs "
+                           "that do not match its specs one to one.")
+    return by_id
+
+
+def run_sweep(executor: Executor, specs: Sequence[RunSpec], store, *, progress: Progress | None = None,
+              workers: int = 1, backend: str | Backend | None = None,
+              provenance: dict | None = None) -> SweepSummary:
+    """Execute every spec whose run is not in ``store``; store each result as its group returns.
+
+    ``store`` is a :class:`~entropic_bound.store.RunStore` (anything with ``finished_ids()`` and
+    ``put(result, provenance=)``). ``progress(done, total, description)`` is called once before
+    the first group and after each group, ``done`` counting stored runs. ``workers > 1`` selects
+    the ``process`` backend unless ``backend`` names another. ``provenance`` defaults to
+    :func:`entropic_bound.provenance.provenance`.
+    """
+    start = time.perf_counter()
+    if provenance is None:
+        from ..provenance import provenance as _provenance
+
+        provenance = _provenance()
+    specs = _unique(specs)
+    groups = _check_partition(executor.groups(list(specs)), specs, executor.name)
+    stored = store.finished_ids()
+    todo = [g for g in groups if any(s.run_id not in stored for s in g)]
+    skipped = sum(s.run_id in stored for s in specs)
+    done, ran, diverged = skipped, 0, 0
+    if progress:
+        progress(done, len(specs), f"{executor.name}: {skipped} run(s) already stored, {len(todo)} group(s) to run")
+    runner = make_backend(backend, workers)
+    for finished, (index, results) in enumerate(runner.map_groups(executor.execute, todo), start=1):
+        group = todo[index]
+        by_id = _by_id(results, group, executor.name)
+        for spec in group:
+            if spec.run_id in stored:
+                continue
+            result = by_id[spec.run_id]
+            if store.put(result, provenance=provenance):
+                ran += 1
+                diverged += result.status == "diverged"
+            done += 1
+        if progress:
+            progress(done, len(specs), f"{executor.name}: group {finished}/{len(todo)} ({len(group)} runs)")
+    return SweepSummary(total=len(specs), skipped=skipped, ran=ran, diverged=diverged,
+                        wall_s=time.perf_counter() - start)
