@@ -1,0 +1,141 @@
+"""Open a Hugging Face–format checkpoint with ``safetensors`` only, streaming one tensor at a time.
+
+A checkpoint is either a folder (``config.json`` plus one or more ``*.safetensors`` files, sharded
+ones with ``model.safetensors.index.json``) or a single ``.safetensors`` file. Pickle checkpoints
+(``.bin``, ``.pt``, ``.pth``, ``.ckpt``, ``.pkl``) are refused: loading them runs arbitrary code.
+
+:class:`SafetensorsWeights` maps key → tensor lazily: ``weights[key]`` reads that one tensor from
+its memory-mapped file and casts it to float64, so peak memory stays near one layer's tensors.
+``weights.columns(key, start, stop)`` reads a column slice (GPT-2's fused ``c_attn``).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Mapping
+
+import numpy as np
+
+from ..errors import DataError, UserInputError
+
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+INDEX_NAME = "model.safetensors.index.json"
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Where a checkpoint's files are: ``files`` (safetensors) and ``config`` (parsed config.json or None)."""
+
+    path: Path
+    files: tuple[Path, ...]
+    config: dict | None
+    config_dir: Path | None  # folder holding config.json (for a transformers forward pass)
+
+
+def _refuse_pickle(path: Path) -> None:
+    if path.suffix.lower() in PICKLE_SUFFIXES:
+        raise UserInputError(
+            f"Refusing to load the pickle checkpoint '{path}': pickle files can run arbitrary code. "
+            "Convert it to .safetensors first."
+        )
+
+
+def _read_config(folder: Path) -> dict | None:
+    path = folder / "config.json"
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DataError(f"Cannot read '{path}': {exc}.") from None
+
+
+def _folder_files(folder: Path) -> tuple[Path, ...]:
+    index = folder / INDEX_NAME
+    if index.is_file():
+        try:
+            weight_map = json.loads(index.read_text())["weight_map"]
+        except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise DataError(f"Cannot read the shard index '{index}': {exc}.") from None
+        files = tuple(folder / name for name in sorted(set(weight_map.values())))
+        missing = [f.name for f in files if not f.is_file()]
+        if missing:
+            raise DataError(f"The shard index '{index}' names missing files: {', '.join(missing)}.")
+        return files
+    files = tuple(sorted(folder.glob("*.safetensors")))
+    if not files:
+        pickles = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
+        if pickles:
+            _refuse_pickle(folder / pickles[0])
+        raise DataError(f"No *.safetensors files in '{folder}'.")
+    return files
+
+
+def open_checkpoint(path: str | Path) -> Checkpoint:
+    """Resolve ``path`` (a folder or a ``.safetensors`` file) into a :class:`Checkpoint`.
+
+    Raises :class:`UserInputError` for a missing path, a pickle file, a folder without
+    ``config.json``, or a file that is not ``.safetensors``.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"The model path '{path}' does not exist.")
+    if path.is_dir():
+        config = _read_config(path)
+        if config is None:
+            raise DataError(
+                f"The folder '{path}' has no config.json; pass a Hugging Face–format folder "
+                "or a single .safetensors file with --arch."
+            )
+        return Checkpoint(path, _folder_files(path), config, path)
+    _refuse_pickle(path)
+    if path.suffix.lower() != ".safetensors":
+        raise DataError(f"Expected a .safetensors file or a model folder. Got '{path.name}' instead.")
+    config = _read_config(path.parent)
+    return Checkpoint(path, (path,), config, path.parent if config is not None else None)
+
+
+class SafetensorsWeights(Mapping[str, np.ndarray]):
+    """Lazy float64 view of the tensors in ``files``; each access reads only that tensor."""
+
+    def __init__(self, files: tuple[Path, ...] | list[Path]):
+        from safetensors import safe_open
+
+        self._handles: dict[Path, object] = {}
+        self._where: dict[str, Path] = {}
+        for file in files:
+            try:
+                handle = safe_open(str(file), framework="pt")
+            except Exception as exc:  # SafetensorError is not importable as a stable name
+                raise DataError(f"'{file}' is not a valid safetensors file ({exc}).") from None
+            self._handles[file] = handle
+            for key in handle.keys():
+                self._where[key] = file
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self._read(key, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def shape(self, key: str) -> tuple[int, ...]:
+        return tuple(self._handles[self._where[key]].get_slice(key).get_shape())
+
+    def columns(self, key: str, start: int, stop: int) -> np.ndarray:
+        """Columns ``start:stop`` of the 2-D tensor ``key``, as float64 ``(rows, stop - start)``."""
+        return self._read(key, slice(start, stop))
+
+    def _read(self, key: str, cols: slice | None) -> np.ndarray:
+        handle = self._handles[self._where[key]]  # KeyError for a missing key, as a Mapping should
+        try:
+            if cols is None:
+                tensor = handle.get_tensor(key)
+            else:
+                tensor = handle.get_slice(key)[:, cols]
+        except Exception as exc:
+            raise DataError(f"Cannot read tensor '{key}' from '{self._where[key]}' ({exc}).") from None
+        return tensor.double().numpy()

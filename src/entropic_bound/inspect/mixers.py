@@ -1,0 +1,120 @@
+"""Realised mixers (attention matrices on real inputs) and their structural statistics.
+
+A realised mixer ``M`` is one head's row-stochastic ``n × n`` attention matrix on one input window.
+Statistics take ``mixers`` of shape ``(batch, ..., n, n)`` (batch = text windows first; usually
+``(batch, layers, heads, n, n)``) and return one value per head ``(...)``:
+
+- **sink score**: mean over queries ``i ≥ 1`` of ``M[i, 0]``, the share of attention on the first
+  token (query 0 is left out: in a causal model it can only see token 0). A head with a sink score
+  above :data:`SINK_THRESHOLD` = 0.3 is a *sink head*.
+- **locality mass**: mean over queries of ``Σ_{|i-j| ≤ w} M[i, j]``, attention within ±w tokens.
+- **positional prior explained**: ``1 − Σ_b ||M_b − P_b||² / Σ_b ||M_b − U||²``, where ``U`` is uniform
+  attention over the keys a query may see (all ``n``, or ``j ≤ i`` when causal) and ``P_b`` is the
+  position-only prior: the mean mixer over the *other* windows (leave-one-out, so a head is not
+  credited for fitting its own window; with one window the prior is that window and the share is 1).
+  1 means attention depends on positions only; 0 means no better than uniform; negative means worse.
+- **realised-mixer rank**: every SPEC §4 estimator on each mixer's singular values, averaged over
+  windows (``mixer_<key>``), and on the mean mixer over windows (``mean_mixer_<key>``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import UserInputError
+
+SINK_THRESHOLD = 0.3
+
+
+def realised_mixers(model: Any, token_ids: Any) -> np.ndarray:
+    """Attention matrices of a Hugging Face–style model on ``token_ids``, float64.
+
+    ``model(input_ids=..., output_attentions=True).attentions`` must be a per-layer sequence of
+    ``(batch, heads, n, n)`` tensors (load with ``attn_implementation="eager"``). ``token_ids`` of
+    shape ``(n,)`` gives ``(layers, heads, n, n)``; ``(batch, n)`` gives ``(batch, layers, heads, n, n)``.
+    """
+    import torch
+
+    ids = torch.as_tensor(np.asarray(token_ids), dtype=torch.long)
+    single = ids.ndim == 1
+    ids = ids[None] if single else ids  # (batch, n)
+    was_training = getattr(model, "training", False)
+    model.eval()
+    with torch.no_grad():
+        out = model(input_ids=ids, output_attentions=True)
+    if was_training:
+        model.train()
+    attentions = getattr(out, "attentions", None)
+    if not attentions or any(a is None for a in attentions):
+        raise UserInputError("The model returned no attention weights: load it with attn_implementation='eager'.")
+    mixers = torch.stack([a.double() for a in attentions], dim=1).cpu().numpy()  # (batch, L, H, n, n)
+    return mixers[0] if single else mixers
+
+
+def sink_score(mixers: np.ndarray) -> np.ndarray:
+    """Share of attention on the first token, mean over queries ``i ≥ 1``: ``(..., n, n) → (...)``."""
+    mixers = np.asarray(mixers, dtype=np.float64)
+    if mixers.shape[-1] < 2:
+        raise UserInputError(f"A sink score needs windows of at least 2 tokens. Got n={mixers.shape[-1]} instead.")
+    return mixers[..., 1:, 0].mean(axis=-1)
+
+
+def locality_mass(mixers: np.ndarray, window: int = 2) -> np.ndarray:
+    """Mean over queries of the attention within ``±window`` tokens: ``(..., n, n) → (...)``."""
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
+        raise UserInputError(f"The 'window' parameter must be an int >= 0. Got {window!r} instead.")
+    mixers = np.asarray(mixers, dtype=np.float64)
+    n = mixers.shape[-1]
+    i, j = np.indices((n, n))
+    band = np.abs(i - j) <= window  # (n, n)
+    return (mixers * band).sum(axis=-1).mean(axis=-1)
+
+
+def uniform_mixer(n: int, *, causal: bool) -> np.ndarray:
+    """Uniform attention over the visible keys: ``(n, n)``, rows sum to 1."""
+    mask = np.tril(np.ones((n, n))) if causal else np.ones((n, n))
+    return mask / mask.sum(axis=-1, keepdims=True)
+
+
+def positional_prior_explained(mixers: np.ndarray, *, causal: bool) -> np.ndarray:
+    """Share of the mixers explained by a position-only prior: ``(batch, ..., n, n) → (...)``.
+
+    ``1 − Σ_b ||M_b − P_b||² / Σ_b ||M_b − U||²`` with the leave-one-out mean ``P_b`` (see module doc).
+    A head whose mixers are all exactly uniform has a zero denominator and gives NaN.
+    """
+    mixers = np.asarray(mixers, dtype=np.float64)
+    B, n = mixers.shape[0], mixers.shape[-1]
+    total = mixers.sum(axis=0)  # (..., n, n)
+    prior = (total[None] - mixers) / (B - 1) if B > 1 else mixers  # (batch, ..., n, n)
+    resid = ((mixers - prior) ** 2).sum(axis=(0, -2, -1))  # (...)
+    spread = ((mixers - uniform_mixer(n, causal=causal)) ** 2).sum(axis=(0, -2, -1))  # (...)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(spread > 0, 1.0 - resid / np.where(spread > 0, spread, 1.0), np.nan)
+
+
+def mixer_ranks(mixers: np.ndarray) -> dict[str, np.ndarray]:
+    """Every panel estimator on the mixers ``(batch, ..., n, n)``: ``mixer_<key>`` (mean over batch)
+    and ``mean_mixer_<key>`` (on the batch-mean mixer), each ``(...)``."""
+    from ..spectra import estimate_all, singular_values
+
+    mixers = np.asarray(mixers, dtype=np.float64)
+    n = mixers.shape[-1]
+    per_window = estimate_all(singular_values(mixers), shape=(n, n))  # {key: (batch, ...)}
+    of_mean = estimate_all(singular_values(mixers.mean(axis=0)), shape=(n, n))  # {key: (...)}
+    out = {f"mixer_{k}": v.mean(axis=0) for k, v in per_window.items()}
+    out.update({f"mean_mixer_{k}": v for k, v in of_mean.items()})
+    return out
+
+
+def mixer_summary(mixers: np.ndarray, *, causal: bool, window: int = 2) -> dict[str, np.ndarray]:
+    """All per-head statistics of ``mixers (batch, layers, heads, n, n)``: ``{name: (layers, heads)}``."""
+    sink = sink_score(mixers).mean(axis=0)
+    out = {
+        "sink_score": sink,
+        "sink_head": sink > SINK_THRESHOLD,
+        "locality_mass": locality_mass(mixers, window).mean(axis=0),
+        "positional_prior_explained": positional_prior_explained(mixers, causal=causal),
+    }
+    out.update(mixer_ranks(mixers))
+    return out

@@ -1,0 +1,118 @@
+"""Text for the realised mixers: reading, tokenizing, cutting into windows, and the forward model.
+
+Tokenization uses the checkpoint's own tokenizer files (``tokenizer.json``, ``vocab.txt``,
+``vocab.json`` + ``merges.txt``, ``tokenizer.model``) through ``transformers.AutoTokenizer`` when the
+folder has them, adding the model's special tokens (BERT's ``[CLS] … [SEP]``, Llama's BOS) to each
+window. Otherwise it falls back to **bytes modulo the vocabulary**: token id = UTF-8 byte value mod
+``vocab_size``, no special tokens. The fallback gives real, text-structured inputs, but not the
+tokens the model was trained on; the result states which tokenizer was used.
+
+The forward pass needs the optional ``transformers`` package (``pip install 'entropic-bound[hf]'``),
+loads the model with eager attention (the fused kernels return no attention weights), and reads
+weights with ``safetensors`` only.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError, UserInputError
+
+BUILTIN_TEXT = (
+    "The river runs past the old mill and under the stone bridge, where the children of the village "
+    "gather every evening to watch the boats come home. In the spring the water rises and the meadows "
+    "turn green; in the autumn the leaves fall and drift slowly toward the sea. The miller keeps a "
+    "small notebook in which he writes the height of the river each morning, the weather, and the "
+    "names of the boats that pass. Over forty years the notebook has grown into a quiet history of "
+    "the valley: floods and droughts, weddings announced from the bridge, a winter when the river "
+    "froze so hard that the whole village walked across it to the church on the far bank. Nobody "
+    "reads the notebook except the miller, but everyone knows it is there, and when an argument "
+    "starts about the past, someone always says: ask the miller, he will have written it down."
+)
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer.model")
+
+
+def _transformers():
+    try:
+        import transformers
+    except ImportError:
+        raise UserInputError(
+            "Realised mixers need the optional 'transformers' package: pip install 'entropic-bound[hf]'."
+        ) from None
+    transformers.logging.set_verbosity_error()
+    return transformers
+
+
+def read_text(path: str | Path | None) -> str:
+    """The text in ``path`` (UTF-8), or :data:`BUILTIN_TEXT` when ``path`` is None."""
+    if path is None:
+        return BUILTIN_TEXT
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"The text file '{path}' does not exist.")
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise DataError(f"Cannot read the text file '{path}': {exc}.") from None
+    if not text.strip():
+        raise DataError(f"The text file '{path}' is empty.")
+    return text
+
+
+def load_tokenizer(model_dir: Path | None) -> Any | None:
+    """The checkpoint's own tokenizer, or None when the folder has no tokenizer files."""
+    if model_dir is None or not any((model_dir / name).is_file() for name in TOKENIZER_FILES):
+        return None
+    try:
+        return _transformers().AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+    except (OSError, ValueError, KeyError, ImportError):
+        return None  # unusable tokenizer files: use the byte fallback
+
+
+def token_windows(
+    text: str, tokenizer: Any | None, *, vocab_size: int, window_len: int, max_windows: int
+) -> np.ndarray:
+    """Cut ``text`` into up to ``max_windows`` non-overlapping windows: ``(windows, n)`` int64.
+
+    Every window has the same length ``n`` (= ``window_len``, or all the text when shorter), special
+    tokens included; a trailing partial window is dropped.
+    """
+    n_special = tokenizer.num_special_tokens_to_add() if tokenizer is not None else 0
+    body = window_len - n_special
+    if body < 2:
+        raise UserInputError(f"The window length must leave at least 2 text tokens. Got window_len={window_len}.")
+    if tokenizer is not None:
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    else:
+        ids = [b % vocab_size for b in text.encode("utf-8")]
+    if len(ids) < 2:
+        raise DataError(f"The text has {len(ids)} token(s); realised mixers need at least 2.")
+    body = min(body, len(ids))
+    chunks = [ids[s : s + body] for s in range(0, len(ids) - body + 1, body)][:max_windows]
+    if tokenizer is not None:
+        chunks = [tokenizer.build_inputs_with_special_tokens(c) for c in chunks]
+    return np.asarray(chunks, dtype=np.int64)
+
+
+def load_hf_model(model_dir: Path) -> Any:
+    """A ``transformers`` model from the folder ``model_dir`` (safetensors only, eager attention, float32)."""
+    transformers = _transformers()
+    import torch
+
+    try:
+        return transformers.AutoModel.from_pretrained(
+            str(model_dir), attn_implementation="eager", use_safetensors=True,
+            local_files_only=True, dtype=torch.float32,
+        ).eval()
+    except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        raise DataError(f"transformers could not load '{model_dir}': {' '.join(str(exc).split())[:300]}") from None
+
+
+def max_positions(config: dict) -> int | None:
+    """The longest input the model accepts, from its config (None if unstated)."""
+    for key in ("max_position_embeddings", "n_positions", "n_ctx"):
+        if isinstance(config.get(key), int):
+            return config[key]
+    return None
