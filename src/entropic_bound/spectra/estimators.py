@@ -134,8 +134,9 @@ def numerical_rank(s: Any, *, tol: float = 1e-2) -> np.ndarray:
 def energy_effective_rank(s: Any) -> np.ndarray:
     """Energy effective rank ``exp(H(p))`` with ``p_i = s_i² / Σ_j s_j²`` (Shannon entropy, nats).
 
-    The Roy & Vetterli (2007) construction applied to the energies ``s_i²``. Equals ``r`` for a flat
-    rank-``r`` spectrum and lies in ``[1, rank]``. Shape ``(..., k) -> (...)``.
+    Reference: the construction of O. Roy and M. Vetterli, "The effective rank: a measure of
+    effective dimensionality", EUSIPCO 2007, applied to the energies ``s_i²`` (SPEC §4 ``R̃_eff``).
+    Equals ``r`` for a flat rank-``r`` spectrum and lies in ``[1, rank]``. Shape ``(..., k) -> (...)``.
     """
     x, _ = _normalised(s)
     return _entropy_exp(x**2)

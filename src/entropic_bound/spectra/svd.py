@@ -29,7 +29,9 @@ def as_float64_tensor(x: Any, *, name: str = "input") -> torch.Tensor:
         arr = np.asarray(x)
         if arr.dtype == object:
             raise DataError(f"The '{name}' must be a numeric array. Got an object array instead.")
-        t = torch.from_numpy(np.ascontiguousarray(arr))
+        if any(stride < 0 for stride in arr.strides):  # torch rejects negative strides (e.g. a[::-1])
+            arr = arr.copy()
+        t = torch.from_numpy(arr)
     if t.is_complex():
         raise DataError(f"The '{name}' must be real. Got dtype {t.dtype} instead.")
     return t.to(torch.float64)
