@@ -69,10 +69,10 @@ def test_haar_orthonormal_is_sign_symmetric():
     # Without the sign fix, Householder QR makes diag(Q) one-signed; Haar matrices have E[Q_ii] = 0
     # and E[Q_11²] = 1/m (the first column is a uniform unit vector).
     g = gen(3)
-    Qs = torch.stack([haar_orthonormal(4, 4, g) for _ in range(2000)])  # (2000, 4, 4)
+    Qs = torch.stack([haar_orthonormal(4, 4, g) for _ in range(1000)])  # (1000, 4, 4)
     diag = torch.diagonal(Qs, dim1=-2, dim2=-1)
     assert diag.mean().abs() < 0.03
-    assert (Qs[:, 0, 0] ** 2).mean() == pytest.approx(0.25, abs=0.02)
+    assert (Qs[:, 0, 0] ** 2).mean() == pytest.approx(0.25, abs=0.025)
 
 
 @pytest.mark.parametrize("kind", ["flat", "geometric", "power"])

@@ -103,7 +103,7 @@ def empirical_risk(A, V, X, Y) -> float:
 def moment_init(X, Y) -> tuple[torch.Tensor, torch.Tensor]:
     """A rank-1 moment estimate of ``(A, V)`` from the cross-moment ``T = Σ_i Y_i ⊗ X_i``.
 
-    For ``Y = A X V`` with isotropic ``X``, ``E[Y_ab X_ce] = A_ac V_eb``: rearranged with rows
+    For ``Y = A X V`` with isotropic ``X``, ``E[Y_ab X_ce] = A_ac V_eb``: the sample mean, rearranged with rows
     ``(a, c)`` and columns ``(e, b)``, ``T`` is ``vec(A) vec(V)ᵀ`` up to noise (``(A C, V)`` with
     token covariance ``C``). Its top singular pair gives ``A (n, n)`` and ``V (d, d_v)``.
     """
@@ -114,7 +114,7 @@ def moment_init(X, Y) -> tuple[torch.Tensor, torch.Tensor]:
     T = X.new_zeros(n, n, d, d_v)
     for start in range(0, X.shape[0], _CHUNK):
         T += torch.einsum("iab,ice->aceb", Y[start:start + _CHUNK], X[start:start + _CHUNK])
-    U, S, Wh = torch.linalg.svd(T.reshape(n * n, d * d_v), full_matrices=False)
+    U, S, Wh = torch.linalg.svd(T.reshape(n * n, d * d_v) / X.shape[0], full_matrices=False)
     scale = S[0].sqrt()
     return (U[:, 0] * scale).reshape(n, n), (Wh[0] * scale).reshape(d, d_v)
 
@@ -152,7 +152,7 @@ def rank_constrained_least_squares(X, Y, r: int, *, V_init=None, iters: int = 20
         alpha = (V.norm() / A.norm().clamp_min(1e-300)).sqrt()
         A, V = A * alpha, V / alpha.clamp_min(1e-300)
         loss = empirical_risk(A, V, X, Y)
-        if prev - loss <= tol * max(prev, 1e-300):
+        if prev < float("inf") and prev - loss <= tol * prev:
             break
         prev = loss
     return A, V
