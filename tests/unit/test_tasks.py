@@ -112,6 +112,20 @@ def test_ar1_token_covariance_shapes_the_inputs():
     np.testing.assert_allclose(teacher.truth["token_cov"], ar1_covariance(6, 0.6))
 
 
+def test_row_stochastic_operator_is_a_softmax_of_rank_r_star_logits():
+    teacher = FixedOperatorTask(n=8, d=4, r_star=2, operator="row_stochastic", logit_scale=1.5).teacher(gen(0))
+    truth = teacher.truth
+    L = truth["logits"]
+    assert np.linalg.matrix_rank(L) == 2
+    assert np.linalg.norm(L) == pytest.approx(1.5 * 8)
+    P = np.exp(L - L.max(1, keepdims=True))
+    np.testing.assert_allclose(truth["A"], P / P.sum(1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(truth["A"].sum(1), 1.0)
+    b = teacher.sample(3, gen(1))
+    torch.testing.assert_close(b.clean, torch.from_numpy(truth["A"]) @ b.X @ torch.from_numpy(truth["V"]))
+    assert "logits" not in FixedOperatorTask(n=8).teacher(gen(0)).truth
+
+
 # ----- attention teachers
 
 @pytest.mark.parametrize("cls", [LinearQKTeacherTask, SoftmaxTeacherTask])

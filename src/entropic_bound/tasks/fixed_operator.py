@@ -9,6 +9,12 @@ Optional token covariance ``token_cov="ar1"``: ``X = C^{1/2} Z`` with ``C_ij = t
 and ``C^{1/2}`` the symmetric square root. The clean variance is then
 ``||A* C^{1/2}||_F² ||V*||_F² / (n d_v)`` (not 1), and the theory of §5 applies to ``A* C^{1/2}``
 (see :func:`entropic_bound.theory.closed_forms.min_excess_risk`, which takes ``token_cov=C``).
+
+Optional ``operator="row_stochastic"`` (SPEC §5b, for the X2 positional rung): a single softmax head
+can only mix rows stochastically, so ``A* = softmax(L)`` row-wise, with rank-``r*`` logits
+``L = U diag(s) Wᵀ`` scaled to ``||L||_F = logit_scale · n`` (entry rms ``logit_scale``). ``A*`` is then
+row-stochastic and in general of full rank (``r*`` is the rank of the logits, reported as
+``truth["logits"]``); ``operator_norm`` does not apply.
 """
 from __future__ import annotations
 
@@ -29,11 +35,13 @@ class FixedOperatorTeacher(Teacher):
 
     name = "fixed_operator"
 
-    def __init__(self, *, A: torch.Tensor, token_cov: torch.Tensor | None, **kwargs: Any) -> None:
+    def __init__(self, *, A: torch.Tensor, token_cov: torch.Tensor | None, logits: torch.Tensor | None = None,
+                 **kwargs: Any) -> None:
         token_sqrt = None if token_cov is None else torch.from_numpy(sqrtm_psd(token_cov.numpy()))
         super().__init__(token_sqrt=token_sqrt, **kwargs)
         self.A = A  # (n, n) float64
         self.token_cov = token_cov  # (n, n) float64 or None
+        self.logits = logits  # (n, n) rank-r* logits of a row-stochastic A*, or None
 
     def mixer(self, X: torch.Tensor) -> torch.Tensor:
         return self.A.to(X).expand(*X.shape[:-2], self.n, self.n)  # (N, n, n)
@@ -43,11 +51,16 @@ class FixedOperatorTeacher(Teacher):
 
     @property
     def truth(self) -> dict[str, Any]:
-        """``A``, ``V``, ``r_star``, ``sigma``, ``singular_values`` (of ``A*``), ``token_cov`` (``C`` or None)."""
+        """``A``, ``V``, ``r_star``, ``sigma``, ``singular_values`` (of ``A*``), ``token_cov`` (``C`` or None).
+
+        A row-stochastic operator also reports its rank-``r*`` ``logits``.
+        """
         out = super().truth
         out["A"] = self.A.numpy().copy()
         out["singular_values"] = singular_values(self.A)
         out["token_cov"] = None if self.token_cov is None else self.token_cov.numpy().copy()
+        if self.logits is not None:
+            out["logits"] = self.logits.numpy().copy()
         return out
 
 
@@ -68,6 +81,8 @@ class FixedOperatorTask:
     operator_norm: float | None = param(None, gt=0.0, doc="||A*||_F (None: sqrt(n))")
     token_cov: str | None = param(None, choices=("ar1",), doc="token covariance C (None: identity)")
     token_rho: float = param(0.5, gt=-1.0, lt=1.0, doc="ar1: C_ij = rho^|i-j|")
+    operator: str = param("low_rank", choices=("low_rank", "row_stochastic"), doc="A* itself, or softmax of rank-r* logits")
+    logit_scale: float = param(2.0, ge=0.0, doc="row_stochastic: rms of the logits")
 
     def __post_init__(self) -> None:
         check_task(self)
@@ -83,9 +98,14 @@ class FixedOperatorTask:
         """Draw the ground truth: ``U``, ``W`` of ``A*`` then ``V*`` from ``generator``."""
         g = as_generator(generator)
         s = make_spectrum(self.r_star, self.spectrum, decay=self.decay, alpha=self.alpha)
-        norm = math.sqrt(self.n) if self.operator_norm is None else self.operator_norm
-        A = low_rank_matrix(self.n, self.n, self.r_star, s, fro_norm=norm, generator=g)  # (n, n)
+        if self.operator == "row_stochastic":
+            logits = low_rank_matrix(self.n, self.n, self.r_star, s, fro_norm=self.logit_scale * self.n, generator=g)
+            A = torch.softmax(logits, dim=-1)  # (n, n), rows sum to 1
+        else:
+            logits = None
+            norm = math.sqrt(self.n) if self.operator_norm is None else self.operator_norm
+            A = low_rank_matrix(self.n, self.n, self.r_star, s, fro_norm=norm, generator=g)  # (n, n)
         V = value_matrix(self.d, self.d_out, self.v_kind, g)  # (d, d_v)
         C = None if self.token_cov is None else torch.from_numpy(ar1_covariance(self.n, self.token_rho))
-        return FixedOperatorTeacher(A=A, token_cov=C, n=self.n, d=self.d, d_v=self.d_out,
+        return FixedOperatorTeacher(A=A, logits=logits, token_cov=C, n=self.n, d=self.d, d_v=self.d_out,
                                     r_star=self.r_star, sigma=self.sigma, V=V)
