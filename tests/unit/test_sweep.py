@@ -243,3 +243,36 @@ def test_runner_checks_the_executor(tmp_path):
         with pytest.raises(RuntimeError, match="do not match its specs one to one"):
             run_sweep(Short(), toy_specs(), store, provenance=PROV)
         assert store.count() == 0
+
+
+def test_runner_closes_the_backend_on_error_and_accepts_plain_iterables(tmp_path, fresh_rows):
+    events = []
+
+    class Watched(LocalBackend):
+        def map_groups(self, fn, groups):
+            try:
+                yield from super().map_groups(fn, groups)
+            finally:
+                events.append("closed")
+
+    class FailsLate(ToyExecutor):  # the third group's results are short: the runner (not the backend) raises
+        def execute(self, group):
+            events.append("ran")
+            return super().execute(group)[: 1 if events.count("ran") == 3 else None]
+
+    class Eager:  # a backend returning a list, no close()
+        name = "eager"
+
+        def map_groups(self, fn, groups):
+            return list(enumerate(map(fn, groups)))
+
+    with RunStore(tmp_path / "x.sqlite") as store:
+        try:
+            run_sweep(FailsLate(), toy_specs(), store, backend=Watched(), provenance=PROV)
+        except RuntimeError as exc:  # the traceback still holds the runner's frame: closed by the runner itself
+            assert "do not match its specs" in str(exc)
+            assert events == ["ran", "ran", "ran", "closed"] and store.count() == 4
+        else:
+            pytest.fail("the short group was not detected")
+        summary = run_sweep(ToyExecutor(), toy_specs(), store, backend=Eager(), provenance=PROV)
+        assert (summary.skipped, summary.ran) == (4, 8) and _rows(store) == fresh_rows

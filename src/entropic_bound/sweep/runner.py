@@ -167,19 +167,23 @@ def run_sweep(executor: Executor, specs: Sequence[RunSpec], store, *, progress: 
     done, ran, diverged = skipped, 0, 0
     if progress:
         progress(done, len(specs), f"{executor.name}: {skipped} run(s) already stored, {len(todo)} group(s) to run")
-    runner = make_backend(backend, workers)
-    for finished, (index, results) in enumerate(runner.map_groups(executor.execute, todo), start=1):
-        group = todo[index]
-        by_id = _by_id(results, group, executor.name)
-        for spec in group:
-            if spec.run_id in stored:
-                continue
-            result = by_id[spec.run_id]
-            if store.put(result, provenance=provenance):
-                ran += 1
-                diverged += result.status == "diverged"
-            done += 1
-        if progress:
-            progress(done, len(specs), f"{executor.name}: group {finished}/{len(todo)} ({len(group)} runs)")
+    outputs = make_backend(backend, workers).map_groups(executor.execute, todo)
+    try:
+        for finished, (index, results) in enumerate(outputs, start=1):
+            group = todo[index]
+            by_id = _by_id(results, group, executor.name)
+            for spec in group:
+                if spec.run_id in stored:
+                    continue
+                result = by_id[spec.run_id]
+                if store.put(result, provenance=provenance):
+                    ran += 1
+                    diverged += result.status == "diverged"
+                done += 1
+            if progress:
+                progress(done, len(specs), f"{executor.name}: group {finished}/{len(todo)} ({len(group)} runs)")
+    finally:
+        if hasattr(outputs, "close"):  # a generator backend: stop its workers now, not at garbage collection
+            outputs.close()
     return SweepSummary(total=len(specs), skipped=skipped, ran=ran, diverged=diverged,
                         wall_s=time.perf_counter() - start)
