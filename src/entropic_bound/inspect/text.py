@@ -71,6 +71,16 @@ def load_tokenizer(model_dir: Path | None) -> Any | None:
         return None  # unusable tokenizer files: use the byte fallback
 
 
+def special_tokens(tokenizer: Any) -> tuple[list[int], list[int]]:
+    """The ids a tokenizer puts before and after one sequence (BERT ``[CLS]``/``[SEP]``, Llama BOS)."""
+    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
+    full = tokenizer("a", add_special_tokens=True)["input_ids"]
+    for start in range(len(full) - len(plain) + 1):
+        if full[start : start + len(plain)] == plain:
+            return list(full[:start]), list(full[start + len(plain) :])
+    return [], []
+
+
 def token_windows(
     text: str, tokenizer: Any | None, *, vocab_size: int, window_len: int, max_windows: int
 ) -> np.ndarray:
@@ -79,8 +89,8 @@ def token_windows(
     Every window has the same length ``n`` (= ``window_len``, or all the text when shorter), special
     tokens included; a trailing partial window is dropped.
     """
-    n_special = tokenizer.num_special_tokens_to_add() if tokenizer is not None else 0
-    body = window_len - n_special
+    prefix, suffix = special_tokens(tokenizer) if tokenizer is not None else ([], [])
+    body = window_len - len(prefix) - len(suffix)
     if body < 2:
         raise UserInputError(f"The window length must leave at least 2 text tokens. Got window_len={window_len}.")
     if tokenizer is not None:
@@ -91,23 +101,20 @@ def token_windows(
         raise DataError(f"The text has {len(ids)} token(s); realised mixers need at least 2.")
     body = min(body, len(ids))
     chunks = [ids[s : s + body] for s in range(0, len(ids) - body + 1, body)][:max_windows]
-    if tokenizer is not None:
-        chunks = [tokenizer.build_inputs_with_special_tokens(c) for c in chunks]
+    chunks = [prefix + list(c) + suffix for c in chunks]
     return np.asarray(chunks, dtype=np.int64)
 
 
 def load_hf_model(model_dir: Path) -> Any:
     """A ``transformers`` model from the folder ``model_dir`` (safetensors only, eager attention, float32)."""
     transformers = _transformers()
-    import torch
-
     try:
-        return transformers.AutoModel.from_pretrained(
-            str(model_dir), attn_implementation="eager", use_safetensors=True,
-            local_files_only=True, dtype=torch.float32,
-        ).eval()
+        model = transformers.AutoModel.from_pretrained(
+            str(model_dir), attn_implementation="eager", use_safetensors=True, local_files_only=True
+        )
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
         raise DataError(f"transformers could not load '{model_dir}': {' '.join(str(exc).split())[:300]}") from None
+    return model.float().eval()
 
 
 def max_positions(config: dict) -> int | None:
