@@ -1,1 +1,27 @@
-"""predict"""
+"""Data-only predictors of the intrinsic rank r* (SPEC §6 E6, claims C9/C10, extension X1).
+
+``predict_r_star(X, Y, teacher=..., V=...)`` returns a :class:`Prediction`; methods are registered
+by name in :data:`PREDICTORS` (one module per family) and are pure functions of arrays.
+"""
+from __future__ import annotations
+
+from . import linear_v_known as _linear_v_known  # noqa: F401  (registers the methods)
+from . import linear_v_unknown as _linear_v_unknown  # noqa: F401
+from .api import TEACHERS, default_method, predict_r_star
+from .base import PREDICTORS, Fit
+from .cut import noise_calibrated_cut
+from .data import check_arrays, load_npy, load_npz
+from .result import Prediction
+
+__all__ = [
+    "PREDICTORS",
+    "TEACHERS",
+    "Fit",
+    "Prediction",
+    "check_arrays",
+    "default_method",
+    "load_npy",
+    "load_npz",
+    "noise_calibrated_cut",
+    "predict_r_star",
+]

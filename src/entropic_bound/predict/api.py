@@ -1,0 +1,102 @@
+"""``predict_r_star``: the data-only predictor of the intrinsic rank (SPEC §6 E6, X1).
+
+Defaults per setting:
+
+| teacher | V given | method |
+| --- | --- | --- |
+| ``linear-qk`` | yes | ``linear_v_known`` |
+| ``linear-qk`` | no | ``linear_v_unknown`` |
+| ``softmax`` | yes, ``n ≤ min(d, d_v)`` | ``softmax_log_attention`` (exact where identifiable) |
+| ``softmax`` | otherwise | ``softmax_linearised`` (the paper's estimators; flagged not identifiable) |
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ..errors import UnknownNameError, UserInputError, did_you_mean
+from ..spectra import estimate_all, panel_description, round_estimate
+from .base import PREDICTORS, Fit
+from .cut import FLOOR, SAFETY, cut_params, noise_calibrated_cut
+from .data import check_arrays
+from .result import Prediction
+
+TEACHERS = ("linear-qk", "softmax")
+CUT_KEY = "noise_calibrated_rank"
+
+
+def default_method(teacher: str, n: int, d: int, d_v: int, v_known: bool) -> str:
+    """The method :func:`predict_r_star` uses when none is named (table in the module docstring)."""
+    if teacher == "linear-qk":
+        return "linear_v_known" if v_known else "linear_v_unknown"
+    return "softmax_log_attention" if v_known and n <= min(d, d_v) else "softmax_linearised"
+
+
+def _estimates(fit: Fit, r_cut: int) -> tuple[dict[str, float], dict[str, Any]]:
+    if fit.singular_values.size == 0:
+        return {}, {}
+    sigma = fit.entry_noise if np.isfinite(fit.entry_noise) else None
+    panel = estimate_all(fit.singular_values, shape=fit.shape, sigma=sigma)
+    estimates = {k: float(v) for k, v in panel.items()}
+    params = panel_description(sigma_known=sigma is not None)
+    estimates[CUT_KEY] = float(r_cut)
+    params[CUT_KEY] = cut_params()
+    estimates.update({k: float(v) for k, v in fit.extra.items()})
+    params.update(fit.params)
+    return estimates, params
+
+
+def _check_choice(name: str, value: Any, choices: Any) -> None:
+    if value not in choices:
+        raise UserInputError(
+            f"The '{name}' parameter must be one of {', '.join(map(str, choices))}. Got {value!r} instead."
+            + did_you_mean(str(value), choices)
+        )
+
+
+def predict_r_star(
+    X: Any, Y: Any, *, teacher: str, V: Any = None, method: str | None = None,
+    estimator: str | None = None, seed: int = 0,
+) -> Prediction:
+    """Predict r* from data ``X (N, n, d)``, ``Y (N, n, d_v)`` (and ``V (d, d_v)`` if known).
+
+    ``teacher`` is ``"linear-qk"`` (``Y = (X K Xᵀ) X V + E``) or ``"softmax"``
+    (``Y = softmax(X K Xᵀ) X V + E``), any scale of ``K``. ``r_hat`` is the noise-calibrated cut
+    (:mod:`.cut`: ``#{σ_i(K̂) > safety · max ||Ê||₂}``, ``Ê`` simulated estimation noise at the
+    residual noise level) unless ``estimator`` names a key of ``estimates`` (then its rounded
+    value). ``seed`` seeds the noise simulation only. Bad arrays raise :class:`DataError`;
+    well-formed but non-identifiable data give ``identifiable=False`` with the reason.
+    """
+    start = time.perf_counter()
+    _check_choice("teacher", teacher, TEACHERS)
+    X, Y, V = check_arrays(X, Y, V)
+    N, n, d = X.shape
+    d_v = Y.shape[2]
+    name = method or default_method(teacher, n, d, d_v, V is not None)
+    fn = PREDICTORS.get(name)
+    fit: Fit = fn(X, Y, V, rng=np.random.default_rng(seed))
+    cut = noise_calibrated_cut(fit.singular_values, fit.noise_top, safety=SAFETY, floor=FLOOR)
+    estimates, params = _estimates(fit, cut.r_hat)
+    r_hat = cut.r_hat if fit.singular_values.size else -1
+    if estimator is not None and estimator != CUT_KEY:
+        if estimator not in estimates:
+            available = ", ".join(sorted(estimates)) or "(none: nothing identifiable)"
+            raise UnknownNameError(
+                f"Unknown estimator '{estimator}' for method '{name}'. Available: {available}."
+                + did_you_mean(estimator, estimates)
+            )
+        r_hat = int(round_estimate(estimates[estimator]))
+    identifiable, reason = fit.identifiable, fit.reason
+    if identifiable and fit.rank_cap is not None and r_hat >= fit.rank_cap:
+        identifiable, reason = False, fit.cap_reason
+    return Prediction(
+        r_hat=int(r_hat), method=name, estimates=estimates, estimator_params=params,
+        singular_values=[float(v) for v in fit.singular_values], identifiable=bool(identifiable),
+        reason=reason, noise_level=float(fit.sigma), margin=cut.margin,
+        timing_s=time.perf_counter() - start, n_samples=N,
+        shapes={"X": list(X.shape), "Y": list(Y.shape), "V": None if V is None else list(V.shape)},
+        kernel_noise=cut.noise_level, threshold=cut.threshold,
+        n_equations=fit.n_equations, n_unknowns=fit.n_unknowns,
+    )

@@ -1,0 +1,71 @@
+"""The predictor registry and the record every method returns.
+
+A method is a pure function of arrays ``fn(X, Y, V, *, rng) -> Fit``: ``X (N, n, d)``,
+``Y (N, n, d_v)``, ``V (d, d_v)`` or ``None``. It returns the spectrum of a matrix whose rank is
+``r*`` (usually the kernel estimate ``K̂``) together with draws of that matrix's *estimation noise*
+under the fitted noise level, which :mod:`.cut` turns into the noise-calibrated ``r_hat``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import numpy as np
+
+from ..registry import Registry
+
+#: Data-only r* predictors, by name (``linear_v_known``, ``linear_v_unknown``, ...).
+PREDICTORS: Registry = Registry("predictor")
+
+# Samples per chunk when streaming over N: bounds peak memory to O(chunk · n · d²) floats.
+CHUNK = 512
+
+
+@dataclasses.dataclass
+class Fit:
+    """What a method measured.
+
+    Attributes:
+        singular_values: ``(m,)`` descending singular values of the rank-revealing matrix.
+        noise_top: ``(draws,)`` top singular value of simulated estimation noise of that matrix
+            (same scale, fitted σ); the cut is ``safety · max(noise_top)``.
+        sigma: estimated noise standard deviation of ``Y`` entries.
+        entry_noise: estimated per-entry noise std of the matrix (for Gavish–Donoho, known σ).
+        shape: ``(rows, cols)`` of the rank-revealing matrix.
+        identifiable: whether this method can identify r* from these data at all.
+        reason: why (not), in one sentence.
+        n_equations, n_unknowns: scalar equations used and unknowns solved for.
+        rank_cap: estimates ``>= rank_cap`` are not identifiable (``cap_reason`` says why).
+        extra: further estimates (``{key: value}``) and ``params`` (``{key: dict}``).
+    """
+
+    singular_values: np.ndarray
+    noise_top: np.ndarray
+    sigma: float
+    entry_noise: float
+    shape: tuple[int, int]
+    identifiable: bool = True
+    reason: str = ""
+    n_equations: int = 0
+    n_unknowns: int = 0
+    rank_cap: int | None = None
+    cap_reason: str = ""
+    extra: dict[str, float] = dataclasses.field(default_factory=dict)
+    params: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+
+def not_identifiable(reason: str, *, n_equations: int = 0, n_unknowns: int = 0) -> Fit:
+    """A :class:`Fit` that carries only the reason the data cannot identify r*."""
+    return Fit(
+        singular_values=np.zeros(0), noise_top=np.zeros(0), sigma=float("nan"), entry_noise=float("nan"),
+        shape=(0, 0), identifiable=False, reason=reason, n_equations=n_equations, n_unknowns=n_unknowns,
+    )
+
+
+Method = Callable[..., Fit]
+
+
+def chunks(N: int, size: int = CHUNK):
+    """Slices ``[0:size], [size:2 size], ...`` covering ``range(N)``."""
+    for start in range(0, N, size):
+        yield slice(start, min(start + size, N))

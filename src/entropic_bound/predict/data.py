@@ -1,0 +1,92 @@
+"""Checking and loading the arrays a predictor reads: ``X (N, n, d)``, ``Y (N, n, d_v)``, ``V (d, d_v)``.
+
+Each failure raises :class:`DataError` with one line saying what was expected and what was found.
+Files are read with ``allow_pickle=False``: object arrays and pickles are refused.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import zipfile
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError
+
+
+def _as_float_array(a: Any, name: str, ndim: int, layout: str) -> np.ndarray:
+    arr = np.asarray(a)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise DataError(f"Array '{name}' must hold real numbers (float or int). Got dtype {arr.dtype} instead.")
+    if arr.ndim != ndim:
+        raise DataError(f"Array '{name}' must be {ndim}-D {layout}. Got shape {arr.shape} ({arr.ndim}-D) instead.")
+    if 0 in arr.shape:
+        raise DataError(f"Array '{name}' must be non-empty {layout}. Got shape {arr.shape} instead.")
+    arr = arr.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise DataError(f"Array '{name}' must be finite. Found {bad} NaN or infinite values.")
+    return arr
+
+
+def check_arrays(X: Any, Y: Any, V: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Validate shapes, dtypes and finiteness; return float64 ``(X, Y, V)``."""
+    X = _as_float_array(X, "X", 3, "(N, n, d)")
+    Y = _as_float_array(Y, "Y", 3, "(N, n, d_v)")
+    if Y.shape[:2] != X.shape[:2]:
+        raise DataError(
+            f"X and Y must agree in (N, n): X is (N, n, d) = {X.shape}, so Y must be ({X.shape[0]}, {X.shape[1]}, d_v). "
+            f"Got Y of shape {Y.shape} instead."
+        )
+    if V is not None:
+        V = _as_float_array(V, "V", 2, "(d, d_v)")
+        expected = (X.shape[2], Y.shape[2])
+        if V.shape != expected:
+            raise DataError(f"V must be (d, d_v) = {expected} to match X {X.shape} and Y {Y.shape}. Got {V.shape} instead.")
+    return X, Y, V
+
+
+def _load_one(path: str) -> Any:
+    if not os.path.exists(path):
+        raise DataError(f"Expected a .npz or .npy file at '{path}'. Found no such file.")
+    if os.path.isdir(path):
+        raise DataError(f"Expected a .npz or .npy file at '{path}'. Found a directory.")
+    try:
+        return np.load(path, allow_pickle=False)
+    except ValueError as exc:  # object arrays or a pickle, refused by allow_pickle=False
+        raise DataError(f"Expected plain numeric arrays in '{path}' (pickles are not loaded). Found: {exc}") from None
+    except (OSError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as exc:
+        raise DataError(f"Expected a NumPy .npz or .npy file at '{path}'. Could not read it: {exc}") from None
+
+
+def _npz_array(store: Any, key: str, path: str) -> np.ndarray:
+    try:
+        return store[key]
+    except ValueError as exc:
+        raise DataError(f"Expected a plain numeric array '{key}' in '{path}'. Found an object array ({exc}).") from None
+
+
+def load_npz(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Read ``X``, ``Y`` and optional ``V`` from an ``.npz`` archive (unchecked shapes)."""
+    store = _load_one(path)
+    if not isinstance(store, np.lib.npyio.NpzFile):
+        raise DataError(f"Expected an .npz archive with arrays X, Y[, V] at '{path}'. Found a single .npy array.")
+    with store:
+        missing = [k for k in ("X", "Y") if k not in store.files]
+        if missing:
+            raise DataError(
+                f"Expected arrays X and Y (and optionally V) in '{path}'. Missing {', '.join(missing)}; "
+                f"found {', '.join(store.files) or 'no arrays'}."
+            )
+        V = _npz_array(store, "V", path) if "V" in store.files else None
+        return _npz_array(store, "X", path), _npz_array(store, "Y", path), V
+
+
+def load_npy(path: str, name: str) -> np.ndarray:
+    """Read one array from an ``.npy`` file (an ``.npz`` is refused here)."""
+    arr = _load_one(path)
+    if isinstance(arr, np.lib.npyio.NpzFile):
+        arr.close()
+        raise DataError(f"Expected a single-array .npy file for {name} at '{path}'. Found an .npz archive.")
+    return arr

@@ -1,0 +1,62 @@
+"""Linear QK teacher, V known: streaming least squares for K (SPEC §6 E6, claim C9).
+
+Model: ``Y_i = X_i K X_iᵀ X_i V + E_i`` (any scale of ``K``; ``c_lin/√d/n`` is absorbed into it),
+i.e. ``Y_i = X_i K B_i`` with the known ``B_i = X_iᵀ X_i V (d, d_v)``. The target is linear in the
+``d²`` entries of ``K``, solved by the accumulated normal equations of :mod:`.normal_equations`.
+Identifiable iff ``G = Σ (X_iᵀX_i) ⊗ (B_i B_iᵀ)`` is non-singular (needs ``N·n·d_v ≥ d²``); the
+noise level comes from the residual, ``σ̂² = RSS / (N n d_v − d²)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import PREDICTORS, Fit, chunks, not_identifiable
+from .normal_equations import KronSystem, kernel_noise_draws, top_singular_values
+
+NOISE_DRAWS = 16
+
+
+def solve_kernel(system: KronSystem, rng: np.random.Generator, *, what: str) -> Fit:
+    """Solve an accumulated :class:`KronSystem` and package ``K̂``'s spectrum and noise draws."""
+    d = system.d
+    n_eq, n_unk = system.n_equations, d * d
+    if n_eq <= n_unk:
+        return not_identifiable(
+            f"{what}: {n_eq} equations (N·n·d_v) for {n_unk} unknowns (d²) leave no degrees of freedom; "
+            f"need N·n·d_v > {n_unk}.", n_equations=n_eq, n_unknowns=n_unk,
+        )
+    solved = system.solve()
+    if solved is None:
+        return not_identifiable(
+            f"{what}: the normal matrix Σ (XᵢᵀXᵢ)⊗(BᵢBᵢᵀ) is singular, so K is not determined by these "
+            "samples (add samples or vary X).", n_equations=n_eq, n_unknowns=n_unk,
+        )
+    K_hat, L, rss = solved
+    sigma = float(np.sqrt(rss / (n_eq - n_unk)))
+    E = kernel_noise_draws(L, sigma, rng, NOISE_DRAWS)  # (draws, d, d)
+    return Fit(
+        singular_values=np.linalg.svd(K_hat, compute_uv=False),
+        noise_top=top_singular_values(E),
+        sigma=sigma,
+        entry_noise=float(np.sqrt(np.mean(E * E))),
+        shape=(d, d),
+        reason=f"{what}: K solved by least squares from {n_eq} equations for {n_unk} unknowns.",
+        n_equations=n_eq,
+        n_unknowns=n_unk,
+    )
+
+
+@PREDICTORS.register("linear_v_known", summary="linear QK, V known: least squares for K, rank of K̂")
+def linear_v_known(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator) -> Fit:
+    """``K̂ = argmin Σ ||Y_i − X_i K X_iᵀX_i V||²`` (streamed), spectrum of ``K̂``.
+
+    Shapes: ``X (N, n, d)``, ``Y (N, n, d_v)``, ``V (d, d_v)`` (required).
+    """
+    if V is None:
+        return not_identifiable("linear_v_known needs V (d, d_v); use linear_v_unknown without it.")
+    system = KronSystem(X.shape[2])
+    for sl in chunks(X.shape[0]):
+        Xc = X[sl]
+        B = Xc.transpose(0, 2, 1) @ (Xc @ V)  # (c, d, d_v) = XᵢᵀXᵢV
+        system.add(Xc, B, Y[sl])
+    return solve_kernel(system, rng, what="linear QK with V known")

@@ -1,0 +1,142 @@
+"""Linear QK teacher, V unknown: eliminate V, read r* from a matrix whose rank is rank K (C9).
+
+Model ``Y_i = X_i K S_i V + E_i``, ``S_i = X_iᵀX_i (d, d)``; ``K`` (any scale) and ``V`` unknown.
+
+**n ≥ d (pooled).** ``X_i`` has full column rank, so ``Z_i = pinv(X_i) Y_i = K S_i V + pinv(X_i) E_i``
+``(d, d_v)``: the columns of every ``Z_i`` lie in ``col(K)``, so ``rank [Z_1 … Z_N] = r*`` in the
+noise-free limit (V eliminated). Noise in ``Z_i`` has column covariance ``σ² S_i⁻¹``; we weight
+sample i by ``w_i = λ_min(S_i)`` (so ``w_i S_i⁻¹ ⪯ I``) and whiten rows with
+``Ω^{-1/2}``, ``Ω = Σ w_i S_i⁻¹`` (a fixed left factor: ranks unchanged). The spectrum is that of
+``Ω^{-1/2} [√w_i Z_i]_i`` (via its d×d Gram). σ̂ from the residual ``Y_i − X_i Z_i``
+(``N (n − d) d_v`` degrees of freedom) when ``n > d``; when ``n = d`` there is none and σ̂ comes
+from the spectrum beyond the cut (alternating cut and σ̂, :func:`refine_sigma`); r* = d unconfirmable.
+
+**n < d (per sample).** ``Y_i = (X_i K X_iᵀ)(X_i V)`` has rank ``min(r*, n, d_v)`` generically, so
+r* is read from the RMS over samples of the per-sample spectra of ``Y_i`` (white noise, top noise
+singular value ≈ σ(√n + √d_v)). Only ``r* < min(n, d_v)`` is identifiable this way; a rank equal to
+``min(n, d_v)`` says only ``r* ≥ min(n, d_v)``. (In population K is still identifiable for n ≥ 2
+through the cubic moments ``x_sᵀK x_t x_tᵀV``, a lifted regression with ``d³·d_v`` unknowns that is
+not implemented.) σ̂ alternates with the cut: start from the median singular value against the
+Marchenko–Pastur median, then the per-sample rank-r residual ``Σ_{k>r} s_k² / ((n − r)(d_v − r))``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..spectra import mp_median
+from .base import PREDICTORS, Fit, chunks, not_identifiable
+from .cut import noise_calibrated_cut
+
+NOISE_DRAWS = 8
+REFINE_STEPS = 4
+# A sample's X_i is rank-deficient when λ_min(S_i) ≤ this · λ_max(S_i); it then gets weight 0.
+RANK_RTOL = 1e-10
+
+
+def _pooled_grams(X, Y, rng, draws):
+    """Accumulate ``Σ w Z Zᵀ``, ``Ω``, the residual and ``draws`` unit-σ noise Grams over chunks."""
+    d = X.shape[2]
+    H, Omega, Hn = np.zeros((d, d)), np.zeros((d, d)), np.zeros((draws, d, d))
+    rss, used = 0.0, 0
+    for sl in chunks(X.shape[0]):
+        Xc, Yc = X[sl], Y[sl]
+        lam, Q = np.linalg.eigh(Xc.transpose(0, 2, 1) @ Xc)  # (c, d), (c, d, d)
+        ok = lam[:, 0] > RANK_RTOL * lam[:, -1]
+        w = np.where(ok, lam[:, 0], 0.0)  # (c,)
+        inv = np.where(ok[:, None], 1.0 / np.where(ok[:, None], lam, 1.0), 0.0)
+        S_inv = (Q * inv[:, None, :]) @ Q.transpose(0, 2, 1)  # (c, d, d)
+        P = S_inv @ Xc.transpose(0, 2, 1)  # (c, d, n) = pinv(X_i)
+        Z = P @ Yc  # (c, d, d_v)
+        H += np.einsum("c,cav,cbv->ab", w, Z, Z)
+        Omega += np.einsum("c,cab->ab", w, S_inv)
+        rss += float(np.sum(((Yc - Xc @ Z) ** 2)[ok]))
+        used += int(ok.sum())
+        for k in range(draws):
+            Zn = P @ rng.standard_normal(Yc.shape)  # (c, d, d_v)
+            Hn[k] += np.einsum("c,cav,cbv->ab", w, Zn, Zn)
+    return H, Omega, Hn, rss, used
+
+
+def refine_sigma(s: np.ndarray, unit_top: np.ndarray, sigma0: float, tail_sigma) -> float:
+    """Alternate the cut and the noise level: ``r = cut(s; σ·unit_top)``, ``σ = tail_sigma(r)``.
+
+    Starts from a median-based ``sigma0`` (biased up once r* ≥ m/2) and re-estimates σ from the
+    spectrum beyond the current cut, until the cut stops moving (at most ``REFINE_STEPS`` times).
+    """
+    sigma, r = sigma0, -1
+    for _ in range(REFINE_STEPS):
+        r_new = noise_calibrated_cut(s, sigma * unit_top).r_hat
+        if r_new == r or r_new >= s.size:
+            break
+        r, sigma = r_new, tail_sigma(r_new)
+    return sigma
+
+
+def _pooled(X, Y, rng) -> Fit:
+    N, n, d = X.shape
+    d_v = Y.shape[2]
+    H, Omega, Hn, rss, used = _pooled_grams(X, Y, rng, NOISE_DRAWS)
+    if used == 0:
+        return not_identifiable("linear QK, V unknown: every X_i is rank-deficient, so pinv(X_i) Y_i does not eliminate V.")
+    lam, Q = np.linalg.eigh(Omega)
+    W = (Q / np.sqrt(lam)) @ Q.T  # Ω^{-1/2}
+    ev = np.clip(np.linalg.eigvalsh(W @ H @ W)[::-1], 0, None)  # (d,) descending
+    ev_noise = np.clip(np.linalg.eigvalsh(W @ Hn @ W)[:, ::-1], 0, None)  # (draws, d), σ = 1
+    if n > d:
+        sigma, how = float(np.sqrt(rss / (used * (n - d) * d_v))), f"residual ({used * (n - d) * d_v} dof)"
+    else:  # no residual dof: median, then the eigenvalues beyond the cut vs the trace of the noise
+        sigma0 = float(np.sqrt(np.median(ev) / np.mean(np.median(ev_noise, axis=1))))
+        trace = float(np.mean(ev_noise.sum(axis=1)))
+        sigma = refine_sigma(np.sqrt(ev), np.sqrt(ev_noise[:, 0]), sigma0,
+                             lambda r: float(np.sqrt(ev[r:].sum() / (trace * (d - r) / d))))
+        how = "spectrum beyond the cut"
+    fit = Fit(
+        singular_values=np.sqrt(ev), noise_top=sigma * np.sqrt(ev_noise[:, 0]), sigma=sigma,
+        entry_noise=sigma * float(np.sqrt(np.mean(ev_noise) / (used * d_v))), shape=(d, used * d_v),
+        reason=f"linear QK, V unknown, n ≥ d: V eliminated by pinv(X_i) Y_i = K S_i V; σ̂ from the {how}.",
+        n_equations=N * n * d_v, n_unknowns=d * d + d * d_v - 1,
+    )
+    if n == d:
+        fit.rank_cap = d
+        fit.cap_reason = (f"linear QK, V unknown, n = d = {d}: no residual degrees of freedom and a full-rank stack "
+                          "leaves no noise-only direction to calibrate the cut; r* = d cannot be confirmed.")
+    return fit
+
+
+def _per_sample(X, Y) -> Fit:
+    N, n, d = X.shape
+    d_v = Y.shape[2]
+    m, big = min(n, d_v), max(n, d_v)
+    s = np.linalg.svd(Y, compute_uv=False)  # (N, m)
+    rms = np.sqrt(np.mean(s ** 2, axis=0))  # (m,)
+    sigma0 = float(np.sqrt(np.median(s ** 2) / (big * mp_median(m / big))))
+    unit_top = np.array([np.sqrt(n) + np.sqrt(d_v)])
+    sigma = refine_sigma(rms, unit_top, sigma0,  # rank-r residual of each Y_i has (n − r)(d_v − r) dof
+                         lambda r: float(np.sqrt(np.mean(np.sum(s[:, r:] ** 2, axis=1)) / ((n - r) * (d_v - r)))))
+    fit = Fit(
+        singular_values=rms, noise_top=sigma * unit_top,
+        sigma=sigma, entry_noise=sigma, shape=(n, d_v),
+        reason=f"linear QK, V unknown, n = {n} < d = {d}: r* read from rank Y_i = min(r*, n, d_v) per sample.",
+        n_equations=N * n * d_v, n_unknowns=d * d + d * d_v - 1,
+    )
+    fit.rank_cap = m
+    fit.cap_reason = (f"linear QK, V unknown, n = {n} < d = {d}: rank Y_i = min(r*, {n}, {d_v}) = {m} says only "
+                      f"r* ≥ {m}; this predictor cannot tell larger ranks apart (r_hat is a lower bound).")
+    return fit
+
+
+@PREDICTORS.register("linear_v_unknown", summary="linear QK, V unknown: eliminate V (pinv(X_i) Y_i), rank of the stack")
+def linear_v_unknown(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator) -> Fit:
+    """Rank-revealing spectrum for ``Y_i = X_i K X_iᵀX_i V`` without V (module docstring for the rule).
+
+    Shapes: ``X (N, n, d)``, ``Y (N, n, d_v)``; ``V`` is ignored (this is the V-unknown setting).
+    """
+    N, n, d = X.shape
+    d_v = Y.shape[2]
+    n_eq, n_unk = N * n * d_v, d * d + d * d_v - 1
+    if n_eq <= n_unk:
+        return not_identifiable(
+            f"linear QK, V unknown: {n_eq} equations (N·n·d_v) for {n_unk} unknowns (d² + d·d_v − 1); "
+            f"need N·n·d_v > {n_unk}.", n_equations=n_eq, n_unknowns=n_unk,
+        )
+    return _pooled(X, Y, rng) if n >= d else _per_sample(X, Y)

@@ -1,0 +1,69 @@
+"""The result of a data-only r* prediction, JSON-safe via :meth:`Prediction.to_dict`."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+
+def _json_safe(x: Any) -> Any:
+    """Numpy scalars/arrays → Python; non-finite floats → ``None`` (JSON has no NaN)."""
+    if isinstance(x, dict):
+        return {str(k): _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _json_safe(x.tolist())
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return float(x) if math.isfinite(float(x)) else None
+    return x
+
+
+@dataclasses.dataclass
+class Prediction:
+    """A predicted intrinsic rank and everything needed to judge it.
+
+    Attributes:
+        r_hat: predicted r* (the noise-calibrated cut, or the ``estimator`` asked for); ``-1`` when
+            the method could not produce a matrix to measure (see ``identifiable``/``reason``).
+        method: predictor name (see :data:`PREDICTORS`).
+        estimates: every SPEC §4 estimator on the recovered matrix's spectrum, plus
+            ``noise_calibrated_rank`` and method-specific keys.
+        estimator_params: ``{key: {estimator, params, formula, reference, integer}}``.
+        singular_values: spectrum of the recovered matrix (descending).
+        identifiable: False when these data (or this method) cannot identify r*; ``r_hat`` is then
+            not to be trusted (it may be a lower bound or a biased surrogate, as ``reason`` says).
+        reason: one sentence explaining ``identifiable``.
+        noise_level: estimated noise std ``σ̂`` of the entries of ``Y``.
+        kernel_noise: mean spectral norm of the simulated estimation noise of the recovered matrix.
+        threshold: the cut ``τ`` applied to ``singular_values``.
+        margin: ``(s_{r_hat} − s_{r_hat+1}) / kernel_noise``.
+        timing_s: wall time of the prediction.
+        n_samples: N. shapes: ``{"X": [...], "Y": [...], "V": [...] or None}``.
+        n_equations, n_unknowns: scalar equations used and unknowns solved for by the method.
+    """
+
+    r_hat: int
+    method: str
+    estimates: dict[str, float]
+    estimator_params: dict[str, Any]
+    singular_values: list[float]
+    identifiable: bool
+    reason: str
+    noise_level: float
+    margin: float
+    timing_s: float
+    n_samples: int
+    shapes: dict[str, Any]
+    kernel_noise: float = float("nan")
+    threshold: float = float("nan")
+    n_equations: int = 0
+    n_unknowns: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict (floats that are NaN/inf become ``None``)."""
+        return _json_safe(dataclasses.asdict(self))
