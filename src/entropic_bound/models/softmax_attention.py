@@ -1,0 +1,57 @@
+"""B2, softmax attention ``f(X) = (1/h) Σ_h softmax(X̃ K_h X̃ᵀ / τ) X V`` (SPEC §3)."""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+from torch import Tensor
+
+from ..registry import STUDENTS
+from ._attention import QKEnsemble, check_choice
+from .base import MemberSpec
+
+TEMPERATURES = ("sqrt_d", "sqrt_r")
+
+
+def temperatures(members: Sequence[MemberSpec], d: int, temperature: str) -> Tensor:
+    """Per-model softmax temperature ``τ_m``: ``√d`` (``"sqrt_d"``) or ``√r_m`` (``"sqrt_r"``), ``(M,)``."""
+    check_choice("temperature", temperature, TEMPERATURES)
+    if temperature == "sqrt_d":
+        return torch.full((len(members),), math.sqrt(d), dtype=torch.float64)
+    return torch.tensor([math.sqrt(m.rank) for m in members], dtype=torch.float64)
+
+
+def row_softmax(S: Tensor, tau: Tensor, model_axis: int) -> Tensor:
+    """``softmax(S / τ_m)`` over the last axis, ``τ (M,)`` broadcast along ``model_axis``."""
+    shape = [-1] + [1] * (S.dim() - 1 - model_axis)
+    return torch.softmax(S / tau.view(shape), dim=-1)
+
+
+@STUDENTS.register("B2", summary="softmax attention softmax((X W_Q)(X W_K)^T / sqrt(d)) X V")
+class SoftmaxAttentionEnsemble(QKEnsemble):
+    """``M`` softmax-attention models; mixer ``M_h(X) = softmax(X̃ K_h X̃ᵀ / τ)`` row-wise.
+
+    Temperature: the default ``temperature="sqrt_d"`` uses ``τ = √d``, the softmax teacher's
+    (SPEC §2: ``softmax(X K* Xᵀ / √d) X V*``), so the student class contains the teacher exactly
+    (``W_Q W_Kᵀ = K*``, ``V = V*``) at every rank. SPEC §3 writes ``τ = √r``;
+    ``temperature="sqrt_r"`` gives that (per member, ``τ_m = √r_m``), under which the teacher is
+    reached with ``K = K* · √r/√d`` instead. Heads are averaged, so the mean mixer is
+    row-stochastic. Shapes as in :class:`~.linear_qk.LinearQKEnsemble`.
+    """
+
+    rung = "B2"
+
+    def __init__(self, members: Sequence[MemberSpec], *, temperature: str = "sqrt_d", **kwargs) -> None:
+        check_choice("temperature", temperature, TEMPERATURES)
+        super().__init__(members, **kwargs)
+        self.temperature = temperature
+        tau = temperatures(members, self.d, temperature).to(self.W_Q.dtype)
+        self.register_buffer("tau", tau.to(self.W_Q.device))  # (M,)
+
+    def head_mixers(self, S: Tensor, model_axis: int) -> Tensor:
+        return row_softmax(S, self.tau, model_axis)
+
+    def forward(self, X: Tensor) -> Tensor:
+        """``X (B, n, d)`` shared or ``(M, B, n, d)`` → ``(M, B, n, d_v)``."""
+        return self.attend(X, self.value())
