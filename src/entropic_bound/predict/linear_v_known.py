@@ -16,18 +16,18 @@ from .normal_equations import KronSystem, kernel_noise_draws, top_singular_value
 NOISE_DRAWS = 16
 
 
-def solve_kernel(system: KronSystem, rng: np.random.Generator, *, what: str) -> Fit:
-    """Solve an accumulated :class:`KronSystem` and package ``K̂``'s spectrum and noise draws."""
+def solve_kernel(system: KronSystem, rng: np.random.Generator, *, what: str) -> tuple[Fit, np.ndarray | None]:
+    """Solve an accumulated :class:`KronSystem`: ``(Fit with K̂'s spectrum and noise draws, K̂ or None)``."""
     d = system.d
     n_eq, n_unk = system.n_equations, d * d
     if n_eq <= n_unk:
-        return not_identifiable(
+        return _no_kernel(
             f"{what}: {n_eq} equations (N·n·d_v) for {n_unk} unknowns (d²) leave no degrees of freedom; "
             f"need N·n·d_v > {n_unk}.", n_equations=n_eq, n_unknowns=n_unk,
         )
     solved = system.solve()
     if solved is None:
-        return not_identifiable(
+        return _no_kernel(
             f"{what}: the normal matrix Σ (XᵢᵀXᵢ)⊗(BᵢBᵢᵀ) is singular, so K is not determined by these "
             "samples (add samples or vary X).", n_equations=n_eq, n_unknowns=n_unk,
         )
@@ -43,7 +43,11 @@ def solve_kernel(system: KronSystem, rng: np.random.Generator, *, what: str) -> 
         reason=f"{what}: K solved by least squares from {n_eq} equations for {n_unk} unknowns.",
         n_equations=n_eq,
         n_unknowns=n_unk,
-    )
+    ), K_hat
+
+
+def _no_kernel(reason: str, **counts: int) -> tuple[Fit, None]:
+    return not_identifiable(reason, **counts), None
 
 
 @PREDICTORS.register("linear_v_known", summary="linear QK, V known: least squares for K, rank of K̂")
@@ -59,4 +63,4 @@ def linear_v_known(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: n
         Xc = X[sl]
         B = Xc.transpose(0, 2, 1) @ (Xc @ V)  # (c, d, d_v) = XᵢᵀXᵢV
         system.add(Xc, B, Y[sl])
-    return solve_kernel(system, rng, what="linear QK with V known")
+    return solve_kernel(system, rng, what="linear QK with V known")[0]
