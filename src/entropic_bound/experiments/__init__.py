@@ -1,1 +1,19 @@
-"""experiments"""
+"""Experiments E1…E7: each a config, a grid of runs, an ensemble executor and an analysis.
+
+Importing this package registers every experiment in :data:`entropic_bound.registry.EXPERIMENTS`.
+"""
+from .base import SCALES, Analysis, Experiment, Verdict, derive_seed
+from .e1_linear_surrogate import E1Config, E1LinearSurrogate
+from .e2_recovery import E2Config, E2Recovery
+
+__all__ = [
+    "SCALES",
+    "Analysis",
+    "Experiment",
+    "Verdict",
+    "derive_seed",
+    "E1Config",
+    "E1LinearSurrogate",
+    "E2Config",
+    "E2Recovery",
+]

@@ -68,6 +68,11 @@ class LinearOperatorEnsemble(EnsembleStudent):
         AX = torch.einsum("mij,mbjd->mbid", A, X)  # (M, B, n, d)
         return AX @ V.unsqueeze(1)  # (M, B, n, d_v)
 
+    def moment_loss(self, moments) -> Tensor:
+        """Full-batch MSE per model from the data's moments (see ``training.moments``) → ``(M,)``."""
+        V = self.V if self.V is not None else self.V_fixed.expand(self.n_models, -1, -1)
+        return moments.loss(self.A, V)
+
     def operators(self) -> dict[str, Tensor]:
         ops = {"A": self.A.detach()}
         ops["V"] = (self.V if self.V is not None else self.V_fixed.expand(self.n_models, -1, -1)).detach()

@@ -1,5 +1,6 @@
 """Ensemble training: one forward/backward per step for a whole group of models."""
 from .config import TrainConfig
+from .moments import MomentData, QuadraticMoments
 from .trainer import (
     DTYPES,
     FixedData,
@@ -15,6 +16,8 @@ __all__ = [
     "DTYPES",
     "FixedData",
     "FreshData",
+    "MomentData",
+    "QuadraticMoments",
     "TrainConfig",
     "TrainOutcome",
     "checkpoint_steps",

@@ -22,8 +22,8 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
 class DataSource(Protocol):
-    def batch(self, step: int) -> tuple[Tensor, Tensor]:
-        """Inputs ``(B, n, d)`` and targets ``(B, n, d_v)`` for a training step."""
+    def loss(self, model: EnsembleStudent, step: int) -> Tensor:
+        """Per-model training loss ``(M,)`` at ``step``."""
 
 
 @dataclass
@@ -41,6 +41,9 @@ class FixedData:
         idx = torch.randperm(self.X.shape[0], generator=self.generator)[: self.batch_size]
         return self.X[idx], self.Y[idx]
 
+    def loss(self, model: EnsembleStudent, step: int) -> Tensor:
+        return per_model_loss(model, *self.batch(step))
+
 
 @dataclass
 class FreshData:
@@ -54,6 +57,9 @@ class FreshData:
     def batch(self, step: int) -> tuple[Tensor, Tensor]:
         b = self.teacher.sample(self.batch_size, self.generator, dtype=self.dtype)
         return b.X, b.Y
+
+    def loss(self, model: EnsembleStudent, step: int) -> Tensor:
+        return per_model_loss(model, *self.batch(step))
 
 
 @dataclass
@@ -116,13 +122,14 @@ class _Freezer:
         self.saved = [p.detach().clone() for p in params]
 
     def freeze(self, mask: Tensor, *, zero: bool = False) -> None:
+        """Remember the current (or zeroed) parameters of ``mask``'s models; :meth:`restore`
+        writes them back after the optimiser step (never before backward, which needs them)."""
         new = mask & ~self.frozen
         if not new.any():
             return
         with torch.no_grad():
             for p, s in zip(self.params, self.saved):
                 s[new] = 0.0 if zero else p[new]
-                p[new] = s[new]
         self.frozen |= new
 
     def restore(self) -> None:
@@ -153,8 +160,7 @@ def train_ensemble(
     )
     initial = reference = None
     for step in range(cfg.steps + 1):
-        X, Y = data.batch(step)
-        loss = per_model_loss(model, X, Y)  # (M,)
+        loss = data.loss(model, step)  # (M,)
         with torch.no_grad():
             lv = loss.detach()
             initial = lv.clone() if initial is None else initial

@@ -1,0 +1,30 @@
+"""A rich progress bar for sweeps (silent with ``--quiet``)."""
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Callable, Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+
+@contextlib.contextmanager
+def sweep_progress(quiet: bool) -> Iterator[Callable[[int, int, str], None] | None]:
+    """Yields a ``progress(done, total, description)`` callback, or None when quiet."""
+    if quiet:
+        yield None
+        return
+    console = Console(file=sys.stderr)
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console, transient=False)
+    tasks: dict[str, int] = {}
+
+    def update(done: int, total: int, description: str) -> None:
+        name = description.split(":", 1)[0]
+        if name not in tasks:
+            tasks[name] = bar.add_task(name, total=total)
+        bar.update(tasks[name], completed=done, total=total, description=description)
+
+    with bar:
+        yield update

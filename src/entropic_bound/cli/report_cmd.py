@@ -1,0 +1,36 @@
+"""``report`` and ``export``: rebuild the report folder, or export tables, from a run store."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import UserInputError
+from ..pipeline import DEFAULT_OUT, STORE_NAME, report
+from ..store import RunStore
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("report", help="rewrite report.html, verdicts.json, results/ and figures/ from a store")
+    p.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
+    p.add_argument("--store", default=None, help="run store file (default OUT/runs.sqlite)")
+    p.add_argument("--only", default=None, help="comma-separated experiments")
+    p.set_defaults(func=_report)
+    e = sub.add_parser("export", help="export every experiment's table as CSV or Parquet")
+    e.add_argument("--store", default=str(Path(DEFAULT_OUT) / STORE_NAME), help="run store file")
+    e.add_argument("--out", default=str(Path(DEFAULT_OUT) / "export"), help="folder for the exported files")
+    e.add_argument("--format", default="csv", choices=("csv", "parquet"))
+    e.set_defaults(func=_export)
+
+
+def _report(args) -> int:
+    only = [n.strip() for n in args.only.split(",")] if args.only else None
+    print(report(out=args.out, store=args.store, only=only))
+    return 0
+
+
+def _export(args) -> int:
+    if not Path(args.store).is_file():
+        raise UserInputError(f"Run store '{args.store}' does not exist; pass an existing file with --store.")
+    with RunStore(args.store, readonly=True) as store:
+        for path in store.export(args.out, fmt=args.format):
+            print(path)
+    return 0

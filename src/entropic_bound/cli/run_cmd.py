@@ -1,0 +1,74 @@
+"""``run`` and ``reproduce``: sweep experiments into the run store and write the report."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+from ..errors import UserInputError
+from ..experiments import SCALES
+from ..pipeline import DEFAULT_OUT, gather_overrides, run_experiments, split_by_experiment
+from ..registry import EXPERIMENTS
+from .progress import sweep_progress
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scale", default="quick", choices=SCALES, help="embedded config scale (default quick)")
+    p.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
+    p.add_argument("--store", default=None, help="run store file (default OUT/runs.sqlite)")
+    p.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key (repeatable), e.g. --set train.lr=1e-3")
+    p.add_argument("--config", default=None, help="YAML file of config overrides")
+    p.add_argument("--workers", type=int, default=1, help="worker processes for groups of runs (default 1)")
+    p.add_argument("--backend", default=None, choices=("local", "process"), help="execution backend")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch threads in this process (default 1: tiny models run faster single-threaded, "
+                   "and two threads collapse when another process holds a core)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar; print only the report path")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("run", help="run one experiment (E1…E7) and write the report")
+    p.add_argument("experiment", help="experiment name (see 'entropic-bound list')")
+    _common(p)
+    p.set_defaults(func=_run)
+    q = sub.add_parser("reproduce", help="run every experiment (or --only a few) and write the report")
+    q.add_argument("--only", default=None, help="comma-separated experiments, e.g. E1,E2")
+    _common(q)
+    q.set_defaults(func=_reproduce)
+
+
+def _check_workers(args) -> None:
+    for flag, value in (("--workers", args.workers), ("--threads", args.threads)):
+        if value < 1:
+            raise UserInputError(f"The '{flag}' option must be an int >= 1. Got {value} instead.")
+    torch.set_num_threads(args.threads)
+
+
+def _execute(names: list[str], overrides: dict, args) -> int:
+    _check_workers(args)
+    with sweep_progress(args.quiet) as progress:
+        result = run_experiments(names, scale=args.scale, overrides=overrides, out=args.out, store=args.store,
+                                 progress=progress, workers=args.workers, backend=args.backend)
+    if not args.quiet:
+        for name, s in result.summaries.items():
+            print(f"{name}: {s.ran} run(s) trained, {s.skipped} already stored, {s.diverged} diverged "
+                  f"({s.wall_s:.1f} s)", file=sys.stderr)
+    print(result.report)
+    return 0
+
+
+def _run(args) -> int:
+    EXPERIMENTS.get(args.experiment)
+    return _execute([args.experiment], {args.experiment: gather_overrides(args.assignments, args.config)}, args)
+
+
+def _reproduce(args) -> int:
+    names = EXPERIMENTS.names()
+    if args.only:
+        names = [n.strip() for n in args.only.split(",") if n.strip()]
+        for n in names:
+            EXPERIMENTS.get(n)
+    overrides = split_by_experiment(gather_overrides(args.assignments, args.config), names)
+    return _execute(names, overrides, args)

@@ -1,0 +1,170 @@
+"""What an experiment is: a config, a grid of runs, how groups of runs train, and an analysis.
+
+An :class:`Experiment` instance is bound to one validated config. It is the sweep's *executor*
+(``groups`` partitions the full grid deterministically into ensembles; ``execute`` trains one
+group) and it analyses the store's table into result tables, figures and verdicts. Verdicts are
+computed from stored numbers with a stated criterion and can come out refuted.
+"""
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable
+
+import numpy as np
+import pandas as pd
+
+from .. import config as cfglib
+from ..errors import ConfigError
+from ..sweep.spec import RunResult, RunSpec
+
+SCALES = ("quick", "paper")
+VERDICTS = ("confirmed", "refuted", "inconclusive")
+
+
+def derive_seed(*parts: Any) -> int:
+    """A 63-bit seed derived from ``parts`` (stable across processes and machines)."""
+    digest = hashlib.sha256(repr(parts).encode()).digest()
+    return int.from_bytes(digest[:8], "little") & (2**63 - 1)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one claim, with the criterion that decided it and the numbers behind it."""
+
+    claim: str
+    verdict: str
+    criterion: str
+    evidence: dict
+    experiment: str
+    statement: str = ""
+
+    def __post_init__(self) -> None:
+        assert self.verdict in VERDICTS, self.verdict
+
+    def to_dict(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "criterion": self.criterion,
+            "evidence": _jsonable(self.evidence),
+            "experiment": self.experiment,
+            "statement": self.statement,
+        }
+
+
+def decide(ok: bool | None) -> str:
+    """``True`` → confirmed, ``False`` → refuted, ``None`` (not enough data) → inconclusive."""
+    return "inconclusive" if ok is None else ("confirmed" if ok else "refuted")
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (np.floating, float)):
+        v = float(obj)
+        return v if np.isfinite(v) else None
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    return obj
+
+
+@dataclass
+class Analysis:
+    """What the report shows for one experiment."""
+
+    results: pd.DataFrame
+    verdicts: list[Verdict]
+    figures: dict[str, Any] = field(default_factory=dict)  # name → matplotlib Figure
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)  # extra tables shown in the report
+    notes: list[str] = field(default_factory=list)
+
+
+class Experiment(ABC):
+    """Base class; subclasses set ``name``, ``title``, ``claims`` and ``config_class``."""
+
+    name: str = ""
+    title: str = ""
+    claims: tuple[str, ...] = ()
+    config_class: type = object
+
+    def __init__(self, cfg: Any) -> None:
+        self.cfg = cfglib.validate(cfg)
+
+    # -- configuration -------------------------------------------------------------------
+    @classmethod
+    @abstractmethod
+    def default_config(cls, scale: str) -> Any:
+        """The embedded config for ``scale`` (``quick`` or ``paper``)."""
+
+    @classmethod
+    def configure(cls, scale: str = "quick", overrides: Any = ()) -> Any:
+        """Default config for ``scale`` with dotted overrides applied and validated."""
+        if scale not in SCALES:
+            raise ConfigError(f"The 'scale' parameter must be one of {', '.join(SCALES)}. Got {scale!r} instead.")
+        cfg = cfglib.apply_overrides(cls.default_config(scale), overrides)
+        return cfglib.validate(cfg)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Any:
+        """Rebuild a stored config (as written by :func:`entropic_bound.config.to_dict`)."""
+        return cfglib.validate(cfglib.apply_overrides(cls.default_config("quick"), cfglib.flatten(data)))
+
+    # -- the sweep -----------------------------------------------------------------------
+    @abstractmethod
+    def specs(self) -> list[RunSpec]:
+        """Every run of the grid."""
+
+    @abstractmethod
+    def group_key(self, spec: RunSpec) -> Hashable:
+        """Runs with equal keys share data and shapes and train as one ensemble."""
+
+    @abstractmethod
+    def execute(self, group: list[RunSpec]) -> list[RunResult]:
+        """Train one group; one result per spec."""
+
+    max_group: int = 64
+
+    def groups(self, specs: list[RunSpec]) -> list[list[RunSpec]]:
+        """Deterministic partition of the full grid into ensembles of at most ``max_group`` runs."""
+        buckets: dict[Hashable, list[RunSpec]] = {}
+        for s in specs:
+            buckets.setdefault(self.group_key(s), []).append(s)
+        out = []
+        for key in buckets:
+            members = sorted(buckets[key], key=lambda s: s.run_id)
+            out.extend(members[i : i + self.max_group] for i in range(0, len(members), self.max_group))
+        return out
+
+    # -- analysis ------------------------------------------------------------------------
+    @abstractmethod
+    def analyse(self, table: pd.DataFrame, records: list[dict]) -> Analysis:
+        """Tables, figures and verdicts from this config's rows of the store."""
+
+    def select(self, table: pd.DataFrame, records: list[dict]) -> tuple[pd.DataFrame, list[dict]]:
+        """Keep the store's rows that belong to this config's grid."""
+        ids = {s.run_id for s in self.specs()}
+        rows = table[table["run_id"].isin(ids)].reset_index(drop=True) if len(table) else table
+        return rows, [r for r in records if r["run_id"] in ids]
+
+    @property
+    def name_with_title(self) -> str:
+        return f"{self.name} — {self.title}"
+
+
+def spec_params(spec: RunSpec, prefix: str) -> dict:
+    """The params of ``spec`` under ``prefix.`` with the prefix removed."""
+    n = len(prefix) + 1
+    return {k[n:]: v for k, v in spec.params.items() if k.startswith(prefix + ".")}
+
+
+def flat_params(obj: Any, prefix: str) -> dict:
+    """A config section as flat ``prefix.key`` params for a run spec."""
+    return {f"{prefix}.{k}": v for k, v in cfglib.flatten(cfglib.to_dict(obj)).items()}
+
+
+ProgressFn = Callable[[int, int, str], None]

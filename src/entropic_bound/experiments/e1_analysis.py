@@ -1,0 +1,153 @@
+"""E1's analysis: result table, verdicts C1 and C2, and figures — pure functions of stored rows."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..report.plots import figure_grid, mark_floor
+from ..theory import tail_energy_curve
+from .base import Analysis, Verdict, decide
+
+RESULT_COLUMNS = [
+    "run_id", "seed", "status", "diverged_step", "task.r_star", "task.spectrum", "v", "rank", "train.n_samples",
+    "excess", "rel_excess", "closed_form", "closed_form_rel", "ratio_to_closed_form", "finite_sample_optimum",
+    "train_loss", "steps_run", "A_numerical_rank", "A_energy_effective_rank", "A_largest_gap_rank",
+]
+
+
+def analyse_e1(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
+    results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
+    ok = table[table["status"] == "ok"] if len(table) else table
+    n_diverged = int((table["status"] == "diverged").sum()) if len(table) else 0
+    verdicts = [_verdict_c1(cfg, ok, n_diverged), _verdict_c2(cfg, ok, n_diverged)]
+    figures = {}
+    if len(ok):
+        figures["e1_excess_vs_rank"] = plot_excess_vs_rank(cfg, ok, records)
+        figures["e1_learned_spectra"] = plot_learned_spectra(cfg, ok, records)
+    notes = [
+        f"Students trained with {cfg.train.optimizer} (lr {cfg.train.lr:g}"
+        + (f" → {cfg.train.lr_final:g} cosine" if cfg.train.lr_final else "")
+        + f", {cfg.train.steps} steps) on "
+        + (f"a fixed data set of N = {cfg.train.n_samples} sequences" if cfg.train.n_samples else "fresh batches")
+        + f"; n = {cfg.n}, d = {cfg.d}, σ = {cfg.sigma:g}. Excess risk is the exact population value (SPEC §5);"
+        " the closed form is the population minimum, so a finite N adds estimation error that shrinks with N.",
+    ]
+    if n_diverged:
+        notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
+    return Analysis(results=results, verdicts=verdicts, figures=figures, notes=notes)
+
+
+def _verdict_c1(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
+    criterion = (
+        f"median over runs with r < r* of (measured excess risk / closed-form tail-energy minimum) "
+        f"lies in [{cfg.c1_low:g}, {cfg.c1_high:g}]"
+    )
+    below = ok[(ok["rank"] < ok["task.r_star"]) & (ok["closed_form"] > 0)] if len(ok) else ok
+    if not len(below):
+        return Verdict("C1", "inconclusive", criterion, {"runs": 0}, "E1", "deficiency follows the tail energy")
+    ratio = below["ratio_to_closed_form"].to_numpy()
+    med = float(np.median(ratio))
+    by_group = below.groupby(["task.spectrum", "v"])["ratio_to_closed_form"].median().round(4)
+    evidence = {
+        "median_ratio": med, "q10": float(np.quantile(ratio, 0.1)), "q90": float(np.quantile(ratio, 0.9)),
+        "runs": int(len(below)), "median_by_spectrum_and_v": {f"{s}/{v}": x for (s, v), x in by_group.items()},
+        "n_samples": cfg.train.n_samples, "excluded_diverged": n_diverged,
+    }
+    return Verdict("C1", decide(cfg.c1_low <= med <= cfg.c1_high), criterion, evidence, "E1",
+                   "every rank-r < r* model has excess risk bounded below by the tail energy, and training reaches it")
+
+
+def _transition_ratios(ok: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for key, g in ok.groupby(["task.r_star", "task.spectrum", "v", "seed"]):
+        r_star = key[0]
+        at = g[g["rank"] == r_star]["excess"]
+        below = g[g["rank"] == r_star - 1]["excess"] if r_star > 1 else g["signal"].iloc[:1]
+        if len(at) and len(below):
+            rows.append({"r_star": r_star, "spectrum": key[1], "v": key[2], "seed": key[3],
+                         "ratio": float(below.iloc[0] / max(at.iloc[0], 1e-300))})
+    return pd.DataFrame(rows)
+
+
+def _verdict_c2(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
+    criterion = (
+        f"every run with r >= r* has relative excess risk < eps_floor = {cfg.eps_floor:g}, and the transition "
+        f"is sharp: median over (r*, spectrum, V, seed) of excess(r*-1)/excess(r*) >= {cfg.sharpness:g} "
+        "(excess(0) = the clean signal)"
+    )
+    above = ok[ok["rank"] >= ok["task.r_star"]] if len(ok) else ok
+    ratios = _transition_ratios(ok) if len(ok) else pd.DataFrame()
+    if not len(above) or not len(ratios):
+        return Verdict("C2", "inconclusive", criterion, {"runs": int(len(above))}, "E1", "achievability at r >= r*")
+    worst = float(above["rel_excess"].max())
+    med_ratio = float(ratios["ratio"].median())
+    evidence = {
+        "max_rel_excess_at_or_above_r_star": worst, "runs_at_or_above_r_star": int(len(above)),
+        "runs_reaching_floor": int((above["rel_excess"] < cfg.eps_floor).sum()),
+        "median_transition_ratio": med_ratio, "min_transition_ratio": float(ratios["ratio"].min()),
+        "transition_ratio_by_r_star": ratios.groupby("r_star")["ratio"].median().round(2).to_dict(),
+        "excluded_diverged": n_diverged,
+    }
+    ok_flag = worst < cfg.eps_floor and med_ratio >= cfg.sharpness
+    return Verdict("C2", decide(ok_flag), criterion, evidence, "E1",
+                   "a model of rank r >= r* reaches the noise floor, with a sharp transition at r = r*")
+
+
+def _curve_by_run(records: list[dict]) -> dict[str, dict]:
+    return {r["run_id"]: r.get("curves") or {} for r in records}
+
+
+def plot_excess_vs_rank(cfg, ok: pd.DataFrame, records: list[dict]):
+    """Relative excess risk vs rank, one panel per (spectrum, r*), with the tail-energy curve."""
+    curves = _curve_by_run(records)
+    spectra, r_stars = sorted(ok["task.spectrum"].unique()), sorted(ok["task.r_star"].unique())
+    fig, axes = figure_grid(len(spectra), len(r_stars), width=3.4, height=2.8)
+    floor = 1e-7
+    for i, spectrum in enumerate(spectra):
+        for j, r_star in enumerate(r_stars):
+            ax = axes[i][j]
+            g = ok[(ok["task.spectrum"] == spectrum) & (ok["task.r_star"] == r_star)]
+            if not len(g):
+                ax.set_visible(False)
+                continue
+            s = np.asarray(curves[g["run_id"].iloc[0]].get("teacher_singular_values", []))
+            ranks = np.arange(0, cfg.n + 1)
+            if len(s):
+                tail = tail_energy_curve(s, ranks) / np.sum(s**2)
+                ax.plot(ranks, np.maximum(tail, floor), "k-", lw=1.2, label="closed form (tail energy)")
+            for v, marker in (("known", "o"), ("learned", "x")):
+                gv = g[g["v"] == v]
+                if len(gv):
+                    ax.plot(gv["rank"], np.maximum(gv["rel_excess"], floor), marker, ms=4, ls="", label=f"trained, V {v}")
+                    opt = gv["finite_sample_optimum"] / gv["signal"]
+                    if np.isfinite(opt).any():
+                        ax.plot(gv["rank"], np.maximum(opt, floor), ".", ms=3, alpha=0.6, label=f"finite-N optimum, V {v}")
+            ax.axvline(r_star, color="tab:red", lw=0.8, ls=":")
+            mark_floor(ax, cfg.eps_floor, "ε_floor")
+            ax.set_yscale("log")
+            ax.set_title(f"{spectrum}, r* = {r_star}", fontsize=9)
+            ax.set_xlabel("student rank r")
+            ax.set_ylabel("relative excess risk")
+    axes[0][0].legend(fontsize=6, loc="lower left")
+    fig.suptitle("E1: excess risk vs rank (B0) and the tail-energy closed form", fontsize=10)
+    return fig
+
+
+def plot_learned_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
+    """Final singular values of the learned A at the largest rank, against the teacher's."""
+    curves = _curve_by_run(records)
+    spectra = sorted(ok["task.spectrum"].unique())
+    fig, axes = figure_grid(1, len(spectra), width=3.6, height=2.8)
+    for j, spectrum in enumerate(spectra):
+        ax = axes[0][j]
+        g = ok[(ok["task.spectrum"] == spectrum) & (ok["rank"] == ok["rank"].max()) & (ok["seed"] == ok["seed"].min())]
+        for _, row in g.sort_values(["task.r_star", "v"]).iterrows():
+            c = curves[row["run_id"]]
+            s = np.asarray(c.get("spectrum_A", [[]])[-1])
+            ax.semilogy(np.arange(1, len(s) + 1), np.maximum(s, 1e-12), marker=".", lw=0.8,
+                        label=f"r* = {row['task.r_star']}, V {row['v']}")
+        ax.set_title(f"learned A (r = {int(ok['rank'].max())}), {spectrum}", fontsize=9)
+        ax.set_xlabel("index i")
+        ax.set_ylabel("σ_i(A)")
+        ax.legend(fontsize=6)
+    return fig

@@ -1,0 +1,174 @@
+"""E1 — the linear surrogate's deficiency and achievability (claims C1, C2).
+
+Students ``B0`` of every rank ``r`` are trained on ``fixed_operator`` tasks of several ``r*`` and
+spectra, with ``V`` known and learned. Each trained student's excess risk is computed *exactly*
+(population formula, SPEC §5) and set beside the closed-form minimum ``ΔR_min(r)`` (tail energy)
+and the finite-sample optimum on the same data (reduced-rank regression for V known, alternating
+least squares for V learned).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..config import param
+from ..errors import ConfigError
+from ..models import LinearOperatorEnsemble, MemberSpec
+from ..registry import EXPERIMENTS
+from ..spectra import estimate_all
+from ..sweep.spec import RunResult, RunSpec
+from ..tasks import FixedOperatorTask
+from ..tasks.operators import SPECTRA
+from ..theory import (
+    clean_signal,
+    excess_risk_curve,
+    population_excess_risk,
+    rank_constrained_least_squares,
+    reduced_rank_path,
+)
+from ..training import FixedData, FreshData, MomentData, TrainConfig, train_ensemble
+from ..training.trainer import DTYPES
+from .base import Experiment, derive_seed, flat_params, spec_params
+from .e1_analysis import analyse_e1
+
+
+@dataclass(frozen=True)
+class E1Config:
+    n: int = param(16, ge=2, le=512, doc="tokens per sequence (A* is n×n)")
+    d: int = param(8, ge=1, le=512, doc="input features")
+    r_stars: tuple[int, ...] = param((2, 4), ge=1, doc="intrinsic ranks of the teachers")
+    spectra: tuple[str, ...] = param(("flat", "geometric"), choices=SPECTRA)
+    decay: float = param(0.25, gt=0.0, le=1.0, doc="geometric spectra: s_r*/s_1")
+    ranks: tuple[int, ...] = param((), ge=1, doc="student ranks; empty = 1..n; r*-1, r*, r*+1 always added")
+    sigma: float = param(0.1, ge=0.0, doc="noise standard deviation (the noise floor is sigma^2)")
+    v_settings: tuple[str, ...] = param(("known", "learned"), choices=("known", "learned"))
+    seeds: int = param(1, ge=1, le=10_000, doc="replicates (teacher, data and init seeds)")
+    init_scale: float = param(0.1, gt=0.0, doc="std of the factor entries at init")
+    eps_floor: float = param(1e-2, gt=0.0, lt=1.0, doc="relative excess below which a model reaches the floor")
+    c1_low: float = param(0.9, gt=0.0, doc="C1: lower end of the band for median measured/closed-form")
+    c1_high: float = param(1.1, gt=0.0, doc="C1: upper end of the band")
+    sharpness: float = param(100.0, gt=1.0, doc="C2: minimum excess(r*-1)/excess(r*) for a sharp transition")
+    train: TrainConfig = field(
+        default_factory=lambda: TrainConfig(optimizer="adam", lr=1e-2, lr_final=1e-4, steps=500, n_samples=32)
+    )
+
+    def check(self) -> None:
+        for key, values in (("r_stars", self.r_stars), ("ranks", self.ranks)):
+            bad = [v for v in values if v > self.n]
+            if bad:
+                raise ConfigError(f"The '{key}' parameter must hold ints in [1, {self.n}] (n). Got {bad[0]} instead.")
+        if not self.r_stars:
+            raise ConfigError("The 'r_stars' parameter must hold at least one int. Got () instead.")
+        if self.c1_low >= self.c1_high:
+            raise ConfigError(f"The 'c1_low' parameter must be below c1_high={self.c1_high}. Got {self.c1_low} instead.")
+
+    def student_ranks(self, r_star: int) -> list[int]:
+        base = set(self.ranks) if self.ranks else set(range(1, self.n + 1))
+        return sorted((base | {r_star - 1, r_star, r_star + 1}) & set(range(1, self.n + 1)))
+
+
+@EXPERIMENTS.register("E1", summary="linear surrogate: excess risk vs rank against the tail-energy closed form (C1, C2)")
+class E1LinearSurrogate(Experiment):
+    name = "E1"
+    title = "Linear surrogate: deficiency and achievability"
+    claims = ("C1", "C2")
+    config_class = E1Config
+
+    @classmethod
+    def default_config(cls, scale: str) -> E1Config:
+        if scale == "paper":
+            return E1Config(
+                r_stars=(2, 4, 8),
+                spectra=("flat", "geometric", "power"),
+                seeds=3,
+                train=TrainConfig(optimizer="adam", lr=1e-2, lr_final=1e-4, steps=2000, n_samples=128),
+            )
+        return E1Config(ranks=(1, 2, 3, 4, 5, 6, 8, 12, 16))
+
+    def specs(self) -> list[RunSpec]:
+        c = self.cfg
+        train = flat_params(c.train, "train")
+        out = []
+        for r_star in c.r_stars:
+            for spectrum in c.spectra:
+                for v in c.v_settings:
+                    for rank in c.student_ranks(r_star):
+                        for seed in range(c.seeds):
+                            params = {
+                                "task.n": c.n, "task.d": c.d, "task.r_star": r_star, "task.spectrum": spectrum,
+                                "task.decay": c.decay, "task.sigma": c.sigma, "v": v, "rank": rank,
+                                "init_scale": c.init_scale, **train,
+                            }
+                            out.append(RunSpec(self.name, params, seed))
+        return out
+
+    def group_key(self, spec: RunSpec):
+        p = spec.params
+        return (p["task.r_star"], p["task.spectrum"], p["v"], spec.seed)
+
+    def execute(self, group: list[RunSpec]) -> list[RunResult]:
+        start = time.perf_counter()
+        p0, seed = group[0].params, group[0].seed
+        task = FixedOperatorTask(**spec_params(group[0], "task"))
+        teacher = task.teacher(torch.Generator().manual_seed(derive_seed("E1/teacher", task, seed)))
+        truth = teacher.truth
+        train = TrainConfig(**spec_params(group[0], "train"))
+        dtype = DTYPES[train.dtype]
+        data_gen = torch.Generator().manual_seed(derive_seed("E1/data", task, seed))
+        V_known = teacher.V if p0["v"] == "known" else None
+        members = [MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E1/init", s.run_id)) for s in group]
+        model = LinearOperatorEnsemble(members, n=task.n, d=task.d, d_v=task.d_out, V_known=V_known, dtype=dtype)
+        if train.n_samples:
+            batch = teacher.sample(train.n_samples, data_gen, dtype=dtype)
+            # full batch: train from the data's moments (same objective, cost independent of N)
+            data = FixedData(batch.X, batch.Y, train.batch_size, data_gen) if train.batch_size else MomentData.from_data(batch.X, batch.Y)
+        else:
+            batch, data = None, FreshData(teacher, train.batch_size, data_gen, dtype)
+        outcome = train_ensemble(model, data, train)
+        ops = model.operators()
+        excess = population_excess_risk(ops["A"], ops["V"], truth["A"], truth["V"])  # (M,)
+        ranks = [s.params["rank"] for s in group]
+        closed = excess_risk_curve(truth["A"], truth["V"], ranks)
+        optimum = _finite_sample_optimum(batch, teacher, ranks, p0["v"]) if batch is not None else [np.nan] * len(ranks)
+        signal = clean_signal(truth["A"], truth["V"])
+        estimates = estimate_all(model.spectra()["A"], shape=(task.n, task.n))
+        wall = (time.perf_counter() - start) / len(group)
+        results = []
+        for m, spec in enumerate(group):
+            diverged = outcome.diverged_step[m] >= 0
+            metrics = {
+                "excess": excess[m], "rel_excess": excess[m] / signal, "closed_form": closed[m],
+                "closed_form_rel": closed[m] / signal, "finite_sample_optimum": optimum[m],
+                "ratio_to_closed_form": excess[m] / closed[m] if closed[m] > 0 else np.nan,
+                "train_loss": outcome.final_loss[m], "noise_floor": task.sigma**2, "signal": signal,
+                "steps_run": outcome.steps_run[m], **{f"A_{k}": v[m] for k, v in estimates.items()},
+            }
+            if diverged:
+                metrics = {k: (np.nan if k not in ("steps_run", "noise_floor", "signal") else v) for k, v in metrics.items()}
+            curves = outcome.member_curves(m)
+            curves["teacher_singular_values"] = truth["singular_values"].tolist()
+            results.append(RunResult(spec, "diverged" if diverged else "ok", metrics, curves,
+                                     int(outcome.diverged_step[m]) if diverged else None, wall))
+        return results
+
+    def analyse(self, table, records):
+        table, records = self.select(table, records)
+        return analyse_e1(self.cfg, table, records)
+
+
+def _finite_sample_optimum(batch, teacher, ranks: list[int], v: str) -> list[float]:
+    """Population excess of the rank-r least-squares fit on the training data, per rank."""
+    truth = teacher.truth
+    X, Y = batch.X.double(), batch.Y.double()
+    if v == "known":
+        A = reduced_rank_path(X, Y, teacher.V, ranks)  # (R, n, n)
+        V = np.broadcast_to(truth["V"], (len(ranks), *truth["V"].shape))
+        return list(population_excess_risk(A, V, truth["A"], truth["V"]))
+    out = []
+    for r in ranks:
+        A, V = rank_constrained_least_squares(X, Y, r)
+        out.append(float(population_excess_risk(A, V, truth["A"], truth["V"])))
+    return out

@@ -1,0 +1,94 @@
+"""The Python API behind ``run``, ``reproduce`` and ``report``: config → sweep → store → report."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from . import experiments as _experiments  # noqa: F401  (registers E1…)
+from .config import load_yaml, parse_assignment, to_dict
+from .errors import ConfigError, UserInputError
+from .registry import EXPERIMENTS
+from .report.writer import check_out_dir, write_report
+from .store import RunStore
+from .sweep.runner import SweepSummary, run_sweep
+
+DEFAULT_OUT = "eb-out"
+STORE_NAME = "runs.sqlite"
+
+ProgressFn = Callable[[int, int, str], None]
+
+
+@dataclass
+class PipelineResult:
+    summaries: dict[str, SweepSummary]
+    report: Path
+    store: Path
+
+
+def resolve_paths(out: str | Path | None, store: str | Path | None) -> tuple[Path, Path]:
+    out_dir = check_out_dir(out or DEFAULT_OUT)
+    store_path = Path(store) if store else out_dir / STORE_NAME
+    if store_path.exists() and store_path.is_dir():
+        raise UserInputError(f"Run store '{store_path}' is a folder; give a file path with --store.")
+    return out_dir, store_path
+
+
+def configure(name: str, scale: str, overrides: dict | None = None):
+    """Validated experiment instance for ``name`` at ``scale`` with dotted-key overrides."""
+    cls = EXPERIMENTS.get(name)
+    return cls(cls.configure(scale, dict(overrides or {})))
+
+
+def gather_overrides(assignments: Sequence[str], config_file: str | None) -> dict:
+    """A YAML file's keys, then ``key=value`` assignments (later wins), as one flat dict."""
+    items: dict = load_yaml(config_file) if config_file else {}
+    items.update(dict(parse_assignment(a) for a in assignments))
+    return items
+
+
+def split_by_experiment(items: dict, names: Sequence[str]) -> dict[str, dict]:
+    """``{"E1.train.lr": v}`` → ``{"E1": {"train.lr": v}}``; every key must start with an experiment."""
+    out: dict[str, dict] = {n: {} for n in names}
+    for key, value in items.items():
+        head, _, rest = key.partition(".")
+        if head not in out or not rest:
+            raise ConfigError(
+                f"A reproduce override must start with one of the experiments run ({', '.join(names)}), "
+                f"e.g. E1.train.lr=1e-3. Got {key!r} instead."
+            )
+        out[head][rest] = value
+    return out
+
+
+def run_experiments(
+    names: Sequence[str],
+    *,
+    scale: str = "quick",
+    overrides: dict[str, dict] | None = None,
+    out: str | Path | None = None,
+    store: str | Path | None = None,
+    progress: ProgressFn | None = None,
+    workers: int = 1,
+    backend: str | None = None,
+) -> PipelineResult:
+    """Validate every config first, then sweep each experiment into the store and write the report."""
+    out_dir, store_path = resolve_paths(out, store)
+    overrides = overrides or {}
+    bound = [configure(n, scale, overrides.get(n)) for n in names]
+    summaries = {}
+    with RunStore(store_path) as run_store:
+        for exp in bound:
+            run_store.put_experiment(exp.name, scale, to_dict(exp.cfg))
+            summaries[exp.name] = run_sweep(exp, exp.specs(), run_store, progress=progress, workers=workers, backend=backend)
+        report = write_report(run_store, out_dir)
+    return PipelineResult(summaries, report, store_path)
+
+
+def report(out: str | Path | None = None, store: str | Path | None = None, only: Sequence[str] | None = None) -> Path:
+    """Rewrite the report folder from an existing store."""
+    out_dir, store_path = resolve_paths(out, store)
+    if not store_path.is_file():
+        raise UserInputError(f"Run store '{store_path}' does not exist; run an experiment first or pass --store.")
+    with RunStore(store_path) as run_store:
+        return write_report(run_store, out_dir, only=list(only) if only else None)
