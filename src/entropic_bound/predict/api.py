@@ -98,5 +98,5 @@ def predict_r_star(
         timing_s=time.perf_counter() - start, n_samples=N,
         shapes={"X": list(X.shape), "Y": list(Y.shape), "V": None if V is None else list(V.shape)},
         kernel_noise=cut.noise_level, threshold=cut.threshold,
-        n_equations=fit.n_equations, n_unknowns=fit.n_unknowns,
+        n_equations=fit.n_equations, n_unknowns=fit.n_unknowns, too_few_samples=fit.too_few_samples,
     )

@@ -35,6 +35,7 @@ class Fit:
         identifiable: whether this method can identify r* from these data at all.
         reason: why (not), in one sentence.
         n_equations, n_unknowns: scalar equations used and unknowns solved for.
+        too_few_samples: the data have no more scalar equations than unknowns (a sample count problem).
         rank_cap: estimates ``>= rank_cap`` are not identifiable (``cap_reason`` says why).
         extra: further estimates (``{key: value}``) and ``params`` (``{key: dict}``).
     """
@@ -48,17 +49,19 @@ class Fit:
     reason: str = ""
     n_equations: int = 0
     n_unknowns: int = 0
+    too_few_samples: bool = False
     rank_cap: int | None = None
     cap_reason: str = ""
     extra: dict[str, float] = dataclasses.field(default_factory=dict)
     params: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
 
-def not_identifiable(reason: str, *, n_equations: int = 0, n_unknowns: int = 0) -> Fit:
+def not_identifiable(reason: str, *, n_equations: int = 0, n_unknowns: int = 0, too_few_samples: bool = False) -> Fit:
     """A :class:`Fit` that carries only the reason the data cannot identify r*."""
     return Fit(
         singular_values=np.zeros(0), noise_top=np.zeros(0), sigma=float("nan"), entry_noise=float("nan"),
         shape=(0, 0), identifiable=False, reason=reason, n_equations=n_equations, n_unknowns=n_unknowns,
+        too_few_samples=too_few_samples,
     )
 
 

@@ -23,7 +23,7 @@ def solve_kernel(system: KronSystem, rng: np.random.Generator, *, what: str) -> 
     if n_eq <= n_unk:
         return _no_kernel(
             f"{what}: {n_eq} equations (N·n·d_v) for {n_unk} unknowns (d²) leave no degrees of freedom; "
-            f"need N·n·d_v > {n_unk}.", n_equations=n_eq, n_unknowns=n_unk,
+            f"need N·n·d_v > {n_unk}.", n_equations=n_eq, n_unknowns=n_unk, too_few_samples=True,
         )
     solved = system.solve()
     if solved is None:
@@ -46,7 +46,7 @@ def solve_kernel(system: KronSystem, rng: np.random.Generator, *, what: str) -> 
     ), K_hat
 
 
-def _no_kernel(reason: str, **counts: int) -> tuple[Fit, None]:
+def _no_kernel(reason: str, **counts) -> tuple[Fit, None]:
     return not_identifiable(reason, **counts), None
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..spectra import mp_median
 from .base import PREDICTORS, Fit, chunks, not_identifiable
-from .cut import noise_calibrated_cut
+from .cut import FLOOR, noise_calibrated_cut
 
 NOISE_DRAWS = 8
 REFINE_STEPS = 4
@@ -103,7 +103,24 @@ def _pooled(X, Y, rng) -> Fit:
     return fit
 
 
-def _per_sample(X, Y) -> Fit:
+CV_FACTOR = 2.0
+CV_DRAWS = 64
+
+
+def tail_variation(s: np.ndarray, r: int, shape: tuple[int, int], rng: np.random.Generator) -> tuple[float, float]:
+    """Across-sample coefficient of variation of ``s[:, r]`` and of the top singular value of noise.
+
+    ``s (N, m)``: per-sample singular values. The top singular value of an ``(n − r) × (d_v − r)``
+    Gaussian matrix concentrates (coefficient of variation ≈ 0.05–0.1 at these sizes), while signal
+    singular values of ``Y_i = M_i X_i V`` vary with ``X_i`` (measured 0.2–0.7), so a first tail value
+    that varies more than ``CV_FACTOR`` × the simulated noise value is signal, not noise.
+    """
+    col = s[:, r]
+    noise = np.linalg.svd(rng.standard_normal((CV_DRAWS, shape[0] - r, shape[1] - r)), compute_uv=False)[:, 0]
+    return float(np.std(col) / np.mean(col)), float(np.std(noise) / np.mean(noise))
+
+
+def _per_sample(X, Y, rng) -> Fit:
     N, n, d = X.shape
     d_v = Y.shape[2]
     m, big = min(n, d_v), max(n, d_v)
@@ -119,6 +136,14 @@ def _per_sample(X, Y) -> Fit:
         reason=f"linear QK, V unknown, n = {n} < d = {d}: r* read from rank Y_i = min(r*, n, d_v) per sample.",
         n_equations=N * n * d_v, n_unknowns=d * d + d * d_v - 1,
     )
+    r = noise_calibrated_cut(rms, fit.noise_top).r_hat
+    if r < m and rms[r] > FLOOR * rms[0]:
+        cv_obs, cv_noise = tail_variation(s, r, (n, d_v), rng)
+        if cv_obs > CV_FACTOR * cv_noise:
+            fit.identifiable = False
+            fit.reason = (f"linear QK, V unknown, n = {n} < d = {d}: the singular values of Y_i past the cut vary across "
+                          f"samples like signal (coefficient of variation {cv_obs:.2f} vs {cv_noise:.2f} for noise), so "
+                          f"no noise-only direction calibrates the cut; r* may be as large as min(n, d_v) = {m}.")
     fit.rank_cap = m
     fit.cap_reason = (f"linear QK, V unknown, n = {n} < d = {d}: rank Y_i = min(r*, {n}, {d_v}) = {m} says only "
                       f"r* ≥ {m}; this predictor cannot tell larger ranks apart (r_hat is a lower bound).")
@@ -137,6 +162,6 @@ def linear_v_unknown(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng:
     if n_eq <= n_unk:
         return not_identifiable(
             f"linear QK, V unknown: {n_eq} equations (N·n·d_v) for {n_unk} unknowns (d² + d·d_v − 1); "
-            f"need N·n·d_v > {n_unk}.", n_equations=n_eq, n_unknowns=n_unk,
+            f"need N·n·d_v > {n_unk}.", n_equations=n_eq, n_unknowns=n_unk, too_few_samples=True,
         )
-    return _pooled(X, Y, rng) if n >= d else _per_sample(X, Y)
+    return _pooled(X, Y, rng) if n >= d else _per_sample(X, Y, rng)

@@ -45,6 +45,7 @@ class Prediction:
         timing_s: wall time of the prediction.
         n_samples: N. shapes: ``{"X": [...], "Y": [...], "V": [...] or None}``.
         n_equations, n_unknowns: scalar equations used and unknowns solved for by the method.
+        too_few_samples: not identifiable because there are no more equations than unknowns.
     """
 
     r_hat: int
@@ -63,6 +64,7 @@ class Prediction:
     threshold: float = float("nan")
     n_equations: int = 0
     n_unknowns: int = 0
+    too_few_samples: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (floats that are NaN/inf become ``None``)."""

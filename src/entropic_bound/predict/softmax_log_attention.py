@@ -140,7 +140,7 @@ def softmax_log_attention(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *,
     if N * n * (n - 1) <= n_unk:
         return not_identifiable(
             f"softmax log-attention: {N * n * (n - 1)} log-ratio equations (N·n·(n−1)) for {n_unk} unknowns (d²); "
-            f"need N·n·(n−1) > {n_unk}.", n_equations=N * n * (n - 1), n_unknowns=n_unk,
+            f"need N·n·(n−1) > {n_unk}.", n_equations=N * n * (n - 1), n_unknowns=n_unk, too_few_samples=True,
         )
     sigma, dof = estimate_sigma(X, Y, V)
     how = f"Y outside row(X_i V) and the row sums of Â_i ({dof} dof)"

@@ -1,0 +1,78 @@
+"""``predict``: the intrinsic rank r* from data alone (no training), with the evidence for it.
+
+    entropic-bound predict DATA.npz --teacher linear-qk|softmax [--v-known] [--json]
+                           [--estimator NAME] [--method NAME]
+    entropic-bound predict --x X.npy --y Y.npy [--v V.npy] --teacher ...
+"""
+from __future__ import annotations
+
+import json
+
+from ..errors import DataError, UserInputError
+from ..predict import PREDICTORS, TEACHERS, Prediction, load_npy, load_npz, predict_r_star
+
+SHOWN_ESTIMATES = ("noise_calibrated_rank", "numerical_rank", "energy_effective_rank", "largest_gap_rank",
+                   "optimal_hard_threshold", "realised_mixer_energy_rank")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("predict", help="predict r* from data (X, Y[, V]) without training")
+    p.add_argument("data", nargs="?", metavar="DATA.npz", help="archive with X (N, n, d), Y (N, n, d_v), optional V (d, d_v)")
+    p.add_argument("--x", metavar="X.npy", help="X (N, n, d) as .npy (instead of DATA.npz)")
+    p.add_argument("--y", metavar="Y.npy", help="Y (N, n, d_v) as .npy")
+    p.add_argument("--v", metavar="V.npy", help="V (d, d_v) as .npy (the V-known setting)")
+    p.add_argument("--teacher", required=True, choices=TEACHERS, help="teacher form: Y = (X K Xᵀ) X V or softmax(X K Xᵀ) X V")
+    p.add_argument("--v-known", action="store_true", help="require V (error if the data hold none)")
+    p.add_argument("--method", metavar="NAME", help=f"predictor: {', '.join(PREDICTORS.names())} (default: per setting)")
+    p.add_argument("--estimator", metavar="NAME", help="take r_hat from this estimate (default: noise_calibrated_rank)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_predict)
+
+
+def _load(args):
+    if args.data and (args.x or args.y or args.v):
+        raise UserInputError("Give either DATA.npz or --x/--y[/--v]. Got both.")
+    if args.data:
+        return load_npz(args.data)
+    if not (args.x and args.y):
+        raise UserInputError("Expected DATA.npz or both --x X.npy and --y Y.npy. Got neither.")
+    V = load_npy(args.v, "V") if args.v else None
+    return load_npy(args.x, "X"), load_npy(args.y, "Y"), V
+
+
+def _predict(args) -> int:
+    X, Y, V = _load(args)
+    if args.v_known and V is None:
+        raise DataError("--v-known expects an array V (d, d_v) in the data (or --v V.npy). Found none.")
+    if args.method is not None:
+        PREDICTORS.get(args.method)  # unknown name → one line with the choices
+    pred = predict_r_star(X, Y, teacher=args.teacher, V=V, method=args.method, estimator=args.estimator)
+    if pred.too_few_samples:  # a sample-count problem the user can fix: an error, not a verdict
+        raise DataError(f"Expected more equations than unknowns for '{pred.method}'. Found {pred.reason}")
+    if args.json:
+        print(json.dumps(pred.to_dict()))
+    else:
+        _print_table(pred)
+    return 0
+
+
+def _print_table(pred: Prediction) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=110)
+    table = Table(title=f"predict r* — {pred.method}", title_justify="left")
+    table.add_column("estimate")
+    table.add_column("value", justify="right")
+    for key in SHOWN_ESTIMATES:
+        if key in pred.estimates:
+            table.add_row(key, f"{pred.estimates[key]:.3g}")
+    table.add_row("noise σ̂ (Y)", f"{pred.noise_level:.3g}")
+    table.add_row("threshold / kernel noise", f"{pred.threshold:.3g} / {pred.kernel_noise:.3g}")
+    table.add_row("margin", f"{pred.margin:.3g}")
+    table.add_row("time", f"{pred.timing_s:.2f} s")
+    console.print(table)
+    top = ", ".join(f"{v:.3g}" for v in pred.singular_values[: max(pred.r_hat + 2, 4)])
+    console.print(f"singular values: {top}{' …' if len(pred.singular_values) > max(pred.r_hat + 2, 4) else ''}")
+    verdict = "identifiable" if pred.identifiable else "NOT identifiable"
+    console.print(f"r_hat = {pred.r_hat} ({verdict}): {pred.reason}", highlight=False)
