@@ -131,9 +131,10 @@ class E1LinearSurrogate(Experiment):
         ops = model.operators()
         excess = population_excess_risk(ops["A"], ops["V"], truth["A"], truth["V"])  # (M,)
         ranks = [s.params["rank"] for s in group]
-        closed = excess_risk_curve(truth["A"], truth["V"], ranks)
-        optimum = _finite_sample_optimum(batch, teacher, ranks, p0["v"]) if batch is not None else [np.nan] * len(ranks)
         signal = clean_signal(truth["A"], truth["V"])
+        closed = excess_risk_curve(truth["A"], truth["V"], ranks)
+        closed[closed < 1e-12 * signal] = 0.0  # A*'s trailing singular values are round-off (~1e-16)
+        optimum = _finite_sample_optimum(batch, teacher, ranks, p0["v"]) if batch is not None else [np.nan] * len(ranks)
         estimates = estimate_all(model.spectra()["A"], shape=(task.n, task.n))
         wall = (time.perf_counter() - start) / len(group)
         results = []
