@@ -129,14 +129,16 @@ class _Freezer:
             return
         with torch.no_grad():
             for p, s in zip(self.params, self.saved):
-                s[new] = 0.0 if zero else p[new]
+                idx = new.to(p.device)
+                s[idx] = 0.0 if zero else p[idx]
         self.frozen |= new
 
     def restore(self) -> None:
         if self.frozen.any():
             with torch.no_grad():
                 for p, s in zip(self.params, self.saved):
-                    p[self.frozen] = s[self.frozen]
+                    idx = self.frozen.to(p.device)
+                    p[idx] = s[idx]
 
 
 def train_ensemble(
@@ -162,7 +164,7 @@ def train_ensemble(
     for step in range(cfg.steps + 1):
         loss = data.loss(model, step)  # (M,)
         with torch.no_grad():
-            lv = loss.detach()
+            lv = loss.detach().cpu()  # bookkeeping on the CPU; (M,) values only
             initial = lv.clone() if initial is None else initial
             bad = ~torch.isfinite(lv) | (lv > cfg.divergence_factor * initial.clamp_min(1e-30))
             newly_bad = bad & ~freezer.frozen
@@ -184,7 +186,7 @@ def train_ensemble(
         for g in opt.param_groups:
             g["lr"] = learning_rate(cfg, step)
         opt.zero_grad(set_to_none=True)
-        torch.where(active, loss, torch.zeros_like(loss)).sum().backward()
+        torch.where(active.to(loss.device), loss, torch.zeros_like(loss)).sum().backward()
         opt.step()
         freezer.restore()
         if on_step is not None:
