@@ -40,11 +40,11 @@ def _pooled_grams(X, Y, rng, draws):
     rss, used = 0.0, 0
     for sl in chunks(X.shape[0]):
         Xc, Yc = X[sl], Y[sl]
-        lam, Q = np.linalg.eigh(Xc.transpose(0, 2, 1) @ Xc)  # (c, d), (c, d, d)
+        S = Xc.transpose(0, 2, 1) @ Xc  # (c, d, d)
+        lam = np.linalg.eigvalsh(S)  # (c, d) ascending
         ok = lam[:, 0] > RANK_RTOL * lam[:, -1]
         w = np.where(ok, lam[:, 0], 0.0)  # (c,)
-        inv = np.where(ok[:, None], 1.0 / np.where(ok[:, None], lam, 1.0), 0.0)
-        S_inv = (Q * inv[:, None, :]) @ Q.transpose(0, 2, 1)  # (c, d, d)
+        S_inv = np.linalg.inv(np.where(ok[:, None, None], S, np.eye(d))) * ok[:, None, None]  # (c, d, d)
         P = S_inv @ Xc.transpose(0, 2, 1)  # (c, d, n) = pinv(X_i)
         Z = P @ Yc  # (c, d, d_v)
         H += np.einsum("c,cav,cbv->ab", w, Z, Z)

@@ -25,13 +25,29 @@ import torch
 PIVOT_RTOL = 1e-11
 
 
+def _pair_index(p: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat indices of the upper triangle of a ``(p, p)`` matrix and the map ``(a, c) → pair``."""
+    iu = np.triu_indices(p)
+    pair = np.zeros((p, p), dtype=np.int64)
+    pair[iu] = np.arange(iu[0].size)
+    pair.T[iu] = np.arange(iu[0].size)
+    return iu[0] * p + iu[1], pair
+
+
 def kron_gram(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``Σ_k A_k ⊗ B_k`` for ``A (M, p, p)``, ``B (M, q, q)`` as one GEMM → ``(p q, p q)``."""
+    """``Σ_k A_k ⊗ B_k`` for symmetric ``A (M, p, p)``, ``B (M, q, q)`` → ``(p q, p q)``.
+
+    One GEMM over the upper triangles only, ``(M, p(p+1)/2)ᵀ @ (M, q(q+1)/2)`` (4× fewer flops than
+    the full ``(M, p²)ᵀ @ (M, q²)``), then a gather to the full Kronecker layout.
+    """
     M, p, _ = A.shape
     q = B.shape[1]
-    At, Bt = torch.from_numpy(A.reshape(M, p * p)), torch.from_numpy(B.reshape(M, q * q))
-    G4 = (At.T @ Bt).reshape(p, p, q, q)  # [a, c, b, f]
-    return G4.permute(0, 2, 1, 3).reshape(p * q, p * q).numpy()  # kron index [(a, b), (c, f)]
+    (ia, pa), (ib, pb) = _pair_index(p), _pair_index(q)
+    At = torch.from_numpy(np.ascontiguousarray(A.reshape(M, p * p)[:, ia]))
+    Bt = torch.from_numpy(np.ascontiguousarray(B.reshape(M, q * q)[:, ib]))
+    core = (At.T @ Bt).numpy()  # (p(p+1)/2, q(q+1)/2)
+    G4 = core[pa[:, :, None, None], pb[None, None, :, :]]  # [a, c, b, f]
+    return G4.transpose(0, 2, 1, 3).reshape(p * q, p * q)  # kron index [(a, b), (c, f)]
 
 
 class KronSystem:
