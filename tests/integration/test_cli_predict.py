@@ -1,0 +1,122 @@
+"""``entropic-bound predict`` end to end: JSON on good files, exit 2 and one stderr line on bad ones."""
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from entropic_bound.cli import main
+
+
+def _data(N=48, n=16, d=32, d_v=32, r=3, sigma=1e-3, teacher="linear-qk", seed=0):
+    rng = np.random.default_rng(seed)
+    K = rng.standard_normal((d, r)) @ rng.standard_normal((r, d)) / d
+    V = np.linalg.qr(rng.standard_normal((d, d_v)))[0]
+    X = rng.standard_normal((N, n, d))
+    L = X @ K @ X.transpose(0, 2, 1)
+    if teacher == "softmax":
+        L = np.exp(L - L.max(-1, keepdims=True))
+        L /= L.sum(-1, keepdims=True)
+    Y = L @ X @ V + sigma * rng.standard_normal((N, n, d_v))
+    return X, Y, V
+
+
+def _run(capsys, *argv):
+    code = main(["predict", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_subprocess_linear_v_known(tmp_path):
+    X, Y, V = _data()
+    path = tmp_path / "data.npz"
+    np.savez(path, X=X, Y=Y, V=V)
+    proc = subprocess.run([sys.executable, "-m", "entropic_bound", "predict", str(path), "--teacher", "linear-qk",
+                           "--v-known", "--json"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["r_hat"] == 3 and result["method"] == "linear_v_known" and result["identifiable"] is True
+    for key in ("estimates", "singular_values", "reason", "noise_level", "margin", "timing_s", "estimator_params"):
+        assert key in result
+    assert result["noise_level"] == pytest.approx(1e-3, rel=0.1)
+
+
+@pytest.mark.parametrize("teacher, method", [("linear-qk", "linear_v_unknown"), ("softmax", "softmax_log_attention")])
+def test_json_npy_inputs(tmp_path, capsys, teacher, method):
+    X, Y, V = _data(teacher=teacher)
+    for name, arr in (("x", X), ("y", Y), ("v", V)):
+        np.save(tmp_path / f"{name}.npy", arr)
+    v_args = ["--v", tmp_path / "v.npy"] if method == "softmax_log_attention" else []
+    code, out, err = _run(capsys, "--x", tmp_path / "x.npy", "--y", tmp_path / "y.npy", *v_args,
+                          "--teacher", teacher, "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["method"] == method and result["r_hat"] == 3 and result["identifiable"]
+
+
+def test_non_identifiable_is_a_result_not_an_error(tmp_path, capsys):
+    X, Y, V = _data(d_v=8, teacher="softmax")  # n = 16 > d_v: attention not recoverable
+    np.savez(tmp_path / "d.npz", X=X, Y=Y, V=V)
+    code, out, _ = _run(capsys, tmp_path / "d.npz", "--teacher", "softmax", "--method", "softmax_log_attention", "--json")
+    result = json.loads(out)
+    assert code == 0 and result["identifiable"] is False and result["r_hat"] == -1 and "not recoverable" in result["reason"]
+
+
+def test_table_output_and_estimator_choice(tmp_path, capsys):
+    X, Y, V = _data()
+    np.savez(tmp_path / "d.npz", X=X, Y=Y, V=V)
+    code, out, _ = _run(capsys, tmp_path / "d.npz", "--teacher", "linear-qk")
+    assert code == 0 and "r_hat = 3 (identifiable)" in out and "noise_calibrated_rank" in out
+    code, out, _ = _run(capsys, tmp_path / "d.npz", "--teacher", "linear-qk", "--estimator", "largest_gap_rank", "--json")
+    assert code == 0 and json.loads(out)["r_hat"] == 3
+
+
+def _bad_cases(tmp):
+    X, Y, V = _data()
+    cases = {}
+
+    def npz(name, **arrays):
+        np.savez(tmp / f"{name}.npz", **arrays)
+        return [tmp / f"{name}.npz", "--teacher", "linear-qk"]
+
+    cases["missing Y"] = (npz("noY", X=X), "Missing Y")
+    cases["X wrong rank"] = (npz("rankX", X=X[0], Y=Y), "'X' must be 3-D")
+    cases["V wrong rank"] = (npz("rankV", X=X, Y=Y, V=V[0]), "'V' must be 2-D")
+    cases["N mismatch"] = (npz("N", X=X, Y=Y[:-1]), "must agree in (N, n)")
+    cases["n mismatch"] = (npz("n", X=X, Y=Y[:, :-1]), "must agree in (N, n)")
+    cases["d mismatch"] = (npz("d", X=X, Y=Y, V=V[:-1]), "V must be (d, d_v)")
+    cases["d_v mismatch"] = (npz("dv", X=X, Y=Y, V=V[:, :-1]), "V must be (d, d_v)")
+    cases["NaN"] = (npz("nan", X=np.where(X > 3, np.nan, X), Y=Y), "must be finite")
+    cases["inf"] = (npz("inf", X=X, Y=np.where(Y > 0.5, np.inf, Y)), "must be finite")
+    cases["too few samples"] = (npz("few", X=X[:2], Y=Y[:2], V=V), "more equations than unknowns")
+    cases["object array"] = (npz("obj", X=X.astype(object), Y=Y), "Found an object array")
+    cases["v-known without V"] = (npz("noV", X=X, Y=Y) + ["--v-known"], "--v-known expects an array V")
+    cases["missing file"] = ([tmp / "nope.npz", "--teacher", "linear-qk"], "Found no such file")
+    with open(tmp / "pickled.npz", "wb") as f:
+        pickle.dump({"X": X, "Y": Y}, f)
+    cases["pickled file"] = ([tmp / "pickled.npz", "--teacher", "linear-qk"], "pickles are not loaded")
+    cases["unknown teacher"] = (npz("ok", X=X, Y=Y) + ["--teacher", "liner"], "invalid choice")
+    cases["unknown estimator"] = (npz("ok2", X=X, Y=Y) + ["--estimator", "stabel_rank"], "Did you mean 'stable_rank'")
+    cases["no data"] = (["--teacher", "linear-qk"], "Got neither")
+    return cases
+
+
+def test_each_bad_input_exits_2_with_one_line(tmp_path, capsys):
+    for name, (argv, fragment) in _bad_cases(tmp_path).items():
+        code, out, err = _run(capsys, *argv)
+        assert code == 2, (name, out, err)
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in err, (name, err)
+        assert fragment in lines[0], (name, lines[0])
+
+
+def test_bad_input_subprocess_has_no_traceback(tmp_path):
+    np.savez(tmp_path / "d.npz", X=np.zeros((2, 3)), Y=np.zeros((2, 3, 4)))
+    proc = subprocess.run([sys.executable, "-m", "entropic_bound", "predict", str(tmp_path / "d.npz"), "--teacher",
+                           "softmax"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "must be 3-D" in proc.stderr
