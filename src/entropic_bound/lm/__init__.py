@@ -1,0 +1,1 @@
+"""Small causal language models on corpora of known complexity (E7)."""
