@@ -22,7 +22,7 @@ from .model import CausalLM
 
 @dataclass(frozen=True)
 class LMTrainConfig:
-    steps: int = param(400, ge=1, le=10_000_000)
+    steps: int = param(600, ge=1, le=10_000_000)
     batch_size: int = param(16, ge=1, le=65_536)
     lr: float = param(3e-3, gt=0.0)
     lr_final_ratio: float = param(0.1, ge=0.0, le=1.0, doc="cosine decay to lr × this")
