@@ -99,8 +99,11 @@ class E7Language(Experiment):
             extra = {"corpus.python": f"{sys.version_info.major}.{sys.version_info.minor}"} if name == "stdlib_code" else {}
             out.append({"corpus.name": name, "corpus.seed": c.corpus_seed, **extra})
         for p in c.corpus_paths:
-            path = Path(p).resolve()
-            out.append({"corpus.name": text_name(path), "corpus.path": str(path), "corpus.digest": file_digest(path)})
+            path, digest = Path(p).resolve(), file_digest(p)
+            name = text_name(path)
+            if any(o["corpus.name"] == name for o in out):  # two files with one stem stay two corpora
+                name = f"{name}-{digest[:6]}"
+            out.append({"corpus.name": name, "corpus.path": str(path), "corpus.digest": digest})
         return out
 
     def specs(self) -> list[RunSpec]:
