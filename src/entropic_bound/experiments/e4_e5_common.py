@@ -1,0 +1,126 @@
+"""Shared pieces of E4 and E5: attention teachers and students, held-out excess risk, mixer ranks.
+
+Teacher pairing: the linear and the softmax teacher of one ``(r*, spectrum, seed)`` are drawn from
+the *same* generator (the seed leaves the teacher kind out), so they share ``K*`` and ``V*`` and
+their training and held-out inputs ``X`` — the two teachers differ only in the softmax, which is
+what C6 compares.
+
+Excess risk (SPEC §1) is measured on a fixed held-out set drawn from a dedicated seed, against the
+*clean* target: ``ΔR_m = mean_{b,i,k} (f_m(X)_bik − f*(X)_bik)²``, accumulated in float64.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..models.base import MemberSpec
+from ..models.linear_qk import LinearQKEnsemble
+from ..models.softmax_attention import SoftmaxAttentionEnsemble
+from ..spectra import estimate_all, singular_values
+from ..tasks import Batch, LinearQKTeacherTask, SoftmaxTeacherTask
+from .base import derive_seed
+
+TEACHER_KINDS = ("linear", "softmax")
+TASK_CLASSES = {"linear": LinearQKTeacherTask, "softmax": SoftmaxTeacherTask}
+STUDENT_CLASSES = {"linear": LinearQKEnsemble, "softmax": SoftmaxAttentionEnsemble}
+STUDENT_RUNG = {"linear": "B1", "softmax": "B2"}
+
+
+def draw_teacher(experiment: str, kind: str, task_params: dict, seed: int):
+    """``(task, teacher)`` for ``kind``; ``K*``, ``V*`` depend on ``task_params`` and ``seed`` only."""
+    task = TASK_CLASSES[kind](**task_params)
+    g = torch.Generator().manual_seed(derive_seed(f"{experiment}/teacher", sorted(task_params.items()), seed))
+    return task, task.teacher(g)
+
+
+def draw_data(experiment: str, purpose: str, teacher, task_params: dict, n_samples: int, seed: int,
+              dtype: torch.dtype) -> Batch:
+    """``n_samples`` samples from a generator seeded by ``(experiment, purpose, task_params, N, seed)``.
+
+    ``purpose`` is ``"train"`` or ``"test"``; the held-out set has its own dedicated seed.
+    """
+    key = derive_seed(f"{experiment}/{purpose}", sorted(task_params.items()), n_samples, seed)
+    return teacher.sample(n_samples, torch.Generator().manual_seed(key), dtype=dtype)
+
+
+def build_student(kind: str, members: list[MemberSpec], teacher, v_known: bool, dtype: torch.dtype):
+    """B1 for the linear teacher, B2 (temperature √d, the teacher's) for the softmax teacher."""
+    V = teacher.V.to(dtype) if v_known else None
+    return STUDENT_CLASSES[kind](members, n=teacher.n, d=teacher.d, d_v=teacher.d_v, V_known=V, dtype=dtype)
+
+
+def heldout_excess(model, batch: Batch, chunk: int = 256) -> np.ndarray:
+    """Excess risk per model on held-out data, ``(M,)``: ``mean (f_m(X) − f*(X))²`` in float64.
+
+    ``batch.X (N, n, d)``, ``batch.clean (N, n, d_v)``; evaluated in chunks of ``chunk`` samples.
+    """
+    total = torch.zeros(model.n_models, dtype=torch.float64)
+    with torch.no_grad():
+        for start in range(0, len(batch), chunk):
+            X, clean = batch.X[start:start + chunk], batch.clean[start:start + chunk]
+            err = model(X).double() - clean.double()  # (M, b, n, d_v)
+            total += err.pow(2).sum(dim=(1, 2, 3))
+    return (total / batch.clean.numel()).numpy()
+
+
+def signal_power(batch: Batch) -> float:
+    """``E||f*(X)||_F² / (n d_v)`` on ``batch`` (the denominator of the relative excess risk)."""
+    return float(batch.clean.double().pow(2).mean())
+
+
+def uniform_attention_excess(batch: Batch, V: torch.Tensor | None, kind: str) -> float:
+    """Excess risk of the best ``K = 0`` model of the student class on ``batch``.
+
+    Linear QK with ``K = 0`` outputs 0, so its excess is the signal. Softmax with ``K = 0`` mixes
+    uniformly: ``f(X) = 1 x̄ᵀ V`` with ``x̄ = mean_j x_j``; with ``V`` known it is evaluated as is,
+    with ``V`` learned the best ``V`` is the least-squares fit of the clean target on ``x̄``
+    (fitted and evaluated on the same large held-out set: the population optimum up to O(d/N)).
+    """
+    if kind == "linear":
+        return signal_power(batch)
+    X, clean = batch.X.double(), batch.clean.double()  # (N, n, d), (N, n, d_v)
+    xbar = X.mean(1)  # (N, d)
+    if V is None:
+        target = clean.mean(1)  # (N, d_v): the best V fits the token-averaged target
+        V = torch.linalg.lstsq(xbar, target).solution  # (d, d_v)
+    pred = (xbar @ V.double()).unsqueeze(1)  # (N, 1, d_v), the same row for every token
+    return float((pred - clean).pow(2).mean())
+
+
+def kernel_matrices(model) -> torch.Tensor:
+    """Head-averaged kernels ``K = mean_h W_Q^h W_K^hᵀ``, ``(M, d, d)`` float64."""
+    return model.kernel().detach().double().mean(1)
+
+
+def mixer_estimates(mixers: torch.Tensor) -> dict[str, np.ndarray]:
+    """Realised-mixer rank estimates from mixers ``(M, B, n, n)``.
+
+    ``mixer_<key>``: the estimator on each input's mixer, averaged over inputs, ``(M,)``;
+    ``meanmixer_<key>``: the estimator on the mean mixer ``mean_b M(X_b)``, ``(M,)`` (SPEC §4).
+    """
+    n = mixers.shape[-1]
+    per_input = estimate_all(singular_values(mixers), shape=(n, n))  # key → (M, B)
+    mean = estimate_all(singular_values(mixers.mean(1)), shape=(n, n))  # key → (M,)
+    out = {f"mixer_{k}": v.mean(-1) for k, v in per_input.items()}
+    out.update({f"meanmixer_{k}": v for k, v in mean.items()})
+    return out
+
+
+def teacher_mixers(teacher, X: torch.Tensor) -> torch.Tensor:
+    """The teacher's realised mixers on ``X (B, n, d)`` as ``(1, B, n, n)`` float64."""
+    return teacher.mixer(X.double()).unsqueeze(0)
+
+
+def saturation_stats(teacher, X: torch.Tensor) -> dict[str, float]:
+    """Row entropy / log n and mean max attention of the softmax teacher (NaN for the linear one)."""
+    if hasattr(teacher, "saturation"):
+        return teacher.saturation(X)
+    return {"row_entropy_ratio": math.nan, "mean_max_attention": math.nan}
+
+
+def nan_metrics(metrics: dict[str, Any], keep: tuple[str, ...]) -> dict[str, Any]:
+    """``metrics`` with every value NaN except ``keep`` (a diverged run's stored numbers)."""
+    return {k: (v if k in keep else math.nan) for k, v in metrics.items()}
