@@ -6,7 +6,6 @@ from .base import SCALES, Analysis, Experiment, Verdict, derive_seed
 from .e1_linear_surrogate import E1Config, E1LinearSurrogate
 from .e2_recovery import E2Config, E2Recovery
 from .e4_attention_teacher import E4AttentionTeacher, E4Config
-from .e3_ladder import E3Config, E3Ladder  # noqa: F401
 from .e7_language import E7Config, E7Language  # noqa: F401
 
 __all__ = [
