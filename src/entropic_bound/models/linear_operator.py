@@ -7,6 +7,7 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
+from ..errors import UserInputError
 from ..registry import STUDENTS
 from .base import EnsembleStudent, MemberSpec, check_rank, member_generator, stack_padded
 
@@ -31,8 +32,14 @@ class LinearOperatorEnsemble(EnsembleStudent):
         V_known: Tensor | None = None,
         v_init_scale: float = 1.0,
         dtype: torch.dtype = torch.float64,
+        positional: str = "none",
     ) -> None:
         super().__init__()
+        if positional != "none":
+            raise UserInputError(
+                f"positional information is for B1 and B2 only (B0's fixed operator already knows positions). "
+                f"Got positional={positional!r} for B0."
+            )
         for m in members:
             check_rank("rank", m.rank, n, f"the operator is n×n with n={n}")
         self.n_models, self.n, self.d, self.d_v = len(members), n, d, d_v

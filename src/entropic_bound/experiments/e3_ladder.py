@@ -1,0 +1,283 @@
+"""E3 — the interpolation ladder B0 → B1 → B2 → B3 on one ``fixed_operator`` task (claim C4, extension X2).
+
+Every rung is trained on the *same* task (``A*``, ``V*`` drawn once from ``task_seed``) and the same
+data stream (one data generator per task, so every ensemble sees identical batches), at full rank
+(``r = n`` for B0, ``r = d`` for B1–B3) and at swept ranks, V known and V learned, several student
+initialisations (``seeds``). Three roles of runs:
+
+- ``ladder``: B0…B3 on ``fixed_operator`` (C4's jump: B0 reaches the floor, B1–B3 do not);
+- ``control_b``: B1 on a ``linear_qk_teacher`` task — the architecture trains fine when the task is
+  in its class, so a failure on ``fixed_operator`` is the task's, not the optimiser's;
+- ``x2``: B1 and B2 with and without ``positional="learned_absolute"`` on a signed low-rank ``A*``
+  and on a row-stochastic ``A* = softmax(rank-r* logits)`` (a softmax head cannot mix with signs).
+
+Relative excess risk = held-out ``mean ||f(X) − f*(X)||² / mean ||f*(X)||²`` on ``n_test`` fresh
+samples against the clean target (SPEC §1); B0 also records the exact population value (SPEC §5).
+Each run stores the mean realised mixer ``E_X M(X)`` (over the first ``n_mix`` held-out inputs,
+heads averaged) beside the task's, so the mixer figure is rebuilt from the store alone.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..config import param
+from ..errors import ConfigError
+from ..models import (LinearOperatorEnsemble, LinearQKEnsemble, MemberSpec, SoftmaxAttentionEnsemble,
+                      TransformerBlockEnsemble)
+from ..models.softmax_attention import TEMPERATURES
+from ..registry import EXPERIMENTS
+from ..spectra import estimate_all
+from ..sweep.spec import RunResult, RunSpec
+from ..tasks import FixedOperatorTask, LinearQKTeacherTask
+from ..tasks.operators import SPECTRA
+from ..theory import clean_signal, population_excess_risk
+from ..training import FixedData, FreshData, TrainConfig, train_ensemble
+from ..training.trainer import DTYPES
+from .base import Experiment, derive_seed, flat_params, spec_params
+
+RUNGS = ("B0", "B1", "B2", "B3")
+STUDENT_CLASSES = {"B0": LinearOperatorEnsemble, "B1": LinearQKEnsemble, "B2": SoftmaxAttentionEnsemble,
+                   "B3": TransformerBlockEnsemble}
+POSITIONAL_RUNGS = ("B1", "B2")
+OPERATORS = ("low_rank", "row_stochastic")
+ROLES = ("ladder", "control_b", "x2")
+
+
+def _train(steps: int, lr: float) -> TrainConfig:
+    return TrainConfig(optimizer="adam", lr=lr, lr_final=1e-4, steps=steps, n_samples=0, batch_size=32,
+                       checkpoints=8, dtype="float32")
+
+
+@dataclass(frozen=True)
+class E3Config:
+    n: int = param(16, ge=2, le=256, doc="tokens per sequence (A* is n×n; B0's full rank)")
+    d: int = param(16, ge=1, le=256, doc="input features (= d_v; the full query–key rank of B1–B3)")
+    r_star: int = param(4, ge=1, doc="rank of A* (and of the control teacher's K*)")
+    spectrum: str = param("flat", choices=SPECTRA)
+    sigma: float = param(0.1, ge=0.0, doc="noise standard deviation")
+    task_seed: int = param(0, ge=0, doc="draws the tasks; every rung sees the same task and data stream")
+    rungs: tuple[str, ...] = param(RUNGS, choices=RUNGS, doc="ladder rungs")
+    ranks: tuple[int, ...] = param((1, 2, 4, 8), ge=1, doc="swept ranks (<= d); the full rank is always added")
+    v_settings: tuple[str, ...] = param(("known", "learned"), choices=("known", "learned"))
+    seeds: int = param(2, ge=1, le=1000, doc="student initialisations per setting (the task is fixed)")
+    n_heads: int = param(1, ge=1, le=64, doc="heads of B1–B3 (each of rank r, outputs averaged)")
+    temperature: str = param("sqrt_d", choices=TEMPERATURES, doc="softmax temperature of B2/B3")
+    init_scale: float = param(0.25, gt=0.0, doc="std of the query–key factor entries at init (B1–B3)")
+    b0_init_scale: float = param(0.1, gt=0.0, doc="std of B0's factor entries at init")
+    n_test: int = param(1024, ge=16, le=10_000_000, doc="fresh held-out samples for the excess risk")
+    n_mix: int = param(64, ge=1, le=100_000, doc="held-out inputs the stored mean mixer averages over")
+    control_b: bool = param(True, doc="control (b): B1 on a linear_qk_teacher task")
+    teacher_c: float = param(2.0, gt=0.0, doc="control (b): logit scale c of the B1 teacher")
+    positional_rungs: tuple[str, ...] = param(POSITIONAL_RUNGS, choices=RUNGS,
+                                              doc="X2: rungs run with learned_absolute positions (empty: no X2)")
+    x2_operators: tuple[str, ...] = param(OPERATORS, choices=OPERATORS, doc="X2: A* signed low-rank / row-stochastic")
+    x2_ranks: tuple[int, ...] = param((), ge=1, doc="X2 ranks (<= d); empty = r* and d")
+    x2_heads: tuple[int, ...] = param((1,), ge=1, le=64, doc="X2 head counts")
+    x2_v_settings: tuple[str, ...] = param(("known",), choices=("known", "learned"))
+    logit_scale: float = param(2.0, gt=0.0, doc="row-stochastic A*: rms of its rank-r* logits")
+    eps_floor: float = param(1e-2, gt=0.0, lt=1.0, doc="relative excess below which a model reaches the floor")
+    c4_fail: float = param(0.5, gt=0.0, doc="C4: B1–B3 at full rank fail when their relative excess is >= this")
+    c4_ratio: float = param(0.1, gt=0.0, doc="C4 (c): max(|B2−B1|, |B3−B2|) / (B1 − B0) must be <= this")
+    x2_min_steps: int = param(6000, ge=1, doc="X2: runs shorter than this cannot refute (SPEC §5b: >= 6000 steps)")
+    train: TrainConfig = field(default_factory=lambda: _train(500, 1e-2))
+    x2_train: TrainConfig = field(default_factory=lambda: _train(1500, 3e-2))
+
+    def check(self) -> None:
+        if not self.rungs:
+            raise ConfigError(f"The 'rungs' parameter must hold at least one of {', '.join(RUNGS)}. Got () instead.")
+        bad_pos = [r for r in self.positional_rungs if r not in POSITIONAL_RUNGS]
+        if bad_pos:
+            raise ConfigError(f"positional information is for B1 and B2 only. Got {bad_pos[0]!r} in 'positional_rungs'.")
+        attention = any(r != "B0" for r in self.rungs) or self.control_b or self.positional_rungs
+        upper, what = (self.d, "d, the query–key width of B1–B3") if attention else (self.n, "n")
+        for key, values in (("ranks", self.ranks), ("x2_ranks", self.x2_ranks)):
+            bad = [r for r in values if r > upper]
+            if bad:
+                raise ConfigError(f"The '{key}' parameter must hold ints in [1, {upper}] ({what}). Got {bad[0]} instead.")
+        if self.r_star > self.n:
+            raise ConfigError(f"The 'r_star' parameter must be an int in [1, {self.n}] (n). Got {self.r_star} instead.")
+        if self.control_b and self.r_star > self.d:
+            raise ConfigError(f"The 'r_star' parameter must be an int in [1, {self.d}] (d, the B1 teacher's "
+                              f"kernel is d×d). Got {self.r_star} instead.")
+
+    def full_rank(self, rung: str) -> int:
+        return self.n if rung == "B0" else self.d
+
+    def ladder_ranks(self, rung: str) -> list[int]:
+        full = self.full_rank(rung)
+        return sorted({r for r in self.ranks if r <= full} | {full})
+
+
+def task_of(params: dict) -> FixedOperatorTask | LinearQKTeacherTask:
+    """The task a run's params describe (``task.*`` keys)."""
+    p = {k[5:]: v for k, v in params.items() if k.startswith("task.")}
+    kind = p.pop("kind")
+    if kind == "linear_qk_teacher":
+        return LinearQKTeacherTask(**p)
+    return FixedOperatorTask(**p)
+
+
+@EXPERIMENTS.register("E3", summary="interpolation ladder B0–B3 on fixed_operator; controls; learned positions (C4, X2)")
+class E3Ladder(Experiment):
+    name = "E3"
+    title = "Interpolation ladder B0 → B3 on a fixed operator"
+    claims = ("C4", "X2")
+    config_class = E3Config
+
+    @classmethod
+    def default_config(cls, scale: str) -> E3Config:
+        if scale == "paper":
+            return E3Config(seeds=3, ranks=(1, 2, 4, 8, 12), x2_ranks=(2, 4, 8, 16), x2_heads=(1, 2),
+                            x2_v_settings=("known", "learned"), n_test=4096,
+                            train=_train(2000, 1e-2), x2_train=_train(6000, 3e-2))
+        return E3Config()
+
+    # -- the grid --------------------------------------------------------------------------
+    def _task_params(self, kind: str, operator: str = "low_rank") -> dict:
+        c = self.cfg
+        p = {"task.kind": kind, "task.n": c.n, "task.d": c.d, "task.r_star": c.r_star,
+             "task.spectrum": c.spectrum, "task.sigma": c.sigma}
+        if kind == "linear_qk_teacher":
+            p["task.c"] = c.teacher_c
+        else:
+            p["task.operator"] = operator
+            if operator == "row_stochastic":
+                p["task.logit_scale"] = c.logit_scale
+        return p
+
+    def _runs(self, role: str, task: dict, rung: str, v: str, ranks, positional: str, n_heads: int,
+              train: TrainConfig) -> list[RunSpec]:
+        c = self.cfg
+        base = {"role": role, **task, "task_seed": c.task_seed, "n_test": c.n_test, "n_mix": c.n_mix,
+                "rung": rung, "v": v, "positional": positional,
+                "init_scale": c.b0_init_scale if rung == "B0" else c.init_scale, **flat_params(train, "train")}
+        if rung != "B0":
+            base["n_heads"] = n_heads
+        if rung in ("B2", "B3"):
+            base["temperature"] = c.temperature
+        return [RunSpec(self.name, {**base, "rank": r}, seed) for r in ranks for seed in range(c.seeds)]
+
+    def specs(self) -> list[RunSpec]:
+        c = self.cfg
+        fixed = self._task_params("fixed_operator")
+        out = []
+        for rung in c.rungs:
+            for v in c.v_settings:
+                out += self._runs("ladder", fixed, rung, v, c.ladder_ranks(rung), "none", c.n_heads, c.train)
+        if c.control_b:
+            teacher = self._task_params("linear_qk_teacher")
+            for v in c.v_settings:
+                out += self._runs("control_b", teacher, "B1", v, sorted({c.r_star, c.d}), "none", c.n_heads, c.train)
+        x2_ranks = sorted(set(c.x2_ranks) or {c.r_star, c.d})
+        for operator in c.x2_operators if c.positional_rungs else ():
+            task = self._task_params("fixed_operator", operator)
+            for rung in c.positional_rungs:
+                for v in c.x2_v_settings:
+                    for heads in c.x2_heads:
+                        for positional in ("none", "learned_absolute"):
+                            out += self._runs("x2", task, rung, v, x2_ranks, positional, heads, c.x2_train)
+        return out
+
+    def group_key(self, spec: RunSpec):
+        """All seeds and ranks of one (role, task, rung, V, positional, heads, training) train together."""
+        p = spec.params
+        return tuple(sorted((k, str(v)) for k, v in p.items() if k != "rank"))
+
+    # -- one ensemble ----------------------------------------------------------------------
+    def execute(self, group: list[RunSpec]) -> list[RunResult]:
+        start = time.perf_counter()
+        p0 = group[0].params
+        task = task_of(p0)
+        teacher = task.teacher(torch.Generator().manual_seed(derive_seed("E3/teacher", task, p0["task_seed"])))
+        train = TrainConfig(**spec_params(group[0], "train"))
+        dtype = DTYPES[train.dtype]
+        model = build_student(group, teacher, dtype)
+        outcome = train_ensemble(model, training_data(teacher, task, p0["task_seed"], train), train)
+        test = teacher.sample(p0["n_test"], torch.Generator().manual_seed(derive_seed("E3/test", task, p0["task_seed"])))
+        metrics, mixers, target_mixer = evaluate(model, teacher, test, p0["n_mix"])
+        wall = (time.perf_counter() - start) / len(group)
+        results = []
+        for m, spec in enumerate(group):
+            diverged = outcome.diverged_step[m] >= 0
+            row = {k: v[m] for k, v in metrics.items()}
+            row.update(train_loss=outcome.final_loss[m], steps_run=outcome.steps_run[m], noise_floor=task.sigma**2,
+                       full_rank=float(spec.params["rank"] == (task.n if p0["rung"] == "B0" else task.d)))
+            if diverged:
+                row = {k: (v if k in ("steps_run", "noise_floor", "full_rank", "signal") else np.nan) for k, v in row.items()}
+            curves = outcome.member_curves(m)
+            curves["mean_mixer"] = mixers[m].tolist()
+            curves["target_mean_mixer"] = target_mixer.tolist()
+            results.append(RunResult(spec, "diverged" if diverged else "ok", row, curves,
+                                     int(outcome.diverged_step[m]) if diverged else None, wall))
+        return results
+
+    def analyse(self, table, records):
+        from .e3_analysis import analyse_e3
+
+        table, records = self.select(table, records)
+        return analyse_e3(self.cfg, table, records)
+
+
+def build_student(group: list[RunSpec], teacher, dtype: torch.dtype):
+    """The ensemble of one group: one member per spec (its rank, init scale and a run-derived seed)."""
+    p0 = group[0].params
+    members = [MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E3/init", s.run_id)) for s in group]
+    kwargs = dict(n=teacher.n, d=teacher.d, d_v=teacher.d_v, dtype=dtype, positional=p0["positional"],
+                  V_known=teacher.V.to(dtype) if p0["v"] == "known" else None)
+    if p0["rung"] != "B0":
+        kwargs["n_heads"] = p0["n_heads"]
+    if p0["rung"] in ("B2", "B3"):
+        kwargs["temperature"] = p0["temperature"]
+    return STUDENT_CLASSES[p0["rung"]](members, **kwargs)
+
+
+def training_data(teacher, task, task_seed: int, train: TrainConfig):
+    """Fresh batches (``n_samples = 0``) or one fixed data set, from a generator that depends on the
+    task only: every rung and role trained on this task sees exactly the same data."""
+    g = torch.Generator().manual_seed(derive_seed("E3/data", task, task_seed))
+    dtype = DTYPES[train.dtype]
+    if not train.n_samples:
+        return FreshData(teacher, train.batch_size, g, dtype)
+    batch = teacher.sample(train.n_samples, g, dtype=dtype)
+    return FixedData(batch.X, batch.Y, train.batch_size, g)
+
+
+@torch.no_grad()
+def held_out_excess(model, X: torch.Tensor, clean: torch.Tensor, chunk: int = 256) -> np.ndarray:
+    """``mean_b ||f_m(X_b) − f*(X_b)||_F² / (n d_v)`` per model, float64, ``(M,)``.
+
+    ``X (N, n, d)`` in the model's dtype, ``clean (N, n, d_v)`` float64; evaluated in chunks of samples.
+    """
+    total = torch.zeros(model.n_models, dtype=torch.float64)
+    for s in range(0, X.shape[0], chunk):
+        pred = model(X[s : s + chunk]).double()  # (M, b, n, d_v)
+        total += (pred - clean[s : s + chunk]).pow(2).sum(dim=(1, 2, 3))
+    return (total / clean.numel()).numpy()
+
+
+def evaluate(model, teacher, test, n_mix: int) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Per-model metrics ``(M,)`` on the held-out set, the models' mean mixers ``(M, n, n)`` and the
+    task's ``(n, n)`` (``E_X M(X)`` over the first ``n_mix`` held-out inputs, heads averaged)."""
+    dtype = next(model.parameters()).dtype
+    excess = held_out_excess(model, test.X.to(dtype), test.clean)
+    signal = float(test.clean.pow(2).mean())
+    out = {"excess": excess, "signal": np.full(model.n_models, signal), "rel_excess": excess / signal}
+    ops = model.operators()
+    if "A" in ops and hasattr(teacher, "A"):  # B0 on a fixed operator: exact population values (SPEC §5)
+        truth = teacher.truth
+        pop = population_excess_risk(ops["A"], ops["V"], truth["A"], truth["V"])
+        out["rel_excess_population"] = pop / clean_signal(truth["A"], truth["V"])
+    X_mix = test.X[:n_mix].to(dtype)
+    mean_mixer = model.mixers(X_mix).double().mean(dim=(1, 2)).numpy()  # (M, n, n), over inputs and heads
+    target = teacher.mixer(test.X[:n_mix]).mean(0).numpy()  # (n, n)
+    out["mixer_rel_error"] = np.linalg.norm(mean_mixer - target, axis=(1, 2)) / np.linalg.norm(target)
+    name, s = next(iter(model.spectra().items()))  # A (M, n) or K (M, h, r_max)
+    est = estimate_all(s)
+    for key in ("energy_effective_rank", "numerical_rank"):
+        value = est[key]
+        out[f"{name}_{key}"] = value.mean(-1) if value.ndim > 1 else value  # heads averaged
+    return out, mean_mixer, target
