@@ -10,6 +10,7 @@ from ..errors import UserInputError
 from ..experiments import SCALES
 from ..pipeline import DEFAULT_OUT, gather_overrides, run_experiments, split_by_experiment
 from ..registry import EXPERIMENTS
+from ..sweep.runner import make_backend
 from .progress import sweep_progress
 
 
@@ -21,7 +22,10 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="override a config key (repeatable), e.g. --set train.lr=1e-3")
     p.add_argument("--config", default=None, help="YAML file of config overrides")
     p.add_argument("--workers", type=int, default=1, help="worker processes for groups of runs (default 1)")
-    p.add_argument("--backend", default=None, choices=("local", "process"), help="execution backend")
+    p.add_argument("--backend", default=None, choices=("local", "process", "ray"),
+                   help="execution backend (default local; process when --workers > 1; ray needs the [ray] extra)")
+    p.add_argument("--address", default=None, metavar="auto|HOST:PORT",
+                   help="--backend ray: join this running Ray cluster (default: start a local Ray with --workers CPUs)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads in this process (default 1: tiny models run faster single-threaded, "
                    "and two threads collapse when another process holds a core)")
@@ -46,11 +50,18 @@ def _check_workers(args) -> None:
     torch.set_num_threads(args.threads)
 
 
+def _backend(args):
+    """The backend name, or a Ray backend bound to ``--address``."""
+    if args.address is not None and args.backend != "ray":
+        raise UserInputError(f"The '--address' option needs '--backend ray'. Got --backend {args.backend or 'local'} instead.")
+    return make_backend("ray", args.workers, address=args.address) if args.backend == "ray" else args.backend
+
+
 def _execute(names: list[str], overrides: dict, args) -> int:
     _check_workers(args)
     with sweep_progress(args.quiet) as progress:
         result = run_experiments(names, scale=args.scale, overrides=overrides, out=args.out, store=args.store,
-                                 progress=progress, workers=args.workers, backend=args.backend)
+                                 progress=progress, workers=args.workers, backend=_backend(args))
     if not args.quiet:
         for name, s in result.summaries.items():
             print(f"{name}: {s.ran} run(s) trained, {s.skipped} already stored, {s.diverged} diverged "

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence, runtime_checkabl
 
 from ..errors import UserInputError
 from ..registry import Registry
+from .ray_backend import RayBackend
 from .spec import RunResult, RunSpec
 
 Progress = Callable[[int, int, str], None]
@@ -100,12 +101,17 @@ class ProcessBackend:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def make_backend(backend: str | Backend | None, workers: int = 1) -> Backend:
-    """A backend by name (``local``, ``process``, …) or as given; None picks by ``workers``."""
+BACKENDS.register("ray", summary="Ray tasks, one group each, on a local Ray or a cluster (needs the [ray] extra)")(
+    RayBackend)
+
+
+def make_backend(backend: str | Backend | None, workers: int = 1, **options) -> Backend:
+    """A backend by name (``local``, ``process``, ``ray``) or as given; None picks by ``workers``.
+    ``options`` go to the backend's constructor (``address=`` for ``ray``)."""
     if backend is None:
         backend = "local" if workers == 1 else "process"
     if isinstance(backend, str):
-        return BACKENDS.get(backend)(workers=workers)
+        return BACKENDS.get(backend)(workers=workers, **options)
     return backend
 
 
