@@ -1,0 +1,158 @@
+"""E5 — attention-native recovery: does GD from small init on ``r = d`` find a rank-``r*`` kernel? (C7, C8)
+
+Over-parameterised students (B1 for the linear teacher, B2 for the softmax teacher, query–key
+width ``r = d``) are trained by plain full-batch GD from several init scales (SPEC §5b: ``N = 256``,
+lr 10, init 1e-3, a few hundred steps). Every rank estimator of SPEC §4 is applied to the learned
+``K = W_Q W_Kᵀ`` (spectra from the factors, at log-spaced checkpoints and at the end), and to the
+realised mixers ``M(X)`` on held-out inputs (per input then averaged, and on the mean mixer).
+The teacher's own realised-mixer ranks are stored beside them for reference.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..config import param
+from ..errors import ConfigError
+from ..models.base import MemberSpec
+from ..registry import EXPERIMENTS
+from ..spectra import PANEL, estimate_all
+from ..sweep.spec import RunResult, RunSpec
+from ..tasks.operators import SPECTRA
+from ..training import FixedData, TrainConfig, train_ensemble
+from ..training.trainer import DTYPES
+from .base import Experiment, derive_seed, flat_params, spec_params
+from .e4_e5_common import (
+    TEACHER_KINDS,
+    build_student,
+    draw_data,
+    draw_teacher,
+    heldout_excess,
+    kernel_matrices,
+    mixer_estimates,
+    nan_metrics,
+    saturation_stats,
+    signal_power,
+    teacher_mixers,
+)
+from .e5_analysis import analyse_e5
+
+ESTIMATOR_KEYS = tuple(key for key, _, _ in PANEL)
+
+
+@dataclass(frozen=True)
+class E5Config:
+    n: int = param(16, ge=2, le=512, doc="tokens per sequence")
+    d: int = param(32, ge=2, le=512, doc="input features (= d_v = student width r)")
+    teachers: tuple[str, ...] = param(TEACHER_KINDS, choices=TEACHER_KINDS)
+    r_stars: tuple[int, ...] = param((2, 4), ge=1)
+    spectra: tuple[str, ...] = param(("flat", "geometric"), choices=SPECTRA)
+    decay: float = param(0.25, gt=0.0, le=1.0)
+    c: float = param(2.0, gt=0.0, doc="logit scale: ||K*||_F = c sqrt(d)")
+    sigma: float = param(0.1, ge=0.0)
+    v_settings: tuple[str, ...] = param(("known",), choices=("known", "learned"))
+    init_scales: tuple[float, ...] = param((1e-3, 1e-2, 1e-1), gt=0.0)
+    seeds: int = param(1, ge=1, le=10_000)
+    n_test: int = param(1024, ge=1, le=1_000_000, doc="held-out samples for the excess risk")
+    n_mixer: int = param(128, ge=1, le=100_000, doc="held-out inputs for the realised-mixer ranks")
+    small_init_max: float = param(1e-2, gt=0.0, doc="init scales up to this count as small")
+    c7_estimator: str = param("largest_gap_rank", choices=ESTIMATOR_KEYS, doc="estimator the C7 verdict uses")
+    c7_tolerance: float = param(0.5, ge=0.0, doc="C7: |estimate - r*| <= tolerance counts as recovered")
+    c7_rate: float = param(0.9, gt=0.0, le=1.0, doc="C7: required fraction of recovered small-init runs per teacher")
+    c8_margin: float = param(0.1, ge=0.0, doc="C8: energy rank counts as best if within this of the best mean |error|")
+    train: TrainConfig = field(
+        default_factory=lambda: TrainConfig(optimizer="gd", lr=10.0, steps=300, n_samples=256, checkpoints=12,
+                                            dtype="float32")
+    )
+
+    def check(self) -> None:
+        bad = [r for r in self.r_stars if r > self.d]
+        if bad or not self.r_stars:
+            raise ConfigError(f"The 'r_stars' parameter must hold ints in [1, {self.d}] (d). Got {bad[:1] or '()'} instead.")
+        if not self.teachers or not self.spectra or not self.v_settings or not self.init_scales:
+            raise ConfigError("The 'teachers', 'spectra', 'v_settings' and 'init_scales' parameters must be non-empty.")
+        if self.train.n_samples == 0:
+            raise ConfigError("The 'train.n_samples' parameter must be an int >= 1 for E5 (a fixed data set). Got 0 instead.")
+
+
+@EXPERIMENTS.register("E5", summary="attention-native recovery: GD from small init, estimators of K = W_Q W_K^T (C7, C8)")
+class E5AttentionRecovery(Experiment):
+    name = "E5"
+    title = "Attention-native recovery and rank estimators"
+    claims = ("C7", "C8")
+    config_class = E5Config
+
+    @classmethod
+    def default_config(cls, scale: str) -> E5Config:
+        if scale == "paper":
+            return E5Config(r_stars=(1, 2, 4, 8, 16), seeds=3, init_scales=(1e-4, 1e-3, 1e-2, 1e-1), n_test=2048,
+                            n_mixer=256, train=TrainConfig(optimizer="gd", lr=10.0, steps=300, n_samples=256,
+                                                           checkpoints=16, dtype="float32"))
+        return E5Config()
+
+    def specs(self) -> list[RunSpec]:
+        c = self.cfg
+        train = flat_params(c.train, "train")
+        out = []
+        for kind in c.teachers:
+            for r_star in c.r_stars:
+                for spectrum in c.spectra:
+                    for v in c.v_settings:
+                        for init in c.init_scales:
+                            for seed in range(c.seeds):
+                                params = {
+                                    "teacher": kind, "task.n": c.n, "task.d": c.d, "task.r_star": r_star,
+                                    "task.spectrum": spectrum, "task.decay": c.decay, "task.c": c.c,
+                                    "task.sigma": c.sigma, "v": v, "init_scale": init, "n_test": c.n_test,
+                                    "n_mixer": c.n_mixer, **train,
+                                }
+                                out.append(RunSpec(self.name, params, seed))
+        return out
+
+    def group_key(self, spec: RunSpec):
+        p = spec.params
+        return (p["teacher"], p["task.r_star"], p["task.spectrum"], p["v"], spec.seed)
+
+    def execute(self, group: list[RunSpec]) -> list[RunResult]:
+        start = time.perf_counter()
+        p0, seed = group[0].params, group[0].seed
+        kind, task_params = p0["teacher"], spec_params(group[0], "task")
+        task, teacher = draw_teacher("E5", kind, task_params, seed)
+        train = TrainConfig(**spec_params(group[0], "train"))
+        dtype = DTYPES[train.dtype]
+        data = draw_data("E5", "train", teacher, task_params, train.n_samples, seed, dtype)
+        test = draw_data("E5", "test", teacher, task_params, p0["n_test"], seed, torch.float64)
+        members = [MemberSpec(task.d, s.params["init_scale"], derive_seed("E5/init", s.run_id)) for s in group]
+        model = build_student(kind, members, teacher, p0["v"] == "known", dtype)
+        gen = torch.Generator().manual_seed(derive_seed("E5/batches", task_params, seed))
+        outcome = train_ensemble(model, FixedData(data.X, data.Y, train.batch_size, gen), train)
+        model = model.double()
+        excess = heldout_excess(model, test) / signal_power(test)  # (M,) relative
+        K, K_star = kernel_matrices(model).numpy(), teacher.truth["K"]  # (M, d, d), (d, d)
+        k_error = np.linalg.norm(K - K_star, axis=(1, 2)) / np.linalg.norm(K_star)
+        kernel = estimate_all(model.spectra()["K"].mean(1), shape=(task.d, task.d))  # key → (M,); h = 1
+        X_mix = test.X[: p0["n_mixer"]]
+        mixer = mixer_estimates(model.mixers(X_mix).mean(2))  # heads averaged: (M, B, n, n)
+        ref = {f"teacher_{k}": float(v[0]) for k, v in mixer_estimates(teacher_mixers(teacher, X_mix)).items()}
+        sat = saturation_stats(teacher, test.X)
+        wall = (time.perf_counter() - start) / len(group)
+        results = []
+        for m, spec in enumerate(group):
+            diverged = outcome.diverged_step[m] >= 0
+            metrics = {"rel_excess": excess[m], "kernel_rel_error": k_error[m], "train_loss": outcome.final_loss[m],
+                       "steps_run": outcome.steps_run[m], **{f"K_{k}": v[m] for k, v in kernel.items()},
+                       **{k: v[m] for k, v in mixer.items()}, **ref, **sat}
+            if diverged:
+                metrics = nan_metrics(metrics, ("steps_run", *ref, *sat))
+            curves = outcome.member_curves(m)
+            curves["teacher_singular_values"] = teacher.truth["singular_values"].tolist()
+            results.append(RunResult(spec, "diverged" if diverged else "ok", metrics, curves,
+                                     int(outcome.diverged_step[m]) if diverged else None, wall))
+        return results
+
+    def analyse(self, table, records):
+        table, records = self.select(table, records)
+        return analyse_e5(self.cfg, table, records)
