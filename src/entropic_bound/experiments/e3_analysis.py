@@ -42,7 +42,7 @@ def _fill(table: pd.DataFrame) -> pd.DataFrame:
 def summary_table(ok: pd.DataFrame) -> pd.DataFrame:
     """Median, min and max relative excess over seeds per setting (role, task, rung, V, positions, heads, r)."""
     if not len(ok):
-        return pd.DataFrame()
+        return pd.DataFrame(columns=[*SETTING, "rel_excess_median", "rel_excess_min", "rel_excess_max", "runs"])
     g = _fill(ok).groupby(SETTING, sort=True)["rel_excess"]
     out = g.agg(median="median", min="min", max="max", runs="count").reset_index()
     return out.rename(columns={"median": "rel_excess_median", "min": "rel_excess_min", "max": "rel_excess_max"})
@@ -93,7 +93,8 @@ def verdict_c4(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     """C4 from the full-rank medians of every rung and V setting, with controls (a), (b) and (c)."""
     criterion = (
         f"at full rank (r = n for B0, r = d for B1–B3), for every V setting: B1, B2 and B3 have relative excess "
-        f">= {cfg.c4_fail:g}; (c) max(|B2−B1|, |B3−B2|) / (B1 − B0) <= {cfg.c4_ratio:g}. Located only when "
+        f">= {cfg.c4_fail:g}; (c) max(|B2−B1|, |B3−B2|) / (B1 − B0) <= {cfg.c4_ratio:g}, each value capped at 1 "
+        "(the zero predictor; a fixed V* can push B2/B3 above it). Located only when "
         f"(a) B0 and (b) B1 on a B1-teacher task both reach the floor (< eps_floor = {cfg.eps_floor:g}); "
         "otherwise inconclusive. Medians over seeds."
     )
@@ -111,8 +112,9 @@ def verdict_c4(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
         if ev["control_b_B1_teacher"][v] is None:
             missing.append(f"control (b) (V {v})")
         if None not in rows.values():
-            jump = rows["B1"] - rows["B0"]
-            ev["ratio_c"][v] = max(abs(rows["B2"] - rows["B1"]), abs(rows["B3"] - rows["B2"])) / max(jump, 1e-12)
+            cap = {r: min(x, 1.0) for r, x in rows.items()}  # above 1 = worse than predicting 0: no signal
+            jump = cap["B1"] - cap["B0"]
+            ev["ratio_c"][v] = max(abs(cap["B2"] - cap["B1"]), abs(cap["B3"] - cap["B2"])) / max(jump, 1e-12)
     if len(ladder):
         swept = ladder[ladder["rung"].isin(ATTENTION)]
         ev["min_over_ranks_B1_B3"] = float(swept["rel_excess_median"].min()) if len(swept) else None

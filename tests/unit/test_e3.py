@@ -1,0 +1,202 @@
+"""E3: verdict logic on synthetic tables (each verdict flips with the numbers), the grid and its
+ensembles, held-out excess against independent ground truths, and bad input before any work."""
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from entropic_bound.errors import ConfigError, UserInputError
+from entropic_bound.experiments import E3Config, E3Ladder
+from entropic_bound.experiments.e3_analysis import summary_table, verdict_c4, verdict_x2
+from entropic_bound.experiments.e3_ladder import build_student, evaluate, held_out_excess, task_of, training_data
+from entropic_bound.models import LinearOperatorEnsemble, LinearQKEnsemble, MemberSpec, TransformerBlockEnsemble
+from entropic_bound.sweep.spec import RunSpec
+from entropic_bound.tasks import FixedOperatorTask
+from entropic_bound.theory import clean_signal, population_excess_risk
+from entropic_bound.training import TrainConfig
+
+CFG = E3Config(n=8, d=8, r_star=2, ranks=(2,))
+
+
+def _row(role, rung, v, rank, rel, positional="none", operator="low_rank", seed=0, n_heads=1):
+    return {"role": role, "task.kind": "linear_qk_teacher" if role == "control_b" else "fixed_operator",
+            "task.operator": np.nan if role == "control_b" else operator, "rung": rung, "v": v,
+            "positional": positional, "n_heads": np.nan if rung == "B0" else float(n_heads), "rank": rank,
+            "seed": seed, "rel_excess": rel, "status": "ok"}
+
+
+def ladder_table(B0=1e-5, B1=1.0, B2=0.99, B3=1.0, control=1e-5, spread=0.0):
+    rows = []
+    for v in ("known", "learned"):
+        for seed, jitter in enumerate((-spread, 0.0, spread)):
+            for rung, rel in (("B0", B0), ("B1", B1), ("B2", B2), ("B3", B3)):
+                rows.append(_row("ladder", rung, v, CFG.full_rank(rung), rel + jitter, seed=seed))
+                rows.append(_row("ladder", rung, v, 1, max(rel, 0.6), seed=seed))  # swept rank
+            rows.append(_row("control_b", "B1", v, CFG.d, control, seed=seed))
+    return pd.DataFrame(rows)
+
+
+def c4(**kw):
+    return verdict_c4(CFG, summary_table(ladder_table(**kw)))
+
+
+def test_c4_confirmed_when_the_jump_is_at_b1_and_controls_reach_the_floor():
+    v = c4(spread=0.001)
+    assert v.verdict == "confirmed"
+    assert v.evidence["full_rank"]["known"]["B1"] == pytest.approx(1.0)  # median over seeds
+    assert v.evidence["ratio_c"]["learned"] == pytest.approx(0.01 / (1.0 - 1e-5))
+
+
+def test_c4_refuted_when_a_rung_learns_or_softmax_makes_a_difference():
+    assert c4(B1=0.3).verdict == "refuted"  # no jump at B1
+    assert c4(B3=0.4).verdict == "refuted"  # B3 fails the 0.5 threshold (and the ratio)
+    v = c4(B2=0.7)  # B2 far from B1: (c) ratio 0.3 > 0.1
+    assert v.verdict == "refuted" and v.evidence["ratio_holds"] is False and v.evidence["jump_holds"] is True
+
+
+def test_c4_caps_values_above_the_zero_predictor():
+    v = c4(B2=1.06, B3=1.2)  # V known can push B2/B3 above 1: no more signal recovered than B1
+    assert v.verdict == "confirmed" and v.evidence["ratio_c"]["known"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_c4_inconclusive_when_a_control_fails_or_runs_are_missing():
+    v = c4(B0=0.05)
+    assert v.verdict == "inconclusive" and "control" in v.evidence["reason"]
+    assert c4(control=0.2).verdict == "inconclusive"
+    table = ladder_table()
+    v = verdict_c4(CFG, summary_table(table[table["rung"] != "B3"]))
+    assert v.verdict == "inconclusive" and "B3" in v.evidence["reason"]
+    assert verdict_c4(CFG, summary_table(table.iloc[0:0])).verdict == "inconclusive"
+
+
+def x2_table(b1_pos=0.005, b2_pos=0.004):
+    rows = []
+    for rung, operator, pos_value, none_value in (("B1", "low_rank", b1_pos, 1.0), ("B2", "row_stochastic", b2_pos, 0.8),
+                                                  ("B2", "low_rank", 0.6, 1.05)):
+        for rank, factor in ((2, 3.0), (8, 1.0)):
+            rows.append(_row("x2", rung, "known", rank, pos_value * factor, "learned_absolute", operator))
+            rows.append(_row("x2", rung, "known", rank, none_value, "none", operator))
+    return pd.DataFrame(rows)
+
+
+def test_x2_confirmed_refuted_or_inconclusive_by_floor_and_run_length():
+    short, long = CFG, replace(CFG, x2_train=replace(CFG.x2_train, steps=6000))
+    v = verdict_x2(short, summary_table(x2_table()))
+    assert v.verdict == "confirmed"
+    pair = v.evidence["pairs"]["B2/row_stochastic"]
+    assert pair["best_setting"]["rank"] == 8 and pair["min_rank_reaching_floor"] == 8
+    assert pair["gap_closed"] == pytest.approx(1 - 0.004 / 0.8)
+    assert v.evidence["pairs"]["B2/low_rank"]["decides_verdict"] is False
+    v = verdict_x2(short, summary_table(x2_table(b2_pos=0.03)))
+    assert v.verdict == "inconclusive" and "6000" in v.evidence["reason"]
+    assert verdict_x2(long, summary_table(x2_table(b2_pos=0.03))).verdict == "refuted"
+    no_b1 = x2_table()[lambda t: t["rung"] != "B1"]
+    assert verdict_x2(long, summary_table(no_b1)).verdict == "inconclusive"
+
+
+# ----- the grid
+
+
+def test_grid_groups_all_seeds_and_ranks_of_a_rung_into_one_ensemble():
+    exp = E3Ladder(replace(CFG, seeds=2, ranks=(1, 2)))
+    specs = exp.specs()
+    assert len({s.run_id for s in specs}) == len(specs)
+    groups = exp.groups(specs)
+    for g in groups:
+        keys = {(s.params["role"], s.params["rung"], s.params["v"], s.params["positional"],
+                 s.params.get("task.operator"), s.params.get("n_heads")) for s in g}
+        assert len(keys) == 1
+    b1 = [g for g in groups if g[0].params["rung"] == "B1" and g[0].params["role"] == "ladder"
+          and g[0].params["v"] == "known"]
+    assert len(b1) == 1 and sorted({(s.params["rank"], s.seed) for s in b1[0]}) == [
+        (r, s) for r in (1, 2, 8) for s in (0, 1)]  # swept ranks + full rank d = 8, both seeds
+    b0 = [s for s in specs if s.params["rung"] == "B0"]
+    assert max(s.params["rank"] for s in b0) == CFG.n
+    assert not [s for s in E3Ladder(replace(CFG, control_b=False, positional_rungs=())).specs()
+                if s.params["role"] != "ladder"]
+    changed = E3Ladder(replace(CFG, seeds=2, ranks=(1, 2), sigma=0.2)).specs()
+    assert not {s.run_id for s in changed} & {s.run_id for s in specs}
+
+
+def test_every_rung_sees_the_same_data_stream():
+    exp = E3Ladder(CFG)
+    by_rung = {}
+    for s in exp.specs():
+        if s.params["role"] == "ladder":
+            by_rung.setdefault(s.params["rung"], s.params)
+    train = TrainConfig(**{k[6:]: v for k, v in by_rung["B0"].items() if k.startswith("train.")})
+    batches = []
+    for rung in ("B0", "B3"):
+        task = task_of(by_rung[rung])
+        data = training_data(task.teacher(0), task, 0, train)
+        batches.append([data.batch(i) for i in range(2)])
+    for (x0, y0), (x1, y1) in zip(*batches):
+        assert torch.equal(x0, x1) and torch.equal(y0, y1)
+
+
+# ----- measurement against independent ground truths
+
+
+def test_held_out_excess_of_b0_matches_the_population_formula():
+    task = FixedOperatorTask(n=6, d=4, r_star=2, sigma=0.1)
+    teacher = task.teacher(0)
+    model = LinearOperatorEnsemble([MemberSpec(r, 0.5, r) for r in (1, 3, 6)], n=6, d=4, d_v=4)
+    test = teacher.sample(16_000, torch.Generator().manual_seed(1))
+    metrics, mixers, target = evaluate(model, teacher, test, n_mix=8)
+    ops = model.operators()
+    truth = teacher.truth
+    exact = population_excess_risk(ops["A"], ops["V"], truth["A"], truth["V"]) / clean_signal(truth["A"], truth["V"])
+    np.testing.assert_allclose(metrics["rel_excess_population"], exact)
+    np.testing.assert_allclose(metrics["rel_excess"], exact, rtol=0.05)
+    np.testing.assert_allclose(mixers, ops["A"].numpy())  # a fixed operator is its own mean mixer
+    np.testing.assert_allclose(target, truth["A"])
+
+
+def test_held_out_excess_matches_a_per_model_loop_in_chunks():
+    members = [MemberSpec(r, 0.5, 10 + r) for r in (1, 3)]
+    model = LinearQKEnsemble(members, n=5, d=3, d_v=3, dtype=torch.float64)
+    X = torch.randn(70, 5, 3, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    clean = torch.randn(70, 5, 3, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    got = held_out_excess(model, X, clean, chunk=16)
+    for m, member in enumerate(members):
+        alone = LinearQKEnsemble([member], n=5, d=3, d_v=3, dtype=torch.float64)
+        with torch.no_grad():
+            expected = ((alone(X)[0] - clean) ** 2).mean().item()
+        assert got[m] == pytest.approx(expected, rel=1e-12)
+
+
+# ----- bad input
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"ranks": (9,)}, "The 'ranks' parameter must hold ints in [1, 8] (d"),
+    ({"x2_ranks": (12,)}, "The 'x2_ranks' parameter must hold ints in [1, 8]"),
+    ({"positional_rungs": ("B1", "B3")}, "positional information is for B1 and B2 only. Got 'B3'"),
+    ({"positional_rungs": ("B0",)}, "positional information is for B1 and B2 only. Got 'B0'"),
+    ({"rungs": ()}, "must hold at least one of B0, B1, B2, B3"),
+    ({"rungs": ("B1", "B5")}, "The 'rungs' parameter must be one of 'B0', 'B1', 'B2', 'B3'. Got 'B5'"),
+    ({"r_star": 9}, "The 'r_star' parameter must be an int in [1, 8]"),
+])
+def test_bad_config_is_one_line(changes, message):
+    with pytest.raises(ConfigError) as err:
+        E3Ladder(replace(CFG, **changes))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_b0_only_sweep_allows_ranks_up_to_n():
+    cfg = replace(CFG, n=12, d=4, r_star=2, rungs=("B0",), ranks=(10,), control_b=False, positional_rungs=())
+    specs = E3Ladder(cfg).specs()
+    assert sorted({s.params["rank"] for s in specs}) == [10, 12]
+
+
+def test_models_refuse_positions_on_b0_and_b3():
+    with pytest.raises(UserInputError, match="positional information is for B1 and B2 only"):
+        LinearOperatorEnsemble([MemberSpec(2, 0.1, 0)], n=4, d=2, d_v=2, positional="learned_absolute")
+    with pytest.raises(UserInputError, match="only available for B1 and B2"):
+        TransformerBlockEnsemble([MemberSpec(2, 0.1, 0)], n=4, d=2, d_v=2, positional="learned_absolute")
+    spec = next(s for s in E3Ladder(CFG).specs() if s.params["rung"] == "B3")
+    bad = RunSpec(spec.experiment, {**spec.params, "positional": "learned_absolute"}, 0)
+    with pytest.raises(UserInputError):
+        build_student([bad], task_of(bad.params).teacher(0), torch.float32)
