@@ -49,7 +49,7 @@ def paired_ratios(trans: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=[*PAIR_KEYS, "ratio_k0", "ratio_signal"])
     lin = trans[trans["teacher"] == "linear"].set_index(PAIR_KEYS)
     soft = trans[trans["teacher"] == "softmax"].set_index(PAIR_KEYS)
-    both = lin.join(soft, lsuffix="_linear", rsuffix="_softmax", how="inner")
+    both = lin.merge(soft, left_index=True, right_index=True, suffixes=("_linear", "_softmax"))
     out = pd.DataFrame({
         "linear_over_k0": both["over_k0_below_linear"], "softmax_over_k0": both["over_k0_below_softmax"],
         "linear_rel": both["rel_excess_below_linear"], "softmax_rel": both["rel_excess_below_softmax"],

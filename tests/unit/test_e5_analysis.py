@@ -1,0 +1,78 @@
+"""E5: realised-mixer estimates against a per-input loop; C7/C8 verdict logic on synthetic tables."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from entropic_bound.experiments.e4_e5_common import draw_teacher, mixer_estimates, teacher_mixers
+from entropic_bound.experiments.e5_analysis import KEYS, error_table, estimator_ranking, verdict_c7, verdict_c8
+from entropic_bound.experiments.e5_attention_recovery import E5Config
+from entropic_bound.spectra import estimate_all
+
+
+def test_mixer_estimates_match_a_loop_and_linear_teacher_mixers_have_rank_r_star():
+    task = {"n": 10, "d": 12, "r_star": 3, "spectrum": "flat", "decay": 0.25, "c": 2.0, "sigma": 0.1}
+    _, teacher = draw_teacher("E5", "softmax", task, 0)  # full-rank mixers: no round-off tail to compare
+    X = torch.randn(4, 10, 12, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    mixers = teacher_mixers(teacher, X)  # (1, 4, n, n)
+    got = mixer_estimates(mixers)
+    for key in KEYS:
+        per_input = [estimate_all(np.linalg.svd(mixers[0, b].numpy(), compute_uv=False), shape=(10, 10))[key] for b in range(4)]
+        assert got[f"mixer_{key}"][0] == pytest.approx(float(np.mean(per_input)), rel=1e-10)
+        mean = estimate_all(np.linalg.svd(mixers[0].mean(0).numpy(), compute_uv=False), shape=(10, 10))[key]
+        assert got[f"meanmixer_{key}"][0] == pytest.approx(float(mean), rel=1e-10)
+    _, linear = draw_teacher("E5", "linear", task, 0)
+    got = mixer_estimates(teacher_mixers(linear, X))
+    assert got["mixer_numerical_rank"][0] == 3  # X K* X^T has rank r* when n >= r*
+
+
+def synthetic(shift_softmax_energy: float = 0.0, gap_error: float = 0.0) -> pd.DataFrame:
+    """Small- and large-init rows; K_ estimates equal r* plus the given errors."""
+    rows = []
+    for kind in ("linear", "softmax"):
+        for r_star in (2, 4):
+            for init in (1e-3, 1e-1):
+                row = {"teacher": kind, "task.spectrum": "flat", "task.r_star": r_star, "init_scale": init, "seed": 0,
+                       "rel_excess": 1e-4, "kernel_rel_error": 1e-2}
+                for key in KEYS:
+                    row[f"K_{key}"] = r_star + 1.0  # every other estimator is off by one
+                row["K_energy_effective_rank"] = r_star + (shift_softmax_energy if kind == "softmax" else 0.0)
+                row["K_largest_gap_rank"] = r_star + gap_error
+                row["mixer_numerical_rank"] = 16.0
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_error_table_and_ranking():
+    errors = error_table(synthetic(shift_softmax_energy=0.3))
+    assert set(errors["estimator"]) == {f"K_{k}" for k in KEYS} | {"mixer_numerical_rank"}
+    soft = estimator_ranking(errors, "softmax")
+    assert soft.index[0] in ("K_largest_gap_rank",) and soft["K_energy_effective_rank"] == pytest.approx(0.3)
+    cell = errors[(errors["estimator"] == "mixer_numerical_rank") & (errors["r_star"] == 4) & (errors["teacher"] == "linear")]
+    assert float(cell["mean_abs_error"].iloc[0]) == pytest.approx(12.0)
+
+
+def test_c7_confirmed_and_refuted():
+    cfg = E5Config()
+    small = synthetic()
+    small = small[small["init_scale"] <= cfg.small_init_max]
+    assert verdict_c7(cfg, small, synthetic(), 0).verdict == "confirmed"
+    bad = synthetic(gap_error=1.0)
+    assert verdict_c7(cfg, bad[bad["init_scale"] <= 1e-2], bad, 0).verdict == "refuted"
+    assert verdict_c7(E5Config(c7_tolerance=1.0), bad[bad["init_scale"] <= 1e-2], bad, 0).verdict == "confirmed"
+    assert verdict_c7(cfg, small.iloc[:0], small, 0).verdict == "inconclusive"
+
+
+def test_c8_names_the_best_and_flips():
+    cfg = E5Config()
+    small = lambda t: t[t["init_scale"] <= cfg.small_init_max]  # noqa: E731
+    v = verdict_c8(cfg, error_table(small(synthetic())), 0)  # energy and gap both exact: tie within margin
+    assert v.verdict == "confirmed" and "energy_effective_rank" in v.evidence["tied_best"]
+    v = verdict_c8(cfg, error_table(small(synthetic(shift_softmax_energy=0.8))), 0)
+    assert v.verdict == "refuted" and v.evidence["best_under_softmax"] == "largest_gap_rank"
+    assert v.evidence["softmax_minus_linear"]["energy_effective_rank"] == pytest.approx(0.8)
+    v = verdict_c8(cfg, error_table(small(synthetic(shift_softmax_energy=0.05, gap_error=0.5))), 0)
+    assert v.verdict == "confirmed" and v.evidence["energy_is_best"]
+    assert verdict_c8(cfg, pd.DataFrame(), 0).verdict == "inconclusive"
