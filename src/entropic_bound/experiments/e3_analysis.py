@@ -115,6 +115,8 @@ def verdict_c4(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
             cap = {r: min(x, 1.0) for r, x in rows.items()}  # above 1 = worse than predicting 0: no signal
             jump = cap["B1"] - cap["B0"]
             ev["ratio_c"][v] = max(abs(cap["B2"] - cap["B1"]), abs(cap["B3"] - cap["B2"])) / max(jump, 1e-12)
+            raw = max(abs(rows["B2"] - rows["B1"]), abs(rows["B3"] - rows["B2"])) / max(rows["B1"] - rows["B0"], 1e-12)
+            ev.setdefault("ratio_c_uncapped", {})[v] = raw
     if len(ladder):
         swept = ladder[ladder["rung"].isin(ATTENTION)]
         ev["min_over_ranks_B1_B3"] = float(swept["rel_excess_median"].min()) if len(swept) else None
