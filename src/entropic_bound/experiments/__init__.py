@@ -8,6 +8,7 @@ from .e2_recovery import E2Config, E2Recovery
 from .e3_ladder import E3Config, E3Ladder  # noqa: F401
 from .e4_attention_teacher import E4AttentionTeacher, E4Config  # noqa: F401
 from .e5_attention_recovery import E5AttentionRecovery, E5Config  # noqa: F401
+from .e6_predictability import E6Config, E6Predictability  # noqa: F401
 from .e7_language import E7Config, E7Language  # noqa: F401
 
 __all__ = [

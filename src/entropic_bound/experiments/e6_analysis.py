@@ -1,0 +1,261 @@
+"""E6's analysis: recovery-rate tables, the frontier, verdicts C9, C10, X1 — pure functions of stored rows.
+
+A run *recovers* r* when ``r_hat == r*`` (the predictor's noise-calibrated cut); its exact-recovery
+rate is the fraction of seeds (and spectra, where pooled) that do. A run outside its method's domain
+should say ``identifiable = False``; ``confident_wrong`` marks runs that claim identifiability and miss.
+
+Domains (theory, used by the verdicts, not read from the predictor's own flags):
+
+- ``linear_v_known``: every r* (K solved by least squares once ``N n d_v > d²``).
+- ``linear_v_unknown``: every r* when ``n > d``; r* < d when ``n = d``; r* < min(n, d_v) when ``n < d``
+  (``rank Y_i = min(r*, n, d_v)`` then, so larger r* are only bounded below).
+- ``softmax_log_attention``: V known and ``n ≤ min(d, d_v)`` (the attention is recoverable per sample).
+- ``softmax_linearised``: none (biased by the softmax's curvature; C10 measures how).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .base import Analysis, Verdict, decide
+from .e6_plots import plot_estimates, plot_rate_heatmaps
+
+CELL = ["teacher", "method", "v", "task.n", "task.spectrum", "task.r_star", "n_samples", "task.sigma"]
+PAPER_ESTIMATORS = ("numerical_rank", "energy_effective_rank", "realised_mixer_energy_rank")
+ESTIMATORS = ("noise_calibrated_rank", "numerical_rank", "energy_effective_rank", "largest_gap_rank",
+              "optimal_hard_threshold", "realised_mixer_energy_rank", "mean_mixer_energy_rank")
+
+
+def in_domain(method: str, v: str, n: int, d: int, d_v: int, r_star: int) -> bool:
+    """Whether ``method`` can identify ``r_star`` in this setting in principle (module docstring)."""
+    if method == "linear_v_known":
+        return v == "known"
+    if method == "linear_v_unknown":
+        return True if n > d else (r_star < d if n == d else r_star < min(n, d_v))
+    if method == "softmax_log_attention":
+        return v == "known" and n <= min(d, d_v)
+    return False
+
+
+def with_domain(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` plus a boolean ``in_domain`` column."""
+    out = table.copy()
+    out["in_domain"] = [in_domain(r["method"], r["v"], int(r["task.n"]), int(r["task.d"]), int(r["task.d_v"]),
+                                  int(r["task.r_star"])) for _, r in out.iterrows()]
+    return out
+
+
+def rate_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Per cell (spectra separate): exact-recovery rate, flagged and confident-wrong rates, mean r_hat."""
+    g = table.groupby(CELL, sort=True)
+    out = g.agg(rate=("exact", "mean"), flagged=("identifiable", lambda s: float((1 - s).mean())),
+                confident_wrong=("confident_wrong", "mean"), mean_r_hat=("r_hat", "mean"),
+                median_cpu_s=("cpu_s", "median"), runs=("exact", "size"))
+    return out.reset_index()
+
+
+def estimate_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Per cell and estimator: mean estimate, the estimator on K* (``true``) and the rate of round(estimate) == r*."""
+    rows = []
+    for key in ESTIMATORS:
+        col = f"est_{key}"
+        if col not in table:
+            continue
+        have = table[table[col].notna()]
+        for cell, g in have.groupby(CELL, sort=True):
+            true = g[f"true_{key}"].mean() if f"true_{key}" in g else (
+                g["teacher_mixer_energy_rank"].mean() if "mixer" in key else np.nan)
+            rows.append({**dict(zip(CELL, cell)), "estimator": key, "mean_estimate": float(g[col].mean()),
+                         "true_value": float(true), "exact_rate": float((np.floor(g[col] + 0.5) == g["task.r_star"]).mean()),
+                         "runs": int(len(g))})
+    return pd.DataFrame(rows)
+
+
+def pool_spectra(rates: pd.DataFrame) -> pd.DataFrame:
+    """``rates`` with the spectra pooled (run-weighted mean rate per remaining cell)."""
+    keys = [c for c in CELL if c != "task.spectrum"]
+    g = rates.assign(hits=rates["rate"] * rates["runs"]).groupby(keys, sort=True)[["hits", "runs"]].sum()
+    return g.assign(rate=g["hits"] / g["runs"]).drop(columns="hits").reset_index()
+
+
+def frontier_table(rates: pd.DataFrame, sigma_ref: float, level: float) -> pd.DataFrame:
+    """Per (teacher, method, v, n, r*): smallest N with rate >= level at ``sigma_ref``, largest σ with
+    rate >= level at the largest N (spectra pooled); NaN when none reaches it."""
+    pooled = pool_spectra(rates)
+    rows = []
+    for key, g in pooled.groupby(["teacher", "method", "v", "task.n", "task.r_star"]):
+        at_ref = g[np.isclose(g["task.sigma"], sigma_ref) & (g["rate"] >= level)]
+        at_max = g[(g["n_samples"] == g["n_samples"].max()) & (g["rate"] >= level)]
+        rows.append({**dict(zip(["teacher", "method", "v", "task.n", "task.r_star"], key)),
+                     "min_N_exact": float(at_ref["n_samples"].min()) if len(at_ref) else np.nan,
+                     "max_sigma_exact": float(at_max["task.sigma"].max()) if len(at_max) else np.nan,
+                     "N_max": int(g["n_samples"].max())})
+    return pd.DataFrame(rows)
+
+
+def _rates_by_r(g: pd.DataFrame, col: str = "exact") -> dict[int, float]:
+    return {int(r): float(h[col].mean()) for r, h in g.groupby("task.r_star")}
+
+
+def _at_scale(table: pd.DataFrame, sigma_max: float) -> pd.DataFrame:
+    """Runs at the largest N with σ <= sigma_max (where 'sufficient scale' is judged)."""
+    if not len(table):
+        return table
+    return table[(table["n_samples"] == table["n_samples"].max()) & (table["task.sigma"] <= sigma_max + 1e-12)]
+
+
+def verdict_c9(cfg, table: pd.DataFrame) -> Verdict:
+    criterion = (
+        f"linear teacher, both linear methods (V known: linear_v_known; V unknown: linear_v_unknown): at the largest N "
+        f"and every sigma <= {cfg.sigma_max:g}, the exact-recovery rate (r_hat == r*) is >= {cfg.rate:g} for every r* in "
+        f"the method's domain (spectra, seeds pooled); r* outside it (V unknown, n < d: r* >= min(n, d_v)) are flagged "
+        f"not identifiable in >= {cfg.flag_rate:g} of runs"
+    )
+    statement = "r* of a linear QK teacher is predicted exactly from data at sufficient N, with V known and unknown"
+    lin = table[(table["teacher"] == "linear") & table["method"].isin(["linear_v_known", "linear_v_unknown"])]
+    evidence, checks = {}, []
+    for method in ("linear_v_known", "linear_v_unknown"):
+        for n, g in _at_scale(lin[lin["method"] == method], cfg.sigma_max).groupby("task.n"):
+            inside, outside = g[g["in_domain"]], g[~g["in_domain"]]
+            rates = _rates_by_r(inside)
+            flagged = float((outside["identifiable"] == 0).mean()) if len(outside) else None
+            ok = bool(rates) and min(rates.values()) >= cfg.rate and (flagged is None or flagged >= cfg.flag_rate)
+            checks.append(ok)
+            evidence[f"{method}/n={int(n)}"] = {
+                "N": int(g["n_samples"].max()), "rate_by_r_star": rates, "ok": ok,
+                "out_of_domain_r_stars": sorted(int(r) for r in outside["task.r_star"].unique()),
+                "out_of_domain_flagged": flagged,
+                "out_of_domain_rate": float(outside["exact"].mean()) if len(outside) else None,
+                "confident_wrong_in_domain": float(inside["confident_wrong"].mean()) if len(inside) else None,
+            }
+    methods = {k.split("/")[0] for k in evidence}
+    if methods != {"linear_v_known", "linear_v_unknown"}:
+        evidence["missing"] = sorted({"linear_v_known", "linear_v_unknown"} - methods)
+        return Verdict("C9", "inconclusive", criterion, evidence, "E6", statement)
+    return Verdict("C9", decide(all(checks)), criterion, evidence, "E6", statement)
+
+
+def _mean_by_r(g: pd.DataFrame, col: str) -> dict[int, float]:
+    return {int(r): float(h[col].mean()) for r, h in g.groupby("task.r_star") if h[col].notna().any()}
+
+
+def c10_checks(cfg, soft: pd.DataFrame, lin: pd.DataFrame) -> dict:
+    """The four sub-criteria of C10 on softmax_linearised runs (softmax teacher ``soft``, linear ``lin``)."""
+    tol, out = cfg.c10_tolerance, {}
+    rates = {key: _rates_by_r(soft.assign(hit=np.floor(soft[f"est_{key}"] + 0.5) == soft["task.r_star"]), "hit")
+             for key in PAPER_ESTIMATORS if f"est_{key}" in soft}
+    rates["noise_calibrated_cut"] = _rates_by_r(soft)
+    out["exact_rate_by_r_star"] = rates
+    paper = [rates[k] for k in PAPER_ESTIMATORS if k in rates]
+    out["a_partial"] = None if not paper else all(min(r.values()) < cfg.rate for r in paper)
+    num = _mean_by_r(soft, "est_numerical_rank") if "est_numerical_rank" in soft else {}
+    out["numerical_rank_mean"] = num
+    if len(num) >= 2:
+        spread, span = max(num.values()) - min(num.values()), max(num) - min(num)
+        out["b_numerical_saturates"] = all(v > r + tol for r, v in num.items()) and spread < 0.5 * span
+    else:
+        out["b_numerical_saturates"] = None
+    bias = {}
+    if "est_energy_effective_rank" in soft:
+        bias = _mean_by_r(soft.assign(b=soft["est_energy_effective_rank"] - soft["true_energy_effective_rank"]), "b")
+    out["energy_bias_vs_K_star"] = bias
+    out["c_energy_over_small_compress_large"] = (bias[min(bias)] > tol and bias[max(bias)] < -tol) if len(bias) >= 2 else None
+    step = {}
+    for kind, g in (("softmax", soft), ("linear", lin)):
+        m = _mean_by_r(g, "est_realised_mixer_energy_rank") if "est_realised_mixer_energy_rank" in g else {}
+        if len(m) >= 2:
+            top, second = sorted(m)[-1], sorted(m)[-2]
+            step[kind] = {"mean_by_r_star": m, "last_step": m[top] - m[second], "between": [second, top]}
+    out["realised_mixer"] = step
+    out["d_mixer_informative_softmax_saturated_linear"] = (
+        step["softmax"]["last_step"] >= tol and step["linear"]["last_step"] < tol) if len(step) == 2 else None
+    return out
+
+
+def verdict_c10(cfg, table: pd.DataFrame) -> Verdict:
+    t = cfg.c10_tolerance
+    criterion = (
+        f"softmax_linearised at the largest N, sigma <= {cfg.sigma_max:g}, V {cfg.c10_v}: (a) partial — each paper "
+        f"estimator (numerical rank tol 1e-2, energy effective rank, realised-mixer energy rank; rounded) has exact rate "
+        f"< {cfg.rate:g} at some r*; (b) numerical rank saturates — mean > r* + {t:g} at every r* and its spread over r* "
+        f"< half the r* span; (c) energy rank minus the energy rank of K* is > +{t:g} at the smallest r* and < -{t:g} at "
+        f"the largest; (d) realised-mixer energy rank rises by >= {t:g} between the two largest r* for the softmax "
+        f"teacher and by < {t:g} for the linear one. Confirmed iff (a)-(d); refuted iff (a) fails; else inconclusive"
+    )
+    statement = "the paper's data-only estimators recover r* of a softmax teacher only partially"
+    rows = _at_scale(table[table["method"] == "softmax_linearised"], cfg.sigma_max)
+    evidence = {}
+    for v, g in rows.groupby("v"):
+        evidence[f"V_{v}"] = c10_checks(cfg, g[g["teacher"] == "softmax"], g[g["teacher"] == "linear"])
+    main = evidence.get(f"V_{cfg.c10_v}")
+    if main is None or main["a_partial"] is None:
+        return Verdict("C10", "inconclusive", criterion, evidence, "E6", statement)
+    subs = [main[k] for k in ("b_numerical_saturates", "c_energy_over_small_compress_large",
+                              "d_mixer_informative_softmax_saturated_linear")]
+    verdict = "refuted" if not main["a_partial"] else ("confirmed" if all(s is True for s in subs) else "inconclusive")
+    return Verdict("C10", verdict, criterion, evidence, "E6", statement)
+
+
+def verdict_x1(cfg, table: pd.DataFrame, frontier: pd.DataFrame) -> Verdict:
+    criterion = (
+        f"softmax teacher, softmax_log_attention: inside its domain (V known, n <= min(d, d_v)) the exact-recovery rate "
+        f"at the largest N is >= {cfg.rate:g} for every r* and every sigma <= {cfg.sigma_max:g}; outside it (V unknown "
+        f"or n > min(d, d_v)) >= {cfg.flag_rate:g} of runs are flagged not identifiable"
+    )
+    statement = "a data-only predictor is exact for softmax teachers wherever r* is identifiable"
+    soft = table[(table["teacher"] == "softmax") & (table["method"] == "softmax_log_attention")]
+    inside, outside = soft[soft["in_domain"]], soft[~soft["in_domain"]]
+    scale = _at_scale(inside, cfg.sigma_max)
+    by_sigma = {f"{s:g}": _rates_by_r(g) for s, g in scale.groupby("task.sigma")}
+    N_max = int(inside["n_samples"].max()) if len(inside) else None
+    all_sigma = inside[inside["n_samples"] == N_max] if len(inside) else inside
+    evidence = {
+        "N": N_max, "rate_by_sigma_and_r_star": by_sigma,
+        "rate_by_sigma_at_N_max_all": {f"{s:g}": float(g["exact"].mean()) for s, g in all_sigma.groupby("task.sigma")},
+        "confident_wrong_in_domain_by_sigma": {f"{s:g}": float(g["confident_wrong"].mean())
+                                               for s, g in inside.groupby("task.sigma")},
+        "out_of_domain_flagged": {f"n={int(n)}/V {v}": float((g["identifiable"] == 0).mean())
+                                  for (n, v), g in outside.groupby(["task.n", "v"])},
+    }
+    f = frontier[(frontier["method"] == "softmax_log_attention") & (frontier["v"] == "known")] if len(frontier) else frontier
+    evidence["frontier"] = {f"n={int(r['task.n'])}/r*={int(r['task.r_star'])}": {
+        "min_N_exact": r["min_N_exact"], "max_sigma_exact": r["max_sigma_exact"]} for _, r in f.iterrows()}
+    if not by_sigma:
+        return Verdict("X1", "inconclusive", criterion, evidence, "E6", statement)
+    exact = all(min(r.values()) >= cfg.rate for r in by_sigma.values())
+    flagged = all(v >= cfg.flag_rate for v in evidence["out_of_domain_flagged"].values())
+    evidence["exact_inside"], evidence["flagged_outside"] = exact, flagged
+    return Verdict("X1", decide(exact and flagged), criterion, evidence, "E6", statement)
+
+
+def _with_reasons(table: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
+    reasons = {r["run_id"]: (r.get("curves") or {}).get("reason", "") for r in records}
+    return table.assign(reason=table["run_id"].map(reasons).fillna(""))
+
+
+def analyse_e6(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
+    ok = table[table["status"] == "ok"] if len(table) else table
+    if not len(ok):
+        verdicts = [Verdict(c, "inconclusive", "no runs", {}, "E6") for c in ("C9", "C10", "X1")]
+        return Analysis(results=table, verdicts=verdicts)
+    ok = with_domain(_with_reasons(ok, records))
+    rates = rate_table(ok)
+    frontier = frontier_table(rates, cfg.sigma_ref, cfg.rate)
+    estimates = estimate_table(ok)
+    verdicts = [verdict_c9(cfg, ok), verdict_c10(cfg, ok), verdict_x1(cfg, ok, frontier)]
+    figures = {**plot_rate_heatmaps(rates, cfg.sigma_ref), "e6_estimates_vs_r_star": plot_estimates(estimates, cfg.sigma_ref)}
+    cpu = ok.groupby("method")["cpu_s"].median()
+    sat = ok[ok["teacher"] == "softmax"]["row_entropy_ratio"]
+    notes = [
+        f"No training: r_hat is the predictor's noise-calibrated cut (predict.cut: #{{s_i(K_hat) > max(1.5 max ||E_hat||_2, "
+        f"1e-6 s_1)}}, E_hat simulated estimation noise at the fitted sigma). d = {cfg.d}, d_v = {cfg.d_v}, n in "
+        f"{list(cfg.ns)}, c = {cfg.c:g}, spectra {list(cfg.spectra)} (geometric decay {cfg.decay:g}), {cfg.seeds} seed(s) "
+        f"per cell; (N, sigma) cells: {'full grid' if cfg.full_grid else f'N sweep at sigma = {cfg.sigma_ref:g} and sigma sweep at the largest N'}.",
+        "Median CPU seconds per prediction: " + ", ".join(f"{m} {v:.3f}" for m, v in cpu.items()) + ".",
+        "Runs outside a method's domain are kept (they should answer 'not identifiable'); 'confident_wrong' counts runs "
+        "that claim identifiability and miss r*. The reason of every prediction is the 'reason' column of results/E6.csv.",
+    ]
+    if len(sat) and sat.notna().any():
+        notes.append(f"Softmax teacher saturation: row entropy / log n = {sat.mean():.2f} (mean over softmax runs).")
+    return Analysis(results=ok, verdicts=verdicts, figures=figures,
+                    tables={"recovery_rates": rates, "frontier": frontier, "estimates": estimates}, notes=notes)

@@ -1,0 +1,200 @@
+"""E6 — the data-only predictability frontier: can r* be read from ``(X, Y)`` without training? (C9, C10, X1)
+
+No student is trained. For every teacher draw and data set the predictors of
+:mod:`entropic_bound.predict` are applied, each in the setting it is meant for:
+
+| method | teachers | V |
+| --- | --- | --- |
+| ``linear_v_known`` (least squares for K) | linear | known |
+| ``linear_v_unknown`` (V eliminated by ``pinv(X_i) Y_i``) | linear | unknown |
+| ``softmax_linearised`` (the paper's estimators, C10) | linear, softmax | known, unknown |
+| ``softmax_log_attention`` (exact where identifiable, X1) | softmax | known, unknown |
+
+(``softmax_log_attention`` without V, or with ``n > min(d, d_v)``, is outside its domain; it is run
+anyway so that E6 shows it answers "not identifiable" there instead of a confident wrong number.)
+
+One run = one prediction ``(teacher, method, V setting, r*, N, σ, spectrum, n, seed)``. All the runs
+on one data set form a group: the teacher ``K*, V*`` depends on ``(n, d, d_v, r*, spectrum, decay,
+c, seed)`` only (not on ``N``, ``σ`` or the teacher kind, so the linear and the softmax teacher share
+``K*``, ``V*`` and inputs ``X``), the data on that and ``N``; the noise is drawn even at ``σ = 0``.
+
+Teachers are the project's tasks, ``Y = (X K* Xᵀ/√d) X V*/n`` (linear) and
+``Y = softmax(X K* Xᵀ/√d) X V*`` (softmax): the predictors accept any scale of K, so both are in
+their class. The (N, σ) cells are two slices — the N sweep at ``sigma_ref`` and the σ sweep at the
+largest N — or, with ``full_grid``, their product.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..config import param
+from ..errors import ConfigError
+from ..predict import predict_r_star
+from ..registry import EXPERIMENTS
+from ..spectra import energy_effective_rank, estimate_all
+from ..sweep.spec import RunResult, RunSpec
+from ..tasks import LinearQKTeacherTask, SoftmaxTeacherTask
+from ..tasks.operators import SPECTRA
+from .base import Experiment, derive_seed
+from .e6_analysis import analyse_e6
+
+TEACHER_KINDS = ("linear", "softmax")
+TASK_CLASSES = {"linear": LinearQKTeacherTask, "softmax": SoftmaxTeacherTask}
+PREDICT_TEACHER = {"linear": "linear-qk", "softmax": "softmax"}
+#: method → (teachers, V settings) it is run in.
+METHOD_SETTINGS = {
+    "linear_v_known": (("linear",), ("known",)),
+    "linear_v_unknown": (("linear",), ("unknown",)),
+    "softmax_linearised": (("linear", "softmax"), ("known", "unknown")),
+    "softmax_log_attention": (("softmax",), ("known", "unknown")),
+}
+V_SETTINGS = ("known", "unknown")
+MIXER_INPUTS = 64  # inputs for the teacher's own realised-mixer energy rank
+
+
+@dataclass(frozen=True)
+class E6Config:
+    d: int = param(32, ge=2, le=256, doc="input features")
+    d_v: int = param(32, ge=1, le=256, doc="output features")
+    ns: tuple[int, ...] = param((16,), ge=2, doc="tokens per sequence (n > d_v shows where X1 ends)")
+    teachers: tuple[str, ...] = param(TEACHER_KINDS, choices=TEACHER_KINDS)
+    methods: tuple[str, ...] = param(tuple(METHOD_SETTINGS), choices=tuple(METHOD_SETTINGS))
+    v_settings: tuple[str, ...] = param(V_SETTINGS, choices=V_SETTINGS)
+    r_stars: tuple[int, ...] = param((1, 2, 4, 8, 16), ge=1)
+    spectra: tuple[str, ...] = param(("flat", "geometric"), choices=SPECTRA)
+    decay: float = param(0.25, gt=0.0, le=1.0, doc="geometric spectrum: s_r*/s_1")
+    c: float = param(2.0, gt=0.0, doc="logit scale: ||K*||_F = c sqrt(d)")
+    sample_counts: tuple[int, ...] = param((8, 64), ge=1, doc="N values (swept at sigma_ref)")
+    sigmas: tuple[float, ...] = param((0.0, 0.01, 0.1), ge=0.0, doc="noise levels (swept at the largest N)")
+    sigma_ref: float = param(0.01, ge=0.0, doc="noise level of the N sweep")
+    full_grid: bool = param(False, doc="run every (N, sigma) pair instead of the two slices")
+    seeds: int = param(2, ge=1, le=10_000)
+    rate: float = param(0.9, gt=0.0, le=1.0, doc="exact-recovery rate that counts as exact (C9, X1)")
+    sigma_max: float = param(0.01, ge=0.0, doc="verdicts judge exactness at noise levels up to this")
+    flag_rate: float = param(0.9, gt=0.0, le=1.0, doc="required rate of 'not identifiable' outside a method's domain")
+    c10_tolerance: float = param(0.5, ge=0.0, doc="C10: a bias beyond this (in rank units) counts")
+    c10_v: str = param("known", choices=V_SETTINGS, doc="C10 is decided in this V setting (the other is reported)")
+
+    def check(self) -> None:
+        bad = [r for r in self.r_stars if r > self.d]
+        if bad or not self.r_stars:
+            raise ConfigError(f"The 'r_stars' parameter must hold ints in [1, {self.d}] (d). Got {bad[:1] or '()'} instead.")
+        for name in ("ns", "teachers", "methods", "v_settings", "spectra", "sample_counts", "sigmas"):
+            if not getattr(self, name):
+                raise ConfigError(f"The '{name}' parameter must be a non-empty list. Got () instead.")
+
+
+def cells(cfg: E6Config) -> list[tuple[int, float]]:
+    """The ``(N, σ)`` pairs of the grid: two slices through ``(max N, sigma_ref)``, or their product."""
+    sigmas = sorted(set(cfg.sigmas) | {cfg.sigma_ref})
+    if cfg.full_grid:
+        return sorted(itertools.product(sorted(set(cfg.sample_counts)), sigmas))
+    n_max = max(cfg.sample_counts)
+    return sorted({(N, cfg.sigma_ref) for N in cfg.sample_counts} | {(n_max, s) for s in sigmas})
+
+
+def settings(cfg: E6Config) -> list[tuple[str, str, str]]:
+    """``(teacher, method, v)`` triples run by this config (see :data:`METHOD_SETTINGS`)."""
+    return [(kind, m, v) for kind in cfg.teachers for m in cfg.methods for v in cfg.v_settings
+            if kind in METHOD_SETTINGS[m][0] and v in METHOD_SETTINGS[m][1]]
+
+
+@EXPERIMENTS.register("E6", summary="data-only predictability frontier: r* from (X, Y) without training (C9, C10, X1)")
+class E6Predictability(Experiment):
+    name = "E6"
+    title = "Data-only predictability frontier"
+    claims = ("C9", "C10", "X1")
+    config_class = E6Config
+    max_group = 256
+
+    @classmethod
+    def default_config(cls, scale: str) -> E6Config:
+        if scale == "paper":
+            return E6Config(ns=(16, 48), sample_counts=(2, 4, 8, 16, 32, 64, 128, 256, 1024),
+                            sigmas=(0.0, 0.001, 0.01, 0.03, 0.1, 0.3), seeds=10)
+        return E6Config()
+
+    def specs(self) -> list[RunSpec]:
+        c = self.cfg
+        out = []
+        for (kind, method, v), n, r_star, spectrum, (N, sigma) in itertools.product(
+            settings(c), c.ns, c.r_stars, c.spectra, cells(c)
+        ):
+            params = {"teacher": kind, "method": method, "v": v, "task.n": n, "task.d": c.d, "task.d_v": c.d_v,
+                      "task.r_star": r_star, "task.spectrum": spectrum, "task.decay": c.decay, "task.c": c.c,
+                      "task.sigma": sigma, "n_samples": N}
+            out.extend(RunSpec(self.name, params, seed) for seed in range(c.seeds))
+        return out
+
+    def group_key(self, spec: RunSpec):
+        p = spec.params
+        return (p["teacher"], p["task.n"], p["task.r_star"], p["task.spectrum"], p["n_samples"], p["task.sigma"],
+                spec.seed)
+
+    def execute(self, group: list[RunSpec]) -> list[RunResult]:
+        p0, seed = group[0].params, group[0].seed
+        teacher, X, Y = draw(p0, seed)
+        ref = reference_metrics(teacher, X)
+        return [predict_run(spec, teacher, X, Y, ref) for spec in group]
+
+    def analyse(self, table, records):
+        table, records = self.select(table, records)
+        return analyse_e6(self.cfg, table, records)
+
+
+def _task_params(p: dict) -> dict:
+    return {k[5:]: v for k, v in p.items() if k.startswith("task.")}
+
+
+def draw(p: dict, seed: int):
+    """``(teacher, X (N, n, d), Y (N, n, d_v))`` float64 numpy for one group's params ``p``."""
+    task_params = _task_params(p)
+    task = TASK_CLASSES[p["teacher"]](**task_params)
+    shared = sorted((k, v) for k, v in task_params.items() if k != "sigma")  # same K*, V* across σ, N, kind
+    teacher = task.teacher(torch.Generator().manual_seed(derive_seed("E6/teacher", shared, seed)))
+    gen = torch.Generator().manual_seed(derive_seed("E6/data", shared, p["n_samples"], seed))
+    batch = teacher.sample(p["n_samples"], gen, dtype=torch.float64)
+    return teacher, batch.X.numpy(), batch.Y.numpy()
+
+
+def reference_metrics(teacher, X: np.ndarray) -> dict[str, float]:
+    """The ground truth's own numbers: every estimator on ``K*``'s spectrum (``true_<key>``), the
+    teacher's realised-mixer energy rank on up to :data:`MIXER_INPUTS` inputs, and (softmax) saturation."""
+    d = teacher.d
+    true = estimate_all(teacher.truth["singular_values"], shape=(d, d))
+    out = {f"true_{k}": float(v) for k, v in true.items()}
+    Xm = torch.from_numpy(X[:MIXER_INPUTS])
+    s = torch.linalg.svdvals(teacher.mixer(Xm)).numpy()  # (m, n)
+    out["teacher_mixer_energy_rank"] = float(np.mean(energy_effective_rank(s)))
+    sat = teacher.saturation(Xm) if hasattr(teacher, "saturation") else {}
+    out["row_entropy_ratio"] = float(sat.get("row_entropy_ratio", math.nan))
+    out["mean_max_attention"] = float(sat.get("mean_max_attention", math.nan))
+    return out
+
+
+def predict_run(spec: RunSpec, teacher, X: np.ndarray, Y: np.ndarray, ref: dict) -> RunResult:
+    """One prediction; metrics hold ``r_hat``, ``exact``, the flags, every estimate (``est_<key>``) and timing."""
+    p = spec.params
+    V = teacher.V.numpy() if p["v"] == "known" else None
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    pred = predict_r_star(X, Y, teacher=PREDICT_TEACHER[p["teacher"]], V=V, method=p["method"],
+                          seed=derive_seed("E6/cut", spec.run_id))
+    cpu = time.process_time() - cpu0
+    exact = pred.r_hat == p["task.r_star"]
+    metrics = {
+        "r_hat": pred.r_hat, "exact": float(exact), "identifiable": float(pred.identifiable),
+        "confident_wrong": float(pred.identifiable and not exact), "margin": pred.margin,
+        "noise_level": pred.noise_level, "kernel_noise": pred.kernel_noise, "threshold": pred.threshold,
+        "timing_s": pred.timing_s, "cpu_s": cpu, "n_equations": pred.n_equations, "n_unknowns": pred.n_unknowns,
+        "too_few_samples": float(pred.too_few_samples),
+        **{f"est_{k}": v for k, v in pred.estimates.items()}, **ref,
+    }
+    curves = {"reason": pred.reason, "singular_values": pred.singular_values,
+              "true_singular_values": [float(s) for s in teacher.truth["singular_values"]]}
+    return RunResult(spec, "ok", metrics, curves, None, time.perf_counter() - wall0)
