@@ -11,8 +11,9 @@ Model ``Y_i = A_i X_i V + E_i``, ``A_i = softmax(X_i K X_iᵀ)`` row-wise, K of 
 3. **Mask and weight.** Entries with ``Â_st ≤ 3 δ_st`` are dropped (their log is noise); the rest get
    weights ``1 / (δ_st²/Â_st² + δ_sm²/Â_sm²)`` (delta method). A second pass takes the mask, the
    weights and the references from the fitted ``softmax(X_i K̂₀ X_iᵀ)`` instead of the noisy ``Â``
-   (iteratively reweighted; removes the selection bias of masking on noisy values), so the weighted least squares
-   ``G vec K̂ = b``, ``G = Σ w φ φᵀ`` (``d² × d²``, streamed via :func:`kron_gram`) has
+   (iteratively reweighted; removes the selection bias of masking on noisy values; the first pass
+   reads at most ``FIRST_PASS_SAMPLES`` samples), so the weighted least squares
+   ``G vec K̂ = b``, ``G = Σ w φ φᵀ`` (``d² × d²``, streamed via :func:`kron_core`) has
    ``Cov(vec K̂) ≈ G⁻¹`` — which the noise-calibrated cut simulates. Correlations between
    log-ratios sharing a reference are ignored (the cut's safety factor absorbs them).
 
@@ -24,11 +25,13 @@ determine K (``G`` non-singular). Reference: SPEC §5b X1 (prototype: exact at �
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from .base import PREDICTORS, Fit, chunks, not_identifiable
-from .normal_equations import cholesky_or_none, kernel_noise_draws, kron_gram, top_singular_values
+from .normal_equations import cholesky_or_none, expand_core, kernel_noise_draws, kron_core, top_singular_values
 
 MASK_LEVELS = 3.0
+FIRST_PASS_SAMPLES = 1024
 NOISE_DRAWS = 16
 # Relative round-off of Â_i = Y_i pinv(U_i): a floor on δ so that σ̂ = 0 still gives finite weights.
 ROUNDOFF = 1e-13
@@ -53,7 +56,7 @@ def softmax_rows(logits: np.ndarray) -> np.ndarray:
 
 
 def _log_ratio_system(X, A, A_ref, col, sigma, scale):
-    """One chunk's ``(G, b, equations)`` for ``log Â_st − log Â_sm = x_sᵀ K (x_t − x_m)``.
+    """One chunk's ``(core of G, b, equations)`` for ``log Â_st − log Â_sm = x_sᵀ K (x_t − x_m)``.
 
     The mask, the weights and the reference column ``m`` are read from ``A_ref`` (``Â`` itself in the
     first pass, the fitted ``softmax(X K̂₀ Xᵀ)`` in the second): choosing them from the noisy ``Â``
@@ -71,16 +74,17 @@ def _log_ratio_system(X, A, A_ref, col, sigma, scale):
     ell = np.where(keep, np.log(safe) - np.log(safe_m), 0.0)  # (c, n_s, n_t)
     w = np.where(keep, 1.0 / ((delta / np.where(keep, A_ref, 1.0)) ** 2 + (d_m / R_m) ** 2), 0.0)
     x_m = np.take_along_axis(X, m[..., None], axis=1)  # (c, n_s, d) reference token per row
-    XwX = np.einsum("cst,cta,ctb->csab", w, X, X, optimize=True)  # Σ_t w x_t x_tᵀ
+    xx = X[..., :, None] * X[..., None, :]  # (c, n, d, d) token outer products
+    XwX = torch.bmm(torch.from_numpy(np.ascontiguousarray(w)), torch.from_numpy(xx.reshape(c, n, d * d)))
+    XwX = XwX.numpy().reshape(c, n, d, d)  # Σ_t w_st x_t x_tᵀ (one batched GEMM)
     Xw = np.einsum("cst,cta->csa", w, X)
     sw = w.sum(axis=2)[..., None, None]
     Q = XwX - Xw[..., :, None] * x_m[..., None, :] - x_m[..., :, None] * Xw[..., None, :] \
         + sw * x_m[..., :, None] * x_m[..., None, :]  # (c, n_s, d, d) = Σ_t w z_t z_tᵀ, z_t = x_t − x_m
-    xx = X[..., :, None] * X[..., None, :]  # (c, n_s, d, d)
-    G = kron_gram(xx.reshape(-1, d, d), Q.reshape(-1, d, d))
+    core = kron_core(xx.reshape(-1, d, d), Q.reshape(-1, d, d))
     r = np.einsum("cst,cta->csa", w * ell, X) - (w * ell).sum(axis=2)[..., None] * x_m  # Σ_t w ℓ z_t
     b = np.einsum("csa,csb->ab", X, r).reshape(-1)
-    return G, b, int(keep.sum())
+    return core, b, int(keep.sum())
 
 
 def _solve(X, Y, V, sigma, K_ref=None):
@@ -89,19 +93,19 @@ def _solve(X, Y, V, sigma, K_ref=None):
     ``K_ref``: a first-pass kernel whose attention chooses the mask, weights and references.
     """
     d = X.shape[2]
-    G, b, n_eq = np.zeros((d * d, d * d)), np.zeros(d * d), 0
+    core, b, n_eq = 0.0, np.zeros(d * d), 0
     scale = float(np.max(np.abs(Y)))
-    for sl in chunks(X.shape[0], 64):
+    for sl in chunks(X.shape[0], 256):
         Xc = X[sl]
         A, col, _, _ = recover_attention(Xc, Y[sl], V)
         A_ref = A if K_ref is None else softmax_rows(Xc @ K_ref @ Xc.transpose(0, 2, 1))
-        Gc, bc, kc = _log_ratio_system(Xc, A, A_ref, col, sigma, scale)
-        G, b, n_eq = G + Gc, b + bc, n_eq + kc
-    L = cholesky_or_none(G)
+        cc, bc, kc = _log_ratio_system(Xc, A, A_ref, col, sigma, scale)
+        core, b, n_eq = core + cc, b + bc, n_eq + kc
+    L = cholesky_or_none(expand_core(core, d, d))
     if L is None:
         return None, None, n_eq
-    z = np.linalg.solve(L, b)
-    return np.linalg.solve(L.T, z).reshape(d, d), L, n_eq
+    k = torch.cholesky_solve(torch.from_numpy(b)[:, None], torch.from_numpy(L))[:, 0].numpy()
+    return k.reshape(d, d), L, n_eq
 
 
 def estimate_sigma(X, Y, V) -> tuple[float, int]:
@@ -144,9 +148,12 @@ def softmax_log_attention(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *,
         )
     sigma, dof = estimate_sigma(X, Y, V)
     how = f"Y outside row(X_i V) and the row sums of Â_i ({dof} dof)"
-    K_hat, L, n_eq = _solve(X, Y, V, sigma)
+    first = slice(0, FIRST_PASS_SAMPLES)  # the first pass only chooses masks: a subsample suffices
+    K_hat, L, n_eq = _solve(X[first], Y[first], V, sigma)
     if K_hat is not None and sigma > 0:  # second pass: mask and weights from the fitted attention
         K_hat, L, n_eq = _solve(X, Y, V, sigma, K_ref=K_hat)
+    elif X.shape[0] > FIRST_PASS_SAMPLES:
+        K_hat, L, n_eq = _solve(X, Y, V, sigma)
     if K_hat is None or n_eq <= n_unk:
         return not_identifiable(
             f"softmax log-attention: after masking attention entries below {MASK_LEVELS:g} noise levels "
