@@ -25,6 +25,10 @@ PAPER_ESTIMATORS = ("numerical_rank", "energy_effective_rank", "realised_mixer_e
 ESTIMATORS = ("noise_calibrated_rank", "numerical_rank", "energy_effective_rank", "largest_gap_rank",
               "optimal_hard_threshold", "realised_mixer_energy_rank", "mean_mixer_energy_rank")
 
+#: Column holding the estimator's value on the ground truth (default ``true_<key>``: on K*'s spectrum).
+TRUE_COLUMN = {"noise_calibrated_rank": "task.r_star", "realised_mixer_energy_rank": "teacher_mixer_energy_rank",
+               "mean_mixer_energy_rank": "teacher_meanmixer_energy_rank"}
+
 
 def in_domain(method: str, v: str, n: int, d: int, d_v: int, r_star: int) -> bool:
     """Whether ``method`` can identify ``r_star`` in this setting in principle (module docstring)."""
@@ -63,8 +67,8 @@ def estimate_table(table: pd.DataFrame) -> pd.DataFrame:
             continue
         have = table[table[col].notna()]
         for cell, g in have.groupby(CELL, sort=True):
-            true = g[f"true_{key}"].mean() if f"true_{key}" in g else (
-                g["teacher_mixer_energy_rank"].mean() if "mixer" in key else np.nan)
+            ref = TRUE_COLUMN.get(key, f"true_{key}")
+            true = g[ref].mean() if ref in g else np.nan
             rows.append({**dict(zip(CELL, cell)), "estimator": key, "mean_estimate": float(g[col].mean()),
                          "true_value": float(true), "exact_rate": float((np.floor(g[col] + 0.5) == g["task.r_star"]).mean()),
                          "runs": int(len(g))})
@@ -159,6 +163,12 @@ def c10_checks(cfg, soft: pd.DataFrame, lin: pd.DataFrame) -> dict:
     if "est_energy_effective_rank" in soft:
         bias = _mean_by_r(soft.assign(b=soft["est_energy_effective_rank"] - soft["true_energy_effective_rank"]), "b")
     out["energy_bias_vs_K_star"] = bias
+    if "est_energy_effective_rank" in soft:
+        e = soft.assign(b=soft["est_energy_effective_rank"] - soft["task.r_star"])
+        out["energy_bias_vs_r_star"] = _mean_by_r(e, "b")
+        out["energy_bias_vs_K_star_by_spectrum"] = {
+            s: _mean_by_r(g.assign(b=g["est_energy_effective_rank"] - g["true_energy_effective_rank"]), "b")
+            for s, g in soft.groupby("task.spectrum")}
     out["c_energy_over_small_compress_large"] = (bias[min(bias)] > tol and bias[max(bias)] < -tol) if len(bias) >= 2 else None
     step = {}
     for kind, g in (("softmax", soft), ("linear", lin)):

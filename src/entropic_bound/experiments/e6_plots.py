@@ -70,8 +70,8 @@ def plot_estimates(estimates: pd.DataFrame, sigma_ref: float):
     for i, kind in enumerate(kinds):
         for j, key in enumerate(keys):
             ax, g = axes[i][j], e[(e["teacher"] == kind) & (e["estimator"] == key)]
-            r_max = max(e["task.r_star"])
-            ax.plot([0, r_max], [0, r_max], "k:", lw=0.8)
+            rs = sorted(e["task.r_star"].unique())
+            ax.plot(rs, rs, "k:", lw=0.8)
             for (m, v, n, spectrum), h in g.groupby(["method", "v", "task.n", "task.spectrum"]):
                 ax.plot(h["task.r_star"], h["mean_estimate"], MARKERS.get(spectrum, "o"), ms=3.5, lw=0.8, ls="-",
                         color=colour[(m, v, int(n))], label=f"{m}, V {v}, n={int(n)}, {spectrum}")

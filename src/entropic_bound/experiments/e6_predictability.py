@@ -117,7 +117,7 @@ class E6Predictability(Experiment):
     def default_config(cls, scale: str) -> E6Config:
         if scale == "paper":
             return E6Config(ns=(16, 48), sample_counts=(2, 4, 8, 16, 32, 64, 128, 256, 1024),
-                            sigmas=(0.0, 0.001, 0.01, 0.03, 0.1, 0.3), seeds=10)
+                            sigmas=(0.0, 0.001, 0.01, 0.03, 0.1, 0.3), seeds=5)
         return E6Config()
 
     def specs(self) -> list[RunSpec]:
@@ -165,13 +165,15 @@ def draw(p: dict, seed: int):
 
 def reference_metrics(teacher, X: np.ndarray) -> dict[str, float]:
     """The ground truth's own numbers: every estimator on ``K*``'s spectrum (``true_<key>``), the
-    teacher's realised-mixer energy rank on up to :data:`MIXER_INPUTS` inputs, and (softmax) saturation."""
+    teacher's realised-mixer energy rank on up to :data:`MIXER_INPUTS` inputs (per input, averaged, and of
+    the mean mixer), and (softmax) saturation."""
     d = teacher.d
     true = estimate_all(teacher.truth["singular_values"], shape=(d, d))
     out = {f"true_{k}": float(v) for k, v in true.items()}
     Xm = torch.from_numpy(X[:MIXER_INPUTS])
-    s = torch.linalg.svdvals(teacher.mixer(Xm)).numpy()  # (m, n)
-    out["teacher_mixer_energy_rank"] = float(np.mean(energy_effective_rank(s)))
+    M = teacher.mixer(Xm)  # (m, n, n)
+    out["teacher_mixer_energy_rank"] = float(np.mean(energy_effective_rank(torch.linalg.svdvals(M).numpy())))
+    out["teacher_meanmixer_energy_rank"] = float(energy_effective_rank(torch.linalg.svdvals(M.mean(0)).numpy()))
     sat = teacher.saturation(Xm) if hasattr(teacher, "saturation") else {}
     out["row_entropy_ratio"] = float(sat.get("row_entropy_ratio", math.nan))
     out["mean_max_attention"] = float(sat.get("mean_max_attention", math.nan))
