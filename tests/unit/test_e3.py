@@ -10,7 +10,8 @@ import torch
 from entropic_bound.errors import ConfigError, UserInputError
 from entropic_bound.experiments import E3Config, E3Ladder
 from entropic_bound.experiments.e3_analysis import summary_table, verdict_c4, verdict_x2
-from entropic_bound.experiments.e3_ladder import build_student, evaluate, held_out_excess, task_of, training_data
+from entropic_bound.experiments.e3_ladder import build_student, evaluate, task_of, training_data
+from entropic_bound.training.evaluation import held_out_excess
 from entropic_bound.models import LinearOperatorEnsemble, LinearQKEnsemble, MemberSpec, TransformerBlockEnsemble
 from entropic_bound.sweep.spec import RunSpec
 from entropic_bound.tasks import FixedOperatorTask

@@ -12,7 +12,7 @@ from entropic_bound.experiments.e4_e5_common import (
     build_student,
     draw_data,
     draw_teacher,
-    heldout_excess,
+    held_out_excess,
     uniform_attention_excess,
 )
 from entropic_bound.models.base import MemberSpec
@@ -35,7 +35,7 @@ def test_heldout_excess_matches_per_model_loop_and_is_zero_at_the_teacher(kind):
     _, teacher = draw_teacher("E4", kind, TASK, 1)
     test = draw_data("E4", "test", teacher, TASK, 37, 1, torch.float64)
     model = build_student(kind, [MemberSpec(2, 0.5, 3), MemberSpec(4, 0.5, 4)], teacher, False, torch.float64)
-    got = heldout_excess(model, test, chunk=10)  # chunks of 10 over 37 samples
+    got = held_out_excess(model, test.X, test.clean, chunk=10)  # chunks of 10 over 37 samples
     with torch.no_grad():
         pred = model(test.X)
     for m in range(2):
@@ -45,7 +45,7 @@ def test_heldout_excess_matches_per_model_loop_and_is_zero_at_the_teacher(kind):
         model.W_Q[0, 0, :, :2] = U[:, :2] * s[:2]
         model.W_K[0, 0, :, :2] = Wt[:2].T
         model.V[0] = teacher.V
-    assert heldout_excess(model, test)[0] < 1e-20
+    assert held_out_excess(model, test.X, test.clean)[0] < 1e-20
 
 
 def test_uniform_attention_excess():
@@ -65,7 +65,7 @@ def test_uniform_attention_excess():
     model = build_student("softmax", [MemberSpec(1, 1.0, 0)], soft, True, torch.float64)
     with torch.no_grad():
         model.W_Q.zero_()
-    assert heldout_excess(model, test)[0] == pytest.approx(known, rel=1e-10)
+    assert held_out_excess(model, test.X, test.clean)[0] == pytest.approx(known, rel=1e-10)
 
 
 def synthetic(below: float, at: float, soft_below: float | None = None, soft_k0: float = 0.5) -> pd.DataFrame:

@@ -36,6 +36,7 @@ from ..tasks import FixedOperatorTask, LinearQKTeacherTask
 from ..tasks.operators import SPECTRA
 from ..theory import clean_signal, population_excess_risk
 from ..training import FixedData, FreshData, TrainConfig, train_ensemble
+from ..training.evaluation import held_out_excess
 from ..training.trainer import DTYPES
 from .base import Experiment, derive_seed, flat_params, spec_params
 
@@ -244,19 +245,6 @@ def training_data(teacher, task, task_seed: int, train: TrainConfig):
         return FreshData(teacher, train.batch_size, g, dtype)
     batch = teacher.sample(train.n_samples, g, dtype=dtype)
     return FixedData(batch.X, batch.Y, train.batch_size, g)
-
-
-@torch.no_grad()
-def held_out_excess(model, X: torch.Tensor, clean: torch.Tensor, chunk: int = 256) -> np.ndarray:
-    """``mean_b ||f_m(X_b) − f*(X_b)||_F² / (n d_v)`` per model, float64, ``(M,)``.
-
-    ``X (N, n, d)`` in the model's dtype, ``clean (N, n, d_v)`` float64; evaluated in chunks of samples.
-    """
-    total = torch.zeros(model.n_models, dtype=torch.float64)
-    for s in range(0, X.shape[0], chunk):
-        pred = model(X[s : s + chunk]).double()  # (M, b, n, d_v)
-        total += (pred - clean[s : s + chunk]).pow(2).sum(dim=(1, 2, 3))
-    return (total / clean.numel()).numpy()
 
 
 def evaluate(model, teacher, test, n_mix: int) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:

@@ -35,7 +35,7 @@ from .e4_e5_common import (
     build_student,
     draw_data,
     draw_teacher,
-    heldout_excess,
+    held_out_excess,
     nan_metrics,
     saturation_stats,
     signal_power,
@@ -139,8 +139,8 @@ class E4AttentionTeacher(Experiment):
         model = build_student(kind, members, teacher, v_known, dtype)
         gen = torch.Generator().manual_seed(derive_seed("E4/batches", task_params, seed))
         outcome = train_ensemble(model, FixedData(data.X, data.Y, train.batch_size, gen), train)
-        excess = heldout_excess(model.double(), test)  # (M,)
-        signal = signal_power(test)
+        excess = held_out_excess(model.double(), test.X, test.clean)  # (M,)
+        signal = signal_power(test.clean)
         k0 = uniform_attention_excess(test, teacher.V if v_known else None, kind)
         sat = saturation_stats(teacher, test.X)
         wall = (time.perf_counter() - start) / len(group)

@@ -21,6 +21,7 @@ from ..models.linear_qk import LinearQKEnsemble
 from ..models.softmax_attention import SoftmaxAttentionEnsemble
 from ..spectra import estimate_all, singular_values
 from ..tasks import Batch, LinearQKTeacherTask, SoftmaxTeacherTask
+from ..training.evaluation import held_out_excess, signal_power
 from .base import derive_seed
 
 TEACHER_KINDS = ("linear", "softmax")
@@ -52,25 +53,6 @@ def build_student(kind: str, members: list[MemberSpec], teacher, v_known: bool, 
     return STUDENT_CLASSES[kind](members, n=teacher.n, d=teacher.d, d_v=teacher.d_v, V_known=V, dtype=dtype)
 
 
-def heldout_excess(model, batch: Batch, chunk: int = 256) -> np.ndarray:
-    """Excess risk per model on held-out data, ``(M,)``: ``mean (f_m(X) − f*(X))²`` in float64.
-
-    ``batch.X (N, n, d)``, ``batch.clean (N, n, d_v)``; evaluated in chunks of ``chunk`` samples.
-    """
-    total = torch.zeros(model.n_models, dtype=torch.float64)
-    with torch.no_grad():
-        for start in range(0, len(batch), chunk):
-            X, clean = batch.X[start:start + chunk], batch.clean[start:start + chunk]
-            err = model(X).double() - clean.double()  # (M, b, n, d_v)
-            total += err.pow(2).sum(dim=(1, 2, 3))
-    return (total / batch.clean.numel()).numpy()
-
-
-def signal_power(batch: Batch) -> float:
-    """``E||f*(X)||_F² / (n d_v)`` on ``batch`` (the denominator of the relative excess risk)."""
-    return float(batch.clean.double().pow(2).mean())
-
-
 def uniform_attention_excess(batch: Batch, V: torch.Tensor | None, kind: str) -> float:
     """Excess risk of the best ``K = 0`` model of the student class on ``batch``.
 
@@ -80,7 +62,7 @@ def uniform_attention_excess(batch: Batch, V: torch.Tensor | None, kind: str) ->
     (fitted and evaluated on the same large held-out set: the population optimum up to O(d/N)).
     """
     if kind == "linear":
-        return signal_power(batch)
+        return signal_power(batch.clean)
     X, clean = batch.X.double(), batch.clean.double()  # (N, n, d), (N, n, d_v)
     xbar = X.mean(1)  # (N, d)
     if V is None:

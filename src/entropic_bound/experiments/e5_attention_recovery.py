@@ -30,7 +30,7 @@ from .e4_e5_common import (
     build_student,
     draw_data,
     draw_teacher,
-    heldout_excess,
+    held_out_excess,
     kernel_matrices,
     mixer_estimates,
     nan_metrics,
@@ -130,7 +130,7 @@ class E5AttentionRecovery(Experiment):
         gen = torch.Generator().manual_seed(derive_seed("E5/batches", task_params, seed))
         outcome = train_ensemble(model, FixedData(data.X, data.Y, train.batch_size, gen), train)
         model = model.double()
-        excess = heldout_excess(model, test) / signal_power(test)  # (M,) relative
+        excess = held_out_excess(model, test.X, test.clean) / signal_power(test.clean)  # (M,) relative
         K, K_star = kernel_matrices(model).numpy(), teacher.truth["K"]  # (M, d, d), (d, d)
         k_error = np.linalg.norm(K - K_star, axis=(1, 2)) / np.linalg.norm(K_star)
         kernel = estimate_all(model.spectra()["K"].mean(1), shape=(task.d, task.d))  # key → (M,); h = 1
