@@ -63,6 +63,25 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     return path
 
 
+def remove_stale_temporaries(directory: str | os.PathLike) -> list[Path]:
+    """Delete temporaries (``.<name>.*.tmp``) that a killed writer left under ``directory``.
+
+    Only the single writer of an output folder calls this, before it writes, so no temporary in
+    use can be removed.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        return []
+    removed = []
+    for tmp in root.rglob(".*.tmp"):
+        try:
+            tmp.unlink()
+            removed.append(tmp)
+        except OSError:
+            pass
+    return removed
+
+
 def atomic_write_text(path: str | os.PathLike, text: str, *, encoding: str = "utf-8") -> Path:
     """Write ``text`` to ``path`` atomically (see :func:`atomic_write_bytes`); return the path."""
     return atomic_write_bytes(path, text.encode(encoding))

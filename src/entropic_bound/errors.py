@@ -30,5 +30,6 @@ class DataError(UserInputError):
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """Return `` Did you mean 'x'?`` for the closest choice, or an empty string."""
-    close = difflib.get_close_matches(str(name), list(choices), n=1, cutoff=0.6)
-    return f" Did you mean '{close[0]}'?" if close else ""
+    by_lower = {str(c).lower(): str(c) for c in choices}
+    close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.6)
+    return f" Did you mean '{by_lower[close[0]]}'?" if close else ""

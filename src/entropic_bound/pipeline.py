@@ -13,8 +13,7 @@ from .report.writer import check_out_dir, write_report
 from .store import RunStore
 from .sweep.runner import SweepSummary, run_sweep
 
-DEFAULT_OUT = "eb-out"
-STORE_NAME = "runs.sqlite"
+from .defaults import DEFAULT_OUT, STORE_NAME
 
 ProgressFn = Callable[[int, int, str], None]
 
@@ -88,6 +87,8 @@ def run_experiments(
 def report(out: str | Path | None = None, store: str | Path | None = None, only: Sequence[str] | None = None) -> Path:
     """Rewrite the report folder from an existing store."""
     out_dir, store_path = resolve_paths(out, store)
+    for name in only or ():
+        EXPERIMENTS.get(name)
     if not store_path.is_file():
         raise UserInputError(f"Run store '{store_path}' does not exist; run an experiment first or pass --store.")
     with RunStore(store_path) as run_store:

@@ -126,9 +126,7 @@ CASES: dict[str, Case] = {
     "report-out-is-a-file": Case(lambda w, s: ["report", "--store", _copy_store(s, w / "s.sqlite"),
                                                "--out", _write(w / "file", "x")], "not a folder"),
     "report-unknown-experiment": Case(lambda w, s: ["report", "--store", _copy_store(s, w / "s.sqlite"),
-                                                    "--out", f"{w}/o", "--only", "E9"], "E9",
-                                      xfail="report --only with an unknown experiment exits 0 and writes an "
-                                      "empty report instead of refusing the name"),
+                                                    "--out", f"{w}/o", "--only", "E9"], "Unknown experiment 'E9'"),
     "export-missing-store": Case(lambda w, s: ["export", "--store", f"{w}/none.sqlite", "--out", f"{w}/o"],
                                  "none.sqlite"),
     "export-out-is-a-file": Case(lambda w, s: ["export", "--store", _copy_store(s, w / "s.sqlite"),

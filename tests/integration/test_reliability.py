@@ -239,8 +239,6 @@ def test_diverged_runs_are_recorded_shown_and_excluded_from_verdicts(tmp_path):
     assert "excluded from every verdict" in html
 
 
-@pytest.mark.xfail(strict=True, reason="E1 analysis: when every run diverged the verdict evidence is "
-                   "{'runs': 0} without 'excluded_diverged', so the verdict does not say why it is inconclusive")
 def test_a_sweep_where_every_run_diverged_says_so_in_its_verdicts(tmp_path):
     rows, _, verdicts, _ = _run_e1(tmp_path / "out", "1e3")
     assert all(r[4] == "diverged" for r in rows)

@@ -346,3 +346,15 @@ def test_git_commit_of_a_checkout(tmp_path):
     assert git_commit(tmp_path) == head
     (tmp_path / "a.txt").write_text("2")
     assert git_commit(tmp_path) == f"{head}-dirty"
+
+
+def test_stale_temporaries_of_a_killed_writer_are_removed(tmp_path):
+    from entropic_bound.atomic import atomic_write_text, remove_stale_temporaries
+
+    (tmp_path / "figures").mkdir()
+    stale = tmp_path / "figures" / ".x.png.abc123.tmp"
+    stale.write_bytes(b"half")
+    keep = atomic_write_text(tmp_path / "report.html", "<html></html>")
+    assert remove_stale_temporaries(tmp_path) == [stale]
+    assert not stale.exists() and keep.read_text() == "<html></html>"
+    assert remove_stale_temporaries(tmp_path / "missing") == []

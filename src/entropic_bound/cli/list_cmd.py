@@ -4,10 +4,6 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from .. import experiments as _experiments  # noqa: F401  (registers experiments)
-from .. import models as _models  # noqa: F401
-from .. import spectra as _spectra  # noqa: F401
-from .. import tasks as _tasks  # noqa: F401
 from ..registry import ESTIMATORS, EXPERIMENTS, STUDENTS, TASKS
 
 
@@ -17,6 +13,8 @@ def add_parser(sub) -> None:
 
 
 def _list(args) -> int:
+    from .. import experiments, models, spectra, tasks  # noqa: F401  (importing registers the names)
+
     console = Console(width=120)
     for title, registry in (("experiments", EXPERIMENTS), ("tasks", TASKS), ("students", STUDENTS),
                             ("estimators", ESTIMATORS)):

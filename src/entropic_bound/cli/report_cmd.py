@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..defaults import DEFAULT_OUT, STORE_NAME
 from ..errors import UserInputError
-from ..pipeline import DEFAULT_OUT, STORE_NAME, report
-from ..store import RunStore
 
 
 def add_parser(sub) -> None:
@@ -22,6 +21,8 @@ def add_parser(sub) -> None:
 
 
 def _report(args) -> int:
+    from ..pipeline import report
+
     only = [n.strip() for n in args.only.split(",")] if args.only else None
     print(report(out=args.out, store=args.store, only=only))
     return 0
@@ -30,6 +31,8 @@ def _report(args) -> int:
 def _export(args) -> int:
     if not Path(args.store).is_file():
         raise UserInputError(f"Run store '{args.store}' does not exist; pass an existing file with --store.")
+    from ..store import RunStore
+
     with RunStore(args.store, readonly=True) as store:
         for path in store.export(args.out, fmt=args.format):
             print(path)

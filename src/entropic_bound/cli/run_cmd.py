@@ -4,12 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-import torch
-
+from ..defaults import DEFAULT_OUT, SCALES
 from ..errors import UserInputError
-from ..experiments import SCALES
-from ..pipeline import DEFAULT_OUT, gather_overrides, run_experiments, split_by_experiment
-from ..registry import EXPERIMENTS
 from ..sweep.runner import make_backend
 from .progress import sweep_progress
 
@@ -47,6 +43,8 @@ def _check_workers(args) -> None:
     for flag, value in (("--workers", args.workers), ("--threads", args.threads)):
         if value < 1:
             raise UserInputError(f"The '{flag}' option must be an int >= 1. Got {value} instead.")
+    import torch
+
     torch.set_num_threads(args.threads)
 
 
@@ -58,6 +56,8 @@ def _backend(args):
 
 
 def _execute(names: list[str], overrides: dict, args) -> int:
+    from ..pipeline import run_experiments  # heavy: imports every experiment
+
     _check_workers(args)
     with sweep_progress(args.quiet) as progress:
         result = run_experiments(names, scale=args.scale, overrides=overrides, out=args.out, store=args.store,
@@ -71,11 +71,15 @@ def _execute(names: list[str], overrides: dict, args) -> int:
 
 
 def _run(args) -> int:
+    from ..pipeline import EXPERIMENTS, gather_overrides
+
     EXPERIMENTS.get(args.experiment)
     return _execute([args.experiment], {args.experiment: gather_overrides(args.assignments, args.config)}, args)
 
 
 def _reproduce(args) -> int:
+    from ..pipeline import EXPERIMENTS, gather_overrides, split_by_experiment
+
     names = EXPERIMENTS.names()
     if args.only:
         names = [n.strip() for n in args.only.split(",") if n.strip()]

@@ -19,7 +19,8 @@ from .. import config as cfglib
 from ..errors import ConfigError
 from ..sweep.spec import RunResult, RunSpec
 
-SCALES = ("quick", "paper")
+from ..defaults import SCALES
+
 VERDICTS = ("confirmed", "refuted", "inconclusive")
 
 

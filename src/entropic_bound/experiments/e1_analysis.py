@@ -44,7 +44,8 @@ def _verdict_c1(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     )
     below = ok[(ok["rank"] < ok["task.r_star"]) & (ok["closed_form"] > 0)] if len(ok) else ok
     if not len(below):
-        return Verdict("C1", "inconclusive", criterion, {"runs": 0}, "E1", "deficiency follows the tail energy")
+        evidence = {"runs": 0, "excluded_diverged": n_diverged}
+        return Verdict("C1", "inconclusive", criterion, evidence, "E1", "deficiency follows the tail energy")
     ratio = below["ratio_to_closed_form"].to_numpy()
     med = float(np.median(ratio))
     by_group = below.groupby(["task.spectrum", "v"])["ratio_to_closed_form"].median().round(4)
@@ -78,7 +79,8 @@ def _verdict_c2(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     above = ok[ok["rank"] >= ok["task.r_star"]] if len(ok) else ok
     ratios = _transition_ratios(ok) if len(ok) else pd.DataFrame()
     if not len(above) or not len(ratios):
-        return Verdict("C2", "inconclusive", criterion, {"runs": int(len(above))}, "E1", "achievability at r >= r*")
+        evidence = {"runs": int(len(above)), "excluded_diverged": n_diverged}
+        return Verdict("C2", "inconclusive", criterion, evidence, "E1", "achievability at r >= r*")
     worst = float(above["rel_excess"].max())
     med_ratio = float(ratios["ratio"].median())
     evidence = {

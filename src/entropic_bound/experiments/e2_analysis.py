@@ -57,7 +57,8 @@ def _verdict_c3(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
         f"(init scale <= {cfg.small_init_max:g}) on data that identify A (N·d_v >= n)"
     )
     if not len(ok):
-        return Verdict("C3", "inconclusive", criterion, {"runs": 0}, "E2", "GD from small init recovers rank r*")
+        evidence = {"runs": 0, "excluded_diverged": n_diverged}
+        return Verdict("C3", "inconclusive", criterion, evidence, "E2", "GD from small init recovers rank r*")
     small = ok["init_scale"] <= cfg.small_init_max
     ident = ok["identified"] > 0.5
     gd = ok["train.optimizer"] == "gd"

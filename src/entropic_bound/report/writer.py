@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..atomic import atomic_write_bytes, atomic_write_text
+from ..atomic import atomic_write_bytes, atomic_write_text, remove_stale_temporaries
 from ..config import to_dict
 from ..errors import UserInputError
 from ..experiments.base import Analysis, Experiment
@@ -53,6 +53,7 @@ def analyse_store(store: RunStore, only: list[str] | None = None) -> list[tuple[
 def write_report(store: RunStore, out_dir: str | Path, *, only: list[str] | None = None) -> Path:
     """Write the report folder for every experiment recorded in ``store``; returns report.html."""
     out = check_out_dir(out_dir)
+    remove_stale_temporaries(out)  # left by a writer killed mid-write
     reports = []
     for exp, scale, analysis in analyse_store(store, only):
         files = {}

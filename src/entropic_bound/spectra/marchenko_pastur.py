@@ -16,8 +16,6 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from scipy import integrate, optimize
-
 from ..errors import UserInputError
 
 
@@ -42,12 +40,16 @@ def _mp_cdf_theta(theta: float, beta: float) -> float:
         s2, c2 = math.sin(t) ** 2, math.cos(t) ** 2
         return 2 * width**2 * s2 * c2 / (2 * math.pi * beta * (a + width * s2))
 
+    from scipy import integrate  # imported on first use: scipy costs ~1 s at start-up
+
     value, _ = integrate.quad(integrand, 0.0, theta, epsabs=1e-14, epsrel=1e-13)
     return value
 
 
 @lru_cache(maxsize=1024)
 def _mp_median_cached(beta: float) -> float:
+    from scipy import optimize
+
     theta = optimize.brentq(lambda t: _mp_cdf_theta(t, beta) - 0.5, 0.0, math.pi / 2, xtol=1e-15)
     a, b = (1 - math.sqrt(beta)) ** 2, (1 + math.sqrt(beta)) ** 2
     return a + (b - a) * math.sin(theta) ** 2
