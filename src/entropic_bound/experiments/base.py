@@ -157,6 +157,22 @@ class Experiment(ABC):
         return f"{self.name} — {self.title}"
 
 
+def member_result(spec: RunSpec, m: int, outcome, metrics: dict, *, keep: tuple[str, ...] = ("steps_run",),
+                  curves: dict | None = None, wall_s: float = 0.0) -> RunResult:
+    """The stored result of ensemble member ``m`` of a :class:`~entropic_bound.training.TrainOutcome`.
+
+    A diverged member is stored with status ``"diverged"``, the step at which it diverged, and NaN
+    for every metric except ``keep`` (numbers that describe the task or the run, not the model), so
+    nothing it produced can be averaged in. ``curves`` are added to the member's training curves.
+    """
+    step = int(outcome.diverged_step[m])
+    if step >= 0:
+        metrics = {k: (v if k in keep else float("nan")) for k, v in metrics.items()}
+    member_curves = outcome.member_curves(m)
+    member_curves.update(curves or {})
+    return RunResult(spec, "diverged" if step >= 0 else "ok", metrics, member_curves, step if step >= 0 else None, wall_s)
+
+
 def spec_params(spec: RunSpec, prefix: str) -> dict:
     """The params of ``spec`` under ``prefix.`` with the prefix removed."""
     n = len(prefix) + 1

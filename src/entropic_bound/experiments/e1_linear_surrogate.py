@@ -19,7 +19,7 @@ from ..errors import ConfigError
 from ..models import LinearOperatorEnsemble, MemberSpec
 from ..registry import EXPERIMENTS
 from ..spectra import estimate_all
-from ..sweep.spec import RunResult, RunSpec
+from ..sweep.spec import RunResult, RunSpec  # noqa: F401  (RunResult: execute's return type)
 from ..tasks import FixedOperatorTask
 from ..tasks.operators import SPECTRA
 from ..theory import (
@@ -31,7 +31,7 @@ from ..theory import (
 )
 from ..training import FixedData, FreshData, MomentData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
-from .base import Experiment, derive_seed, flat_params, spec_params
+from .base import Experiment, derive_seed, flat_params, member_result, spec_params
 from .e1_analysis import analyse_e1
 
 
@@ -137,23 +137,17 @@ class E1LinearSurrogate(Experiment):
         optimum = _finite_sample_optimum(batch, teacher, ranks, p0["v"]) if batch is not None else [np.nan] * len(ranks)
         estimates = estimate_all(model.spectra()["A"], shape=(task.n, task.n))
         wall = (time.perf_counter() - start) / len(group)
-        results = []
-        for m, spec in enumerate(group):
-            diverged = outcome.diverged_step[m] >= 0
-            metrics = {
+        teacher_curves = {"teacher_singular_values": truth["singular_values"].tolist()}
+        return [
+            member_result(spec, m, outcome, {
                 "excess": excess[m], "rel_excess": excess[m] / signal, "closed_form": closed[m],
                 "closed_form_rel": closed[m] / signal, "finite_sample_optimum": optimum[m],
                 "ratio_to_closed_form": excess[m] / closed[m] if closed[m] > 0 else np.nan,
                 "train_loss": outcome.final_loss[m], "noise_floor": task.sigma**2, "signal": signal,
                 "steps_run": outcome.steps_run[m], **{f"A_{k}": v[m] for k, v in estimates.items()},
-            }
-            if diverged:
-                metrics = {k: (np.nan if k not in ("steps_run", "noise_floor", "signal") else v) for k, v in metrics.items()}
-            curves = outcome.member_curves(m)
-            curves["teacher_singular_values"] = truth["singular_values"].tolist()
-            results.append(RunResult(spec, "diverged" if diverged else "ok", metrics, curves,
-                                     int(outcome.diverged_step[m]) if diverged else None, wall))
-        return results
+            }, keep=("steps_run", "noise_floor", "signal"), curves=teacher_curves, wall_s=wall)
+            for m, spec in enumerate(group)
+        ]
 
     def analyse(self, table, records):
         table, records = self.select(table, records)

@@ -23,7 +23,7 @@ from ..tasks.operators import SPECTRA
 from ..theory import clean_signal, population_excess_risk
 from ..training import MomentData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
-from .base import Experiment, derive_seed, flat_params, spec_params
+from .base import Experiment, derive_seed, flat_params, member_result, spec_params
 from .e2_analysis import analyse_e2
 
 ESTIMATOR_KEYS = tuple(key for key, _, _ in PANEL)
@@ -111,19 +111,16 @@ class E2Recovery(Experiment):
         rel_error = np.linalg.norm(A - truth["A"], axis=(1, 2)) / np.linalg.norm(truth["A"])
         estimates = estimate_all(model.spectra()["A"], shape=(task.n, task.n))
         signal, wall = clean_signal(truth["A"], truth["V"]), (time.perf_counter() - start) / len(group)
-        results = []
-        for m, spec in enumerate(group):
-            diverged = outcome.diverged_step[m] >= 0
-            metrics = {"rel_excess": excess[m] / signal, "rel_error": rel_error[m], "train_loss": outcome.final_loss[m],
-                       "identified": float(self.cfg.identified(train.n_samples)), "steps_run": outcome.steps_run[m],
-                       **{f"A_{k}": v[m] for k, v in estimates.items()}}
-            if diverged:
-                metrics = {k: (v if k in ("identified", "steps_run") else np.nan) for k, v in metrics.items()}
-            curves = outcome.member_curves(m)
-            curves["teacher_singular_values"] = truth["singular_values"].tolist()
-            results.append(RunResult(spec, "diverged" if diverged else "ok", metrics, curves,
-                                     int(outcome.diverged_step[m]) if diverged else None, wall))
-        return results
+        identified = float(self.cfg.identified(train.n_samples))
+        teacher_curves = {"teacher_singular_values": truth["singular_values"].tolist()}
+        return [
+            member_result(spec, m, outcome, {
+                "rel_excess": excess[m] / signal, "rel_error": rel_error[m], "train_loss": outcome.final_loss[m],
+                "identified": identified, "steps_run": outcome.steps_run[m],
+                **{f"A_{k}": v[m] for k, v in estimates.items()},
+            }, keep=("identified", "steps_run"), curves=teacher_curves, wall_s=wall)
+            for m, spec in enumerate(group)
+        ]
 
     def analyse(self, table, records):
         table, records = self.select(table, records)

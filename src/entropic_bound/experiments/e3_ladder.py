@@ -38,7 +38,7 @@ from ..theory import clean_signal, population_excess_risk
 from ..training import FixedData, FreshData, TrainConfig, train_ensemble
 from ..training.evaluation import held_out_excess
 from ..training.trainer import DTYPES
-from .base import Experiment, derive_seed, flat_params, spec_params
+from .base import Experiment, derive_seed, flat_params, member_result, spec_params
 
 RUNGS = ("B0", "B1", "B2", "B3")
 STUDENT_CLASSES = {"B0": LinearOperatorEnsemble, "B1": LinearQKEnsemble, "B2": SoftmaxAttentionEnsemble,
@@ -203,17 +203,12 @@ class E3Ladder(Experiment):
         wall = (time.perf_counter() - start) / len(group)
         results = []
         for m, spec in enumerate(group):
-            diverged = outcome.diverged_step[m] >= 0
             row = {k: v[m] for k, v in metrics.items()}
             row.update(train_loss=outcome.final_loss[m], steps_run=outcome.steps_run[m], noise_floor=task.sigma**2,
                        full_rank=float(spec.params["rank"] == (task.n if p0["rung"] == "B0" else task.d)))
-            if diverged:
-                row = {k: (v if k in ("steps_run", "noise_floor", "full_rank", "signal") else np.nan) for k, v in row.items()}
-            curves = outcome.member_curves(m)
-            curves["mean_mixer"] = mixers[m].tolist()
-            curves["target_mean_mixer"] = target_mixer.tolist()
-            results.append(RunResult(spec, "diverged" if diverged else "ok", row, curves,
-                                     int(outcome.diverged_step[m]) if diverged else None, wall))
+            curves = {"mean_mixer": mixers[m].tolist(), "target_mean_mixer": target_mixer.tolist()}
+            results.append(member_result(spec, m, outcome, row, keep=("steps_run", "noise_floor", "full_rank", "signal"),
+                                         curves=curves, wall_s=wall))
         return results
 
     def analyse(self, table, records):

@@ -28,17 +28,15 @@ from ..sweep.spec import RunResult, RunSpec
 from ..tasks.operators import SPECTRA
 from ..training import FixedData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
-from .base import Experiment, derive_seed, flat_params, spec_params
+from ..training.evaluation import held_out_excess, signal_power
+from .base import Experiment, derive_seed, flat_params, member_result, spec_params
 from .e4_analysis import analyse_e4
 from .e4_e5_common import (
     TEACHER_KINDS,
     build_student,
     draw_data,
     draw_teacher,
-    held_out_excess,
-    nan_metrics,
     saturation_stats,
-    signal_power,
     uniform_attention_excess,
 )
 
@@ -146,20 +144,16 @@ class E4AttentionTeacher(Experiment):
         wall = (time.perf_counter() - start) / len(group)
         results = []
         for m, spec in enumerate(group):
-            diverged = outcome.diverged_step[m] >= 0
             metrics = {
                 "excess": excess[m], "rel_excess": excess[m] / signal, "excess_over_k0": excess[m] / k0,
                 "k0_excess": k0, "k0_rel_excess": k0 / signal, "signal": signal, "noise_floor": task.sigma**2,
                 "train_loss": outcome.final_loss[m], "steps_run": outcome.steps_run[m],
                 "row_entropy_ratio": sat["row_entropy_ratio"], "mean_max_attention": sat["mean_max_attention"],
             }
-            if diverged:
-                metrics = nan_metrics(metrics, ("k0_excess", "k0_rel_excess", "signal", "noise_floor", "steps_run",
-                                                "row_entropy_ratio", "mean_max_attention"))
-            curves = outcome.member_curves(m)
-            curves["teacher_singular_values"] = teacher.truth["singular_values"].tolist()
-            results.append(RunResult(spec, "diverged" if diverged else "ok", metrics, curves,
-                                     int(outcome.diverged_step[m]) if diverged else None, wall))
+            keep = ("k0_excess", "k0_rel_excess", "signal", "noise_floor", "steps_run", "row_entropy_ratio",
+                    "mean_max_attention")
+            curves = {"teacher_singular_values": teacher.truth["singular_values"].tolist()}
+            results.append(member_result(spec, m, outcome, metrics, keep=keep, curves=curves, wall_s=wall))
         return results
 
     def analyse(self, table, records):

@@ -11,7 +11,6 @@ Excess risk (SPEC §1) is measured on a fixed held-out set drawn from a dedicate
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import torch
@@ -21,7 +20,7 @@ from ..models.linear_qk import LinearQKEnsemble
 from ..models.softmax_attention import SoftmaxAttentionEnsemble
 from ..spectra import estimate_all, singular_values
 from ..tasks import Batch, LinearQKTeacherTask, SoftmaxTeacherTask
-from ..training.evaluation import held_out_excess, signal_power
+from ..training.evaluation import signal_power
 from .base import derive_seed
 
 TEACHER_KINDS = ("linear", "softmax")
@@ -103,6 +102,3 @@ def saturation_stats(teacher, X: torch.Tensor) -> dict[str, float]:
     return {"row_entropy_ratio": math.nan, "mean_max_attention": math.nan}
 
 
-def nan_metrics(metrics: dict[str, Any], keep: tuple[str, ...]) -> dict[str, Any]:
-    """``metrics`` with every value NaN except ``keep`` (a diverged run's stored numbers)."""
-    return {k: (v if k in keep else math.nan) for k, v in metrics.items()}

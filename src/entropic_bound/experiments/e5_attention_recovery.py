@@ -24,18 +24,16 @@ from ..sweep.spec import RunResult, RunSpec
 from ..tasks.operators import SPECTRA
 from ..training import FixedData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
-from .base import Experiment, derive_seed, flat_params, spec_params
+from ..training.evaluation import held_out_excess, signal_power
+from .base import Experiment, derive_seed, flat_params, member_result, spec_params
 from .e4_e5_common import (
     TEACHER_KINDS,
     build_student,
     draw_data,
     draw_teacher,
-    held_out_excess,
     kernel_matrices,
     mixer_estimates,
-    nan_metrics,
     saturation_stats,
-    signal_power,
     teacher_mixers,
 )
 from .e5_analysis import analyse_e5
@@ -141,16 +139,12 @@ class E5AttentionRecovery(Experiment):
         wall = (time.perf_counter() - start) / len(group)
         results = []
         for m, spec in enumerate(group):
-            diverged = outcome.diverged_step[m] >= 0
             metrics = {"rel_excess": excess[m], "kernel_rel_error": k_error[m], "train_loss": outcome.final_loss[m],
                        "steps_run": outcome.steps_run[m], **{f"K_{k}": v[m] for k, v in kernel.items()},
                        **{k: v[m] for k, v in mixer.items()}, **ref, **sat}
-            if diverged:
-                metrics = nan_metrics(metrics, ("steps_run", *ref, *sat))
-            curves = outcome.member_curves(m)
-            curves["teacher_singular_values"] = teacher.truth["singular_values"].tolist()
-            results.append(RunResult(spec, "diverged" if diverged else "ok", metrics, curves,
-                                     int(outcome.diverged_step[m]) if diverged else None, wall))
+            curves = {"teacher_singular_values": teacher.truth["singular_values"].tolist()}
+            results.append(member_result(spec, m, outcome, metrics, keep=("steps_run", *ref, *sat), curves=curves,
+                                         wall_s=wall))
         return results
 
     def analyse(self, table, records):

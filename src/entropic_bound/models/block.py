@@ -5,7 +5,7 @@ import math
 from typing import Sequence
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from ..errors import UserInputError
 from ..registry import STUDENTS
