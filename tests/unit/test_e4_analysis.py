@@ -12,10 +12,10 @@ from entropic_bound.experiments.e4_e5_common import (
     build_student,
     draw_data,
     draw_teacher,
-    held_out_excess,
     uniform_attention_excess,
 )
 from entropic_bound.models.base import MemberSpec
+from entropic_bound.training.evaluation import held_out_excess
 
 TASK = {"n": 6, "d": 8, "r_star": 2, "spectrum": "flat", "decay": 0.25, "c": 2.0, "sigma": 0.1}
 
