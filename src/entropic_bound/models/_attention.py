@@ -203,9 +203,15 @@ class QKEnsemble(EnsembleStudent):
         """``(1/h) Σ_h M_h(X) X V``: ``X (B, n, d)`` shared or ``(M, B, n, d)`` → ``(M, B, n, d_v)``."""
         if X.dim() == 3 and self.P is None:
             S = shared_logits(X, self._forward_kernel())  # (B, n, M, h', n)
-            return shared_mix(self.head_mixers(S, model_axis=2).mean(3), X, V)
+            return shared_mix(self._forward_mixers(S, model_axis=2).mean(3), X, V)
         S = general_logits(self.query_inputs(X), self._forward_kernel())  # (M, B, h', n, n)
-        return general_mix(self.head_mixers(S, model_axis=0).mean(2), self.expand_inputs(X, self.n_models), V)
+        return general_mix(self._forward_mixers(S, model_axis=0).mean(2), self.expand_inputs(X, self.n_models), V)
 
     def _forward_kernel(self) -> Tensor:
+        """The kernel the training forward pass uses, ``(M, h', d, d)``; a subclass may fold a
+        per-model logit scale into it (a ``d×d`` multiply instead of one over every logit)."""
         return self.kernel()
+
+    def _forward_mixers(self, S: Tensor, model_axis: int) -> Tensor:
+        """Mixers from logits of :meth:`_forward_kernel` (default: :meth:`head_mixers`)."""
+        return self.head_mixers(S, model_axis)

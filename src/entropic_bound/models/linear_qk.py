@@ -31,7 +31,10 @@ class LinearQKEnsemble(QKEnsemble):
         return S * self.scale
 
     def _forward_kernel(self) -> Tensor:
-        return self.kernel().mean(1, keepdim=True)  # (M, 1, d, d)
+        return self.kernel().mean(1, keepdim=True) * self.scale  # (M, 1, d, d), scale folded in
+
+    def _forward_mixers(self, S: Tensor, model_axis: int) -> Tensor:
+        return S  # the scale is already in the kernel
 
     def forward(self, X: Tensor) -> Tensor:
         """``X (B, n, d)`` shared or ``(M, B, n, d)`` → ``(M, B, n, d_v)``."""

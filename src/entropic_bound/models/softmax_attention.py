@@ -52,6 +52,12 @@ class SoftmaxAttentionEnsemble(QKEnsemble):
     def head_mixers(self, S: Tensor, model_axis: int) -> Tensor:
         return row_softmax(S, self.tau, model_axis)
 
+    def _forward_kernel(self) -> Tensor:
+        return self.kernel() / self.tau.view(-1, 1, 1, 1)  # (M, h, d, d), temperature folded in
+
+    def _forward_mixers(self, S: Tensor, model_axis: int) -> Tensor:
+        return torch.softmax(S, dim=-1)  # the temperature is already in the kernel
+
     def forward(self, X: Tensor) -> Tensor:
         """``X (B, n, d)`` shared or ``(M, B, n, d)`` → ``(M, B, n, d_v)``."""
         return self.attend(X, self.value())
