@@ -70,11 +70,20 @@ def run_experiments(
     progress: ProgressFn | None = None,
     workers: int = 1,
     backend: str | None = None,
+    max_memory_mb: float | None = None,
 ) -> PipelineResult:
-    """Validate every config first, then sweep each experiment into the store and write the report."""
+    """Validate every config first, then sweep each experiment into the store and write the report.
+
+    ``max_memory_mb`` caps the estimated training memory of one ensemble (models are split into
+    more, smaller ensembles); a budget too small for a single model is an error before any work.
+    """
     out_dir, store_path = resolve_paths(out, store)
     overrides = overrides or {}
     bound = [configure(n, scale, overrides.get(n)) for n in names]
+    for exp in bound:
+        if max_memory_mb is not None:
+            exp.max_memory_bytes = int(max_memory_mb * 2**20)
+            exp.groups(exp.specs())  # a budget below one model fails here, before any work
     summaries = {}
     with RunStore(store_path) as run_store:
         for exp in bound:

@@ -100,3 +100,28 @@ def test_output_folder_that_is_a_file(tmp_path, capsys):
     target.write_text("x")
     assert main(["run", "E1", "--out", str(target)]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_max_memory_splits_ensembles_without_changing_results(tmp_path, tiny_args, read_outputs):
+    from entropic_bound.pipeline import configure
+
+    exp = configure("E1", "quick", {"r_stars": [2], "spectra": ["flat"], "ranks": [1, 2, 3, 6], "n": 8, "d": 4})
+    whole = exp.groups(exp.specs())
+    exp.max_memory_bytes = 2 * exp.member_bytes(exp.specs()[0])
+    split = exp.groups(exp.specs())
+    assert len(split) > len(whole) and max(len(g) for g in split) <= 2
+    assert sorted(s.run_id for g in split for s in g) == sorted(s.run_id for g in whole for s in g)
+    args = ["reproduce", "--only", "E1", "--quiet", *tiny_args("E1")]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert main([*args, "--out", str(tmp_path / "b"), "--max-memory", "0.3"]) == 0
+    a, b = read_outputs(tmp_path / "a")[1]["E1"], read_outputs(tmp_path / "b")[1]["E1"]
+    assert (a["run_id"] == b["run_id"]).all()
+    assert abs(a["excess"] - b["excess"]).max() < 1e-9 * a["excess"].abs().max()
+
+
+def test_max_memory_below_one_model_fails_before_work(tmp_path, capsys):
+    assert main(["run", "E1", "--out", str(tmp_path / "o"), "--max-memory", "0.000001"]) == 2
+    err = capsys.readouterr().err
+    assert "at least one model" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+    assert main(["run", "E1", "--out", str(tmp_path / "o"), "--max-memory", "-3"]) == 2

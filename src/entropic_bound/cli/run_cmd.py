@@ -25,6 +25,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads in this process (default 1: tiny models run faster single-threaded, "
                    "and two threads collapse when another process holds a core)")
+    p.add_argument("--max-memory", type=float, default=None, metavar="MB",
+                   help="memory budget of one ensemble in MiB (default: at most 64 models per ensemble)")
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the report path")
 
 
@@ -40,6 +42,8 @@ def add_parser(sub) -> None:
 
 
 def _check_workers(args) -> None:
+    if args.max_memory is not None and not args.max_memory > 0:
+        raise UserInputError(f"The '--max-memory' option must be a positive number of MiB. Got {args.max_memory} instead.")
     for flag, value in (("--workers", args.workers), ("--threads", args.threads)):
         if value < 1:
             raise UserInputError(f"The '{flag}' option must be an int >= 1. Got {value} instead.")
@@ -61,7 +65,8 @@ def _execute(names: list[str], overrides: dict, args) -> int:
     _check_workers(args)
     with sweep_progress(args.quiet) as progress:
         result = run_experiments(names, scale=args.scale, overrides=overrides, out=args.out, store=args.store,
-                                 progress=progress, workers=args.workers, backend=_backend(args))
+                                 progress=progress, workers=args.workers, backend=_backend(args),
+                                 max_memory_mb=args.max_memory)
     if not args.quiet:
         for name, s in result.summaries.items():
             print(f"{name}: {s.ran} run(s) trained, {s.skipped} already stored, {s.diverged} diverged "

@@ -129,16 +129,38 @@ class Experiment(ABC):
         """Train one group; one result per spec."""
 
     max_group: int = 64
+    max_memory_bytes: int | None = None  # set by ``--max-memory``: chunk ensembles to this budget
+
+    def member_bytes(self, spec: RunSpec) -> int:
+        """Estimated training memory of one ensemble member (activations kept for backward)."""
+        from ..models.chunking import activation_bytes_per_member
+
+        p = spec.params
+        d = int(p.get("task.d", 32))
+        batch = int(p.get("train.batch_size") or p.get("train.n_samples") or p.get("n_test", 256))
+        return activation_bytes_per_member(n=int(p.get("task.n", 16)), d=d, d_v=d, batch=batch,
+                                           n_heads=int(p.get("n_heads", 1)),
+                                           itemsize=4 if p.get("train.dtype") == "float32" else 8)
+
+    def chunk_size(self, members: list[RunSpec]) -> int:
+        """Models per ensemble: ``max_group``, or fewer so one chunk fits ``max_memory_bytes``."""
+        if self.max_memory_bytes is None:
+            return self.max_group
+        from ..models.chunking import chunk_members
+
+        per_member = max(self.member_bytes(s) for s in members)
+        return max(len(c) for c in chunk_members(members[: self.max_group], self.max_memory_bytes, per_member))
 
     def groups(self, specs: list[RunSpec]) -> list[list[RunSpec]]:
-        """Deterministic partition of the full grid into ensembles of at most ``max_group`` runs."""
+        """Deterministic partition of the full grid into ensembles (see :meth:`chunk_size`)."""
         buckets: dict[Hashable, list[RunSpec]] = {}
         for s in specs:
             buckets.setdefault(self.group_key(s), []).append(s)
         out = []
         for key in buckets:
             members = sorted(buckets[key], key=lambda s: s.run_id)
-            out.extend(members[i : i + self.max_group] for i in range(0, len(members), self.max_group))
+            size = self.chunk_size(members)
+            out.extend(members[i : i + size] for i in range(0, len(members), size))
         return out
 
     # -- analysis ------------------------------------------------------------------------
