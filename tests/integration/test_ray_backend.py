@@ -26,8 +26,9 @@ from entropic_bound.store import RunStore  # noqa: E402
 from entropic_bound.sweep import RunResult, RunSpec, grid_specs, run_sweep  # noqa: E402
 from entropic_bound.sweep.ray_backend import RayBackend, parse_address  # noqa: E402
 
-# 8 groups of 3-4 runs (r* × spectrum × V), each ~0.1 s of training.
-E1_SMALL = ["ranks=[1,2,3]", "r_stars=[2,3]", "spectra=[flat,geometric]", "n=8", "d=4", "train.steps=100",
+# 8 groups of 3-4 runs (r* × spectrum × V), each well under a second of training but long enough
+# that a driver killed after the first stored group still has groups in flight.
+E1_SMALL = ["ranks=[1,2,3]", "r_stars=[2,3]", "spectra=[flat,geometric]", "n=8", "d=4", "train.steps=800",
             "train.n_samples=24"]
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
