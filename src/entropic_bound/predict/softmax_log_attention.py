@@ -31,7 +31,7 @@ from .base import PREDICTORS, Fit, chunks, not_identifiable
 from .normal_equations import cholesky_or_none, expand_core, kernel_noise_draws, kron_core, top_singular_values
 
 MASK_LEVELS = 3.0
-FIRST_PASS_SAMPLES = 1024
+FIRST_PASS_SAMPLES = 512
 SIGMA_SAMPLES = 4096
 NOISE_DRAWS = 16
 # Relative round-off of Â_i = Y_i pinv(U_i): a floor on δ so that σ̂ = 0 still gives finite weights.
