@@ -25,13 +25,24 @@ def _badge(verdict: str) -> str:
     return f'<span class="v" style="background:{COLOURS.get(verdict, "#57606a")}">{html.escape(verdict)}</span>'
 
 
+def _short(value):
+    """Floats to 4 significant digits, recursively (display only; verdicts.json keeps full precision)."""
+    if isinstance(value, float):
+        return float(f"{value:.4g}")
+    if isinstance(value, dict):
+        return {k: _short(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_short(v) for v in value]
+    return value
+
+
 def _evidence_text(evidence: dict, limit: int = 6) -> str:
     items = []
     for k, v in list(evidence.items())[:limit]:
         if isinstance(v, float):
             v = f"{v:.4g}"
         elif isinstance(v, (dict, list)):
-            v = json.dumps(v, default=str)[:160]
+            v = json.dumps(_short(v), default=str)[:160]
         items.append(f"<code>{html.escape(str(k))}</code> = {html.escape(str(v))}")
     return "<br>".join(items)
 
@@ -67,7 +78,8 @@ def _section(r, out_dir: Path, config: dict) -> str:
     for name, rel in r.figure_files.items():
         parts.append(_figure(out_dir / rel, name))
     for name, table in a.tables.items():
-        parts.append(f"<h4>{html.escape(name)}</h4>" + table.to_html(index=False, float_format=lambda x: f"{x:.4g}", border=0))
+        table_html = table.to_html(index=False, float_format=lambda x: f"{x:.4g}", border=0)
+        parts.append(f"<h4>{html.escape(name)}</h4><div style='overflow-x:auto'>{table_html}</div>")
     parts.append(
         f"<details><summary>config</summary><pre>{html.escape(json.dumps(config, indent=1))}</pre></details>"
         f"<p class=small>All rows: <code>results/{html.escape(r.experiment.name)}.csv</code></p>"
