@@ -23,8 +23,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--heads", type=int, default=1, help="heads (default 1)")
     p.add_argument("--v-known", action="store_true", help="fix V to a known matrix (learn only W_Q, W_K)")
     p.add_argument("--repeats", type=int, default=2, help="alternating measurement rounds (default 2)")
-    p.add_argument("--max-memory", type=int, default=32, metavar="MB",
-                   help="chunk the ensemble to this activation budget (default 32; 0: one chunk)")
+    p.add_argument("--max-memory", type=int, default=64, metavar="MB",
+                   help="chunk the ensemble to this activation budget (default 64; 0: one chunk)")
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument("--json", action="store_true", help="print one JSON object")
