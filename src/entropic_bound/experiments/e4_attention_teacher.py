@@ -18,24 +18,19 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import torch
-
 from ..config import param
 from ..errors import ConfigError
 from ..models.base import MemberSpec
 from ..registry import EXPERIMENTS
 from ..sweep.spec import RunResult, RunSpec
 from ..tasks.operators import SPECTRA
-from ..training import FixedData, TrainConfig, train_ensemble
-from ..training.trainer import DTYPES
+from ..training import TrainConfig
 from ..training.evaluation import held_out_excess, signal_power
-from .base import Experiment, derive_seed, flat_params, member_result, spec_params
+from .base import Experiment, derive_seed, flat_params, member_result
 from .e4_analysis import analyse_e4
 from .e4_e5_common import (
     TEACHER_KINDS,
-    build_student,
-    draw_data,
-    draw_teacher,
+    GroupSetup,
     saturation_stats,
     uniform_attention_excess,
 )
@@ -125,18 +120,11 @@ class E4AttentionTeacher(Experiment):
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         start = time.perf_counter()
-        p0, seed = group[0].params, group[0].seed
-        kind, task_params = p0["teacher"], spec_params(group[0], "task")
-        task, teacher = draw_teacher("E4", kind, task_params, seed)
-        train = TrainConfig(**spec_params(group[0], "train"))
-        dtype = DTYPES[train.dtype]
-        data = draw_data("E4", "train", teacher, task_params, train.n_samples, seed, dtype)
-        test = draw_data("E4", "test", teacher, task_params, p0["n_test"], seed, torch.float64)
-        v_known = p0["v"] == "known"
+        setup = GroupSetup.of("E4", group)
+        kind, task, teacher, test = setup.kind, setup.task, setup.teacher, setup.test
+        v_known = group[0].params["v"] == "known"
         members = [MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E4/init", s.run_id)) for s in group]
-        model = build_student(kind, members, teacher, v_known, dtype)
-        gen = torch.Generator().manual_seed(derive_seed("E4/batches", task_params, seed))
-        outcome = train_ensemble(model, FixedData(data.X, data.Y, train.batch_size, gen), train)
+        model, outcome = setup.train_students("E4", members, v_known)
         excess = held_out_excess(model.double(), test.X, test.clean)  # (M,)
         signal = signal_power(test.clean)
         k0 = uniform_attention_excess(test, teacher.V if v_known else None, kind)

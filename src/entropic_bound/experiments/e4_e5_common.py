@@ -11,6 +11,7 @@ Excess risk (SPEC §1) is measured on a fixed held-out set drawn from a dedicate
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -20,8 +21,11 @@ from ..models.linear_qk import LinearQKEnsemble
 from ..models.softmax_attention import SoftmaxAttentionEnsemble
 from ..spectra import estimate_all, singular_values
 from ..tasks import Batch, LinearQKTeacherTask, SoftmaxTeacherTask
+from ..sweep.spec import RunSpec
+from ..training import FixedData, TrainConfig, TrainOutcome, train_ensemble
 from ..training.evaluation import signal_power
-from .base import derive_seed
+from ..training.trainer import DTYPES
+from .base import derive_seed, spec_params
 
 TEACHER_KINDS = ("linear", "softmax")
 TASK_CLASSES = {"linear": LinearQKTeacherTask, "softmax": SoftmaxTeacherTask}
@@ -50,6 +54,38 @@ def build_student(kind: str, members: list[MemberSpec], teacher, v_known: bool, 
     """B1 for the linear teacher, B2 (temperature √d, the teacher's) for the softmax teacher."""
     V = teacher.V.to(dtype) if v_known else None
     return STUDENT_CLASSES[kind](members, n=teacher.n, d=teacher.d, d_v=teacher.d_v, V_known=V, dtype=dtype)
+
+
+@dataclass
+class GroupSetup:
+    """What every run of one E4/E5 group shares: the teacher, its training and held-out data."""
+
+    kind: str
+    task_params: dict
+    task: object
+    teacher: object
+    train: TrainConfig
+    dtype: torch.dtype
+    data: Batch
+    test: Batch
+    seed: int
+
+    @classmethod
+    def of(cls, experiment: str, group: list[RunSpec]) -> "GroupSetup":
+        p0, seed = group[0].params, group[0].seed
+        kind, task_params = p0["teacher"], spec_params(group[0], "task")
+        task, teacher = draw_teacher(experiment, kind, task_params, seed)
+        train = TrainConfig(**spec_params(group[0], "train"))
+        dtype = DTYPES[train.dtype]
+        data = draw_data(experiment, "train", teacher, task_params, train.n_samples, seed, dtype)
+        test = draw_data(experiment, "test", teacher, task_params, p0["n_test"], seed, torch.float64)
+        return cls(kind, task_params, task, teacher, train, dtype, data, test, seed)
+
+    def train_students(self, experiment: str, members: list[MemberSpec], v_known: bool) -> tuple[object, TrainOutcome]:
+        """Build the group's ensemble and train it on the shared data (minibatch order seeded per group)."""
+        model = build_student(self.kind, members, self.teacher, v_known, self.dtype)
+        gen = torch.Generator().manual_seed(derive_seed(f"{experiment}/batches", self.task_params, self.seed))
+        return model, train_ensemble(model, FixedData(self.data.X, self.data.Y, self.train.batch_size, gen), self.train)
 
 
 def uniform_attention_excess(batch: Batch, V: torch.Tensor | None, kind: str) -> float:

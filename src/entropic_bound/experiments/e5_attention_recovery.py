@@ -13,8 +13,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import torch
-
 from ..config import param
 from ..errors import ConfigError
 from ..models.base import MemberSpec
@@ -22,15 +20,12 @@ from ..registry import EXPERIMENTS
 from ..spectra import PANEL, estimate_all
 from ..sweep.spec import RunResult, RunSpec
 from ..tasks.operators import SPECTRA
-from ..training import FixedData, TrainConfig, train_ensemble
-from ..training.trainer import DTYPES
+from ..training import TrainConfig
 from ..training.evaluation import held_out_excess, signal_power
-from .base import Experiment, derive_seed, flat_params, member_result, spec_params
+from .base import Experiment, derive_seed, flat_params, member_result
 from .e4_e5_common import (
     TEACHER_KINDS,
-    build_student,
-    draw_data,
-    draw_teacher,
+    GroupSetup,
     kernel_matrices,
     mixer_estimates,
     saturation_stats,
@@ -116,17 +111,10 @@ class E5AttentionRecovery(Experiment):
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         start = time.perf_counter()
-        p0, seed = group[0].params, group[0].seed
-        kind, task_params = p0["teacher"], spec_params(group[0], "task")
-        task, teacher = draw_teacher("E5", kind, task_params, seed)
-        train = TrainConfig(**spec_params(group[0], "train"))
-        dtype = DTYPES[train.dtype]
-        data = draw_data("E5", "train", teacher, task_params, train.n_samples, seed, dtype)
-        test = draw_data("E5", "test", teacher, task_params, p0["n_test"], seed, torch.float64)
+        setup = GroupSetup.of("E5", group)
+        p0, task, teacher, test = group[0].params, setup.task, setup.teacher, setup.test
         members = [MemberSpec(task.d, s.params["init_scale"], derive_seed("E5/init", s.run_id)) for s in group]
-        model = build_student(kind, members, teacher, p0["v"] == "known", dtype)
-        gen = torch.Generator().manual_seed(derive_seed("E5/batches", task_params, seed))
-        outcome = train_ensemble(model, FixedData(data.X, data.Y, train.batch_size, gen), train)
+        model, outcome = setup.train_students("E5", members, p0["v"] == "known")
         model = model.double()
         excess = held_out_excess(model, test.X, test.clean) / signal_power(test.clean)  # (M,) relative
         K, K_star = kernel_matrices(model).numpy(), teacher.truth["K"]  # (M, d, d), (d, d)
