@@ -104,7 +104,10 @@ def learning_rate(cfg: TrainConfig, step: int) -> float:
 def make_optimizer(params: list[Tensor], cfg: TrainConfig) -> torch.optim.Optimizer:
     if cfg.optimizer == "gd":
         return torch.optim.SGD(params, lr=cfg.lr)
-    return torch.optim.Adam(params, lr=cfg.lr)
+    # the fused kernel updates every parameter in one pass: ~5 % faster steps at batch 32, same at 256
+    # (interleaved, paired measurements); not every device/dtype has it
+    fused = all(p.device.type in ("cpu", "cuda") and p.dtype in (torch.float32, torch.float64) for p in params)
+    return torch.optim.Adam(params, lr=cfg.lr, fused=fused or None)
 
 
 def per_model_loss(model: EnsembleStudent, X: Tensor, Y: Tensor) -> Tensor:
