@@ -20,11 +20,7 @@ def _list(args) -> int:
                             ("estimators", ESTIMATORS)):
         table = Table(title=title, title_justify="left", show_header=False)
         for name in registry.names():
-            extra = ""
-            obj = registry.get(name)
-            if registry is EXPERIMENTS:
-                extra = f" [claims {', '.join(obj.claims)}]"
-            table.add_row(name, registry.summary(name) + extra)
+            table.add_row(name, registry.summary(name))  # experiment summaries name their claims
         console.print(table)
     try:
         from ..predict import PREDICTORS
