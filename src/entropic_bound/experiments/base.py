@@ -179,6 +179,11 @@ class Experiment(ABC):
         return f"{self.name} — {self.title}"
 
 
+def curves_by_run(records: list[dict]) -> dict[str, dict]:
+    """``run_id → curves`` of the store's records (empty dict where a run stored none)."""
+    return {r["run_id"]: r.get("curves") or {} for r in records}
+
+
 def member_result(spec: RunSpec, m: int, outcome, metrics: dict, *, keep: tuple[str, ...] = ("steps_run",),
                   curves: dict | None = None, wall_s: float = 0.0) -> RunResult:
     """The stored result of ensemble member ``m`` of a :class:`~entropic_bound.training.TrainOutcome`.

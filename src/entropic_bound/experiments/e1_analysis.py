@@ -6,7 +6,7 @@ import pandas as pd
 
 from ..report.plots import figure_grid, mark_floor
 from ..theory import tail_energy_curve
-from .base import Analysis, Verdict, decide
+from .base import Analysis, Verdict, curves_by_run, decide
 
 RESULT_COLUMNS = [
     "run_id", "seed", "status", "diverged_step", "task.r_star", "task.spectrum", "v", "rank", "train.n_samples",
@@ -95,13 +95,9 @@ def _verdict_c2(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
                    "a model of rank r >= r* reaches the noise floor, with a sharp transition at r = r*")
 
 
-def _curve_by_run(records: list[dict]) -> dict[str, dict]:
-    return {r["run_id"]: r.get("curves") or {} for r in records}
-
-
 def plot_excess_vs_rank(cfg, ok: pd.DataFrame, records: list[dict]):
     """Relative excess risk vs rank, one panel per (spectrum, r*), with the tail-energy curve."""
-    curves = _curve_by_run(records)
+    curves = curves_by_run(records)
     spectra, r_stars = sorted(ok["task.spectrum"].unique()), sorted(ok["task.r_star"].unique())
     fig, axes = figure_grid(len(spectra), len(r_stars), width=3.4, height=2.8)
     floor = 1e-7
@@ -137,7 +133,7 @@ def plot_excess_vs_rank(cfg, ok: pd.DataFrame, records: list[dict]):
 
 def plot_learned_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
     """Final singular values of the learned A at the largest rank, against the teacher's."""
-    curves = _curve_by_run(records)
+    curves = curves_by_run(records)
     spectra = sorted(ok["task.spectrum"].unique())
     fig, axes = figure_grid(1, len(spectra), width=3.6, height=2.8)
     for j, spectrum in enumerate(spectra):

@@ -6,7 +6,7 @@ import pandas as pd
 
 from ..report.plots import figure_grid
 from ..spectra import PANEL, estimate_all
-from .base import Analysis, Verdict, decide
+from .base import Analysis, Verdict, curves_by_run, decide
 
 KEYS = [key for key, _, _ in PANEL]
 
@@ -89,7 +89,7 @@ def _trajectory(curves: dict, key: str, n: int) -> tuple[np.ndarray, np.ndarray]
 
 def plot_rank_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
     """Energy effective rank and the C3 estimator of A over training, per r* and N."""
-    curves = {r["run_id"]: r.get("curves") or {} for r in records}
+    curves = curves_by_run(records)
     r_stars, counts = sorted(ok["task.r_star"].unique()), sorted(ok["train.n_samples"].unique())
     fig, axes = figure_grid(len(r_stars), len(counts), width=3.6, height=2.8)
     colours = dict(zip(sorted(ok["init_scale"].unique()), ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]))
@@ -115,7 +115,7 @@ def plot_rank_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
 
 def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
     """Final singular values of A (log scale) per init scale, identified data, r* marked."""
-    curves = {r["run_id"]: r.get("curves") or {} for r in records}
+    curves = curves_by_run(records)
     r_stars = sorted(ok["task.r_star"].unique())
     fig, axes = figure_grid(1, len(r_stars), width=3.6, height=2.8)
     for j, r_star in enumerate(r_stars):

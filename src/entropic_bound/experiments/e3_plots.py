@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 
 from ..report.plots import figure_grid, mark_floor
+from .base import curves_by_run
 
 RUNG_COLOURS = {"B0": "tab:gray", "B1": "tab:blue", "B2": "tab:orange", "B3": "tab:green"}
 FLOOR = 1e-6  # plotted values are clipped here on log axes
@@ -106,7 +107,7 @@ def _mixer_panels(cfg, ok: pd.DataFrame) -> list[tuple[str, list[tuple[str, dict
 def plot_mixers(cfg, ok: pd.DataFrame, records: list[dict]):
     """Mean realised mixer ``E_X M(X)`` of trained full-rank B1/B2 (first seed, V known when run)
     next to ``A*``, one row per task operator; colour scale ±max|A*| of the row."""
-    curves = {r["run_id"]: r.get("curves") or {} for r in records}
+    curves = curves_by_run(records)
     rows = []
     for operator, cols in _mixer_panels(cfg, ok):
         found = []

@@ -21,7 +21,7 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from ..lm.probe import structural_explained
-from .base import Analysis, Verdict, decide
+from .base import Analysis, Verdict, curves_by_run, decide
 from .e7_plots import plot_rank_vs_complexity, plot_rank_vs_loss, plot_structural_heatmaps
 
 
@@ -89,7 +89,7 @@ def verdict_c11(points: pd.DataFrame, *, estimator: str, n_boot: int, seed: int)
 
 def rank_loss_rhos(ok: pd.DataFrame, records: list[dict], estimator: str) -> pd.DataFrame:
     """Per run: Spearman ρ over checkpoints between the head-mean kernel rank and the held-out loss."""
-    curves = {r["run_id"]: r.get("curves") or {} for r in records}
+    curves = curves_by_run(records)
     rows = []
     for _, row in ok.iterrows():
         c = curves.get(row["run_id"], {})
@@ -127,7 +127,7 @@ def verdict_c12(rhos: pd.DataFrame, rho_complexity: float, *, estimator: str, mi
 
 def head_table(ok: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
     """Final-checkpoint statistics per (run, layer, head)."""
-    curves = {r["run_id"]: r.get("curves") or {} for r in records}
+    curves = curves_by_run(records)
     keys = ("sink_score", "locality_mass", "positional_prior_explained", "K_energy_effective_rank",
             "mixer_energy_effective_rank")
     rows = []

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 
 from ..report.plots import figure_grid
+from .base import curves_by_run
 
 _COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
             "tab:gray", "tab:olive", "tab:cyan"]
@@ -35,7 +36,7 @@ def plot_rank_vs_loss(ok: pd.DataFrame, records: list[dict], estimator: str):
     """Trajectories: kernel rank vs held-out loss, and both vs step, one line per run."""
     from .e7_analysis import trajectory
 
-    curves = {r["run_id"]: r.get("curves") or {} for r in records}
+    curves = curves_by_run(records)
     fig, axes = figure_grid(1, 3, width=3.6, height=3.0)
     names = list(dict.fromkeys(ok["corpus.name"]))
     for _, row in ok.iterrows():
