@@ -9,6 +9,7 @@ Target (issue 5): N = 10,000, n = d = d_v = 32 under 10 s and 2 GB on 2 CPU core
 Teacher: ``Y = (X K Xᵀ / √d) X V / n + σE`` (linear) or ``softmax(X K Xᵀ / √d) X V + σE``, with
 ``||K||_F = 2√d`` (SPEC §2), r* = 4, σ = 0.01.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,12 @@ import time
 import numpy as np
 
 N_TOK, D, D_V, R_STAR, SIGMA = 32, 32, 32, 4, 0.01
-TEACHER = {"linear_v_known": "linear-qk", "linear_v_unknown": "linear-qk", "softmax_log_attention": "softmax",
-           "softmax_linearised": "softmax"}
+TEACHER = {
+    "linear_v_known": "linear-qk",
+    "linear_v_unknown": "linear-qk",
+    "softmax_log_attention": "softmax",
+    "softmax_linearised": "softmax",
+}
 
 
 def make_data(N: int, teacher: str, seed: int = 0):
@@ -35,14 +40,14 @@ def make_data(N: int, teacher: str, seed: int = 0):
     X = rng.standard_normal((N, N_TOK, D))
     Y = np.empty((N, N_TOK, D_V))
     for start in range(0, N, 4096):
-        Xc = X[start:start + 4096]
+        Xc = X[start : start + 4096]
         L = Xc @ K @ Xc.transpose(0, 2, 1) / math.sqrt(D)
         if teacher == "softmax":
             M = np.exp(L - L.max(-1, keepdims=True))
             M /= M.sum(-1, keepdims=True)
         else:
             M = L / N_TOK
-        Y[start:start + 4096] = M @ Xc @ V + SIGMA * rng.standard_normal((len(Xc), N_TOK, D_V))
+        Y[start : start + 4096] = M @ Xc @ V + SIGMA * rng.standard_normal((len(Xc), N_TOK, D_V))
     return X, Y, V, K
 
 
@@ -58,8 +63,19 @@ def child(method: str, N: int) -> None:
     p = predict_r_star(X, Y, teacher=teacher, V=v_arg, method=method)
     wall = time.perf_counter() - start
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"method": method, "N": N, "wall_s": wall, "peak_mb": peak_mb, "data_mb": data_mb,
-                      "r_hat": p.r_hat, "identifiable": p.identifiable}))
+    print(
+        json.dumps(
+            {
+                "method": method,
+                "N": N,
+                "wall_s": wall,
+                "peak_mb": peak_mb,
+                "data_mb": data_mb,
+                "r_hat": p.r_hat,
+                "identifiable": p.identifiable,
+            }
+        )
+    )
 
 
 def train_student(N: int, threads: int) -> dict:
@@ -88,14 +104,27 @@ def train_student(N: int, threads: int) -> dict:
             s = torch.linalg.svdvals((W_Q @ W_K.T).double())
             rank = int((s > 0.1 * s[0]).sum())
             if rank == R_STAR and loss.item() < 1.1 * SIGMA**2:
-                return {"train_s": time.perf_counter() - start, "steps": steps, "rank": rank, "loss": loss.item()}
-    return {"train_s": float("nan"), "steps": steps, "rank": rank, "loss": loss.item(), "note": "did not converge in 120 s"}
+                return {
+                    "train_s": time.perf_counter() - start,
+                    "steps": steps,
+                    "rank": rank,
+                    "loss": loss.item(),
+                }
+    return {
+        "train_s": float("nan"),
+        "steps": steps,
+        "rank": rank,
+        "loss": loss.item(),
+        "note": "did not converge in 120 s",
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
-    parser.add_argument("--methods", nargs="+", default=["linear_v_known", "linear_v_unknown", "softmax_log_attention"])
+    parser.add_argument(
+        "--methods", nargs="+", default=["linear_v_known", "linear_v_unknown", "softmax_log_attention"]
+    )
     parser.add_argument("--train-N", type=int, default=1000)
     parser.add_argument("--skip-train", action="store_true")
     parser.add_argument("--threads", type=int, default=2)
@@ -107,14 +136,21 @@ def main() -> None:
     print(f"{'method':22} {'N':>7} {'wall s':>8} {'s / 1k':>7} {'peak MB':>8} {'data MB':>8} {'r_hat':>5}")
     for method in args.methods:
         for N in args.sizes:
-            out = subprocess.run([sys.executable, __file__, "--child", method, str(N)], capture_output=True, text=True,
-                                 env={**__import__("os").environ, "OMP_NUM_THREADS": str(args.threads)})
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", method, str(N)],
+                capture_output=True,
+                text=True,
+                env={**__import__("os").environ, "OMP_NUM_THREADS": str(args.threads)},
+            )
             if out.returncode != 0:
                 print(f"{method:22} {N:7d} failed: {out.stderr.strip().splitlines()[-1:]}")
                 continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
-            print(f"{method:22} {N:7d} {r['wall_s']:8.2f} {1000 * r['wall_s'] / N:7.3f} {r['peak_mb']:8.0f} "
-                  f"{r['data_mb']:8.0f} {r['r_hat']:5d}", flush=True)
+            print(
+                f"{method:22} {N:7d} {r['wall_s']:8.2f} {1000 * r['wall_s'] / N:7.3f} {r['peak_mb']:8.0f} "
+                f"{r['data_mb']:8.0f} {r['r_hat']:5d}",
+                flush=True,
+            )
     if not args.skip_train:
         from entropic_bound.predict import predict_r_star
 
@@ -123,9 +159,11 @@ def main() -> None:
         p = predict_r_star(X, Y, teacher="linear-qk", V=V)
         t_pred = time.perf_counter() - start
         t = train_student(args.train_N, args.threads)
-        print(f"\ntime to r_hat at N = {args.train_N}: predict {t_pred:.2f} s (r_hat = {p.r_hat}) vs GD-trained B1 "
-              f"student {t['train_s']:.2f} s ({t['steps']} steps, rank {t['rank']}, loss {t['loss']:.2e}); "
-              f"ratio {t['train_s'] / t_pred:.0f}x")
+        print(
+            f"\ntime to r_hat at N = {args.train_N}: predict {t_pred:.2f} s (r_hat = {p.r_hat}) vs GD-trained B1 "
+            f"student {t['train_s']:.2f} s ({t['steps']} steps, rank {t['rank']}, loss {t['loss']:.2e}); "
+            f"ratio {t['train_s'] / t_pred:.0f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Each scale runs into a fresh temporary folder (nothing cached), in a subprocess,
 include start-up, training, analysis and the report. Prints wall and CPU seconds and the ratio
 paper/quick measured in the same run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,25 @@ def timed_reproduce(scale: str, only: str, threads: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as out:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "entropic_bound", "reproduce", "--scale", scale, "--only", only,
-                        "--out", out, "--quiet", "--threads", str(threads)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "entropic_bound",
+                "reproduce",
+                "--scale",
+                scale,
+                "--only",
+                only,
+                "--out",
+                out,
+                "--quiet",
+                "--threads",
+                str(threads),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -1,4 +1,5 @@
 """entropic-bound: the intrinsic rank r* of a task's token-mixing operator, measured and predicted."""
+
 from __future__ import annotations
 
 __version__ = "0.1.0"

@@ -4,6 +4,7 @@ The data goes to a temporary file in the destination's directory (same file syst
 and ``fsync``-ed, then renamed over the destination with :func:`os.replace`, which is atomic on
 POSIX and Windows. A crash leaves at most a stray ``.<name>.*.tmp`` file beside the destination.
 """
+
 from __future__ import annotations
 
 import os

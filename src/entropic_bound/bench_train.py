@@ -17,6 +17,7 @@ kernel route needs fewer; per model and sample (``h`` heads of rank ``r``, ``X``
 (B1/B2 exact: checked against ``torch.utils.flop_counter``; B3 the usual 3 × forward.)
 model-steps/s × batch × (F + G) is the achieved FLOP rate.
 """
+
 from __future__ import annotations
 
 import copy
@@ -31,8 +32,10 @@ from .models.base import MemberSpec
 from .models.chunking import activation_bytes_per_member, chunk_members
 
 STUDENT_RUNGS = {"linear_qk": "B1", "softmax": "B2", "block": "B3"}
-FLOP_FORMULA = ("per model-sample: h(8ndr + 6n²r + 4n²d + 6nd·d_v) (4nd·d_v if V known); "
-                "B3: 3×(h(4ndr + 2n²r + 2n²d + 2nd²) + 4ndf + 2nd·d_v)")
+FLOP_FORMULA = (
+    "per model-sample: h(8ndr + 6n²r + 4n²d + 6nd·d_v) (4nd·d_v if V known); "
+    "B3: 3×(h(4ndr + 2n²r + 2n²d + 2nd²) + 4ndf + 2nd·d_v)"
+)
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,9 @@ class Workload:
     lr: float = 1e-3
     seed: int = 0
     repeats: int = 2
-    max_memory_mb: int = 64  # measured: chunks of ~6 models (64 MB) beat 3 (32 MB) and one large ensemble at batch 256
+    max_memory_mb: int = (
+        64  # measured: chunks of ~6 models (64 MB) beat 3 (32 MB) and one large ensemble at batch 256
+    )
 
     def check(self) -> None:
         if self.student not in STUDENT_RUNGS:
@@ -61,9 +66,13 @@ class Workload:
         for name in ("models", "n", "d", "batch", "steps", "heads", "repeats"):
             check_positive_int(name, getattr(self, name))
         if not 0 <= self.rank <= self.d:
-            raise UserInputError(f"The 'rank' parameter must be an int in [1, {self.d}] (at most d). Got {self.rank} instead.")
+            raise UserInputError(
+                f"The 'rank' parameter must be an int in [1, {self.d}] (at most d). Got {self.rank} instead."
+            )
         if self.max_memory_mb < 0:
-            raise UserInputError(f"The 'max_memory' parameter must be >= 0 (0: no limit). Got {self.max_memory_mb} instead.")
+            raise UserInputError(
+                f"The 'max_memory' parameter must be >= 0 (0: no limit). Got {self.max_memory_mb} instead."
+            )
 
     @property
     def r(self) -> int:
@@ -75,7 +84,11 @@ def flops_per_model_sample(w: Workload) -> int:
     n, d, r, h, dv = w.n, w.d, w.r, w.heads, w.d
     if w.student == "block":
         f = 4 * d
-        return 3 * (h * (4 * n * d * r + 2 * n * n * r + 2 * n * n * d + 2 * n * d * d) + 4 * n * d * f + 2 * n * d * dv)
+        return 3 * (
+            h * (4 * n * d * r + 2 * n * n * r + 2 * n * n * d + 2 * n * d * d)
+            + 4 * n * d * f
+            + 2 * n * d * dv
+        )
     return h * (8 * n * d * r + 6 * n * n * r + 4 * n * n * d + (4 if w.v_known else 6) * n * d * dv)
 
 
@@ -103,8 +116,13 @@ class _Batches:
 
     def __init__(self, w: Workload, device: str) -> None:
         g = torch.Generator().manual_seed(w.seed)
-        self.items = [(torch.randn(w.batch, w.n, w.d, generator=g).to(device),
-                       torch.randn(w.batch, w.n, w.d, generator=g).to(device)) for _ in range(w.steps + 1)]
+        self.items = [
+            (
+                torch.randn(w.batch, w.n, w.d, generator=g).to(device),
+                torch.randn(w.batch, w.n, w.d, generator=g).to(device),
+            )
+            for _ in range(w.steps + 1)
+        ]
 
     def batch(self, step: int):
         return self.items[step % len(self.items)]
@@ -120,8 +138,14 @@ def build_ensemble(w: Workload, members, device: str):
     from .models.linear_qk import LinearQKEnsemble
     from .models.softmax_attention import SoftmaxAttentionEnsemble
 
-    cls = {"B1": LinearQKEnsemble, "B2": SoftmaxAttentionEnsemble, "B3": TransformerBlockEnsemble}[STUDENT_RUNGS[w.student]]
-    V = torch.linalg.qr(torch.randn(w.d, w.d, generator=torch.Generator().manual_seed(w.seed)))[0] if w.v_known else None
+    cls = {"B1": LinearQKEnsemble, "B2": SoftmaxAttentionEnsemble, "B3": TransformerBlockEnsemble}[
+        STUDENT_RUNGS[w.student]
+    ]
+    V = (
+        torch.linalg.qr(torch.randn(w.d, w.d, generator=torch.Generator().manual_seed(w.seed)))[0]
+        if w.v_known
+        else None
+    )
     return cls(members, n=w.n, d=w.d, d_v=w.d, V_known=V, n_heads=w.heads, dtype=torch.float32, device=device)
 
 
@@ -129,12 +153,25 @@ def time_ensemble(w: Workload, members, data: _Batches, device: str) -> float:
     """Seconds to train all members with the ensemble engine (chunked to ``max_memory_mb``)."""
     from .training import TrainConfig, train_ensemble
 
-    cfg = TrainConfig(optimizer="adam", lr=w.lr, steps=w.steps, n_samples=0, batch_size=w.batch,
-                      checkpoints=0, dtype="float32")
+    cfg = TrainConfig(
+        optimizer="adam",
+        lr=w.lr,
+        steps=w.steps,
+        n_samples=0,
+        batch_size=w.batch,
+        checkpoints=0,
+        dtype="float32",
+    )
     chunks = [list(members)]
     if w.max_memory_mb:
-        per = activation_bytes_per_member(n=w.n, d=w.d, d_v=w.d, batch=w.batch, n_heads=w.heads,
-                                          ffn_width=4 * w.d if w.student == "block" else 0)
+        per = activation_bytes_per_member(
+            n=w.n,
+            d=w.d,
+            d_v=w.d,
+            batch=w.batch,
+            n_heads=w.heads,
+            ffn_width=4 * w.d if w.student == "block" else 0,
+        )
         chunks = chunk_members(members, w.max_memory_mb * 2**20, per)
     models = [build_ensemble(w, chunk, device) for chunk in chunks]
     _sync(device)

@@ -9,14 +9,16 @@ together (``rank <= n``). Messages follow scikit-learn's template::
 Overrides use dotted keys (``train.lr=1e-3``); an unknown key fails with the list of keys at that
 level and a did-you-mean, before any work is done.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import math
 import types
 import typing
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import yaml
 
@@ -36,7 +38,14 @@ def param(
     doc: str = "",
 ) -> Any:
     """A dataclass field with constraints checked by :func:`validate`."""
-    meta = {"ge": ge, "gt": gt, "le": le, "lt": lt, "choices": tuple(choices) if choices else None, "doc": doc}
+    meta = {
+        "ge": ge,
+        "gt": gt,
+        "le": le,
+        "lt": lt,
+        "choices": tuple(choices) if choices else None,
+        "doc": doc,
+    }
     if isinstance(default, (list, dict, set)):
         raise TypeError("use a tuple default for sequence fields")
     return dataclasses.field(default=default, metadata=meta)
@@ -175,7 +184,9 @@ def _set(cfg: Any, path: list[str], value: Any, full_key: str) -> Any:
     if dataclasses.is_dataclass(current):
         if not isinstance(value, Mapping):
             raise config_error(full_key, "a mapping of keys to values", value)
-        return dataclasses.replace(cfg, **{head: apply_overrides(current, flatten(value), prefix=f"{full_key}.")})
+        return dataclasses.replace(
+            cfg, **{head: apply_overrides(current, flatten(value), prefix=f"{full_key}.")}
+        )
     tp = typing.get_type_hints(type(cfg))[head]
     return dataclasses.replace(cfg, **{head: _coerce(full_key, tp, value)})
 
@@ -229,7 +240,9 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, Mapping):
-        raise ConfigError(f"Config file '{p}' must hold a mapping of keys to values. Got {type(data).__name__}.")
+        raise ConfigError(
+            f"Config file '{p}' must hold a mapping of keys to values. Got {type(data).__name__}."
+        )
     return flatten(data)
 
 

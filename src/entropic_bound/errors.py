@@ -3,10 +3,11 @@
 Every error a user can cause derives from :class:`UserInputError`; the CLI prints its message as
 one line and exits with status 2. Internal invariants use ``assert``.
 """
+
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class UserInputError(ValueError):

@@ -1,19 +1,19 @@
 """The Python API behind ``run``, ``reproduce`` and ``report``: config → sweep → store → report."""
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 from . import experiments as _experiments  # noqa: F401  (registers E1…)
 from .config import load_yaml, parse_assignment, to_dict
+from .defaults import DEFAULT_OUT, STORE_NAME
 from .errors import ConfigError, UserInputError
 from .registry import EXPERIMENTS
 from .report.writer import check_out_dir, write_report
 from .store import RunStore
 from .sweep.runner import SweepSummary, run_sweep
-
-from .defaults import DEFAULT_OUT, STORE_NAME
 
 ProgressFn = Callable[[int, int, str], None]
 
@@ -88,17 +88,23 @@ def run_experiments(
     with RunStore(store_path) as run_store:
         for exp in bound:
             run_store.put_experiment(exp.name, scale, to_dict(exp.cfg))
-            summaries[exp.name] = run_sweep(exp, exp.specs(), run_store, progress=progress, workers=workers, backend=backend)
+            summaries[exp.name] = run_sweep(
+                exp, exp.specs(), run_store, progress=progress, workers=workers, backend=backend
+            )
         report = write_report(run_store, out_dir)
     return PipelineResult(summaries, report, store_path)
 
 
-def report(out: str | Path | None = None, store: str | Path | None = None, only: Sequence[str] | None = None) -> Path:
+def report(
+    out: str | Path | None = None, store: str | Path | None = None, only: Sequence[str] | None = None
+) -> Path:
     """Rewrite the report folder from an existing store."""
     out_dir, store_path = resolve_paths(out, store)
     for name in only or ():
         EXPERIMENTS.get(name)
     if not store_path.is_file():
-        raise UserInputError(f"Run store '{store_path}' does not exist; run an experiment first or pass --store.")
+        raise UserInputError(
+            f"Run store '{store_path}' does not exist; run an experiment first or pass --store."
+        )
     with RunStore(store_path) as run_store:
         return write_report(run_store, out_dir, only=list(only) if only else None)

@@ -7,6 +7,7 @@
 
 Nothing here raises: a missing package reads ``None`` and so does a missing ``git``.
 """
+
 from __future__ import annotations
 
 import copy
@@ -43,7 +44,11 @@ def _git(directory: Path, *args: str) -> str | None:
     try:
         proc = subprocess.run(
             ["git", "-C", str(directory), *args],
-            capture_output=True, text=True, timeout=_GIT_TIMEOUT_S, env=env, check=False,
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT_S,
+            env=env,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError, ValueError):
         return None

@@ -2,9 +2,11 @@
 
 A failed lookup says ``Unknown task 'x'. Available: a, b, c.`` with a did-you-mean.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Generic, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
 
 from .errors import UnknownNameError, did_you_mean
 

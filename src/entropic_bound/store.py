@@ -15,6 +15,7 @@ Python's ``NaN``/``Infinity`` literals and floats as their round-trip ``repr``.
 Stores written by an older schema are migrated on open by :data:`MIGRATIONS` (one function per
 version step, each in its own transaction); a store from a newer entropic-bound is refused.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -22,9 +23,9 @@ import io
 import json
 import re
 import sqlite3
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pandas as pd
 
@@ -37,10 +38,18 @@ SCHEMA_VERSION = 1
 BASE_COLUMNS = ("run_id", "experiment", "seed", "status", "diverged_step", "wall_s")
 
 _RUNS_COLUMNS = {  # name → declared type, in table order
-    "run_id": "TEXT PRIMARY KEY", "experiment": "TEXT NOT NULL", "params": "TEXT NOT NULL",
-    "seed": "INTEGER NOT NULL", "status": "TEXT NOT NULL", "diverged_step": "INTEGER",
-    "metrics": "TEXT NOT NULL", "curves": "TEXT NOT NULL", "versions": "TEXT", "git_commit": "TEXT",
-    "wall_s": "REAL", "created_at": "TEXT",
+    "run_id": "TEXT PRIMARY KEY",
+    "experiment": "TEXT NOT NULL",
+    "params": "TEXT NOT NULL",
+    "seed": "INTEGER NOT NULL",
+    "status": "TEXT NOT NULL",
+    "diverged_step": "INTEGER",
+    "metrics": "TEXT NOT NULL",
+    "curves": "TEXT NOT NULL",
+    "versions": "TEXT",
+    "git_commit": "TEXT",
+    "wall_s": "REAL",
+    "created_at": "TEXT",
 }
 _JSON_COLUMNS = ("params", "metrics", "curves", "versions")
 
@@ -71,8 +80,10 @@ def _migrate_v0_to_v1(conn: sqlite3.Connection) -> None:
         if name not in present:
             conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl.replace(' NOT NULL', '')}")
     conn.execute("CREATE INDEX IF NOT EXISTS runs_experiment ON runs(experiment)")
-    conn.execute("CREATE TABLE IF NOT EXISTS experiments "
-                 "(name TEXT PRIMARY KEY, scale TEXT, config TEXT NOT NULL, updated_at TEXT)")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS experiments "
+        "(name TEXT PRIMARY KEY, scale TEXT, config TEXT NOT NULL, updated_at TEXT)"
+    )
 
 
 #: ``MIGRATIONS[v]`` turns a version-``v`` store into a version-``v + 1`` one.
@@ -111,17 +122,23 @@ class RunStore:
     def _check_path(self) -> None:
         p = self.path
         if p.is_dir():
-            raise UserInputError(f"Run store '{p}' is a directory; give a file path such as '{p / 'runs.sqlite'}'.")
+            raise UserInputError(
+                f"Run store '{p}' is a directory; give a file path such as '{p / 'runs.sqlite'}'."
+            )
         if self.readonly:
             if not p.is_file():
                 raise UserInputError(f"Run store '{p}' does not exist.")
             return
         if p.exists() and not (p.stat().st_mode & 0o222):
-            raise UserInputError(f"Run store '{p}' is a read-only file; make it writable or write to another store.")
+            raise UserInputError(
+                f"Run store '{p}' is a read-only file; make it writable or write to another store."
+            )
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise UserInputError(f"Cannot create the directory of run store '{p}': {exc.strerror or exc}.") from None
+            raise UserInputError(
+                f"Cannot create the directory of run store '{p}': {exc.strerror or exc}."
+            ) from None
 
     def _version(self) -> int:
         tables = _tables(self._conn)
@@ -131,18 +148,24 @@ class RunStore:
                 raise UserInputError(f"Run store '{self.path}' has no schema version; it is damaged.")
             return int(row[0])
         if tables - {"runs"}:
-            raise UserInputError(f"'{self.path}' is an SQLite database but not an entropic-bound run store "
-                                 f"(tables: {', '.join(sorted(tables))}).")
+            raise UserInputError(
+                f"'{self.path}' is an SQLite database but not an entropic-bound run store "
+                f"(tables: {', '.join(sorted(tables))})."
+            )
         return 0
 
     def _upgrade(self) -> None:
         version = self._version()
         if version > SCHEMA_VERSION:
-            raise UserInputError(f"Run store '{self.path}' has schema version {version}, newer than this "
-                                 f"entropic-bound ({SCHEMA_VERSION}); upgrade entropic-bound.")
+            raise UserInputError(
+                f"Run store '{self.path}' has schema version {version}, newer than this "
+                f"entropic-bound ({SCHEMA_VERSION}); upgrade entropic-bound."
+            )
         if version < SCHEMA_VERSION and self.readonly:
-            raise UserInputError(f"Run store '{self.path}' has the old schema version {version}; "
-                                 f"open it once for writing to upgrade it to {SCHEMA_VERSION}.")
+            raise UserInputError(
+                f"Run store '{self.path}' has the old schema version {version}; "
+                f"open it once for writing to upgrade it to {SCHEMA_VERSION}."
+            )
         while version < SCHEMA_VERSION:
             with self._transaction():
                 version = self._version()  # another process may have migrated meanwhile
@@ -150,7 +173,9 @@ class RunStore:
                     break
                 MIGRATIONS[version](self._conn)
                 self._conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-                self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(version + 1),))
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(version + 1),)
+                )
             version += 1
 
     @contextlib.contextmanager
@@ -164,8 +189,10 @@ class RunStore:
             msg = str(exc)
             where = f"Run store '{self.path}'"
             if "locked" in msg or "busy" in msg:
-                text = (f"{where} is locked by another process (waited {self.timeout:g} s); "
-                        "wait for it to finish or use another store.")
+                text = (
+                    f"{where} is locked by another process (waited {self.timeout:g} s); "
+                    "wait for it to finish or use another store."
+                )
             elif "not a database" in msg or "encrypted" in msg:
                 text = f"'{self.path}' is not a run store: the file is not an SQLite database."
             elif "readonly" in msg or "read-only" in msg:
@@ -192,7 +219,7 @@ class RunStore:
     def close(self) -> None:
         self._conn.close()
 
-    def __enter__(self) -> "RunStore":
+    def __enter__(self) -> RunStore:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -206,12 +233,25 @@ class RunStore:
     def put(self, result: RunResult, *, provenance: dict) -> bool:
         """Store one finished run in its own transaction; False if its run_id was already stored."""
         spec = result.spec
-        row = (spec.run_id, spec.experiment, _dumps(spec.params), spec.seed, result.status,
-               result.diverged_step, _dumps(result.metrics), _dumps(result.curves),
-               _dumps(provenance.get("versions")), provenance.get("git_commit"), result.wall_s, _now())
+        row = (
+            spec.run_id,
+            spec.experiment,
+            _dumps(spec.params),
+            spec.seed,
+            result.status,
+            result.diverged_step,
+            _dumps(result.metrics),
+            _dumps(result.curves),
+            _dumps(provenance.get("versions")),
+            provenance.get("git_commit"),
+            result.wall_s,
+            _now(),
+        )
         names = ", ".join(_RUNS_COLUMNS)
         with self._transaction() as conn:
-            cur = conn.execute(f"INSERT OR IGNORE INTO runs ({names}) VALUES ({', '.join('?' * len(row))})", row)
+            cur = conn.execute(
+                f"INSERT OR IGNORE INTO runs ({names}) VALUES ({', '.join('?' * len(row))})", row
+            )
             return cur.rowcount == 1
 
     def _where(self, experiment: str | None) -> tuple[str, tuple]:
@@ -266,7 +306,9 @@ class RunStore:
         for kind, cols in (("param", param_cols), ("metric", metric_cols)):
             for key in cols:
                 names[(kind, key)] = f"{kind}.{key}" if key in names.values() else key
-        df = pd.DataFrame([{names[k]: v for k, v in row.items()} for row in rows], columns=list(names.values()))
+        df = pd.DataFrame(
+            [{names[k]: v for k, v in row.items()} for row in rows], columns=list(names.values())
+        )
         df["diverged_step"] = df["diverged_step"].astype("Int64")
         for key in metric_cols:
             df[names[("metric", key)]] = df[names[("metric", key)]].astype("float64")
@@ -277,8 +319,10 @@ class RunStore:
     def put_experiment(self, name: str, scale: str, config: dict) -> None:
         """Record (or replace) an experiment's scale and full config."""
         with self._transaction() as conn:
-            conn.execute("INSERT OR REPLACE INTO experiments (name, scale, config, updated_at) VALUES (?, ?, ?, ?)",
-                         (name, scale, _dumps(config), _now()))
+            conn.execute(
+                "INSERT OR REPLACE INTO experiments (name, scale, config, updated_at) VALUES (?, ?, ?, ?)",
+                (name, scale, _dumps(config), _now()),
+            )
 
     def experiment_info(self, name: str) -> dict | None:
         """``{"name", "scale", "config", "updated_at"}`` of an experiment, or None if not recorded."""

@@ -1,16 +1,30 @@
 """Shared helpers for CLI integration tests: tiny configs that run in seconds."""
+
 import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-
 TINY = {
-    "E1": ["E1.r_stars=[2]", "E1.spectra=[flat,geometric]", "E1.ranks=[1,2,3,6]", "E1.n=8", "E1.d=4",
-           "E1.train.steps=400", "E1.train.n_samples=24"],
-    "E2": ["E2.r_stars=[2]", "E2.n=8", "E2.d=2", "E2.sample_counts=[2,32]", "E2.init_scales=[0.001,1.0]",
-           "E2.train.steps=400", "E2.train.checkpoints=8"],
+    "E1": [
+        "E1.r_stars=[2]",
+        "E1.spectra=[flat,geometric]",
+        "E1.ranks=[1,2,3,6]",
+        "E1.n=8",
+        "E1.d=4",
+        "E1.train.steps=400",
+        "E1.train.n_samples=24",
+    ],
+    "E2": [
+        "E2.r_stars=[2]",
+        "E2.n=8",
+        "E2.d=2",
+        "E2.sample_counts=[2,32]",
+        "E2.init_scales=[0.001,1.0]",
+        "E2.train.steps=400",
+        "E2.train.checkpoints=8",
+    ],
 }
 
 

@@ -1,5 +1,6 @@
 """The bad-input catalogue: every CLI command refuses each mistake with exit code 2, one line on
 stderr (no traceback), and writes nothing (the working folder is byte-for-byte unchanged)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -7,17 +8,31 @@ import json
 import pickle
 import shutil
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
 
 from entropic_bound.cli import main
 
-TINY_E1 = ["--set", "ranks=[1,2]", "--set", "r_stars=[1]", "--set", "spectra=[flat]", "--set", "v_settings=[known]",
-           "--set", "n=4", "--set", "d=2", "--set", "train.steps=5"]
+TINY_E1 = [
+    "--set",
+    "ranks=[1,2]",
+    "--set",
+    "r_stars=[1]",
+    "--set",
+    "spectra=[flat]",
+    "--set",
+    "v_settings=[known]",
+    "--set",
+    "n=4",
+    "--set",
+    "d=2",
+    "--set",
+    "train.steps=5",
+]
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +79,12 @@ def _write(path: Path, text: str | bytes) -> str:
 
 def _corrupt_checkpoint(folder: Path) -> str:
     folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_layer": 1, "n_head": 2, "n_embd": 8}))
-    header = json.dumps({"h.0.attn.c_attn.weight": {"dtype": "F32", "shape": [8, 24], "data_offsets": [0, 768]}})
+    (folder / "config.json").write_text(
+        json.dumps({"model_type": "gpt2", "n_layer": 1, "n_head": 2, "n_embd": 8})
+    )
+    header = json.dumps(
+        {"h.0.attn.c_attn.weight": {"dtype": "F32", "shape": [8, 24], "data_offsets": [0, 768]}}
+    )
     raw = len(header).to_bytes(8, "little") + header.encode() + b"\0" * 100  # 100 of the 768 promised bytes
     (folder / "model.safetensors").write_bytes(raw)
     return str(folder)
@@ -83,85 +102,184 @@ CASES: dict[str, Case] = {
     # -- run / reproduce: configs ----------------------------------------------------------------
     "run-unknown-experiment": Case(lambda w, s: ["run", "E9", "--out", f"{w}/o"], "E9"),
     "run-experiment-typo": Case(lambda w, s: ["run", "E11", "--out", f"{w}/o"], "did you mean 'E1'"),
-    "run-config-key-typo": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "trian.lr=1e-3"],
-                                "did you mean 'train"),
-    "run-wrong-type": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "train.lr=fast"], "train.lr"),
+    "run-config-key-typo": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "trian.lr=1e-3"], "did you mean 'train"
+    ),
+    "run-wrong-type": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "train.lr=fast"], "train.lr"
+    ),
     "run-rank-above-n": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "ranks=[1,40]"], "ranks"),
-    "run-r-star-above-n": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "r_stars=[17]"], "r_stars"),
+    "run-r-star-above-n": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "r_stars=[17]"], "r_stars"
+    ),
     "run-negative-noise": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "sigma=-0.1"], "sigma"),
-    "run-zero-samples": Case(lambda w, s: ["run", "E2", "--out", f"{w}/o", "--set", "sample_counts=[0,4]"],
-                             "sample_counts"),
-    "run-choice-typo": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "spectra=[flatt]"], "flat"),
-    "run-assignment-without-equals": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "train.lr"],
-                                          "train.lr"),
-    "run-missing-config-file": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--config", f"{w}/none.yaml"],
-                                    "none.yaml"),
+    "run-zero-samples": Case(
+        lambda w, s: ["run", "E2", "--out", f"{w}/o", "--set", "sample_counts=[0,4]"], "sample_counts"
+    ),
+    "run-choice-typo": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "spectra=[flatt]"], "flat"
+    ),
+    "run-assignment-without-equals": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "train.lr"], "train.lr"
+    ),
+    "run-missing-config-file": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--config", f"{w}/none.yaml"], "none.yaml"
+    ),
     "run-config-is-a-folder": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--config", str(w)], "work"),
-    "run-config-bad-yaml": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--config",
-                                              _write(w / "bad.yaml", "train: [lr: 1\n  steps")], "bad.yaml"),
-    "run-config-not-a-mapping": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--config",
-                                                   _write(w / "list.yaml", "- 1\n- 2\n")], "list.yaml"),
+    "run-config-bad-yaml": Case(
+        lambda w, s: [
+            "run",
+            "E1",
+            "--out",
+            f"{w}/o",
+            "--config",
+            _write(w / "bad.yaml", "train: [lr: 1\n  steps"),
+        ],
+        "bad.yaml",
+    ),
+    "run-config-not-a-mapping": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--config", _write(w / "list.yaml", "- 1\n- 2\n")],
+        "list.yaml",
+    ),
     "run-zero-workers": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--workers", "0"], "workers"),
     "run-bad-scale": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--scale", "huge"], "huge"),
     "run-unknown-flag": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--sett", "x=1"], "--sett"),
-    "reproduce-unknown-experiment": Case(lambda w, s: ["reproduce", "--only", "E1,E9", "--out", f"{w}/o"], "E9"),
+    "reproduce-unknown-experiment": Case(
+        lambda w, s: ["reproduce", "--only", "E1,E9", "--out", f"{w}/o"], "E9"
+    ),
     "reproduce-override-without-experiment": Case(
-        lambda w, s: ["reproduce", "--only", "E1", "--out", f"{w}/o", "--set", "train.lr=1e-3"], "E1.train.lr"),
+        lambda w, s: ["reproduce", "--only", "E1", "--out", f"{w}/o", "--set", "train.lr=1e-3"], "E1.train.lr"
+    ),
     # -- run: the output folder and the store ----------------------------------------------------
-    "run-out-is-a-file": Case(lambda w, s: ["run", "E1", "--out", _write(w / "file", "x"), *TINY_E1], "not a folder"),
-    "run-store-newer-schema": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--store",
-                                                 _newer_store(s, w / "new.sqlite"), *TINY_E1], "newer"),
-    "run-store-read-only": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--store",
-                                              _read_only_store(s, w / "ro.sqlite"), *TINY_E1], "read-only"),
-    "run-store-not-sqlite": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--store",
-                                               _write(w / "junk.sqlite", b"not a database at all" * 50), *TINY_E1],
-                                 "not a run store"),
-    "run-store-is-a-folder": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--store", str(w), *TINY_E1],
-                                  "is a folder"),
+    "run-out-is-a-file": Case(
+        lambda w, s: ["run", "E1", "--out", _write(w / "file", "x"), *TINY_E1], "not a folder"
+    ),
+    "run-store-newer-schema": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--store", _newer_store(s, w / "new.sqlite"), *TINY_E1],
+        "newer",
+    ),
+    "run-store-read-only": Case(
+        lambda w, s: [
+            "run",
+            "E1",
+            "--out",
+            f"{w}/o",
+            "--store",
+            _read_only_store(s, w / "ro.sqlite"),
+            *TINY_E1,
+        ],
+        "read-only",
+    ),
+    "run-store-not-sqlite": Case(
+        lambda w, s: [
+            "run",
+            "E1",
+            "--out",
+            f"{w}/o",
+            "--store",
+            _write(w / "junk.sqlite", b"not a database at all" * 50),
+            *TINY_E1,
+        ],
+        "not a run store",
+    ),
+    "run-store-is-a-folder": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--store", str(w), *TINY_E1], "is a folder"
+    ),
     # -- report / export / list ------------------------------------------------------------------
-    "report-missing-store": Case(lambda w, s: ["report", "--store", f"{w}/none.sqlite", "--out", f"{w}/o"],
-                                 "does not exist"),
-    "report-newer-schema": Case(lambda w, s: ["report", "--store", _newer_store(s, w / "new.sqlite"),
-                                              "--out", f"{w}/o"], "newer"),
-    "report-out-is-a-file": Case(lambda w, s: ["report", "--store", _copy_store(s, w / "s.sqlite"),
-                                               "--out", _write(w / "file", "x")], "not a folder"),
-    "report-unknown-experiment": Case(lambda w, s: ["report", "--store", _copy_store(s, w / "s.sqlite"),
-                                                    "--out", f"{w}/o", "--only", "E9"], "Unknown experiment 'E9'"),
-    "export-missing-store": Case(lambda w, s: ["export", "--store", f"{w}/none.sqlite", "--out", f"{w}/o"],
-                                 "none.sqlite"),
-    "export-out-is-a-file": Case(lambda w, s: ["export", "--store", _copy_store(s, w / "s.sqlite"),
-                                               "--out", _write(w / "file", "x")], "file"),
-    "export-bad-format": Case(lambda w, s: ["export", "--store", _copy_store(s, w / "s.sqlite"),
-                                            "--out", f"{w}/o", "--format", "xlsx"], "xlsx"),
+    "report-missing-store": Case(
+        lambda w, s: ["report", "--store", f"{w}/none.sqlite", "--out", f"{w}/o"], "does not exist"
+    ),
+    "report-newer-schema": Case(
+        lambda w, s: ["report", "--store", _newer_store(s, w / "new.sqlite"), "--out", f"{w}/o"], "newer"
+    ),
+    "report-out-is-a-file": Case(
+        lambda w, s: ["report", "--store", _copy_store(s, w / "s.sqlite"), "--out", _write(w / "file", "x")],
+        "not a folder",
+    ),
+    "report-unknown-experiment": Case(
+        lambda w, s: ["report", "--store", _copy_store(s, w / "s.sqlite"), "--out", f"{w}/o", "--only", "E9"],
+        "Unknown experiment 'E9'",
+    ),
+    "export-missing-store": Case(
+        lambda w, s: ["export", "--store", f"{w}/none.sqlite", "--out", f"{w}/o"], "none.sqlite"
+    ),
+    "export-out-is-a-file": Case(
+        lambda w, s: ["export", "--store", _copy_store(s, w / "s.sqlite"), "--out", _write(w / "file", "x")],
+        "file",
+    ),
+    "export-bad-format": Case(
+        lambda w, s: [
+            "export",
+            "--store",
+            _copy_store(s, w / "s.sqlite"),
+            "--out",
+            f"{w}/o",
+            "--format",
+            "xlsx",
+        ],
+        "xlsx",
+    ),
     "list-extra-argument": Case(lambda w, s: ["list", "everything"], "everything"),
     # -- predict ---------------------------------------------------------------------------------
-    "predict-missing-file": Case(lambda w, s: ["predict", f"{w}/none.npz", "--teacher", "linear-qk"], "none.npz"),
-    "predict-nan-data": Case(lambda w, s: ["predict", _npz(w / "d.npz", X=_nan(_xy()[0]), Y=_xy()[1]),
-                                           "--teacher", "linear-qk"], "finite"),
-    "predict-inf-data": Case(lambda w, s: ["predict", _npz(w / "d.npz", X=_xy()[0], Y=_inf(_xy()[1])),
-                                           "--teacher", "linear-qk"], "finite"),
-    "predict-shape-mismatch": Case(lambda w, s: ["predict", _npz(w / "d.npz", X=_xy()[0], Y=_xy(n=5)[1]),
-                                                 "--teacher", "linear-qk"], "Y"),
-    "predict-wrong-ndim": Case(lambda w, s: ["predict", _npz(w / "d.npz", X=_xy()[0][0], Y=_xy()[1]),
-                                             "--teacher", "linear-qk"], "X"),
-    "predict-pickled-npz": Case(lambda w, s: ["predict", _npz(w / "d.npz", X=np.array([{"a": 1}], dtype=object),
-                                                              Y=_xy()[1]), "--teacher", "linear-qk"], "pickle"),
-    "predict-pickle-file": Case(lambda w, s: ["predict", _write(w / "d.npz", pickle.dumps({"X": 1})),
-                                              "--teacher", "linear-qk"], "d.npz"),
-    "predict-missing-teacher": Case(lambda w, s: ["predict", _npz(w / "d.npz", X=_xy()[0], Y=_xy()[1])],
-                                    "--teacher"),
-    "predict-v-known-without-v": Case(lambda w, s: ["predict", _npz(w / "d.npz", X=_xy()[0], Y=_xy()[1]),
-                                                    "--teacher", "linear-qk", "--v-known"], "V"),
+    "predict-missing-file": Case(
+        lambda w, s: ["predict", f"{w}/none.npz", "--teacher", "linear-qk"], "none.npz"
+    ),
+    "predict-nan-data": Case(
+        lambda w, s: ["predict", _npz(w / "d.npz", X=_nan(_xy()[0]), Y=_xy()[1]), "--teacher", "linear-qk"],
+        "finite",
+    ),
+    "predict-inf-data": Case(
+        lambda w, s: ["predict", _npz(w / "d.npz", X=_xy()[0], Y=_inf(_xy()[1])), "--teacher", "linear-qk"],
+        "finite",
+    ),
+    "predict-shape-mismatch": Case(
+        lambda w, s: ["predict", _npz(w / "d.npz", X=_xy()[0], Y=_xy(n=5)[1]), "--teacher", "linear-qk"], "Y"
+    ),
+    "predict-wrong-ndim": Case(
+        lambda w, s: ["predict", _npz(w / "d.npz", X=_xy()[0][0], Y=_xy()[1]), "--teacher", "linear-qk"], "X"
+    ),
+    "predict-pickled-npz": Case(
+        lambda w, s: [
+            "predict",
+            _npz(w / "d.npz", X=np.array([{"a": 1}], dtype=object), Y=_xy()[1]),
+            "--teacher",
+            "linear-qk",
+        ],
+        "pickle",
+    ),
+    "predict-pickle-file": Case(
+        lambda w, s: ["predict", _write(w / "d.npz", pickle.dumps({"X": 1})), "--teacher", "linear-qk"],
+        "d.npz",
+    ),
+    "predict-missing-teacher": Case(
+        lambda w, s: ["predict", _npz(w / "d.npz", X=_xy()[0], Y=_xy()[1])], "--teacher"
+    ),
+    "predict-v-known-without-v": Case(
+        lambda w, s: [
+            "predict",
+            _npz(w / "d.npz", X=_xy()[0], Y=_xy()[1]),
+            "--teacher",
+            "linear-qk",
+            "--v-known",
+        ],
+        "V",
+    ),
     # -- inspect ---------------------------------------------------------------------------------
     "inspect-missing-model": Case(lambda w, s: ["inspect", f"{w}/no-model"], "no-model"),
-    "inspect-corrupt-safetensors": Case(lambda w, s: ["inspect", _corrupt_checkpoint(w / "ckpt")], "safetensors"),
-    "inspect-out-is-a-file": Case(lambda w, s: ["inspect", _corrupt_checkpoint(w / "ckpt"), "--out",
-                                                _write(w / "file", "x")], "file"),
+    "inspect-corrupt-safetensors": Case(
+        lambda w, s: ["inspect", _corrupt_checkpoint(w / "ckpt")], "safetensors"
+    ),
+    "inspect-out-is-a-file": Case(
+        lambda w, s: ["inspect", _corrupt_checkpoint(w / "ckpt"), "--out", _write(w / "file", "x")], "file"
+    ),
     # -- bench train -----------------------------------------------------------------------------
     "bench-unknown-student": Case(lambda w, s: ["bench", "train", "--student", "lineer_qk"], "linear_qk"),
-    "bench-zero-models": Case(lambda w, s: ["bench", "train", "--student", "linear_qk", "--models", "0"], "models"),
-    "bench-rank-above-d": Case(lambda w, s: ["bench", "train", "--student", "linear_qk", "--d", "4", "--rank", "9"],
-                               "rank"),
+    "bench-zero-models": Case(
+        lambda w, s: ["bench", "train", "--student", "linear_qk", "--models", "0"], "models"
+    ),
+    "bench-rank-above-d": Case(
+        lambda w, s: ["bench", "train", "--student", "linear_qk", "--d", "4", "--rank", "9"], "rank"
+    ),
 }
 
 
@@ -225,8 +343,11 @@ def test_a_locked_store_is_refused_after_the_timeout(tmp_path, valid_store, caps
     import entropic_bound.store as store_module
 
     init = store_module.RunStore.__init__
-    monkeypatch.setattr(store_module.RunStore, "__init__",
-                        lambda self, path, readonly=False, timeout=5.0: init(self, path, readonly=readonly, timeout=0.2))
+    monkeypatch.setattr(
+        store_module.RunStore,
+        "__init__",
+        lambda self, path, readonly=False, timeout=5.0: init(self, path, readonly=readonly, timeout=0.2),
+    )
     store = Path(_copy_store(valid_store, tmp_path / "locked.sqlite"))
     holder = sqlite3.connect(store, isolation_level=None)
     holder.execute("PRAGMA journal_mode=WAL")

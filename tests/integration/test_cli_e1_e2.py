@@ -1,4 +1,5 @@
 """E1 and E2 end to end through the CLI at a tiny scale."""
+
 import json
 import sqlite3
 
@@ -26,8 +27,12 @@ def test_output_folder_contract(tiny_run, read_outputs):
     assert {"excess", "closed_form", "ratio_to_closed_form", "finite_sample_optimum"} <= set(e1.columns)
     assert len(results["E2"]) == 2 * 2 * 2  # sample counts × optimisers × init scales
     figures = {p.name for p in (tiny_run / "figures").glob("*.png")}
-    assert {"e1_excess_vs_rank.png", "e1_learned_spectra.png", "e2_effective_rank_over_training.png",
-            "e2_final_spectra.png"} <= figures
+    assert {
+        "e1_excess_vs_rank.png",
+        "e1_learned_spectra.png",
+        "e2_effective_rank_over_training.png",
+        "e2_final_spectra.png",
+    } <= figures
     html = (tiny_run / "report.html").read_text()
     assert html.index("Verdicts") < html.index("E1 — ") and "data:image/png;base64," in html
 
@@ -61,15 +66,35 @@ def test_report_and_export_rebuild_from_the_store(tiny_run, tmp_path, read_outpu
     first, _ = read_outputs(tiny_run)
     second, _ = read_outputs(out)
     assert {k: v["verdict"] for k, v in first.items()} == {k: v["verdict"] for k, v in second.items()}
-    assert main(["export", "--store", str(tiny_run / "runs.sqlite"), "--out", str(tmp_path / "x"),
-                 "--format", "parquet"]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "--store",
+                str(tiny_run / "runs.sqlite"),
+                "--out",
+                str(tmp_path / "x"),
+                "--format",
+                "parquet",
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "x" / "E1.parquet").is_file()
 
 
 def test_list_shows_registries(capsys):
     assert main(["list"]) == 0
     text = capsys.readouterr().out
-    for name in ("E1", "E2", "fixed_operator", "softmax_teacher", "B0", "energy_effective_rank", "optimal_hard_threshold"):
+    for name in (
+        "E1",
+        "E2",
+        "fixed_operator",
+        "softmax_teacher",
+        "B0",
+        "energy_effective_rank",
+        "optimal_hard_threshold",
+    ):
         assert name in text
 
 
@@ -105,7 +130,9 @@ def test_output_folder_that_is_a_file(tmp_path, capsys):
 def test_max_memory_splits_ensembles_without_changing_results(tmp_path, tiny_args, read_outputs):
     from entropic_bound.pipeline import configure
 
-    exp = configure("E1", "quick", {"r_stars": [2], "spectra": ["flat"], "ranks": [1, 2, 3, 6], "n": 8, "d": 4})
+    exp = configure(
+        "E1", "quick", {"r_stars": [2], "spectra": ["flat"], "ranks": [1, 2, 3, 6], "n": 8, "d": 4}
+    )
     whole = exp.groups(exp.specs())
     exp.max_memory_bytes = 2 * exp.member_bytes(exp.specs()[0])
     split = exp.groups(exp.specs())

@@ -1,4 +1,5 @@
 """E4 + E5 end to end through the CLI at a tiny scale: store, CSVs, verdicts.json, figures."""
+
 from __future__ import annotations
 
 import json
@@ -8,10 +9,29 @@ import pandas as pd
 from entropic_bound.cli import main
 
 TINY = {
-    "E4": ["n=6", "d=8", "r_stars=[2]", "spectra=[flat]", "v_settings=[known]", "n_test=64",
-           "train.n_samples=32", "train.steps=40", "train.checkpoints=3"],
-    "E5": ["n=6", "d=8", "r_stars=[2]", "spectra=[flat]", "init_scales=[0.001]", "n_test=64", "n_mixer=8",
-           "train.n_samples=32", "train.steps=40", "train.checkpoints=3"],
+    "E4": [
+        "n=6",
+        "d=8",
+        "r_stars=[2]",
+        "spectra=[flat]",
+        "v_settings=[known]",
+        "n_test=64",
+        "train.n_samples=32",
+        "train.steps=40",
+        "train.checkpoints=3",
+    ],
+    "E5": [
+        "n=6",
+        "d=8",
+        "r_stars=[2]",
+        "spectra=[flat]",
+        "init_scales=[0.001]",
+        "n_test=64",
+        "n_mixer=8",
+        "train.n_samples=32",
+        "train.steps=40",
+        "train.checkpoints=3",
+    ],
 }
 
 
@@ -28,16 +48,30 @@ def test_reproduce_e4_e5_tiny(tmp_path):
     assert verdicts["C6"]["evidence"]["normalisation"] == "k0"
     assert {"median_ratio_k0", "median_ratio_signal"} <= set(verdicts["C6"]["evidence"])
     e4 = pd.read_csv(tmp_path / "results" / "E4.csv")
-    assert len(e4) == 2 * 4 and set(e4["teacher"]) == {"linear", "softmax"}  # ranks 1..r*+2 and 2r* = {1, 2, 3, 4}
+    assert len(e4) == 2 * 4 and set(e4["teacher"]) == {
+        "linear",
+        "softmax",
+    }  # ranks 1..r*+2 and 2r* = {1, 2, 3, 4}
     assert e4["rel_excess"].notna().all()
     soft = e4[e4["teacher"] == "softmax"]
-    assert soft["row_entropy_ratio"].between(0, 1).all() and e4[e4["teacher"] == "linear"]["row_entropy_ratio"].isna().all()
+    assert (
+        soft["row_entropy_ratio"].between(0, 1).all()
+        and e4[e4["teacher"] == "linear"]["row_entropy_ratio"].isna().all()
+    )
     pairs = pd.read_csv(tmp_path / "results" / "E4_transition_pairs.csv")
     assert len(pairs) == 1 and {"ratio_k0", "ratio_signal"} <= set(pairs.columns)
     e5 = pd.read_csv(tmp_path / "results" / "E5.csv")
-    assert len(e5) == 2 and {"K_energy_effective_rank", "mixer_numerical_rank", "meanmixer_stable_rank"} <= set(e5.columns)
+    assert len(e5) == 2 and {
+        "K_energy_effective_rank",
+        "mixer_numerical_rank",
+        "meanmixer_stable_rank",
+    } <= set(e5.columns)
     errors = pd.read_csv(tmp_path / "results" / "E5_estimator_errors.csv")
     assert (errors["mean_abs_error"] >= 0).all()
     figures = {p.name for p in (tmp_path / "figures").iterdir()}
-    assert {"e4_excess_vs_rank.png", "e5_estimators_over_training.png", "e5_final_spectra.png",
-            "e5_estimator_error_heatmap.png"} <= figures
+    assert {
+        "e4_excess_vs_rank.png",
+        "e5_estimators_over_training.png",
+        "e5_final_spectra.png",
+        "e5_estimator_error_heatmap.png",
+    } <= figures

@@ -1,12 +1,22 @@
 """E6 end to end through the CLI at a tiny scale: verdicts, results and figures; a bad override."""
+
 import json
 
 import pandas as pd
 
 from entropic_bound.cli import main
 
-TINY = ["d=8", "d_v=8", "ns=[6]", "r_stars=[1,3]", "spectra=[flat]", "sample_counts=[4,48]", "sigmas=[0.0,0.1]",
-        "sigma_ref=0.0", "seeds=2"]
+TINY = [
+    "d=8",
+    "d_v=8",
+    "ns=[6]",
+    "r_stars=[1,3]",
+    "spectra=[flat]",
+    "sample_counts=[4,48]",
+    "sigmas=[0.0,0.1]",
+    "sigma_ref=0.0",
+    "seeds=2",
+]
 
 
 def _args() -> list[str]:
@@ -27,14 +37,34 @@ def test_tiny_e6_writes_verdicts_results_and_figures(tmp_path):
     assert c9["linear_v_unknown/n=6"]["rate_by_r_star"] == {"1": 1.0, "3": 1.0}
     table = pd.read_csv(out / "results" / "E6.csv")
     assert len(table) == 8 * 2 * 3 * 2 and (table["status"] == "ok").all()  # settings × r* × cells × seeds
-    assert {"r_hat", "exact", "identifiable", "reason", "margin", "noise_level", "timing_s", "cpu_s",
-            "est_energy_effective_rank", "est_realised_mixer_energy_rank"} <= set(table.columns)
+    assert {
+        "r_hat",
+        "exact",
+        "identifiable",
+        "reason",
+        "margin",
+        "noise_level",
+        "timing_s",
+        "cpu_s",
+        "est_energy_effective_rank",
+        "est_realised_mixer_energy_rank",
+    } <= set(table.columns)
     assert (table["exact"] == (table["r_hat"] == table["task.r_star"])).all()
     outside = table[(table["method"] == "softmax_log_attention") & (table["v"] == "unknown")]
-    assert len(outside) and (outside["identifiable"] == 0).all() and outside["reason"].str.contains("V unknown").all()
-    assert {"E6_recovery_rates.csv", "E6_frontier.csv", "E6_estimates.csv"} <= {p.name for p in (out / "results").iterdir()}
+    assert (
+        len(outside)
+        and (outside["identifiable"] == 0).all()
+        and outside["reason"].str.contains("V unknown").all()
+    )
+    assert {"E6_recovery_rates.csv", "E6_frontier.csv", "E6_estimates.csv"} <= {
+        p.name for p in (out / "results").iterdir()
+    }
     figures = {p.name for p in (out / "figures").glob("e6_*.png")}
-    assert {"e6_rate_vs_N_linear.png", "e6_rate_vs_sigma_softmax.png", "e6_estimates_vs_r_star.png"} <= figures
+    assert {
+        "e6_rate_vs_N_linear.png",
+        "e6_rate_vs_sigma_softmax.png",
+        "e6_estimates_vs_r_star.png",
+    } <= figures
 
 
 def test_bad_e6_override_is_one_line_and_exit_2(tmp_path, capsys):

@@ -1,18 +1,29 @@
 """`entropic-bound run E7` end to end at a tiny scale: verdicts C11–C13, results/E7.csv, figures."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from entropic_bound.cli import main
 
 SHAKESPEARE = Path(__file__).resolve().parents[3] / "shared" / "data" / "corpora" / "tinyshakespeare.txt"
-TINY = ["corpora=markov_v4_k1_a1,markov_v16_k1_a1,markov_v64_k1_a1,stdlib_code", "corpus_tokens=4000",
-        "n_ctx=16", "d_model=16", "n_heads=2", "n_layers=1", "probe_windows=4", "train.steps=15",
-        "train.batch_size=8", "train.checkpoints=4", "train.eval_windows=4", "bootstrap=200"]
+TINY = [
+    "corpora=markov_v4_k1_a1,markov_v16_k1_a1,markov_v64_k1_a1,stdlib_code",
+    "corpus_tokens=4000",
+    "n_ctx=16",
+    "d_model=16",
+    "n_heads=2",
+    "n_layers=1",
+    "probe_windows=4",
+    "train.steps=15",
+    "train.batch_size=8",
+    "train.checkpoints=4",
+    "train.eval_windows=4",
+    "bootstrap=200",
+]
 
 
 def _run(tmp_path: Path, extra: list[str] = ()) -> int:
@@ -45,6 +56,8 @@ def test_run_e7_tiny(tmp_path, capsys):
 
 
 def test_run_e7_missing_corpus_file_is_one_line_error(tmp_path, capsys):
-    code = main(["run", "E7", "--out", str(tmp_path), "--quiet", "--set", f"corpus_paths={tmp_path / 'nope.txt'}"])
+    code = main(
+        ["run", "E7", "--out", str(tmp_path), "--quiet", "--set", f"corpus_paths={tmp_path / 'nope.txt'}"]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2 and "corpus_paths" in err and len(err.splitlines()) == 1

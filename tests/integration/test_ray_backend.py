@@ -1,6 +1,7 @@
 """The Ray backend on a real local Ray cluster (loopback, 2 CPUs): same rows as the local
 backend, a worker killed mid-task is retried, a killed driver resumes from the store, bad
 addresses fail in one line."""
+
 from __future__ import annotations
 
 import json
@@ -23,13 +24,20 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'entr
 
 from entropic_bound.cli import main  # noqa: E402
 from entropic_bound.store import RunStore  # noqa: E402
-from entropic_bound.sweep import RunResult, RunSpec, grid_specs, run_sweep  # noqa: E402
+from entropic_bound.sweep import RunResult, grid_specs, run_sweep  # noqa: E402
 from entropic_bound.sweep.ray_backend import RayBackend, parse_address  # noqa: E402
 
 # 8 groups of 3-4 runs (r* × spectrum × V), each well under a second of training but long enough
 # that a driver killed after the first stored group still has groups in flight.
-E1_SMALL = ["ranks=[1,2,3]", "r_stars=[2,3]", "spectra=[flat,geometric]", "n=8", "d=4", "train.steps=800",
-            "train.n_samples=24"]
+E1_SMALL = [
+    "ranks=[1,2,3]",
+    "r_stars=[2,3]",
+    "spectra=[flat,geometric]",
+    "n=8",
+    "d=4",
+    "train.steps=800",
+    "train.n_samples=24",
+]
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
@@ -42,8 +50,13 @@ def cluster(_reference_proc):
     """A real Ray on loopback with 2 CPUs; yields its GCS address ``127.0.0.1:PORT``."""
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             logging_level=logging.ERROR, log_to_driver=False)
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        _node_ip_address="127.0.0.1",
+        logging_level=logging.ERROR,
+        log_to_driver=False,
+    )
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import this test module
     try:
         yield ray.get_runtime_context().gcs_address
@@ -52,8 +65,14 @@ def cluster(_reference_proc):
 
 
 def _cli(args: list[str], env: dict | None = None, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "entropic_bound", *args], env={**os.environ, **(env or {})},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "entropic_bound", *args],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -62,10 +81,17 @@ def _reference_proc(tmp_path_factory):
     runs on one thread as in a Ray task (numpy's threaded BLAS rounds differently); the process
     also checks that the local backend never imports Ray."""
     out = tmp_path_factory.mktemp("local") / "out"
-    code = ("import sys; from entropic_bound.cli import main; rc = main(sys.argv[1:]); "
-            "assert 'ray' not in sys.modules, 'the local backend imported ray'; sys.exit(rc)")
-    proc = subprocess.Popen([sys.executable, "-c", code, "run", "E1", "--out", str(out), "--quiet", *_sets(E1_SMALL)],
-                            env={**os.environ, **ONE_THREAD}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    code = (
+        "import sys; from entropic_bound.cli import main; rc = main(sys.argv[1:]); "
+        "assert 'ray' not in sys.modules, 'the local backend imported ray'; sys.exit(rc)"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "run", "E1", "--out", str(out), "--quiet", *_sets(E1_SMALL)],
+        env={**os.environ, **ONE_THREAD},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     yield proc, out
     proc.kill()
     proc.communicate()
@@ -96,7 +122,12 @@ def _assert_close(rows: dict, ref: dict, tol: float = 1e-6) -> None:
         assert (status, step) == (ref_status, ref_step) and set(metrics) == set(ref_metrics)
         for key, value in metrics.items():
             a, b = float(value), float(ref_metrics[key])
-            assert (math.isnan(a) and math.isnan(b)) or abs(a - b) <= tol * max(1.0, abs(b)), (run_id, key, a, b)
+            assert (math.isnan(a) and math.isnan(b)) or abs(a - b) <= tol * max(1.0, abs(b)), (
+                run_id,
+                key,
+                a,
+                b,
+            )
 
 
 def test_ray_sweep_matches_the_local_backend(cluster, local_reference, tmp_path):
@@ -121,7 +152,7 @@ class SlowOnceExecutor:
 
     def groups(self, specs):
         specs = sorted(specs, key=lambda s: s.run_id)
-        return [specs[i:i + 2] for i in range(0, len(specs), 2)]
+        return [specs[i : i + 2] for i in range(0, len(specs), 2)]
 
     def execute(self, group):
         ids = [s.run_id for s in group]
@@ -149,7 +180,9 @@ def test_a_worker_killed_mid_task_is_retried(cluster, tmp_path):
     def sweep():
         try:
             with RunStore(tmp_path / "ray.sqlite") as store:
-                box["summary"] = run_sweep(executor, specs, store, backend=RayBackend(workers=2), provenance={})
+                box["summary"] = run_sweep(
+                    executor, specs, store, backend=RayBackend(workers=2), provenance={}
+                )
         except BaseException as exc:  # noqa: BLE001  (reported by the test thread)
             box["error"] = exc
 
@@ -180,7 +213,18 @@ def test_a_worker_killed_mid_task_is_retried(cluster, tmp_path):
 def test_a_killed_driver_resumes_from_the_store(cluster, local_reference, tmp_path):
     out, store = tmp_path / "out", tmp_path / "out" / "runs.sqlite"
     total = len(_rows(local_reference / "runs.sqlite"))
-    args = ["run", "E1", "--backend", "ray", "--address", cluster, "--out", str(out), "--quiet", *_sets(E1_SMALL)]
+    args = [
+        "run",
+        "E1",
+        "--backend",
+        "ray",
+        "--address",
+        cluster,
+        "--out",
+        str(out),
+        "--quiet",
+        *_sets(E1_SMALL),
+    ]
     proc = _cli(args)
     stored, deadline = 0, time.monotonic() + 90
     try:
@@ -215,11 +259,14 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("address, message", [
-    (None, "Cannot reach a Ray cluster at 127.0.0.1:"),
-    ("nohost", "must be 'auto' or HOST:PORT"),
-    ("127.0.0.1:99999", "must be 'auto' or HOST:PORT"),
-])
+@pytest.mark.parametrize(
+    "address, message",
+    [
+        (None, "Cannot reach a Ray cluster at 127.0.0.1:"),
+        ("nohost", "must be 'auto' or HOST:PORT"),
+        ("127.0.0.1:99999", "must be 'auto' or HOST:PORT"),
+    ],
+)
 def test_a_bad_address_fails_in_one_line_and_writes_nothing(address, message, tmp_path, capsys):
     address = address or f"127.0.0.1:{_closed_port()}"
     out = tmp_path / "out"

@@ -4,6 +4,7 @@ The crash-resume test forks every ``reproduce`` from one pre-imported server pro
 lands in the sweep or the report writing, not in ``import torch``. All its runs (the reference
 included) use one BLAS thread, as multi-threaded BLAS may round differently between processes.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,14 +19,25 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from entropic_bound.cli import main
 
-TINY = ["E1.r_stars=[2]", "E1.spectra=[flat,geometric]", "E1.ranks=[1,2,3]", "E1.n=8", "E1.d=4",
-        "E1.train.steps=100", "E1.train.n_samples=24",
-        "E2.r_stars=[2]", "E2.n=8", "E2.d=2", "E2.sample_counts=[2,32]", "E2.init_scales=[0.001,1.0]",
-        "E2.train.steps=100", "E2.train.checkpoints=8"]
+TINY = [
+    "E1.r_stars=[2]",
+    "E1.spectra=[flat,geometric]",
+    "E1.ranks=[1,2,3]",
+    "E1.n=8",
+    "E1.d=4",
+    "E1.train.steps=100",
+    "E1.train.n_samples=24",
+    "E2.r_stars=[2]",
+    "E2.n=8",
+    "E2.d=2",
+    "E2.sample_counts=[2,32]",
+    "E2.init_scales=[0.001,1.0]",
+    "E2.train.steps=100",
+    "E2.train.checkpoints=8",
+]
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 KILL_SEED = 20240607
 
@@ -68,8 +80,14 @@ class ForkServer:
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = log_dir
         self.count = 0
-        self.proc = subprocess.Popen([sys.executable, "-c", _SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     env={**os.environ, **ONE_THREAD}, text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _SERVER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={**os.environ, **ONE_THREAD},
+            text=True,
+            bufsize=1,
+        )
 
     def _ask(self, cmd: dict) -> int:
         self.proc.stdin.write(json.dumps(cmd) + "\n")
@@ -97,8 +115,10 @@ def _store_rows(path: Path) -> list[tuple]:
     conn = sqlite3.connect(path)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        return conn.execute("SELECT run_id, experiment, params, seed, status, diverged_step, metrics, curves "
-                            "FROM runs ORDER BY run_id").fetchall()
+        return conn.execute(
+            "SELECT run_id, experiment, params, seed, status, diverged_step, metrics, curves "
+            "FROM runs ORDER BY run_id"
+        ).fetchall()
     finally:
         conn.close()
 
@@ -156,9 +176,7 @@ def test_sigkill_at_five_moments_then_resume_equals_an_uninterrupted_run(tmp_pat
     server = ForkServer(tmp_path)
     try:
         ref = tmp_path / "ref"
-        start = time.monotonic()
         assert server.wait(server.start(_reproduce(ref))) == 0, server.log()
-        t_ref = time.monotonic() - start
         total = len(_store_rows(ref / "runs.sqlite"))
         # five seeded moments: attempt i is killed 0-0.2 s after the store holds k_i runs; four k_i
         # inside the sweep, the last k_i = total (the kill lands in the analysis or report writing)
@@ -206,23 +224,34 @@ def test_same_config_and_seed_give_bitwise_identical_metrics(tmp_path):
 
 # -- divergence -----------------------------------------------------------------------------------
 
-E1_DIVERGING = ["ranks=[1,2,3]", "r_stars=[2]", "spectra=[flat,geometric]", "n=8", "d=4", "train.steps=50",
-                "train.optimizer=gd"]
+E1_DIVERGING = [
+    "ranks=[1,2,3]",
+    "r_stars=[2]",
+    "spectra=[flat,geometric]",
+    "n=8",
+    "d=4",
+    "train.steps=50",
+    "train.optimizer=gd",
+]
 
 
 def _run_e1(out: Path, lr: str) -> tuple[list[tuple], pd.DataFrame, dict, str]:
     sets = [a for item in [*E1_DIVERGING, f"train.lr={lr}"] for a in ("--set", item)]
     assert main(["run", "E1", "--out", str(out), "--quiet", *sets]) == 0
     rows = _store_rows(out / "runs.sqlite")
-    return (rows, pd.read_csv(out / "results" / "E1.csv"), json.loads((out / "verdicts.json").read_text()),
-            (out / "report.html").read_text())
+    return (
+        rows,
+        pd.read_csv(out / "results" / "E1.csv"),
+        json.loads((out / "verdicts.json").read_text()),
+        (out / "report.html").read_text(),
+    )
 
 
 def test_diverged_runs_are_recorded_shown_and_excluded_from_verdicts(tmp_path):
     rows, csv, verdicts, html = _run_e1(tmp_path / "out", "3")  # lr = 3: GD diverges for most, not all
     diverged = [r for r in rows if r[4] == "diverged"]
     assert 0 < len(diverged) < len(rows)
-    for run_id, _, _, _, status, step, metrics, _ in rows:
+    for _run_id, _, _, _, status, step, metrics, _ in rows:
         metrics = json.loads(metrics)
         if status == "diverged":
             assert isinstance(step, int) and 0 <= step < 50
@@ -232,8 +261,13 @@ def test_diverged_runs_are_recorded_shown_and_excluded_from_verdicts(tmp_path):
     shown = csv.set_index("run_id")["status"]
     assert {r[0]: r[4] for r in rows} == shown.to_dict()
     by_status = csv.groupby("status")["diverged_step"]
-    assert by_status.count()["diverged"] == len(diverged) and csv[csv.status == "ok"]["diverged_step"].isna().all()
-    assert sorted(csv[csv.status == "diverged"]["diverged_step"].astype(int)) == sorted(r[5] for r in diverged)
+    assert (
+        by_status.count()["diverged"] == len(diverged)
+        and csv[csv.status == "ok"]["diverged_step"].isna().all()
+    )
+    assert sorted(csv[csv.status == "diverged"]["diverged_step"].astype(int)) == sorted(
+        r[5] for r in diverged
+    )
     for claim in ("C1", "C2"):
         assert verdicts[claim]["evidence"]["excluded_diverged"] == len(diverged)
     assert "excluded from every verdict" in html

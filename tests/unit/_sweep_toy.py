@@ -5,6 +5,7 @@ group (so a test can kill it part-way). Results depend on the whole group (a bat
 ensemble, seeded by the group's run ids), so a resumed sweep only matches a fresh one if groups
 are formed from the full spec list.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,13 +37,19 @@ class ToyExecutor:
         for spec in sorted(specs, key=lambda s: s.run_id):
             by_width.setdefault(spec.params["width"], []).append(spec)
         k = self.group_size
-        return [runs[i:i + k] for width in sorted(by_width) for runs in [by_width[width]]
-                for i in range(0, len(runs), k)]
+        return [
+            runs[i : i + k]
+            for width in sorted(by_width)
+            for runs in [by_width[width]]
+            for i in range(0, len(runs), k)
+        ]
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         time.sleep(self.sleep_s)
         key = hashlib.sha256("".join(s.run_id for s in group).encode()).digest()
-        shared = np.random.default_rng(int.from_bytes(key[:8], "little")).standard_normal(8)  # the ensemble's batch
+        shared = np.random.default_rng(int.from_bytes(key[:8], "little")).standard_normal(
+            8
+        )  # the ensemble's batch
         return [self._one(spec, shared) for spec in group]
 
     @staticmethod
@@ -55,11 +62,20 @@ class ToyExecutor:
             loss = float(np.mean((w - shared) ** 2))
             curve.append(loss)
             if p["lr"] > 1.0 and step == 2:
-                return RunResult(spec, "diverged", {"loss": float("nan"), "grad_norm": float("inf"),
-                                                    "log_loss": float("-inf")},
-                                 {"loss": curve + [float("nan")]}, diverged_step=step)
-        return RunResult(spec, "ok", {"loss": loss, "grad_norm": float(np.linalg.norm(w - shared)),
-                                      "log_loss": float(np.log(loss))}, {"loss": curve}, wall_s=0.01)
+                return RunResult(
+                    spec,
+                    "diverged",
+                    {"loss": float("nan"), "grad_norm": float("inf"), "log_loss": float("-inf")},
+                    {"loss": curve + [float("nan")]},
+                    diverged_step=step,
+                )
+        return RunResult(
+            spec,
+            "ok",
+            {"loss": loss, "grad_norm": float(np.linalg.norm(w - shared)), "log_loss": float(np.log(loss))},
+            {"loss": curve},
+            wall_s=0.01,
+        )
 
 
 def torch_threads(group: list) -> int:
@@ -74,8 +90,12 @@ def main(argv: list[str]) -> int:
 
     path, sleep_s = argv[0], float(argv[1])
     with RunStore(path) as store:
-        run_sweep(ToyExecutor(sleep_s=sleep_s), toy_specs(), store,
-                  progress=lambda done, total, desc: print(done, total, desc, flush=True))
+        run_sweep(
+            ToyExecutor(sleep_s=sleep_s),
+            toy_specs(),
+            store,
+            progress=lambda done, total, desc: print(done, total, desc, flush=True),
+        )
     return 0
 
 

@@ -1,4 +1,5 @@
 """``bench train``: the FLOP formula, the result keys and the one-line errors."""
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,9 @@ def counted_flops(w: Workload) -> int:
 @pytest.mark.parametrize("student", ["linear_qk", "softmax"])
 @pytest.mark.parametrize("heads,rank,v_known", [(1, 0, False), (2, 3, False), (1, 5, True)])
 def test_flop_formula_matches_torch_flop_counter(student, heads, rank, v_known):
-    w = Workload(student=student, models=1, n=6, d=8, batch=3, steps=1, rank=rank, heads=heads, v_known=v_known)
+    w = Workload(
+        student=student, models=1, n=6, d=8, batch=3, steps=1, rank=rank, heads=heads, v_known=v_known
+    )
     assert flops_per_model_sample(w) * w.batch == counted_flops(w)
 
 
@@ -37,29 +40,83 @@ def test_block_flop_formula_is_close_to_the_counter():
 
 
 def test_bench_train_json_on_a_tiny_workload(capsys):
-    rc = main(["bench", "train", "--student", "softmax", "--models", "3", "--n", "4", "--d", "4",
-               "--batch", "2", "--steps", "2", "--repeats", "1", "--json"])
+    rc = main(
+        [
+            "bench",
+            "train",
+            "--student",
+            "softmax",
+            "--models",
+            "3",
+            "--n",
+            "4",
+            "--d",
+            "4",
+            "--batch",
+            "2",
+            "--steps",
+            "2",
+            "--repeats",
+            "1",
+            "--json",
+        ]
+    )
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
-    for key in ("ensemble_model_steps_per_s", "naive_model_steps_per_s", "ratio", "ensemble_gflops", "gemm_peak_gflops"):
+    for key in (
+        "ensemble_model_steps_per_s",
+        "naive_model_steps_per_s",
+        "ratio",
+        "ensemble_gflops",
+        "gemm_peak_gflops",
+    ):
         assert out[key] > 0, key
     assert out["ratio"] == pytest.approx(out["ensemble_model_steps_per_s"] / out["naive_model_steps_per_s"])
     assert out["workload"]["models"] == 3 and out["workload"]["rank"] == 4
 
 
 def test_bench_train_table(capsys):
-    assert main(["bench", "train", "--student", "block", "--models", "2", "--n", "4", "--d", "4",
-                 "--batch", "2", "--steps", "1", "--repeats", "1", "--max-memory", "1"]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "train",
+                "--student",
+                "block",
+                "--models",
+                "2",
+                "--n",
+                "4",
+                "--d",
+                "4",
+                "--batch",
+                "2",
+                "--steps",
+                "1",
+                "--repeats",
+                "1",
+                "--max-memory",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert "ratio" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv,match", [
-    (["--student", "mamba"], "linear_qk, softmax, block"),
-    (["--student", "softmax", "--models", "0"], "'models' parameter"),
-    (["--student", "softmax", "--batch", "-3"], "'batch' parameter"),
-    (["--student", "linear_qk", "--d", "4", "--rank", "5"], "'rank' parameter must be an int in \\[1, 4\\]"),
-    (["--student", "linear_qk", "--device", "tpu"], "'device'"),
-])
+@pytest.mark.parametrize(
+    "argv,match",
+    [
+        (["--student", "mamba"], "linear_qk, softmax, block"),
+        (["--student", "softmax", "--models", "0"], "'models' parameter"),
+        (["--student", "softmax", "--batch", "-3"], "'batch' parameter"),
+        (
+            ["--student", "linear_qk", "--d", "4", "--rank", "5"],
+            "'rank' parameter must be an int in \\[1, 4\\]",
+        ),
+        (["--student", "linear_qk", "--device", "tpu"], "'device'"),
+    ],
+)
 def test_bad_inputs_exit_2_with_one_line(argv, match, capsys):
     assert main(["bench", "train", *argv]) == 2
     err = capsys.readouterr().err.strip()

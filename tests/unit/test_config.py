@@ -1,4 +1,5 @@
 """Config machinery: dotted overrides, type and range validation, did-you-mean, YAML."""
+
 from dataclasses import dataclass, field
 
 import pytest
@@ -25,14 +26,18 @@ class Outer:
 
 
 def test_overrides_parse_yaml_values_and_nest():
-    cfg = validate(apply_overrides(Outer(), ["n=32", "train.lr=1e-3", "ranks=[1,4]", "flag=true", "maybe=0.5"]))
+    cfg = validate(
+        apply_overrides(Outer(), ["n=32", "train.lr=1e-3", "ranks=[1,4]", "flag=true", "maybe=0.5"])
+    )
     assert (cfg.n, cfg.train.lr, cfg.ranks, cfg.flag, cfg.maybe) == (32, 1e-3, (1, 4), True, 0.5)
     assert validate(apply_overrides(Outer(), ["ranks=3,5"])).ranks == (3, 5)
     assert validate(apply_overrides(Outer(), {"train": {"opt": "gd"}})).train.opt == "gd"
 
 
 def test_unknown_key_lists_choices_and_suggests():
-    with pytest.raises(ConfigError, match=r"Unknown config key 'train.lrr'.*train.lr.*Did you mean 'train.lr'"):
+    with pytest.raises(
+        ConfigError, match=r"Unknown config key 'train.lrr'.*train.lr.*Did you mean 'train.lr'"
+    ):
         apply_overrides(Outer(), ["train.lrr=1"])
     with pytest.raises(ConfigError, match="Did you mean 'ranks'"):
         apply_overrides(Outer(), ["rank=1"])

@@ -1,4 +1,5 @@
 """Verdict logic of E1 and E2 on synthetic tables: each verdict flips when the numbers flip."""
+
 import numpy as np
 import pandas as pd
 
@@ -13,9 +14,21 @@ def e1_table(ratio_below=1.0, rel_above=1e-4, at_r_star=1e-5):
         for rank in (1, 2, 3, 4):
             closed = {1: 0.5, 2: 0.0, 3: 0.0, 4: 0.0}[rank]
             excess = closed * ratio_below if rank < 2 else (at_r_star if rank == 2 else rel_above)
-            rows.append({"task.r_star": 2, "task.spectrum": "flat", "v": v, "seed": 0, "rank": rank,
-                         "closed_form": closed, "excess": excess, "rel_excess": excess, "signal": 1.0,
-                         "ratio_to_closed_form": excess / closed if closed else np.nan, "status": "ok"})
+            rows.append(
+                {
+                    "task.r_star": 2,
+                    "task.spectrum": "flat",
+                    "v": v,
+                    "seed": 0,
+                    "rank": rank,
+                    "closed_form": closed,
+                    "excess": excess,
+                    "rel_excess": excess,
+                    "signal": 1.0,
+                    "ratio_to_closed_form": excess / closed if closed else np.nan,
+                    "status": "ok",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -39,9 +52,19 @@ def e2_table(gd_small_rank=2, adam_rank=8):
         for init in (1e-3, 1.0):
             for n_samples, ident in ((2, 0.0), (64, 1.0)):
                 value = est if init < 0.5 else 8
-                rows.append({"train.optimizer": opt, "init_scale": init, "train.n_samples": n_samples,
-                             "identified": ident, "task.r_star": 2, "rel_error": 0.01, "status": "ok",
-                             "A_numerical_rank": value, "A_energy_effective_rank": value + 0.2})
+                rows.append(
+                    {
+                        "train.optimizer": opt,
+                        "init_scale": init,
+                        "train.n_samples": n_samples,
+                        "identified": ident,
+                        "task.r_star": 2,
+                        "rel_error": 0.01,
+                        "status": "ok",
+                        "A_numerical_rank": value,
+                        "A_energy_effective_rank": value + 0.2,
+                    }
+                )
     return pd.DataFrame(rows)
 
 

@@ -1,5 +1,6 @@
 """E3: verdict logic on synthetic tables (each verdict flips with the numbers), the grid and its
 ensembles, held-out excess against independent ground truths, and bad input before any work."""
+
 from dataclasses import replace
 
 import numpy as np
@@ -11,21 +12,35 @@ from entropic_bound.errors import ConfigError, UserInputError
 from entropic_bound.experiments import E3Config, E3Ladder
 from entropic_bound.experiments.e3_analysis import summary_table, verdict_c4, verdict_x2
 from entropic_bound.experiments.e3_ladder import build_student, evaluate, task_of, training_data
-from entropic_bound.training.evaluation import held_out_excess
-from entropic_bound.models import LinearOperatorEnsemble, LinearQKEnsemble, MemberSpec, TransformerBlockEnsemble
+from entropic_bound.models import (
+    LinearOperatorEnsemble,
+    LinearQKEnsemble,
+    MemberSpec,
+    TransformerBlockEnsemble,
+)
 from entropic_bound.sweep.spec import RunSpec
 from entropic_bound.tasks import FixedOperatorTask
 from entropic_bound.theory import clean_signal, population_excess_risk
 from entropic_bound.training import TrainConfig
+from entropic_bound.training.evaluation import held_out_excess
 
 CFG = E3Config(n=8, d=8, r_star=2, ranks=(2,))
 
 
 def _row(role, rung, v, rank, rel, positional="none", operator="low_rank", seed=0, n_heads=1):
-    return {"role": role, "task.kind": "linear_qk_teacher" if role == "control_b" else "fixed_operator",
-            "task.operator": np.nan if role == "control_b" else operator, "rung": rung, "v": v,
-            "positional": positional, "n_heads": np.nan if rung == "B0" else float(n_heads), "rank": rank,
-            "seed": seed, "rel_excess": rel, "status": "ok"}
+    return {
+        "role": role,
+        "task.kind": "linear_qk_teacher" if role == "control_b" else "fixed_operator",
+        "task.operator": np.nan if role == "control_b" else operator,
+        "rung": rung,
+        "v": v,
+        "positional": positional,
+        "n_heads": np.nan if rung == "B0" else float(n_heads),
+        "rank": rank,
+        "seed": seed,
+        "rel_excess": rel,
+        "status": "ok",
+    }
 
 
 def ladder_table(B0=1e-5, B1=1.0, B2=0.99, B3=1.0, control=1e-5, spread=0.0):
@@ -74,8 +89,11 @@ def test_c4_inconclusive_when_a_control_fails_or_runs_are_missing():
 
 def x2_table(b1_pos=0.005, b2_pos=0.004):
     rows = []
-    for rung, operator, pos_value, none_value in (("B1", "low_rank", b1_pos, 1.0), ("B2", "row_stochastic", b2_pos, 0.8),
-                                                  ("B2", "low_rank", 0.6, 1.05)):
+    for rung, operator, pos_value, none_value in (
+        ("B1", "low_rank", b1_pos, 1.0),
+        ("B2", "row_stochastic", b2_pos, 0.8),
+        ("B2", "low_rank", 0.6, 1.05),
+    ):
         for rank, factor in ((2, 3.0), (8, 1.0)):
             rows.append(_row("x2", rung, "known", rank, pos_value * factor, "learned_absolute", operator))
             rows.append(_row("x2", rung, "known", rank, none_value, "none", operator))
@@ -106,17 +124,33 @@ def test_grid_groups_all_seeds_and_ranks_of_a_rung_into_one_ensemble():
     assert len({s.run_id for s in specs}) == len(specs)
     groups = exp.groups(specs)
     for g in groups:
-        keys = {(s.params["role"], s.params["rung"], s.params["v"], s.params["positional"],
-                 s.params.get("task.operator"), s.params.get("n_heads")) for s in g}
+        keys = {
+            (
+                s.params["role"],
+                s.params["rung"],
+                s.params["v"],
+                s.params["positional"],
+                s.params.get("task.operator"),
+                s.params.get("n_heads"),
+            )
+            for s in g
+        }
         assert len(keys) == 1
-    b1 = [g for g in groups if g[0].params["rung"] == "B1" and g[0].params["role"] == "ladder"
-          and g[0].params["v"] == "known"]
+    b1 = [
+        g
+        for g in groups
+        if g[0].params["rung"] == "B1" and g[0].params["role"] == "ladder" and g[0].params["v"] == "known"
+    ]
     assert len(b1) == 1 and sorted({(s.params["rank"], s.seed) for s in b1[0]}) == [
-        (r, s) for r in (1, 2, 8) for s in (0, 1)]  # swept ranks + full rank d = 8, both seeds
+        (r, s) for r in (1, 2, 8) for s in (0, 1)
+    ]  # swept ranks + full rank d = 8, both seeds
     b0 = [s for s in specs if s.params["rung"] == "B0"]
     assert max(s.params["rank"] for s in b0) == CFG.n
-    assert not [s for s in E3Ladder(replace(CFG, control_b=False, positional_rungs=())).specs()
-                if s.params["role"] != "ladder"]
+    assert not [
+        s
+        for s in E3Ladder(replace(CFG, control_b=False, positional_rungs=())).specs()
+        if s.params["role"] != "ladder"
+    ]
     changed = E3Ladder(replace(CFG, seeds=2, ranks=(1, 2), sigma=0.2)).specs()
     assert not {s.run_id for s in changed} & {s.run_id for s in specs}
 
@@ -148,7 +182,9 @@ def test_held_out_excess_of_b0_matches_the_population_formula():
     metrics, mixers, target = evaluate(model, teacher, test, n_mix=8)
     ops = model.operators()
     truth = teacher.truth
-    exact = population_excess_risk(ops["A"], ops["V"], truth["A"], truth["V"]) / clean_signal(truth["A"], truth["V"])
+    exact = population_excess_risk(ops["A"], ops["V"], truth["A"], truth["V"]) / clean_signal(
+        truth["A"], truth["V"]
+    )
     np.testing.assert_allclose(metrics["rel_excess_population"], exact)
     np.testing.assert_allclose(metrics["rel_excess"], exact, rtol=0.05)
     np.testing.assert_allclose(mixers, ops["A"].numpy())  # a fixed operator is its own mean mixer
@@ -171,15 +207,18 @@ def test_held_out_excess_matches_a_per_model_loop_in_chunks():
 # ----- bad input
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"ranks": (9,)}, "The 'ranks' parameter must hold ints in [1, 8] (d"),
-    ({"x2_ranks": (12,)}, "The 'x2_ranks' parameter must hold ints in [1, 8]"),
-    ({"positional_rungs": ("B1", "B3")}, "positional information is for B1 and B2 only. Got 'B3'"),
-    ({"positional_rungs": ("B0",)}, "positional information is for B1 and B2 only. Got 'B0'"),
-    ({"rungs": ()}, "must hold at least one of B0, B1, B2, B3"),
-    ({"rungs": ("B1", "B5")}, "The 'rungs' parameter must be one of 'B0', 'B1', 'B2', 'B3'. Got 'B5'"),
-    ({"r_star": 9}, "The 'r_star' parameter must be an int in [1, 8]"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"ranks": (9,)}, "The 'ranks' parameter must hold ints in [1, 8] (d"),
+        ({"x2_ranks": (12,)}, "The 'x2_ranks' parameter must hold ints in [1, 8]"),
+        ({"positional_rungs": ("B1", "B3")}, "positional information is for B1 and B2 only. Got 'B3'"),
+        ({"positional_rungs": ("B0",)}, "positional information is for B1 and B2 only. Got 'B0'"),
+        ({"rungs": ()}, "must hold at least one of B0, B1, B2, B3"),
+        ({"rungs": ("B1", "B5")}, "The 'rungs' parameter must be one of 'B0', 'B1', 'B2', 'B3'. Got 'B5'"),
+        ({"r_star": 9}, "The 'r_star' parameter must be an int in [1, 8]"),
+    ],
+)
 def test_bad_config_is_one_line(changes, message):
     with pytest.raises(ConfigError) as err:
         E3Ladder(replace(CFG, **changes))

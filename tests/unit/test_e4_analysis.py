@@ -1,4 +1,5 @@
 """E4: held-out excess and K = 0 helpers against direct computations; C5/C6 verdict logic on synthetic tables."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -58,7 +59,9 @@ def test_uniform_attention_excess():
     assert learned <= known + 1e-12  # the best V is at least as good as V*
     rng = np.random.default_rng(0)  # and no perturbed V beats it
     for _ in range(5):
-        V = torch.linalg.lstsq(test.X.mean(1), test.clean.mean(1)).solution + 0.01 * torch.tensor(rng.normal(size=(8, 8)))
+        V = torch.linalg.lstsq(test.X.mean(1), test.clean.mean(1)).solution + 0.01 * torch.tensor(
+            rng.normal(size=(8, 8))
+        )
         assert learned <= uniform_attention_excess(test, V, "softmax") + 1e-12
     assert uniform_attention_excess(test, None, "linear") == pytest.approx(float(test.clean.pow(2).mean()))
     # a model with K = 0 really attains the reported excess
@@ -75,11 +78,26 @@ def synthetic(below: float, at: float, soft_below: float | None = None, soft_k0:
         k0 = 1.0 if kind == "linear" else soft_k0
         for r_star in (2, 3):
             for rank in range(1, r_star + 2):
-                value = (soft_below if kind == "softmax" and soft_below is not None else below) if rank < r_star else at
+                value = (
+                    (soft_below if kind == "softmax" and soft_below is not None else below)
+                    if rank < r_star
+                    else at
+                )
                 if rank < r_star - 1:
                     value = min(1.0, 2 * value)
-                rows.append({"teacher": kind, "task.r_star": r_star, "task.spectrum": "flat", "v": "known", "seed": 0,
-                             "rank": rank, "rel_excess": value, "excess_over_k0": value / k0, "k0_rel_excess": k0})
+                rows.append(
+                    {
+                        "teacher": kind,
+                        "task.r_star": r_star,
+                        "task.spectrum": "flat",
+                        "v": "known",
+                        "seed": 0,
+                        "rank": rank,
+                        "rel_excess": value,
+                        "excess_over_k0": value / k0,
+                        "k0_rel_excess": k0,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -87,7 +105,9 @@ def test_c5_confirmed_and_refuted():
     cfg = E4Config()
     assert verdict_c5(cfg, synthetic(0.3, 1e-4), 0).verdict == "confirmed"
     assert verdict_c5(cfg, synthetic(0.3, 0.05), 0).verdict == "refuted"  # r >= r* misses the floor
-    assert verdict_c5(cfg, synthetic(0.02, 1e-4), 0).verdict == "refuted"  # r < r* not clearly above (< 3 eps)
+    assert (
+        verdict_c5(cfg, synthetic(0.02, 1e-4), 0).verdict == "refuted"
+    )  # r < r* not clearly above (< 3 eps)
     assert verdict_c5(cfg, synthetic(0.3, 1e-4).iloc[:0], 0).verdict == "inconclusive"
 
 

@@ -1,4 +1,5 @@
 """E5: realised-mixer estimates against a per-input loop; C7/C8 verdict logic on synthetic tables."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,13 @@ import pytest
 import torch
 
 from entropic_bound.experiments.e4_e5_common import draw_teacher, mixer_estimates, teacher_mixers
-from entropic_bound.experiments.e5_analysis import KEYS, error_table, estimator_ranking, verdict_c7, verdict_c8
+from entropic_bound.experiments.e5_analysis import (
+    KEYS,
+    error_table,
+    estimator_ranking,
+    verdict_c7,
+    verdict_c8,
+)
 from entropic_bound.experiments.e5_attention_recovery import E5Config
 from entropic_bound.spectra import estimate_all
 
@@ -19,7 +26,10 @@ def test_mixer_estimates_match_a_loop_and_linear_teacher_mixers_have_rank_r_star
     mixers = teacher_mixers(teacher, X)  # (1, 4, n, n)
     got = mixer_estimates(mixers)
     for key in KEYS:
-        per_input = [estimate_all(np.linalg.svd(mixers[0, b].numpy(), compute_uv=False), shape=(10, 10))[key] for b in range(4)]
+        per_input = [
+            estimate_all(np.linalg.svd(mixers[0, b].numpy(), compute_uv=False), shape=(10, 10))[key]
+            for b in range(4)
+        ]
         assert got[f"mixer_{key}"][0] == pytest.approx(float(np.mean(per_input)), rel=1e-10)
         mean = estimate_all(np.linalg.svd(mixers[0].mean(0).numpy(), compute_uv=False), shape=(10, 10))[key]
         assert got[f"meanmixer_{key}"][0] == pytest.approx(float(mean), rel=1e-10)
@@ -34,8 +44,15 @@ def synthetic(shift_softmax_energy: float = 0.0, gap_error: float = 0.0) -> pd.D
     for kind in ("linear", "softmax"):
         for r_star in (2, 4):
             for init in (1e-3, 1e-1):
-                row = {"teacher": kind, "task.spectrum": "flat", "task.r_star": r_star, "init_scale": init, "seed": 0,
-                       "rel_excess": 1e-4, "kernel_rel_error": 1e-2}
+                row = {
+                    "teacher": kind,
+                    "task.spectrum": "flat",
+                    "task.r_star": r_star,
+                    "init_scale": init,
+                    "seed": 0,
+                    "rel_excess": 1e-4,
+                    "kernel_rel_error": 1e-2,
+                }
                 for key in KEYS:
                     row[f"K_{key}"] = r_star + 1.0  # every other estimator is off by one
                 row["K_energy_effective_rank"] = r_star + (shift_softmax_energy if kind == "softmax" else 0.0)
@@ -50,7 +67,11 @@ def test_error_table_and_ranking():
     assert set(errors["estimator"]) == {f"K_{k}" for k in KEYS} | {"mixer_numerical_rank"}
     soft = estimator_ranking(errors, "softmax")
     assert soft.index[0] in ("K_largest_gap_rank",) and soft["K_energy_effective_rank"] == pytest.approx(0.3)
-    cell = errors[(errors["estimator"] == "mixer_numerical_rank") & (errors["r_star"] == 4) & (errors["teacher"] == "linear")]
+    cell = errors[
+        (errors["estimator"] == "mixer_numerical_rank")
+        & (errors["r_star"] == 4)
+        & (errors["teacher"] == "linear")
+    ]
     assert float(cell["mean_abs_error"].iloc[0]) == pytest.approx(12.0)
 
 
@@ -61,7 +82,9 @@ def test_c7_confirmed_and_refuted():
     assert verdict_c7(cfg, small, synthetic(), 0).verdict == "confirmed"
     bad = synthetic(gap_error=1.0)
     assert verdict_c7(cfg, bad[bad["init_scale"] <= 1e-2], bad, 0).verdict == "refuted"
-    assert verdict_c7(E5Config(c7_tolerance=1.0), bad[bad["init_scale"] <= 1e-2], bad, 0).verdict == "confirmed"
+    assert (
+        verdict_c7(E5Config(c7_tolerance=1.0), bad[bad["init_scale"] <= 1e-2], bad, 0).verdict == "confirmed"
+    )
     assert verdict_c7(cfg, small.iloc[:0], small, 0).verdict == "inconclusive"
 
 

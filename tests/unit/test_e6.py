@@ -1,4 +1,5 @@
 """E6: grid, groups and shared draws; domain rules; C9/C10/X1 verdict logic on synthetic tables (flips with the numbers)."""
+
 from __future__ import annotations
 
 import itertools
@@ -24,13 +25,41 @@ CFG = E6Config()
 R_STARS = (1, 2, 4, 8, 16)
 
 
-def _row(teacher, method, v, r_star, *, n=16, N=64, sigma=0.0, spectrum="flat", seed=0, r_hat=None,
-         identifiable=True, **est):
+def _row(
+    teacher,
+    method,
+    v,
+    r_star,
+    *,
+    n=16,
+    N=64,
+    sigma=0.0,
+    spectrum="flat",
+    seed=0,
+    r_hat=None,
+    identifiable=True,
+    **est,
+):
     r_hat = r_star if r_hat is None else r_hat
-    return {"teacher": teacher, "method": method, "v": v, "task.n": n, "task.d": 32, "task.d_v": 32,
-            "task.r_star": r_star, "task.spectrum": spectrum, "n_samples": N, "task.sigma": sigma, "seed": seed,
-            "r_hat": r_hat, "exact": float(r_hat == r_star), "identifiable": float(identifiable),
-            "confident_wrong": float(identifiable and r_hat != r_star), "cpu_s": 0.01, **est}
+    return {
+        "teacher": teacher,
+        "method": method,
+        "v": v,
+        "task.n": n,
+        "task.d": 32,
+        "task.d_v": 32,
+        "task.r_star": r_star,
+        "task.spectrum": spectrum,
+        "n_samples": N,
+        "task.sigma": sigma,
+        "seed": seed,
+        "r_hat": r_hat,
+        "exact": float(r_hat == r_star),
+        "identifiable": float(identifiable),
+        "confident_wrong": float(identifiable and r_hat != r_star),
+        "cpu_s": 0.01,
+        **est,
+    }
 
 
 def _table(rows) -> pd.DataFrame:
@@ -38,6 +67,7 @@ def _table(rows) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- grid, groups, draws
+
 
 def test_cells_are_two_slices_or_the_full_grid():
     cfg = E6Config(sample_counts=(8, 64), sigmas=(0.0, 0.1), sigma_ref=0.01)
@@ -48,17 +78,25 @@ def test_cells_are_two_slices_or_the_full_grid():
 
 def test_settings_run_each_method_where_it_applies():
     assert settings(CFG) == [
-        ("linear", "linear_v_known", "known"), ("linear", "linear_v_unknown", "unknown"),
-        ("linear", "softmax_linearised", "known"), ("linear", "softmax_linearised", "unknown"),
-        ("softmax", "softmax_linearised", "known"), ("softmax", "softmax_linearised", "unknown"),
-        ("softmax", "softmax_log_attention", "known"), ("softmax", "softmax_log_attention", "unknown"),
+        ("linear", "linear_v_known", "known"),
+        ("linear", "linear_v_unknown", "unknown"),
+        ("linear", "softmax_linearised", "known"),
+        ("linear", "softmax_linearised", "unknown"),
+        ("softmax", "softmax_linearised", "known"),
+        ("softmax", "softmax_linearised", "unknown"),
+        ("softmax", "softmax_log_attention", "known"),
+        ("softmax", "softmax_log_attention", "unknown"),
     ]
 
 
 def test_specs_and_groups_are_complete_and_deterministic():
-    exp = E6Predictability(E6Predictability.configure("quick", {"r_stars": [2], "spectra": ["flat"], "seeds": 2}))
+    exp = E6Predictability(
+        E6Predictability.configure("quick", {"r_stars": [2], "spectra": ["flat"], "seeds": 2})
+    )
     specs = exp.specs()
-    assert len(specs) == 8 * 4 * 2 and len({s.run_id for s in specs}) == len(specs)  # settings × cells × seeds
+    assert len(specs) == 8 * 4 * 2 and len({s.run_id for s in specs}) == len(
+        specs
+    )  # settings × cells × seeds
     groups = exp.groups(specs)
     assert len(groups) == 2 * 4 * 2  # one data set per (teacher, cell, seed): 4 predictions each
     assert all(len(g) == 4 for g in groups)
@@ -66,8 +104,18 @@ def test_specs_and_groups_are_complete_and_deterministic():
 
 
 def test_draw_shares_kernel_and_inputs_across_teachers_and_sigma():
-    p = {"teacher": "linear", "task.n": 6, "task.d": 8, "task.d_v": 8, "task.r_star": 2, "task.spectrum": "flat",
-         "task.decay": 0.25, "task.c": 2.0, "task.sigma": 0.0, "n_samples": 5}
+    p = {
+        "teacher": "linear",
+        "task.n": 6,
+        "task.d": 8,
+        "task.d_v": 8,
+        "task.r_star": 2,
+        "task.spectrum": "flat",
+        "task.decay": 0.25,
+        "task.c": 2.0,
+        "task.sigma": 0.0,
+        "n_samples": 5,
+    }
     lin, X1, Y1 = draw(p, 0)
     soft, X2, Y2 = draw({**p, "teacher": "softmax", "task.sigma": 0.1}, 0)
     assert np.array_equal(lin.K.numpy(), soft.K.numpy()) and np.array_equal(X1, X2)
@@ -80,9 +128,24 @@ def test_draw_shares_kernel_and_inputs_across_teachers_and_sigma():
 
 
 def test_execute_stores_every_estimate_and_recovers_linear_v_known():
-    exp = E6Predictability(E6Predictability.configure(
-        "quick", {"teachers": ["linear"], "methods": ["linear_v_known"], "r_stars": [3], "spectra": ["geometric"],
-                  "sample_counts": [16], "sigmas": [0.0], "sigma_ref": 0.0, "seeds": 1, "d": 8, "d_v": 8, "ns": [6]}))
+    exp = E6Predictability(
+        E6Predictability.configure(
+            "quick",
+            {
+                "teachers": ["linear"],
+                "methods": ["linear_v_known"],
+                "r_stars": [3],
+                "spectra": ["geometric"],
+                "sample_counts": [16],
+                "sigmas": [0.0],
+                "sigma_ref": 0.0,
+                "seeds": 1,
+                "d": 8,
+                "d_v": 8,
+                "ns": [6],
+            },
+        )
+    )
     [group] = exp.groups(exp.specs())
     [res] = exp.execute(group)
     teacher, X, Y = draw(group[0].params, group[0].seed)
@@ -100,23 +163,28 @@ def test_config_rejects_r_star_above_d():
 
 # ---------------------------------------------------------------- domains
 
-@pytest.mark.parametrize("method, v, n, r_star, expected", [
-    ("linear_v_known", "known", 16, 16, True),
-    ("linear_v_unknown", "unknown", 16, 15, True),
-    ("linear_v_unknown", "unknown", 16, 16, False),   # rank Y_i = min(r*, n, d_v) only bounds r* >= 16
-    ("linear_v_unknown", "unknown", 32, 31, True),
-    ("linear_v_unknown", "unknown", 32, 32, False),   # n = d: no residual to confirm r* = d
-    ("linear_v_unknown", "unknown", 48, 32, True),
-    ("softmax_log_attention", "known", 16, 16, True),
-    ("softmax_log_attention", "known", 48, 1, False),  # n > d_v: A_i not recoverable
-    ("softmax_log_attention", "unknown", 16, 1, False),
-    ("softmax_linearised", "known", 16, 1, False),
-])
+
+@pytest.mark.parametrize(
+    "method, v, n, r_star, expected",
+    [
+        ("linear_v_known", "known", 16, 16, True),
+        ("linear_v_unknown", "unknown", 16, 15, True),
+        ("linear_v_unknown", "unknown", 16, 16, False),  # rank Y_i = min(r*, n, d_v) only bounds r* >= 16
+        ("linear_v_unknown", "unknown", 32, 31, True),
+        ("linear_v_unknown", "unknown", 32, 32, False),  # n = d: no residual to confirm r* = d
+        ("linear_v_unknown", "unknown", 48, 32, True),
+        ("softmax_log_attention", "known", 16, 16, True),
+        ("softmax_log_attention", "known", 48, 1, False),  # n > d_v: A_i not recoverable
+        ("softmax_log_attention", "unknown", 16, 1, False),
+        ("softmax_linearised", "known", 16, 1, False),
+    ],
+)
 def test_in_domain(method, v, n, r_star, expected):
     assert in_domain(method, v, n, 32, 32, r_star) is expected
 
 
 # ---------------------------------------------------------------- C9
+
 
 def _c9_rows(rate_unknown=1.0, flag_16=True, seeds=10):
     rows = []
@@ -124,11 +192,19 @@ def _c9_rows(rate_unknown=1.0, flag_16=True, seeds=10):
         for s in range(seeds):
             rows.append(_row("linear", "linear_v_known", "known", r, seed=s))
             if r == 16:
-                rows.append(_row("linear", "linear_v_unknown", "unknown", r, seed=s, r_hat=5, identifiable=not flag_16))
+                rows.append(
+                    _row(
+                        "linear", "linear_v_unknown", "unknown", r, seed=s, r_hat=5, identifiable=not flag_16
+                    )
+                )
             else:
                 hit = s < round(rate_unknown * seeds)
-                rows.append(_row("linear", "linear_v_unknown", "unknown", r, seed=s, r_hat=r if hit else r + 1))
-            rows.append(_row("linear", "linear_v_known", "known", r, N=8, seed=s, r_hat=0))  # small N: ignored
+                rows.append(
+                    _row("linear", "linear_v_unknown", "unknown", r, seed=s, r_hat=r if hit else r + 1)
+                )
+            rows.append(
+                _row("linear", "linear_v_known", "known", r, N=8, seed=s, r_hat=0)
+            )  # small N: ignored
     return rows
 
 
@@ -138,7 +214,9 @@ def test_c9_confirmed_then_flips_with_the_rate_and_the_flags():
     assert v.verdict == "refuted" and v.evidence["linear_v_unknown/n=16"]["rate_by_r_star"][4] == 0.8
     v = verdict_c9(CFG, _table(_c9_rows(flag_16=False)))
     assert v.verdict == "refuted" and v.evidence["linear_v_unknown/n=16"]["out_of_domain_flagged"] == 0.0
-    assert verdict_c9(CFG, _table(_c9_rows(rate_unknown=0.9))).verdict == "confirmed"  # the bound is inclusive
+    assert (
+        verdict_c9(CFG, _table(_c9_rows(rate_unknown=0.9))).verdict == "confirmed"
+    )  # the bound is inclusive
 
 
 def test_c9_ignores_noise_above_sigma_max_and_needs_both_methods():
@@ -151,15 +229,33 @@ def test_c9_ignores_noise_above_sigma_max_and_needs_both_methods():
 
 # ---------------------------------------------------------------- C10
 
-def _c10_rows(num=(28, 28, 29, 30, 31), energy_bias=(1.0, 0.5, 0.0, -0.5, -1.5), mixer_soft=(2, 3, 4, 5, 7),
-              mixer_lin=(1, 2, 3, 4, 4.2), v="known"):
+
+def _c10_rows(
+    num=(28, 28, 29, 30, 31),
+    energy_bias=(1.0, 0.5, 0.0, -0.5, -1.5),
+    mixer_soft=(2, 3, 4, 5, 7),
+    mixer_lin=(1, 2, 3, 4, 4.2),
+    v="known",
+):
     rows = []
     for i, r in enumerate(R_STARS):
         for teacher, mixer in (("softmax", mixer_soft[i]), ("linear", mixer_lin[i])):
             for s in range(2):
-                rows.append(_row(teacher, "softmax_linearised", v, r, seed=s, r_hat=r + 2, identifiable=False,
-                                 est_numerical_rank=num[i], est_energy_effective_rank=r + energy_bias[i],
-                                 true_energy_effective_rank=float(r), est_realised_mixer_energy_rank=mixer))
+                rows.append(
+                    _row(
+                        teacher,
+                        "softmax_linearised",
+                        v,
+                        r,
+                        seed=s,
+                        r_hat=r + 2,
+                        identifiable=False,
+                        est_numerical_rank=num[i],
+                        est_energy_effective_rank=r + energy_bias[i],
+                        true_energy_effective_rank=float(r),
+                        est_realised_mixer_energy_rank=mixer,
+                    )
+                )
     return rows
 
 
@@ -170,10 +266,15 @@ def test_c10_confirmed_then_each_sub_criterion_flips():
     assert v.verdict == "inconclusive" and v.evidence["V_known"]["b_numerical_saturates"] is False
     # energy rank over-estimates large r* too: (c) fails
     v = verdict_c10(CFG, _table(_c10_rows(energy_bias=(1.0, 1.0, 1.0, 1.0, 1.5))))
-    assert v.verdict == "inconclusive" and v.evidence["V_known"]["c_energy_over_small_compress_large"] is False
+    assert (
+        v.verdict == "inconclusive" and v.evidence["V_known"]["c_energy_over_small_compress_large"] is False
+    )
     # the linear teacher's mixer rank keeps rising: (d) fails
     v = verdict_c10(CFG, _table(_c10_rows(mixer_lin=(1, 2, 4, 8, 12))))
-    assert v.evidence["V_known"]["d_mixer_informative_softmax_saturated_linear"] is False and v.verdict == "inconclusive"
+    assert (
+        v.evidence["V_known"]["d_mixer_informative_softmax_saturated_linear"] is False
+        and v.verdict == "inconclusive"
+    )
 
 
 def test_c10_refuted_when_a_paper_estimator_is_exact():
@@ -190,17 +291,47 @@ def test_c10_is_decided_in_the_configured_v_setting():
 
 # ---------------------------------------------------------------- X1
 
+
 def _x1_rows(miss_sigma=None, flag_outside=True):
     rows = []
     for r in R_STARS:
         for sigma in (0.0, 0.01, 0.1):
             for s in range(10):
                 miss = sigma == miss_sigma and s == 0 and r == 8
-                rows.append(_row("softmax", "softmax_log_attention", "known", r, sigma=sigma, seed=s,
-                                 r_hat=r - 1 if miss else r))
-            rows.append(_row("softmax", "softmax_log_attention", "known", r, sigma=0.1, N=8, r_hat=-1, identifiable=False))
-        rows.append(_row("softmax", "softmax_log_attention", "known", r, n=48, r_hat=-1 if flag_outside else r,
-                         identifiable=not flag_outside))
+                rows.append(
+                    _row(
+                        "softmax",
+                        "softmax_log_attention",
+                        "known",
+                        r,
+                        sigma=sigma,
+                        seed=s,
+                        r_hat=r - 1 if miss else r,
+                    )
+                )
+            rows.append(
+                _row(
+                    "softmax",
+                    "softmax_log_attention",
+                    "known",
+                    r,
+                    sigma=0.1,
+                    N=8,
+                    r_hat=-1,
+                    identifiable=False,
+                )
+            )
+        rows.append(
+            _row(
+                "softmax",
+                "softmax_log_attention",
+                "known",
+                r,
+                n=48,
+                r_hat=-1 if flag_outside else r,
+                identifiable=not flag_outside,
+            )
+        )
         rows.append(_row("softmax", "softmax_log_attention", "unknown", r, r_hat=-1, identifiable=False))
     return rows
 

@@ -1,4 +1,5 @@
 """E7 verdict logic on synthetic tables: each verdict flips when the numbers flip."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
+from entropic_bound.errors import ConfigError
 from entropic_bound.experiments.e7_analysis import (
     bootstrap_spearman,
     complexity,
@@ -18,7 +20,6 @@ from entropic_bound.experiments.e7_analysis import (
     verdict_c13,
 )
 from entropic_bound.experiments.e7_language import E7Config, E7Language
-from entropic_bound.errors import ConfigError
 
 
 @settings(max_examples=40, deadline=None)
@@ -56,7 +57,9 @@ def test_c11_flips_with_the_sign_of_the_correlation():
 
 
 def _rhos(values) -> pd.DataFrame:
-    return pd.DataFrame({"run_id": [str(i) for i in range(len(values))], "checkpoints": 10, "rho_rank_loss": values})
+    return pd.DataFrame(
+        {"run_id": [str(i) for i in range(len(values))], "checkpoints": 10, "rho_rank_loss": values}
+    )
 
 
 def test_c12_compares_loss_tracking_with_complexity():
@@ -70,7 +73,9 @@ def test_c12_compares_loss_tracking_with_complexity():
 
 
 def _heads(sink, loc, pos) -> pd.DataFrame:
-    return pd.DataFrame({"corpus": "c", "sink_score": sink, "locality_mass": loc, "positional_prior_explained": pos})
+    return pd.DataFrame(
+        {"corpus": "c", "sink_score": sink, "locality_mass": loc, "positional_prior_explained": pos}
+    )
 
 
 def test_c13_flips_with_the_share_of_structural_heads():

@@ -1,4 +1,5 @@
 """Checkpoint resolution, lazy safetensors reading, and every refusal (one-line UserInputError)."""
+
 from __future__ import annotations
 
 import json
@@ -48,9 +49,13 @@ def test_sharded_folder_streams_the_same_tensors(tmp_path):
     for key in w:
         assert sharded[key].dtype == np.float64
         np.testing.assert_array_equal(sharded[key], w[key].astype(np.float64))
-    np.testing.assert_array_equal(sharded.columns("h.1.attn.c_attn.weight", 3, 11), w["h.1.attn.c_attn.weight"][:, 3:11])
+    np.testing.assert_array_equal(
+        sharded.columns("h.1.attn.c_attn.weight", 3, 11), w["h.1.attn.c_attn.weight"][:, 3:11]
+    )
     cfg = arch_config(sharded, ckpt.config)
-    np.testing.assert_allclose(kernel_spectra(sharded, cfg)["singular_values"], kernel_spectra(one, cfg)["singular_values"])
+    np.testing.assert_allclose(
+        kernel_spectra(sharded, cfg)["singular_values"], kernel_spectra(one, cfg)["singular_values"]
+    )
 
 
 def test_single_file_reads_config_beside_it_or_none(tmp_path):

@@ -1,4 +1,5 @@
 """Per-head kernels from the factors vs dense per-head products built from the raw HF-layout tensors."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +10,10 @@ from entropic_bound.inspect import arch_config, head_kernels, kernel_spectra, ke
 
 
 def bert_weights(rng, L=2, H=4, d=16, prefix=""):
-    w = {f"{prefix}embeddings.LayerNorm.weight": rng.normal(size=d), f"{prefix}embeddings.LayerNorm.bias": rng.normal(size=d)}
+    w = {
+        f"{prefix}embeddings.LayerNorm.weight": rng.normal(size=d),
+        f"{prefix}embeddings.LayerNorm.bias": rng.normal(size=d),
+    }
     for i in range(L):
         base = f"{prefix}encoder.layer.{i}."
         for name in ("query", "key"):
@@ -36,8 +40,14 @@ def llama_weights(rng, L=2, H=4, H_kv=2, d=16, d_head=4):
         w[f"model.layers.{i}.self_attn.q_proj.weight"] = rng.normal(size=(H * d_head, d))
         w[f"model.layers.{i}.self_attn.k_proj.weight"] = rng.normal(size=(H_kv * d_head, d))
         w[f"model.layers.{i}.input_layernorm.weight"] = rng.normal(size=d)
-    cfg = {"model_type": "llama", "num_attention_heads": H, "num_key_value_heads": H_kv,
-           "num_hidden_layers": L, "hidden_size": d, "head_dim": d_head}
+    cfg = {
+        "model_type": "llama",
+        "num_attention_heads": H,
+        "num_key_value_heads": H_kv,
+        "num_hidden_layers": L,
+        "hidden_size": d,
+        "head_dim": d_head,
+    }
     return w, cfg
 
 
@@ -68,7 +78,11 @@ def dense_kernel(w, arch, layer, head, cfg, gamma=None):
 def norm_scale(w, arch, layer):
     """gamma of the norm feeding layer ``layer``'s attention (BERT is post-LN)."""
     if arch == "bert":
-        return w["embeddings.LayerNorm.weight"] if layer == 0 else w[f"encoder.layer.{layer - 1}.output.LayerNorm.weight"]
+        return (
+            w["embeddings.LayerNorm.weight"]
+            if layer == 0
+            else w[f"encoder.layer.{layer - 1}.output.LayerNorm.weight"]
+        )
     if arch == "gpt2":
         return w[f"transformer.h.{layer}.ln_1.weight"]
     return w[f"model.layers.{layer}.input_layernorm.weight"]
@@ -109,7 +123,7 @@ def test_gqa_kv_mapping_uses_the_right_key_rows():
     cfg = arch_config(w, config)
     assert [cfg.kv_head(h) for h in range(6)] == [0, 0, 0, 1, 1, 1]
     k_proj = w["model.layers.1.self_attn.k_proj.weight"]  # (H_kv d_head, d)
-    for layer, head, kv_head, _, W_K_h in head_kernels(w, cfg):
+    for layer, _head, kv_head, _, W_K_h in head_kernels(w, cfg):
         if layer == 1:
             np.testing.assert_array_equal(W_K_h, k_proj[2 * kv_head : 2 * kv_head + 2].T)
 
@@ -118,10 +132,16 @@ def test_fold_ln_moves_the_shift_into_the_biases():
     w, config = gpt2_weights(np.random.default_rng(3))
     cfg = arch_config(w, config)
     raw, folded = kernel_spectra(w, cfg), kernel_spectra(w, cfg, fold_ln=True)
-    c, b, beta = w["transformer.h.0.attn.c_attn.weight"], w["transformer.h.0.attn.c_attn.bias"], w["transformer.h.0.ln_1.bias"]
+    c, b, beta = (
+        w["transformer.h.0.attn.c_attn.weight"],
+        w["transformer.h.0.attn.c_attn.bias"],
+        w["transformer.h.0.ln_1.bias"],
+    )
     d, dh = cfg.d_model, cfg.d_head
     np.testing.assert_allclose(raw["b_Q_norm"][0, 1], np.linalg.norm(b[dh : 2 * dh]))
-    np.testing.assert_allclose(folded["b_K_norm"][0, 1], np.linalg.norm(b[d + dh : d + 2 * dh] + beta @ c[:, d + dh : d + 2 * dh]))
+    np.testing.assert_allclose(
+        folded["b_K_norm"][0, 1], np.linalg.norm(b[d + dh : d + 2 * dh] + beta @ c[:, d + dh : d + 2 * dh])
+    )
 
 
 def test_prefix_detection_and_table_rows():
@@ -130,7 +150,9 @@ def test_prefix_detection_and_table_rows():
     assert (cfg.prefix, cfg.n_layers, cfg.n_heads, cfg.d_head) == ("bert.", 3, 2, 4)
     table = kernel_table(kernel_spectra(w, cfg), cfg, top_k=3)
     assert len(table) == 6 and list(table[["layer", "head"]].iloc[3]) == [1, 1]
-    assert {"numerical_rank", "energy_effective_rank", "largest_gap_rank", "sv_1", "sv_3"} <= set(table.columns)
+    assert {"numerical_rank", "energy_effective_rank", "largest_gap_rank", "sv_1", "sv_3"} <= set(
+        table.columns
+    )
     assert "sv_4" not in table and table["numerical_rank"].dtype.kind == "i"
 
 
@@ -147,7 +169,9 @@ def test_single_file_needs_heads_and_checks_divisibility():
 
 def test_unknown_arch_lists_supported_and_wrong_arch_is_explained():
     w, config = gpt2_weights(np.random.default_rng(6))
-    with pytest.raises(UserInputError, match="Unknown architecture 'gtp2'. Supported: bert, gpt2, llama. Did you mean 'gpt2'"):
+    with pytest.raises(
+        UserInputError, match="Unknown architecture 'gtp2'. Supported: bert, gpt2, llama. Did you mean 'gpt2'"
+    ):
         arch_config(w, {**config, "model_type": "gtp2"})
     with pytest.raises(UserInputError, match="really a 'llama' model"):
         arch_config(w, config, arch="llama")

@@ -1,4 +1,5 @@
 """Realised-mixer statistics vs explicit loops, and the forward pass vs a hand-written attention layer."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,7 +36,9 @@ def test_sink_and_locality_match_loops():
     for idx in np.ndindex(3, 2, 4):
         m = M[idx]
         assert np.isclose(sink[idx], np.mean([m[i, 0] for i in range(1, 7)]))
-        assert np.isclose(local[idx], np.mean([sum(m[i, j] for j in range(7) if abs(i - j) <= 1) for i in range(7)]))
+        assert np.isclose(
+            local[idx], np.mean([sum(m[i, j] for j in range(7) if abs(i - j) <= 1) for i in range(7)])
+        )
     assert np.allclose(locality_mass(M, window=6), 1.0)
     with pytest.raises(UserInputError, match="'window' parameter must be an int >= 0"):
         locality_mass(M, window=-1)
@@ -48,7 +51,9 @@ def test_positional_prior_matches_leave_one_out_loop(causal):
     got = positional_prior_explained(M, causal=causal)
     U = uniform_mixer(6, causal=causal)
     for h in range(3):
-        resid = sum(np.sum((M[b, h] - np.mean([M[c, h] for c in range(5) if c != b], axis=0)) ** 2) for b in range(5))
+        resid = sum(
+            np.sum((M[b, h] - np.mean([M[c, h] for c in range(5) if c != b], axis=0)) ** 2) for b in range(5)
+        )
         spread = sum(np.sum((M[b, h] - U) ** 2) for b in range(5))
         assert np.isclose(got[h], 1 - resid / spread)
 
@@ -59,7 +64,10 @@ def test_positional_prior_extremes():
     assert np.allclose(positional_prior_explained(same, causal=False), 1.0)
     uniform = np.broadcast_to(uniform_mixer(5, causal=True), (3, 1, 5, 5))
     assert np.isnan(positional_prior_explained(uniform, causal=True)).all()
-    assert np.allclose(uniform_mixer(4, causal=True).sum(axis=-1), 1) and uniform_mixer(4, causal=True)[0, 1] == 0
+    assert (
+        np.allclose(uniform_mixer(4, causal=True).sum(axis=-1), 1)
+        and uniform_mixer(4, causal=True)[0, 1] == 0
+    )
 
 
 def test_mixer_ranks_average_per_window_estimates():
@@ -68,7 +76,9 @@ def test_mixer_ranks_average_per_window_estimates():
     got = mixer_ranks(M)
     for idx in np.ndindex(2, 3):
         per = [estimate_all(np.linalg.svd(M[(b, *idx)], compute_uv=False), shape=(8, 8)) for b in range(4)]
-        mean = estimate_all(np.linalg.svd(M[(slice(None), *idx)].mean(axis=0), compute_uv=False), shape=(8, 8))
+        mean = estimate_all(
+            np.linalg.svd(M[(slice(None), *idx)].mean(axis=0), compute_uv=False), shape=(8, 8)
+        )
         for key in per[0]:
             assert np.isclose(got[f"mixer_{key}"][idx], np.mean([p[key] for p in per]))
             assert np.isclose(got[f"mean_mixer_{key}"][idx], mean[key])

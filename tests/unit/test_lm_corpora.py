@@ -1,4 +1,5 @@
 """Corpora: Markov entropy rates vs Monte-Carlo, stationary distributions, compression sanity, byte corpora."""
+
 from __future__ import annotations
 
 from pathlib import Path

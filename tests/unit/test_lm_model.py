@@ -1,4 +1,5 @@
 """The causal LM vs a reference built on scaled_dot_product_attention, causality, probes, training."""
+
 from __future__ import annotations
 
 import math
@@ -73,8 +74,11 @@ def test_mixers_are_causal_row_stochastic():
 
 
 def test_init_is_seeded_and_validated():
-    a, b, c = CausalLM(7, 8, d_model=8, n_heads=2, seed=5), CausalLM(7, 8, d_model=8, n_heads=2, seed=5), \
-        CausalLM(7, 8, d_model=8, n_heads=2, seed=6)
+    a, b, c = (
+        CausalLM(7, 8, d_model=8, n_heads=2, seed=5),
+        CausalLM(7, 8, d_model=8, n_heads=2, seed=5),
+        CausalLM(7, 8, d_model=8, n_heads=2, seed=6),
+    )
     assert torch.equal(a.blocks[0].W_Q, b.blocks[0].W_Q) and not torch.equal(a.blocks[0].W_Q, c.blocks[0].W_Q)
     with pytest.raises(UserInputError, match="divide"):
         CausalLM(7, 8, d_model=10, n_heads=4)
@@ -105,8 +109,13 @@ def test_probe_statistics_shapes_and_sink():
     model = _model(seed=5)
     idx = torch.randint(0, 11, (6, 12), generator=torch.Generator().manual_seed(3))
     sv, stats = probe(model, idx, window=2)
-    for key in ("K_energy_effective_rank", "sink_score", "locality_mass", "positional_prior_explained",
-                "mixer_energy_effective_rank"):
+    for key in (
+        "K_energy_effective_rank",
+        "sink_score",
+        "locality_mass",
+        "positional_prior_explained",
+        "mixer_energy_effective_rank",
+    ):
         assert stats[key].shape == (2, 4), key
     np.testing.assert_allclose(stats["sink_score"], sink_score(model_mixers(model, idx)).mean(axis=0))
 
@@ -115,7 +124,9 @@ def test_structural_explained_rule():
     sink = np.array([0.5, 0.1, 0.1, 0.1, np.nan])
     loc = np.array([0.0, 0.6, 0.1, 0.1, 0.1])
     pos = np.array([0.0, 0.0, 0.7, 0.1, 0.1])
-    got = structural_explained(sink, loc, pos, sink_threshold=0.3, locality_threshold=0.5, positional_threshold=0.5)
+    got = structural_explained(
+        sink, loc, pos, sink_threshold=0.3, locality_threshold=0.5, positional_threshold=0.5
+    )
     np.testing.assert_array_equal(got, [True, True, True, False, False])
 
 

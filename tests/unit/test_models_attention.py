@@ -1,4 +1,5 @@
 """B1–B3 ensembles against the plain per-model modules, the teachers, and the trainer."""
+
 from __future__ import annotations
 
 import math
@@ -19,16 +20,27 @@ from entropic_bound.training import FixedData, TrainConfig, train_ensemble
 F64 = torch.float64
 MEMBERS = [MemberSpec(rank=r, init_scale=0.4, seed=s) for s, r in enumerate([2, 5, 8, 3])]
 CASES = [
-    (LinearQKEnsemble, "none"), (LinearQKEnsemble, "learned_absolute"),
-    (SoftmaxAttentionEnsemble, "none"), (SoftmaxAttentionEnsemble, "learned_absolute"),
+    (LinearQKEnsemble, "none"),
+    (LinearQKEnsemble, "learned_absolute"),
+    (SoftmaxAttentionEnsemble, "none"),
+    (SoftmaxAttentionEnsemble, "learned_absolute"),
     (TransformerBlockEnsemble, "none"),
 ]
 
 
 def make(cls, positional="none", members=MEMBERS, v_known=False, heads=3, **kw):
     V = torch.linalg.qr(torch.randn(8, 8, generator=torch.Generator().manual_seed(9), dtype=F64))[0][:, :4]
-    return cls(members, n=6, d=8, d_v=4, n_heads=heads, positional=positional,
-               V_known=V if v_known else None, dtype=F64, **kw)
+    return cls(
+        members,
+        n=6,
+        d=8,
+        d_v=4,
+        n_heads=heads,
+        positional=positional,
+        V_known=V if v_known else None,
+        dtype=F64,
+        **kw,
+    )
 
 
 def inputs(B=5, seed=1):
@@ -69,7 +81,7 @@ def test_spectra_from_factors_match_dense_kernel():
     assert sv.shape == (4, 3, 8)
     np.testing.assert_allclose(sv, dense[..., : sv.shape[-1]], atol=1e-10)
     for m, spec in enumerate(MEMBERS):  # rank r_m: the rest of the spectrum is zero
-        assert np.all(sv[m, :, spec.rank:] < 1e-10) and np.all(sv[m, :, : spec.rank] > 1e-6)
+        assert np.all(sv[m, :, spec.rank :] < 1e-10) and np.all(sv[m, :, : spec.rank] > 1e-6)
 
 
 @pytest.mark.parametrize("cls", [LinearQKEnsemble, SoftmaxAttentionEnsemble, TransformerBlockEnsemble])
@@ -113,7 +125,7 @@ def test_training_matches_per_model_loop(cls, positional):
 def test_padded_columns_stay_exactly_zero_under_training():
     ens, _, _, _ = short_training(SoftmaxAttentionEnsemble, "learned_absolute")
     for m, spec in enumerate(MEMBERS):
-        assert torch.all(ens.W_Q[m, ..., spec.rank:] == 0) and torch.all(ens.W_K[m, ..., spec.rank:] == 0)
+        assert torch.all(ens.W_Q[m, ..., spec.rank :] == 0) and torch.all(ens.W_K[m, ..., spec.rank :] == 0)
     assert torch.any(ens.W_Q[1, ..., :5] != 0)
 
 
@@ -138,7 +150,9 @@ def test_teacher_kernel_reproduces_the_teacher(cls):
     else:
         e = np.exp(logits - logits.max(-1, keepdims=True))
         expected = (e / e.sum(-1, keepdims=True)) @ Xn @ V.numpy()
-    np.testing.assert_allclose(ens(torch.from_numpy(Xn))[0].detach().numpy(), expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        ens(torch.from_numpy(Xn))[0].detach().numpy(), expected, rtol=1e-10, atol=1e-12
+    )
 
 
 def test_sqrt_r_temperature_uses_member_rank():
@@ -147,13 +161,19 @@ def test_sqrt_r_temperature_uses_member_rank():
     torch.testing.assert_close(ens(inputs())[2], member_module(ens, 2)(inputs()))
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(cls=TransformerBlockEnsemble, positional="learned_absolute"), "only available for B1 and B2"),
-    (dict(cls=LinearQKEnsemble, positional="sinusoidal"), "'positional' parameter must be one of"),
-    (dict(cls=SoftmaxAttentionEnsemble, temperature="sqrt_n"), "'temperature' parameter"),
-    (dict(cls=LinearQKEnsemble, members=[MemberSpec(9, 1.0, 0)]), r"'rank' parameter must be an int in \[1, 8\]"),
-    (dict(cls=LinearQKEnsemble, heads=0), "'n_heads' parameter"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(cls=TransformerBlockEnsemble, positional="learned_absolute"), "only available for B1 and B2"),
+        (dict(cls=LinearQKEnsemble, positional="sinusoidal"), "'positional' parameter must be one of"),
+        (dict(cls=SoftmaxAttentionEnsemble, temperature="sqrt_n"), "'temperature' parameter"),
+        (
+            dict(cls=LinearQKEnsemble, members=[MemberSpec(9, 1.0, 0)]),
+            r"'rank' parameter must be an int in \[1, 8\]",
+        ),
+        (dict(cls=LinearQKEnsemble, heads=0), "'n_heads' parameter"),
+    ],
+)
 def test_bad_inputs_raise_one_line_user_errors(kwargs, match):
     with pytest.raises(UserInputError, match=match) as info:
         make(**kwargs)

@@ -1,4 +1,5 @@
 """Shared numpy generators for the predictor tests: known-rank kernels and both teachers."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,12 +19,27 @@ def softmax_rows(L: np.ndarray) -> np.ndarray:
     return A / A.sum(axis=-1, keepdims=True)
 
 
-def teacher_data(teacher: str, *, N: int, n: int, d: int, d_v: int, r: int, spectrum: str = "flat",
-                 sigma: float = 0.0, seed: int = 0, scale: float = 1.0):
+def teacher_data(
+    teacher: str,
+    *,
+    N: int,
+    n: int,
+    d: int,
+    d_v: int,
+    r: int,
+    spectrum: str = "flat",
+    sigma: float = 0.0,
+    seed: int = 0,
+    scale: float = 1.0,
+):
     """``(X, Y, V, K)`` for ``Y = mixer(X) X V + σ E``; linear mixer ``X K Xᵀ``, softmax ``softmax(X K Xᵀ)``."""
     rng = np.random.default_rng(seed)
     K = kernel(d, r, spectrum, rng) * scale
-    V = np.linalg.qr(rng.standard_normal((d, d_v)))[0] if d_v <= d else rng.standard_normal((d, d_v)) / np.sqrt(d)
+    V = (
+        np.linalg.qr(rng.standard_normal((d, d_v)))[0]
+        if d_v <= d
+        else rng.standard_normal((d, d_v)) / np.sqrt(d)
+    )
     X = rng.standard_normal((N, n, d))
     L = X @ K @ X.transpose(0, 2, 1)
     M = L if teacher == "linear-qk" else softmax_rows(L)
@@ -73,8 +89,19 @@ def test_prediction_is_json_safe_and_complete():
     d = predict_r_star(X, Y, teacher="linear-qk", V=V).to_dict()
     again = json.loads(json.dumps(d, allow_nan=False))
     assert isinstance(again["r_hat"], int) and again["r_hat"] == 2
-    for key in ("method", "estimates", "estimator_params", "singular_values", "identifiable", "reason",
-                "noise_level", "margin", "timing_s", "threshold", "kernel_noise"):
+    for key in (
+        "method",
+        "estimates",
+        "estimator_params",
+        "singular_values",
+        "identifiable",
+        "reason",
+        "noise_level",
+        "margin",
+        "timing_s",
+        "threshold",
+        "kernel_noise",
+    ):
         assert key in again
     assert set(again["estimates"]) <= set(again["estimator_params"])
     assert again["estimator_params"]["numerical_rank"]["params"]["tol"] == 0.01

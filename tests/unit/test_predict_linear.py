@@ -1,13 +1,13 @@
 """Linear-QK predictors: exact r* where identifiable, honest where not, and their building blocks."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_predict_data import teacher_data
 
 from entropic_bound.predict import predict_r_star
 from entropic_bound.predict.normal_equations import KronSystem, kron_gram
-
-from test_predict_data import teacher_data
 
 RANKS = [1, 2, 4, 8]
 
@@ -23,7 +23,11 @@ def test_kron_gram_matches_a_dense_sum_of_kronecker_products():
 def test_streamed_normal_equations_match_dense_least_squares():
     rng = np.random.default_rng(1)
     N, n, d, d_v = 7, 3, 4, 2
-    X, B, T = rng.standard_normal((N, n, d)), rng.standard_normal((N, d, d_v)), rng.standard_normal((N, n, d_v))
+    X, B, T = (
+        rng.standard_normal((N, n, d)),
+        rng.standard_normal((N, d, d_v)),
+        rng.standard_normal((N, n, d_v)),
+    )
     system = KronSystem(d)
     system.add(X[:3], B[:3], T[:3])
     system.add(X[3:], B[3:], T[3:])  # two chunks
@@ -38,7 +42,9 @@ def test_streamed_normal_equations_match_dense_least_squares():
 @pytest.mark.parametrize("sigma", [0.0, 1e-3])
 @pytest.mark.parametrize("r", RANKS)
 def test_v_known_is_exact(r, sigma, spectrum):
-    X, Y, V, _ = teacher_data("linear-qk", N=48, n=16, d=32, d_v=32, r=r, spectrum=spectrum, sigma=sigma, seed=r)
+    X, Y, V, _ = teacher_data(
+        "linear-qk", N=48, n=16, d=32, d_v=32, r=r, spectrum=spectrum, sigma=sigma, seed=r
+    )
     p = predict_r_star(X, Y, teacher="linear-qk", V=V)
     assert p.method == "linear_v_known" and p.identifiable
     assert p.r_hat == r, (p.singular_values[: r + 2], p.threshold)
@@ -50,14 +56,18 @@ def test_v_known_is_exact(r, sigma, spectrum):
 @pytest.mark.parametrize("r", RANKS)
 @pytest.mark.parametrize("n", [40, 16])  # pooled pinv(X_i) Y_i (n > d) and per-sample rank (n < d)
 def test_v_unknown_is_exact(r, sigma, spectrum, n):
-    X, Y, _, _ = teacher_data("linear-qk", N=48, n=n, d=32, d_v=32, r=r, spectrum=spectrum, sigma=sigma, seed=10 + r)
+    X, Y, _, _ = teacher_data(
+        "linear-qk", N=48, n=n, d=32, d_v=32, r=r, spectrum=spectrum, sigma=sigma, seed=10 + r
+    )
     p = predict_r_star(X, Y, teacher="linear-qk")
     assert p.method == "linear_v_unknown" and p.identifiable, p.reason
     assert p.r_hat == r, (p.singular_values[: r + 2], p.threshold)
 
 
 def test_v_unknown_square_n_equals_d_without_residual_dof():
-    X, Y, _, _ = teacher_data("linear-qk", N=48, n=32, d=32, d_v=32, r=8, spectrum="geometric", sigma=1e-3, seed=3)
+    X, Y, _, _ = teacher_data(
+        "linear-qk", N=48, n=32, d=32, d_v=32, r=8, spectrum="geometric", sigma=1e-3, seed=3
+    )
     p = predict_r_star(X, Y, teacher="linear-qk")
     assert p.r_hat == 8 and p.identifiable
     assert p.noise_level == pytest.approx(1e-3, rel=0.3)
@@ -78,6 +88,7 @@ def test_noise_level_and_kernel_noise_are_calibrated():
     p = predict_r_star(X, Y, teacher="linear-qk", V=V)
     assert p.noise_level == pytest.approx(sigma, rel=0.05)
     from entropic_bound.predict.linear_v_known import KronSystem as _KS  # the same solver, for K̂ itself
+
     system = _KS(32)
     system.add(X, X.transpose(0, 2, 1) @ (X @ V), Y)
     K_hat = system.solve()[0]

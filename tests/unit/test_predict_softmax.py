@@ -1,12 +1,13 @@
 """Softmax predictors: log-attention exact where identifiable (X1); the paper's linearised estimators (C10)."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_predict_data import softmax_rows, teacher_data
 
 from entropic_bound.predict import default_method, predict_r_star
 from entropic_bound.predict.softmax_log_attention import estimate_sigma, recover_attention
-from test_predict_data import softmax_rows, teacher_data
 
 
 def test_recovered_attention_is_exact_without_noise_and_rows_sum_to_one():
@@ -26,7 +27,9 @@ def test_model_free_noise_estimate(n, d_v):
 @pytest.mark.parametrize("sigma", [0.0, 1e-2])
 @pytest.mark.parametrize("r", [1, 2, 4, 8])
 def test_log_attention_is_exact_where_identifiable(r, sigma, spectrum):
-    X, Y, V, _ = teacher_data("softmax", N=64, n=16, d=32, d_v=32, r=r, spectrum=spectrum, sigma=sigma, seed=r)
+    X, Y, V, _ = teacher_data(
+        "softmax", N=64, n=16, d=32, d_v=32, r=r, spectrum=spectrum, sigma=sigma, seed=r
+    )
     p = predict_r_star(X, Y, teacher="softmax", V=V)
     assert p.method == "softmax_log_attention" and p.identifiable, p.reason
     assert p.r_hat == r, (p.singular_values[: r + 2], p.threshold)
@@ -35,7 +38,9 @@ def test_log_attention_is_exact_where_identifiable(r, sigma, spectrum):
 def test_log_attention_square_case_and_large_logit_scale():
     X, Y, V, _ = teacher_data("softmax", N=64, n=32, d=32, d_v=32, r=4, sigma=1e-2, seed=3)
     assert predict_r_star(X, Y, teacher="softmax", V=V).r_hat == 4
-    X, Y, V, _ = teacher_data("softmax", N=64, n=16, d=32, d_v=32, r=4, sigma=1e-3, seed=3, scale=2.0)  # c ≈ 4
+    X, Y, V, _ = teacher_data(
+        "softmax", N=64, n=16, d=32, d_v=32, r=4, sigma=1e-3, seed=3, scale=2.0
+    )  # c ≈ 4
     assert predict_r_star(X, Y, teacher="softmax", V=V).r_hat == 4
 
 

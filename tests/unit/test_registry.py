@@ -14,7 +14,9 @@ def test_lookup_and_miss_lists_available_with_suggestion():
     reg.register("beta")(lambda: 2)
     assert reg.get("alpha") is alpha and reg.names() == ["alpha", "beta"] and "beta" in reg
     assert reg.summary("alpha") == "first"
-    with pytest.raises(UnknownNameError, match=r"Unknown widget 'alpah'. Available: alpha, beta. Did you mean 'alpha'\?"):
+    with pytest.raises(
+        UnknownNameError, match=r"Unknown widget 'alpah'. Available: alpha, beta. Did you mean 'alpha'\?"
+    ):
         reg.get("alpah")
     with pytest.raises(ValueError, match="already registered"):
         reg.register("alpha")(alpha)

@@ -1,4 +1,5 @@
 """Rank estimators against known ranks, closed forms, invariances and per-matrix loops."""
+
 from __future__ import annotations
 
 import math
@@ -31,12 +32,25 @@ from entropic_bound.spectra import (
 )
 
 NAMES = [
-    "numerical_rank", "energy_effective_rank", "entropy_effective_rank", "stable_rank",
-    "participation_ratio", "energy_threshold_rank", "largest_gap_rank", "optimal_hard_threshold",
+    "numerical_rank",
+    "energy_effective_rank",
+    "entropy_effective_rank",
+    "stable_rank",
+    "participation_ratio",
+    "energy_threshold_rank",
+    "largest_gap_rank",
+    "optimal_hard_threshold",
 ]
 CONTINUOUS = [energy_effective_rank, entropy_effective_rank, stable_rank, participation_ratio]
-SCALE_FREE = [numerical_rank, energy_effective_rank, entropy_effective_rank, stable_rank,
-              participation_ratio, energy_threshold_rank, largest_gap_rank]
+SCALE_FREE = [
+    numerical_rank,
+    energy_effective_rank,
+    entropy_effective_rank,
+    stable_rank,
+    participation_ratio,
+    energy_threshold_rank,
+    largest_gap_rank,
+]
 
 
 def haar(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -54,6 +68,7 @@ def with_spectrum(s: np.ndarray, m: int, k: int, rng: np.random.Generator) -> np
 
 # ---------------------------------------------------------------- registry
 
+
 def test_every_estimator_is_registered_with_formula_and_reference():
     for name in NAMES:
         est = ESTIMATORS.get(name)
@@ -64,7 +79,11 @@ def test_every_estimator_is_registered_with_formula_and_reference():
     assert ESTIMATORS.get("largest_gap_rank").defaults == {"floor": 1e-12}
     assert ESTIMATORS.get("optimal_hard_threshold").defaults == {"sigma": None}
     assert {n for n in NAMES if ESTIMATORS.get(n).integer} == {
-        "numerical_rank", "energy_threshold_rank", "largest_gap_rank", "optimal_hard_threshold"}
+        "numerical_rank",
+        "energy_threshold_rank",
+        "largest_gap_rank",
+        "optimal_hard_threshold",
+    }
 
 
 def test_estimator_call_checks_parameter_names():
@@ -75,6 +94,7 @@ def test_estimator_call_checks_parameter_names():
 
 
 # ---------------------------------------------------------------- known ranks and spectra
+
 
 @pytest.mark.parametrize("m, k, r", [(20, 20, 5), (30, 12, 3), (12, 30, 9), (10, 10, 10), (8, 6, 1)])
 def test_flat_rank_r_matrix(m, k, r):
@@ -141,12 +161,15 @@ def test_largest_gap_rank_exact_rank_product(m, k, r):
 
 # ---------------------------------------------------------------- zero, empty, dtype, validation
 
+
 def test_zero_and_empty_spectra_give_zero():
     zero = singular_values(np.zeros((6, 4)))
     for name in NAMES:
         kwargs = {"shape": (6, 4)} if name == "optimal_hard_threshold" else {}
         assert ESTIMATORS.get(name)(zero, **kwargs) == 0, name
-        assert ESTIMATORS.get(name)(np.zeros((2, 0)), **({"shape": (1, 1), "sigma": 1.0} if kwargs else {})).shape == (2,)
+        assert ESTIMATORS.get(name)(
+            np.zeros((2, 0)), **({"shape": (1, 1), "sigma": 1.0} if kwargs else {})
+        ).shape == (2,)
     assert optimal_hard_threshold(zero, shape=(6, 4), sigma=1.0) == 0
 
 
@@ -174,7 +197,9 @@ def test_validation_messages():
         stable_rank(np.array([1.0, np.nan]))
     with pytest.raises(DataError, match="scalar"):
         stable_rank(np.float64(1.0))
-    with pytest.raises(UserInputError, match=r"The 'tol' parameter must be a float in \[0, 1\)\. Got 2.0 instead\."):
+    with pytest.raises(
+        UserInputError, match=r"The 'tol' parameter must be a float in \[0, 1\)\. Got 2.0 instead\."
+    ):
         numerical_rank(np.ones(3), tol=2)
     with pytest.raises(UserInputError, match=r"'tau' parameter must be a float in \(0, 1\]"):
         energy_threshold_rank(np.ones(3), tau=0.0)
@@ -190,9 +215,11 @@ def test_validation_messages():
 
 # ---------------------------------------------------------------- properties
 
+
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), m=st.integers(2, 12), k=st.integers(2, 12),
-       log_scale=st.floats(-100, 100))
+@given(
+    seed=st.integers(0, 2**32 - 1), m=st.integers(2, 12), k=st.integers(2, 12), log_scale=st.floats(-100, 100)
+)
 def test_invariant_under_orthogonal_transforms_and_scaling(seed, m, k, log_scale):
     rng = np.random.default_rng(seed)
     r = int(rng.integers(1, min(m, k) + 1))
@@ -211,11 +238,14 @@ def test_invariant_under_orthogonal_transforms_and_scaling(seed, m, k, log_scale
         ref = optimal_hard_threshold(s, shape=shape)
         assert optimal_hard_threshold(s_rot, shape=shape) == ref
         assert optimal_hard_threshold(s * c, shape=shape) == ref
-    assert optimal_hard_threshold(s, shape=(m, k), sigma=0.1) == optimal_hard_threshold(s * 3, shape=(m, k), sigma=0.3)
+    assert optimal_hard_threshold(s, shape=(m, k), sigma=0.1) == optimal_hard_threshold(
+        s * 3, shape=(m, k), sigma=0.3
+    )
 
 
 spectrum = st.lists(st.floats(0.0, 1e6, allow_subnormal=False), min_size=1, max_size=30).filter(
-    lambda v: max(v) > 0)
+    lambda v: max(v) > 0
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -223,8 +253,10 @@ spectrum = st.lists(st.floats(0.0, 1e6, allow_subnormal=False), min_size=1, max_
 def test_effective_ranks_lie_between_one_and_rank(values):
     s = np.array(values)
     rank = int((s > 0).sum())
-    sr, pr, er, hr = (float(fn(s)) for fn in (stable_rank, participation_ratio, energy_effective_rank,
-                                              entropy_effective_rank))
+    sr, pr, er, hr = (
+        float(fn(s))
+        for fn in (stable_rank, participation_ratio, energy_effective_rank, entropy_effective_rank)
+    )
     tol = 1e-9 * rank
     for value in (sr, pr, er, hr):
         assert 1 - tol <= value <= rank + tol
@@ -243,21 +275,27 @@ def test_batch_equals_per_matrix_loop():
     s = singular_values(mats)  # (3, 4, 6)
     for name in NAMES:
         est = ESTIMATORS.get(name)
-        for kwargs in ([{"shape": (9, 6)}, {"shape": (6, 9), "sigma": 0.5}]
-                       if name == "optimal_hard_threshold" else [{}]):
+        for kwargs in (
+            [{"shape": (9, 6)}, {"shape": (6, 9), "sigma": 0.5}] if name == "optimal_hard_threshold" else [{}]
+        ):
             batched = est(s, **kwargs)
             assert batched.shape == (3, 4)
-            looped = np.array([[est(singular_values(mats[i, j]), **kwargs) for j in range(4)] for i in range(3)])
+            looped = np.array(
+                [[est(singular_values(mats[i, j]), **kwargs) for j in range(4)] for i in range(3)]
+            )
             np.testing.assert_allclose(batched, looped, rtol=1e-12, err_msg=name)
 
 
 # ---------------------------------------------------------------- Gavish–Donoho
 
+
 def test_marchenko_pastur_constants():
     assert lambda_star(1.0) == pytest.approx(4 / math.sqrt(3), rel=1e-14)
     for beta in (0.05, 0.25, 0.5, 0.8, 1.0):
         a, b = (1 - math.sqrt(beta)) ** 2, (1 + math.sqrt(beta)) ** 2
-        density = lambda x: math.sqrt(max((b - x) * (x - a), 0.0)) / (2 * math.pi * beta * x)  # noqa: E731
+        density = lambda x, a=a, b=b, beta=beta: (
+            math.sqrt(max((b - x) * (x - a), 0.0)) / (2 * math.pi * beta * x)
+        )  # noqa: E731
         # an independent route: integrate the density in x directly
         assert integrate.quad(density, a, mp_median(beta), limit=200)[0] == pytest.approx(0.5, abs=1e-6)
         assert mp_cdf(b, beta) == 1.0 and mp_cdf(a, beta) == 0.0

@@ -1,4 +1,5 @@
 """The standard estimator panel: keys, batching, Gavish–Donoho gating, descriptions, rounding."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,14 @@ from entropic_bound.spectra import (
 )
 
 BASE_KEYS = [
-    "numerical_rank", "energy_effective_rank", "entropy_effective_rank", "stable_rank",
-    "participation_ratio", "energy_threshold_rank_90", "energy_threshold_rank_99", "largest_gap_rank",
+    "numerical_rank",
+    "energy_effective_rank",
+    "entropy_effective_rank",
+    "stable_rank",
+    "participation_ratio",
+    "energy_threshold_rank_90",
+    "energy_threshold_rank_99",
+    "largest_gap_rank",
 ]
 
 
@@ -30,7 +37,11 @@ def test_panel_keys_and_order():
     s = np.array([4.0, 2.0, 1.0, 0.5])
     assert list(estimate_all(s)) == BASE_KEYS
     assert list(estimate_all(s, shape=(4, 9))) == [*BASE_KEYS, "optimal_hard_threshold"]
-    assert list(estimate_all(s, shape=(4, 9), sigma=0.1)) == [*BASE_KEYS, "optimal_hard_threshold", KNOWN_NOISE_KEY]
+    assert list(estimate_all(s, shape=(4, 9), sigma=0.1)) == [
+        *BASE_KEYS,
+        "optimal_hard_threshold",
+        KNOWN_NOISE_KEY,
+    ]
     with pytest.raises(UserInputError, match="'sigma' parameter needs 'shape'"):
         estimate_all(s, sigma=0.1)
 
@@ -79,7 +90,7 @@ def test_panel_description_is_json_ready_and_complete():
     assert desc["energy_threshold_rank_99"]["params"] == {"tau": 0.99}
     assert desc["largest_gap_rank"]["params"] == {"floor": 1e-12}
     assert desc["optimal_hard_threshold"]["params"]["sigma"] is None
-    for key, entry in desc.items():
+    for entry in desc.values():
         assert set(entry) == {"estimator", "params", "formula", "reference", "integer"}
         assert entry["formula"] and entry["reference"]
         assert entry["integer"] == ESTIMATORS.get(entry["estimator"]).integer

@@ -1,4 +1,5 @@
 """Dense and factored singular values against numpy's SVD and matrices of known spectrum."""
+
 from __future__ import annotations
 
 import numpy as np

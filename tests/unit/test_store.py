@@ -1,4 +1,5 @@
 """The SQLite run store: round trips, idempotence, schema versions, bad paths, exports, atomic writes."""
+
 from __future__ import annotations
 
 import math
@@ -26,8 +27,14 @@ def _bits(x: float) -> bytes:
 
 def _result(lr=1e-3, seed=0, status="ok", **metrics) -> RunResult:
     spec = RunSpec("e1", {"lr": lr, "train": {"width": 4, "dims": [2, 3]}}, seed)
-    return RunResult(spec, status, metrics or {"loss": 0.1 + lr}, {"loss": [1.0, 0.5, 0.1 + lr]},
-                     diverged_step=7 if status == "diverged" else None, wall_s=1.5)
+    return RunResult(
+        spec,
+        status,
+        metrics or {"loss": 0.1 + lr},
+        {"loss": [1.0, 0.5, 0.1 + lr]},
+        diverged_step=7 if status == "diverged" else None,
+        wall_s=1.5,
+    )
 
 
 @pytest.fixture
@@ -41,25 +48,60 @@ def test_creates_parents_wal_and_schema(tmp_path):
     RunStore(path).close()
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(
+        SCHEMA_VERSION
+    )
     cols = [r[1] for r in conn.execute("PRAGMA table_info(runs)")]
-    assert cols == ["run_id", "experiment", "params", "seed", "status", "diverged_step", "metrics", "curves",
-                    "versions", "git_commit", "wall_s", "created_at"]
-    assert [r[1] for r in conn.execute("PRAGMA table_info(experiments)")] == ["name", "scale", "config", "updated_at"]
+    assert cols == [
+        "run_id",
+        "experiment",
+        "params",
+        "seed",
+        "status",
+        "diverged_step",
+        "metrics",
+        "curves",
+        "versions",
+        "git_commit",
+        "wall_s",
+        "created_at",
+    ]
+    assert [r[1] for r in conn.execute("PRAGMA table_info(experiments)")] == [
+        "name",
+        "scale",
+        "config",
+        "updated_at",
+    ]
 
 
 def test_round_trip_keeps_nan_inf_bitwise(store):
-    metrics = {"loss": float("nan"), "grad": float("inf"), "neg": float("-inf"), "tiny": 5e-324,
-               "third": 1 / 3, "negzero": -0.0}
-    res = RunResult(_result().spec, "diverged", metrics, {"loss": [1.0, float("nan"), float("inf")]},
-                    diverged_step=3, wall_s=2.25)
+    metrics = {
+        "loss": float("nan"),
+        "grad": float("inf"),
+        "neg": float("-inf"),
+        "tiny": 5e-324,
+        "third": 1 / 3,
+        "negzero": -0.0,
+    }
+    res = RunResult(
+        _result().spec,
+        "diverged",
+        metrics,
+        {"loss": [1.0, float("nan"), float("inf")]},
+        diverged_step=3,
+        wall_s=2.25,
+    )
     assert store.put(res, provenance=PROV)
     (rec,) = store.records("e1")
     assert rec["run_id"] == res.spec.run_id and rec["seed"] == 0 and rec["status"] == "diverged"
     assert rec["diverged_step"] == 3 and rec["wall_s"] == 2.25
     assert rec["params"] == {"lr": 1e-3, "train": {"width": 4, "dims": [2, 3]}}
     assert {k: _bits(v) for k, v in rec["metrics"].items()} == {k: _bits(v) for k, v in metrics.items()}
-    assert rec["curves"]["loss"][0] == 1.0 and math.isnan(rec["curves"]["loss"][1]) and rec["curves"]["loss"][2] == math.inf
+    assert (
+        rec["curves"]["loss"][0] == 1.0
+        and math.isnan(rec["curves"]["loss"][1])
+        and rec["curves"]["loss"][2] == math.inf
+    )
     assert rec["versions"] == PROV["versions"] and rec["git_commit"] == "abc123"
     assert RunSpec(rec["experiment"], rec["params"], rec["seed"]).run_id == rec["run_id"]
 
@@ -105,13 +147,28 @@ def test_table_flattens_params_and_metrics(store):
         store.put(r, provenance=PROV)
     df = store.table("e1")
     assert list(df["run_id"]) == sorted(r.spec.run_id for r in results)
-    assert list(df.columns) == ["run_id", "experiment", "seed", "status", "diverged_step", "wall_s",
-                                "lr", "train.dims", "train.width", "loss", "status_code"]  # sorted keys
+    assert list(df.columns) == [
+        "run_id",
+        "experiment",
+        "seed",
+        "status",
+        "diverged_step",
+        "wall_s",
+        "lr",
+        "train.dims",
+        "train.width",
+        "loss",
+        "status_code",
+    ]  # sorted keys
     by_id = {r.spec.run_id: r for r in results}
     for _, row in df.iterrows():  # each row against its own result, a per-run loop
         r = by_id[row["run_id"]]
-        assert row["lr"] == r.spec.params["lr"] and row["seed"] == r.spec.seed and row["train.dims"] == "[2,3]"
-        assert _bits(row["loss"]) == _bits(r.metrics["loss"]) or (math.isnan(row["loss"]) and math.isnan(r.metrics["loss"]))
+        assert (
+            row["lr"] == r.spec.params["lr"] and row["seed"] == r.spec.seed and row["train.dims"] == "[2,3]"
+        )
+        assert _bits(row["loss"]) == _bits(r.metrics["loss"]) or (
+            math.isnan(row["loss"]) and math.isnan(r.metrics["loss"])
+        )
     assert df["diverged_step"].dtype == "Int64" and df["diverged_step"].isna().sum() == 4
     assert df["status_code"].isna().sum() == 4
     assert store.table("nothing").columns.tolist() == list(store_mod.BASE_COLUMNS)
@@ -141,6 +198,7 @@ def test_export(store, tmp_path, fmt):
 
 # -- schema versions and migration ----------------------------------------------------------------
 
+
 def test_newer_schema_is_refused(tmp_path):
     path = tmp_path / "runs.sqlite"
     RunStore(path).close()
@@ -148,18 +206,24 @@ def test_newer_schema_is_refused(tmp_path):
         conn.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
     with pytest.raises(UserInputError) as exc:
         RunStore(path)
-    assert str(exc.value) == (f"Run store '{path}' has schema version 3, newer than this entropic-bound (1); "
-                              "upgrade entropic-bound.")
+    assert str(exc.value) == (
+        f"Run store '{path}' has schema version 3, newer than this entropic-bound (1); "
+        "upgrade entropic-bound."
+    )
 
 
 def _fake_v0(path):
     """The prototype layout: no meta table, runs without provenance columns, no experiments table."""
     conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE runs (run_id TEXT PRIMARY KEY, experiment TEXT, params TEXT, seed INTEGER, "
-                 "status TEXT, diverged_step INTEGER, metrics TEXT, curves TEXT, created_at TEXT)")
+    conn.execute(
+        "CREATE TABLE runs (run_id TEXT PRIMARY KEY, experiment TEXT, params TEXT, seed INTEGER, "
+        "status TEXT, diverged_step INTEGER, metrics TEXT, curves TEXT, created_at TEXT)"
+    )
     spec = RunSpec("old", {"lr": 0.5}, 1)
-    conn.execute("INSERT INTO runs VALUES (?, 'old', '{\"lr\":0.5}', 1, 'ok', NULL, '{\"loss\":NaN}', '{}', 't0')",
-                 (spec.run_id,))
+    conn.execute(
+        "INSERT INTO runs VALUES (?, 'old', '{\"lr\":0.5}', 1, 'ok', NULL, '{\"loss\":NaN}', '{}', 't0')",
+        (spec.run_id,),
+    )
     conn.commit()
     conn.close()
     return spec
@@ -216,6 +280,7 @@ def test_failed_migration_rolls_back(tmp_path, monkeypatch):
 
 
 # -- bad paths: one-line UserInputError each -------------------------------------------------------
+
 
 def _one_line(exc) -> str:
     msg = str(exc.value)
@@ -286,6 +351,7 @@ def test_locked_database(tmp_path):
 
 # -- atomic writes and provenance ------------------------------------------------------------------
 
+
 def test_atomic_write(tmp_path):
     path = tmp_path / "deep" / "f.txt"
     atomic_write_text(path, "one")
@@ -316,7 +382,16 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
 
 def test_provenance(tmp_path):
     v = package_versions()
-    assert set(v) == {"python", "entropic-bound", "torch", "numpy", "scipy", "pandas", "matplotlib", "platform"}
+    assert set(v) == {
+        "python",
+        "entropic-bound",
+        "torch",
+        "numpy",
+        "scipy",
+        "pandas",
+        "matplotlib",
+        "platform",
+    }
     import numpy
 
     assert v["numpy"] == numpy.__version__
@@ -329,15 +404,25 @@ def test_provenance(tmp_path):
 def test_git_commit_of_a_checkout(tmp_path):
     import subprocess
 
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@t")
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@t",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@t",
+    )
     try:
         subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, env=env)
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("git is not available")
     (tmp_path / "a.txt").write_text("1")
-    run = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, env=env,  # noqa: E731
-                                    capture_output=True, text=True).stdout.strip()
+    run = lambda *a: subprocess.run(
+        ["git", "-C", str(tmp_path), *a],
+        check=True,
+        env=env,  # noqa: E731
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     run("add", "a.txt")
     run("commit", "-q", "-m", "c")
     head = run("rev-parse", "HEAD")

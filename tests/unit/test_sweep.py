@@ -1,4 +1,5 @@
 """Run specs and the resumable runner: ids, grids, skipping, kill-and-resume, process pool."""
+
 from __future__ import annotations
 
 import json
@@ -17,18 +18,27 @@ from hypothesis import strategies as st
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the toy executor must be importable by spawned workers too
 
-from _sweep_toy import ToyExecutor, toy_specs, torch_threads  # noqa: E402
+from _sweep_toy import ToyExecutor, torch_threads, toy_specs  # noqa: E402
 
 from entropic_bound.errors import ConfigError, UnknownNameError  # noqa: E402
 from entropic_bound.store import RunStore  # noqa: E402
 from entropic_bound.sweep import (  # noqa: E402
-    Executor, LocalBackend, ProcessBackend, RunResult, RunSpec, canonical_json, grid_specs, make_backend, run_sweep,
+    Executor,
+    LocalBackend,
+    ProcessBackend,
+    RunResult,
+    RunSpec,
+    canonical_json,
+    grid_specs,
+    make_backend,
+    run_sweep,
 )
 
 PROV = {"versions": {"python": "test"}, "git_commit": None}
 
 
 # -- run specs ------------------------------------------------------------------------------------
+
 
 def test_run_id_matches_an_independent_hash():
     import hashlib
@@ -51,23 +61,37 @@ def test_run_id_stable_under_key_order_and_copies():
     assert spec.params == {"lr": 0.5}
 
 
-@pytest.mark.parametrize("other", [
-    RunSpec("e2", {"lr": 0.1, "width": 4}, 0),                 # experiment
-    RunSpec("e1", {"lr": 0.1000000001, "width": 4}, 0),        # a float param
-    RunSpec("e1", {"lr": 0.1, "width": 5}, 0),                 # an int param
-    RunSpec("e1", {"lr": 0.1, "width": 4.0}, 0),               # the type of a param
-    RunSpec("e1", {"lr": 0.1, "width": 4, "extra": None}, 0),  # an added param
-    RunSpec("e1", {"lr": 0.1}, 0),                             # a removed param
-    RunSpec("e1", {"lr": 0.1, "width": 4}, 1),                 # the seed
-])
+@pytest.mark.parametrize(
+    "other",
+    [
+        RunSpec("e2", {"lr": 0.1, "width": 4}, 0),  # experiment
+        RunSpec("e1", {"lr": 0.1000000001, "width": 4}, 0),  # a float param
+        RunSpec("e1", {"lr": 0.1, "width": 5}, 0),  # an int param
+        RunSpec("e1", {"lr": 0.1, "width": 4.0}, 0),  # the type of a param
+        RunSpec("e1", {"lr": 0.1, "width": 4, "extra": None}, 0),  # an added param
+        RunSpec("e1", {"lr": 0.1}, 0),  # a removed param
+        RunSpec("e1", {"lr": 0.1, "width": 4}, 1),  # the seed
+    ],
+)
 def test_run_id_sensitive_to_every_field(other):
     base = RunSpec("e1", {"lr": 0.1, "width": 4}, 0)
     assert base.run_id != other.run_id and base != other
 
 
-@given(st.dictionaries(st.text(max_size=5), st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                                                       st.text(max_size=5), st.booleans(), st.none()), max_size=5),
-       st.integers(min_value=0, max_value=2**63 - 1))
+@given(
+    st.dictionaries(
+        st.text(max_size=5),
+        st.one_of(
+            st.integers(),
+            st.floats(allow_nan=False, allow_infinity=False),
+            st.text(max_size=5),
+            st.booleans(),
+            st.none(),
+        ),
+        max_size=5,
+    ),
+    st.integers(min_value=0, max_value=2**63 - 1),
+)
 def test_run_id_survives_a_json_round_trip(params, seed):
     spec = RunSpec("e", params, seed)
     again = json.loads(canonical_json(spec.key()))
@@ -102,6 +126,7 @@ def test_grid_specs():
 
 # -- the runner -----------------------------------------------------------------------------------
 
+
 def _rows(store) -> list[str]:
     """Every stored row as JSON text minus what legitimately varies (time, provenance).
 
@@ -123,7 +148,11 @@ def test_toy_executor_is_an_executor_and_results_depend_on_grouping():
     assert isinstance(ex, Executor)
     specs = toy_specs()
     a = {r.spec.run_id: r.metrics["loss"] for g in ex.groups(specs) for r in ex.execute(g)}
-    b = {r.spec.run_id: r.metrics["loss"] for g in ToyExecutor(group_size=3).groups(specs) for r in ex.execute(g)}
+    b = {
+        r.spec.run_id: r.metrics["loss"]
+        for g in ToyExecutor(group_size=3).groups(specs)
+        for r in ex.execute(g)
+    }
     ok = [k for k in a if not np.isnan(a[k])]
     assert ok and all(a[k] != b[k] for k in ok)  # so resuming must not regroup
 
@@ -140,8 +169,13 @@ def test_second_sweep_skips_everything(tmp_path, fresh_rows):
     with RunStore(tmp_path / "s.sqlite") as store:
         run_sweep(Counting(), toy_specs(), store, provenance=PROV)
         assert sum(calls) == 12
-        summary = run_sweep(Counting(), toy_specs() + toy_specs()[:3], store, provenance=PROV,
-                            progress=lambda *a: seen.append(a))
+        summary = run_sweep(
+            Counting(),
+            toy_specs() + toy_specs()[:3],
+            store,
+            provenance=PROV,
+            progress=lambda *a: seen.append(a),
+        )
         assert sum(calls) == 12 and (summary.skipped, summary.ran, summary.total) == (12, 0, 12)
         assert seen == [(12, 12, "toy: 12 run(s) already stored, 0 group(s) to run")]
         assert _rows(store) == fresh_rows
@@ -164,8 +198,9 @@ def test_partial_group_is_rerun_whole_and_only_missing_stored(tmp_path, fresh_ro
     with RunStore(tmp_path / "partial.sqlite") as store:
         for r in ex.execute(groups[0])[:2] + ex.execute(groups[2]):  # group 0 cut after 2 of 3 runs
             store.put(r, provenance=PROV)
-        summary = run_sweep(Recording(group_size=3), specs, store, provenance=PROV,
-                            progress=lambda *a: progress.append(a[:2]))
+        summary = run_sweep(
+            Recording(group_size=3), specs, store, provenance=PROV, progress=lambda *a: progress.append(a[:2])
+        )
         assert (summary.skipped, summary.ran) == (5, 7)
         assert executed == [[s.run_id for s in g] for i, g in enumerate(groups) if i != 2]
         assert progress == [(5, 12), (6, 12), (9, 12), (12, 12)]
@@ -174,8 +209,12 @@ def test_partial_group_is_rerun_whole_and_only_missing_stored(tmp_path, fresh_ro
 
 def test_kill_and_resume_matches_an_uninterrupted_sweep(tmp_path, fresh_rows):
     path = tmp_path / "killed.sqlite"
-    proc = subprocess.Popen([sys.executable, str(HERE / "_sweep_toy.py"), str(path), "0.8"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "_sweep_toy.py"), str(path), "0.8"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
@@ -214,7 +253,9 @@ def test_process_backend_workers_use_one_torch_thread():
 
 
 def test_backend_errors_and_choice():
-    assert isinstance(make_backend(None, 1), LocalBackend) and isinstance(make_backend(None, 3), ProcessBackend)
+    assert isinstance(make_backend(None, 1), LocalBackend) and isinstance(
+        make_backend(None, 3), ProcessBackend
+    )
     assert make_backend("process", 3).workers == 3
     with pytest.raises(UnknownNameError, match="Unknown backend 'proces'.*Did you mean 'process'"):
         make_backend("proces")
@@ -269,7 +310,9 @@ def test_runner_closes_the_backend_on_error_and_accepts_plain_iterables(tmp_path
     with RunStore(tmp_path / "x.sqlite") as store:
         try:
             run_sweep(FailsLate(), toy_specs(), store, backend=Watched(), provenance=PROV)
-        except RuntimeError as exc:  # the traceback still holds the runner's frame: closed by the runner itself
+        except (
+            RuntimeError
+        ) as exc:  # the traceback still holds the runner's frame: closed by the runner itself
             assert "do not match its specs" in str(exc)
             assert events == ["ran", "ran", "ran", "closed"] and store.count() == 4
         else:

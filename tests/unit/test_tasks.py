@@ -1,4 +1,5 @@
 """Task generators: registry, seeding, sample formulas, ground truth, scaling and validation."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -49,7 +50,9 @@ def test_same_seed_gives_identical_tensors_and_different_seeds_differ(cls):
     b1, b2, b3 = t1.sample(4, gen(7)), t2.sample(4, gen(7)), t1.sample(4, gen(8))
     for a, b, c in zip(dataclasses.astuple(b1), dataclasses.astuple(b2), dataclasses.astuple(b3)):
         assert torch.equal(a, b) and not torch.allclose(a, c)
-    assert torch.equal(task.teacher(5).sample(3, gen(1)).Y, task.teacher(gen(5)).sample(3, gen(1)).Y)  # int seed
+    assert torch.equal(
+        task.teacher(5).sample(3, gen(1)).Y, task.teacher(gen(5)).sample(3, gen(1)).Y
+    )  # int seed
 
 
 @pytest.mark.parametrize("cls", ALL_TASKS)
@@ -76,6 +79,7 @@ def test_noiseless_targets_and_inputs_do_not_depend_on_sigma(cls):
 
 
 # ----- fixed operator
+
 
 def test_fixed_operator_target_is_a_star_x_v_star():
     teacher = FixedOperatorTask(n=5, d=4, d_v=3, r_star=2, sigma=0.0).teacher(gen(0))
@@ -113,7 +117,9 @@ def test_ar1_token_covariance_shapes_the_inputs():
 
 
 def test_row_stochastic_operator_is_a_softmax_of_rank_r_star_logits():
-    teacher = FixedOperatorTask(n=8, d=4, r_star=2, operator="row_stochastic", logit_scale=1.5).teacher(gen(0))
+    teacher = FixedOperatorTask(n=8, d=4, r_star=2, operator="row_stochastic", logit_scale=1.5).teacher(
+        gen(0)
+    )
     truth = teacher.truth
     L = truth["logits"]
     assert np.linalg.matrix_rank(L) == 2
@@ -128,6 +134,7 @@ def test_row_stochastic_operator_is_a_softmax_of_rank_r_star_logits():
 
 # ----- attention teachers
 
+
 @pytest.mark.parametrize("cls", [LinearQKTeacherTask, SoftmaxTeacherTask])
 @pytest.mark.parametrize("r_star", [1, 8])
 def test_kernel_norm_rank_and_logit_scale(cls, r_star):
@@ -137,7 +144,9 @@ def test_kernel_norm_rank_and_logit_scale(cls, r_star):
     assert np.linalg.norm(truth["K"]) == pytest.approx(c * math.sqrt(d), rel=1e-12)
     assert np.linalg.matrix_rank(truth["K"]) == r_star
     assert truth["c"] == c
-    np.testing.assert_allclose(truth["singular_values"], np.linalg.svd(truth["K"], compute_uv=False), atol=1e-12)
+    np.testing.assert_allclose(
+        truth["singular_values"], np.linalg.svd(truth["K"], compute_uv=False), atol=1e-12
+    )
     L = teacher.logits(teacher.sample(400, gen(0)).X)  # (N, n, n)
     off = ~torch.eye(12, dtype=torch.bool)
     assert float(L[:, off].std()) == pytest.approx(c, rel=0.15)
@@ -182,23 +191,32 @@ def test_softmax_saturation_moves_with_c():
 
 # ----- validation
 
+
 def test_rank_above_the_operator_size_is_a_sklearn_style_error():
-    with pytest.raises(ConfigError, match=r"^The 'r_star' parameter must be an int in \[1, 16\]\. Got 20 instead\.$"):
+    with pytest.raises(
+        ConfigError, match=r"^The 'r_star' parameter must be an int in \[1, 16\]\. Got 20 instead\.$"
+    ):
         FixedOperatorTask(n=16, r_star=20)
     with pytest.raises(ConfigError, match=r"'r_star' parameter must be an int in \[1, 8\]\. Got 9"):
         LinearQKTeacherTask(n=16, d=8, r_star=9)
     SoftmaxTeacherTask(n=4, d=32, r_star=20)  # kernels are bounded by d, not n
 
 
-@pytest.mark.parametrize("kwargs,pattern", [
-    (dict(sigma=-0.1), r"'sigma' parameter must be a float in \[0, inf\)"),
-    (dict(n=0), r"'n' parameter must be an int in \[1, inf\)"),
-    (dict(d=0), r"'d' parameter must be an int in \[1, inf\)"),
-    (dict(r_star=2.5), r"'r_star' parameter must be an int\. Got 2\.5"),
-    (dict(spectrum="flatt"), r"'spectrum' parameter must be one of 'flat', 'geometric', 'power'.*Did you mean 'flat'"),
-    (dict(v_kind="haar"), r"'v_kind' parameter must be one of 'orthogonal', 'gaussian'"),
-    (dict(decay=0.0), r"'decay' parameter must be a float in \(0, 1\]"),
-])
+@pytest.mark.parametrize(
+    "kwargs,pattern",
+    [
+        (dict(sigma=-0.1), r"'sigma' parameter must be a float in \[0, inf\)"),
+        (dict(n=0), r"'n' parameter must be an int in \[1, inf\)"),
+        (dict(d=0), r"'d' parameter must be an int in \[1, inf\)"),
+        (dict(r_star=2.5), r"'r_star' parameter must be an int\. Got 2\.5"),
+        (
+            dict(spectrum="flatt"),
+            r"'spectrum' parameter must be one of 'flat', 'geometric', 'power'.*Did you mean 'flat'",
+        ),
+        (dict(v_kind="haar"), r"'v_kind' parameter must be one of 'orthogonal', 'gaussian'"),
+        (dict(decay=0.0), r"'decay' parameter must be a float in \(0, 1\]"),
+    ],
+)
 @pytest.mark.parametrize("cls", ALL_TASKS)
 def test_bad_parameters_raise_user_input_errors(cls, kwargs, pattern):
     with pytest.raises(UserInputError, match=pattern):

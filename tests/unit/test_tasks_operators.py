@@ -1,4 +1,5 @@
 """Random low-rank operators: spectra, Haar matrices, scaling, value maps, token covariance."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,8 +39,12 @@ def test_geometric_spectrum_hits_the_requested_decay():
 
 
 @settings(max_examples=40, deadline=None)
-@given(r=st.integers(1, 40), kind=st.sampled_from(["flat", "geometric", "power"]),
-       decay=st.floats(0.01, 1.0), alpha=st.floats(0.0, 3.0))
+@given(
+    r=st.integers(1, 40),
+    kind=st.sampled_from(["flat", "geometric", "power"]),
+    decay=st.floats(0.01, 1.0),
+    alpha=st.floats(0.0, 3.0),
+)
 def test_every_spectrum_starts_at_one_and_never_increases(r, kind, decay, alpha):
     s = make_spectrum(r, kind, decay=decay, alpha=alpha)
     assert s.shape == (r,) and s.dtype == np.float64
@@ -48,7 +53,10 @@ def test_every_spectrum_starts_at_one_and_never_increases(r, kind, decay, alpha)
 
 
 def test_unknown_spectrum_lists_the_choices():
-    with pytest.raises(UnknownNameError, match=r"Unknown spectrum 'flatt'\. Available: flat, geometric, power\. Did you mean 'flat'\?"):
+    with pytest.raises(
+        UnknownNameError,
+        match=r"Unknown spectrum 'flatt'\. Available: flat, geometric, power\. Did you mean 'flat'\?",
+    ):
         make_spectrum(3, "flatt")
     assert issubclass(UnknownNameError, UserInputError)
     with pytest.raises(UserInputError, match="'decay'"):

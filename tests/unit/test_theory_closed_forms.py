@@ -1,4 +1,5 @@
 """Closed forms of SPEC §5 against dense computations and Monte-Carlo estimates on fresh inputs."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -68,7 +69,9 @@ def test_min_excess_risk_formula_and_zero_beyond_r_star():
 
 @pytest.mark.parametrize("token_cov", [None, "ar1"])
 def test_min_excess_risk_equals_monte_carlo_excess_of_the_truncated_svd(token_cov):
-    teacher = FixedOperatorTask(n=8, d=4, r_star=4, spectrum="power", token_cov=token_cov, token_rho=0.7).teacher(gen(1))
+    teacher = FixedOperatorTask(
+        n=8, d=4, r_star=4, spectrum="power", token_cov=token_cov, token_rho=0.7
+    ).teacher(gen(1))
     truth = teacher.truth
     A_star, V_star = truth["A"], truth["V"]
     C = truth["token_cov"]
@@ -96,7 +99,9 @@ def test_population_excess_is_zero_at_the_truth_and_equals_the_kronecker_norm():
     g = np.random.default_rng(0)
     A, V = g.normal(size=(5, 5)), g.normal(size=(4, 3))
     kron = np.kron(V.T, A) - np.kron(V_star.T, A_star)  # vec(A X V) = (Vᵀ ⊗ A) vec X
-    assert float(population_excess_risk(A, V, A_star, V_star)) == pytest.approx(np.sum(kron**2) / 15, rel=1e-12)
+    assert float(population_excess_risk(A, V, A_star, V_star)) == pytest.approx(
+        np.sum(kron**2) / 15, rel=1e-12
+    )
 
 
 @pytest.mark.parametrize("token_cov", [None, "ar1"])
@@ -112,7 +117,9 @@ def test_population_excess_matches_monte_carlo_for_a_batch_of_models(token_cov):
     for m in range(3):
         mc = mc_excess(A[m], V[m], A_star, V_star, 6000, seed=m, token_sqrt=R)
         assert exact[m] == pytest.approx(mc, rel=0.05)
-        assert exact[m] == pytest.approx(float(population_excess_risk(A[m].numpy(), V[m].numpy(), A_star, V_star, C)), rel=1e-12)
+        assert exact[m] == pytest.approx(
+            float(population_excess_risk(A[m].numpy(), V[m].numpy(), A_star, V_star, C)), rel=1e-12
+        )
 
 
 def test_population_excess_accepts_torch_and_numpy_and_is_scale_invariant():
@@ -120,8 +127,12 @@ def test_population_excess_accepts_torch_and_numpy_and_is_scale_invariant():
     g = np.random.default_rng(1)
     A, V = g.normal(size=(2, 4, 4)), g.normal(size=(2, 3, 3))
     a = population_excess_risk(A, V, truth["A"], truth["V"])
-    b = population_excess_risk(torch.from_numpy(A).float(), torch.from_numpy(V).float(),
-                               torch.from_numpy(truth["A"]), torch.from_numpy(truth["V"]))
+    b = population_excess_risk(
+        torch.from_numpy(A).float(),
+        torch.from_numpy(V).float(),
+        torch.from_numpy(truth["A"]),
+        torch.from_numpy(truth["V"]),
+    )
     np.testing.assert_allclose(a, b, rtol=1e-5)
     np.testing.assert_allclose(population_excess_risk(3 * A, V / 3, truth["A"], truth["V"]), a, rtol=1e-12)
 

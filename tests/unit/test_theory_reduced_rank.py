@@ -1,4 +1,5 @@
 """Reduced-rank regression (V known) and alternating least squares (V unknown)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -59,18 +60,22 @@ def test_rrr_matches_a_brute_force_optimiser_and_beats_naive_truncations(r):
     X, Y, Vt = b.X.numpy(), b.Y.numpy(), V
 
     def f(theta):  # loss of A = P Qᵀ
-        P, Q = theta[: 6 * r].reshape(6, r), theta[6 * r:].reshape(6, r)
+        P, Q = theta[: 6 * r].reshape(6, r), theta[6 * r :].reshape(6, r)
         return float(np.mean((P @ Q.T @ X @ Vt - Y) ** 2))
 
     rng = np.random.default_rng(r)
-    best = min(minimize(f, rng.normal(size=12 * r), method="BFGS", options={"gtol": 1e-10}).fun for _ in range(4))
+    best = min(
+        minimize(f, rng.normal(size=12 * r), method="BFGS", options={"gtol": 1e-10}).fun for _ in range(4)
+    )
     assert loss == pytest.approx(best, rel=1e-6)
 
 
 def test_noiseless_rrr_recovers_a_star_exactly_at_and_above_r_star():
     truth, b = data(n=8, d=4, r_star=3, sigma=0.0, N=5)
     for r in (3, 5, 8):
-        np.testing.assert_allclose(reduced_rank_regression(b.X, b.Y, truth["V"], r).numpy(), truth["A"], atol=1e-10)
+        np.testing.assert_allclose(
+            reduced_rank_regression(b.X, b.Y, truth["V"], r).numpy(), truth["A"], atol=1e-10
+        )
     below = reduced_rank_regression(b.X, b.Y, truth["V"], 2).numpy()
     assert np.linalg.norm(below - truth["A"]) > 0.1
 
@@ -136,6 +141,9 @@ def test_als_is_exact_on_noiseless_data_and_monotone():
     assert float(population_excess_risk(A, V, truth["A"], truth["V"])) < 1e-12
     truth, b = data(n=6, d=4, r_star=4, sigma=0.5, N=12, seed=3)
     V0 = torch.randn(4, 4, generator=gen(0), dtype=torch.float64)  # a poor start: ALS must still descend
-    losses = [empirical_risk(*rank_constrained_least_squares(b.X, b.Y, 2, V_init=V0, iters=k), b.X, b.Y) for k in (1, 2, 5, 20)]
+    losses = [
+        empirical_risk(*rank_constrained_least_squares(b.X, b.Y, 2, V_init=V0, iters=k), b.X, b.Y)
+        for k in (1, 2, 5, 20)
+    ]
     assert all(a >= b_ - 1e-12 for a, b_ in zip(losses, losses[1:]))
     assert losses[-1] < losses[0]

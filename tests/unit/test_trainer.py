@@ -1,4 +1,5 @@
 """The ensemble trainer against per-model loops, plus stopping and divergence rules."""
+
 import numpy as np
 import pytest
 import torch
@@ -29,9 +30,19 @@ def _data(seed=0, N=24, sigma=0.1):
 def _per_model_loop(member: MemberSpec, X, Y, V, cfg: TrainConfig):
     """What a researcher would write: one model, one optimiser, plain PyTorch."""
     g = member_generator(member.seed)
-    P = torch.randn(N_TOK, member.rank, generator=g, dtype=torch.float64).mul_(member.init_scale).requires_grad_()
-    Q = torch.randn(N_TOK, member.rank, generator=g, dtype=torch.float64).mul_(member.init_scale).requires_grad_()
-    opt = torch.optim.Adam([P, Q], lr=cfg.lr) if cfg.optimizer == "adam" else torch.optim.SGD([P, Q], lr=cfg.lr)
+    P = (
+        torch.randn(N_TOK, member.rank, generator=g, dtype=torch.float64)
+        .mul_(member.init_scale)
+        .requires_grad_()
+    )
+    Q = (
+        torch.randn(N_TOK, member.rank, generator=g, dtype=torch.float64)
+        .mul_(member.init_scale)
+        .requires_grad_()
+    )
+    opt = (
+        torch.optim.Adam([P, Q], lr=cfg.lr) if cfg.optimizer == "adam" else torch.optim.SGD([P, Q], lr=cfg.lr)
+    )
     for _ in range(cfg.steps):
         loss = ((P @ Q.T @ X @ V - Y) ** 2).mean()
         opt.zero_grad()
@@ -67,8 +78,9 @@ def test_padded_columns_stay_zero_and_members_do_not_depend_on_the_ensemble():
 @pytest.mark.parametrize("v_known", [True, False])
 def test_moment_loss_equals_direct_loss_and_gradient(v_known):
     X, Y, V = _data(2, N=37)
-    model = LinearOperatorEnsemble([MemberSpec(r, 0.5, r) for r in (1, 4, 8)], n=N_TOK, d=D, d_v=D,
-                                   V_known=V if v_known else None)
+    model = LinearOperatorEnsemble(
+        [MemberSpec(r, 0.5, r) for r in (1, 4, 8)], n=N_TOK, d=D, d_v=D, V_known=V if v_known else None
+    )
     direct = per_model_loss(model, X, Y)
     g_direct = torch.autograd.grad(direct.sum(), [model.P, model.Q])
     moment = MomentData.from_data(X, Y).loss(model, 0)
@@ -96,7 +108,9 @@ def test_early_stop_freezes_a_model_exactly_where_it_stopped():
     out = train_ensemble(model, MomentData.from_data(X, Y), cfg)
     assert out.converged[0] and out.steps_run[0] < 3000
     again = LinearOperatorEnsemble([member], n=N_TOK, d=D, d_v=D, V_known=V)
-    train_ensemble(again, MomentData.from_data(X, Y), TrainConfig(optimizer="gd", lr=0.5, steps=int(out.steps_run[0])))
+    train_ensemble(
+        again, MomentData.from_data(X, Y), TrainConfig(optimizer="gd", lr=0.5, steps=int(out.steps_run[0]))
+    )
     torch.testing.assert_close(model.A, again.A, rtol=1e-12, atol=1e-14)
 
 

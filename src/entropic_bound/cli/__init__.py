@@ -4,12 +4,13 @@ Each sub-command lives in its own module with ``add_parser(subparsers)``, which 
 ``func(args) -> int`` on its parser. User mistakes (:class:`UserInputError`, bad flags) print one
 line ``entropic-bound: error: …`` and exit with status 2, never a traceback.
 """
+
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..errors import UserInputError
 
@@ -22,7 +23,7 @@ PROG = "entropic-bound"
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2."""
 
-    def error(self, message: str) -> "NoReturn":  # type: ignore[name-defined]  # noqa: F821
+    def error(self, message: str) -> NoReturn:  # type: ignore[name-defined]  # noqa: F821
         raise UserInputError(f"{message} (see '{self.prog} --help')")
 
 

@@ -1,4 +1,5 @@
 """``entropic-bound bench train``: ensemble engine vs per-model loop (see :mod:`entropic_bound.bench_train`)."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,13 @@ def add_parser(subparsers) -> None:
     p.add_argument("--heads", type=int, default=1, help="heads (default 1)")
     p.add_argument("--v-known", action="store_true", help="fix V to a known matrix (learn only W_Q, W_K)")
     p.add_argument("--repeats", type=int, default=2, help="alternating measurement rounds (default 2)")
-    p.add_argument("--max-memory", type=int, default=64, metavar="MB",
-                   help="chunk the ensemble to this activation budget (default 64; 0: one chunk)")
+    p.add_argument(
+        "--max-memory",
+        type=int,
+        default=64,
+        metavar="MB",
+        help="chunk the ensemble to this activation budget (default 64; 0: one chunk)",
+    )
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -35,14 +41,28 @@ def add_parser(subparsers) -> None:
 def handle_train(args: argparse.Namespace) -> int:
     from ..bench_train import Workload, run_bench
 
-    w = Workload(student=args.student, models=args.models, n=args.n, d=args.d, batch=args.batch,
-                 steps=args.steps, rank=args.rank, heads=args.heads, v_known=args.v_known,
-                 repeats=args.repeats, max_memory_mb=args.max_memory)
+    w = Workload(
+        student=args.student,
+        models=args.models,
+        n=args.n,
+        d=args.d,
+        batch=args.batch,
+        steps=args.steps,
+        rank=args.rank,
+        heads=args.heads,
+        v_known=args.v_known,
+        repeats=args.repeats,
+        max_memory_mb=args.max_memory,
+    )
     w.check()
     if args.device.startswith("cuda") and not torch.cuda.is_available():
-        raise UserInputError(f"The 'device' {args.device!r} is not available on this machine (no CUDA). Use 'cpu'.")
+        raise UserInputError(
+            f"The 'device' {args.device!r} is not available on this machine (no CUDA). Use 'cpu'."
+        )
     if args.device != "cpu" and not args.device.startswith("cuda"):
-        raise UserInputError(f"The 'device' parameter must be 'cpu' or 'cuda[:k]'. Got {args.device!r} instead.")
+        raise UserInputError(
+            f"The 'device' parameter must be 'cpu' or 'cuda[:k]'. Got {args.device!r} instead."
+        )
     if args.threads < 0:
         raise UserInputError(f"The 'threads' parameter must be an int >= 0. Got {args.threads} instead.")
     before = torch.get_num_threads()
@@ -56,11 +76,21 @@ def handle_train(args: argparse.Namespace) -> int:
         print(json.dumps(result))
         return 0
     wl = result["workload"]
-    print(f"bench train: {wl['student']} M={wl['models']} n={wl['n']} d={wl['d']} r={wl['rank']} h={wl['heads']} "
-          f"batch={wl['batch']} steps={wl['steps']} threads={wl['threads']} device={wl['device']}")
-    print(f"  ensemble  {result['ensemble_model_steps_per_s']:10.1f} model-steps/s  {result['ensemble_gflops']:7.1f} GFLOP/s")
-    print(f"  per-model {result['naive_model_steps_per_s']:10.1f} model-steps/s  {result['naive_gflops']:7.1f} GFLOP/s")
-    print(f"  ratio {result['ratio']:.2f}  (rounds: {', '.join(f'{r:.2f}' for r in result['ratios_per_round'])})")
-    print(f"  float32 GEMM peak {result['gemm_peak_gflops']:.1f} GFLOP/s; ensemble at "
-          f"{100 * result['ensemble_fraction_of_peak']:.0f} %  [{result['flop_formula']}]")
+    print(
+        f"bench train: {wl['student']} M={wl['models']} n={wl['n']} d={wl['d']} r={wl['rank']} h={wl['heads']} "
+        f"batch={wl['batch']} steps={wl['steps']} threads={wl['threads']} device={wl['device']}"
+    )
+    print(
+        f"  ensemble  {result['ensemble_model_steps_per_s']:10.1f} model-steps/s  {result['ensemble_gflops']:7.1f} GFLOP/s"
+    )
+    print(
+        f"  per-model {result['naive_model_steps_per_s']:10.1f} model-steps/s  {result['naive_gflops']:7.1f} GFLOP/s"
+    )
+    print(
+        f"  ratio {result['ratio']:.2f}  (rounds: {', '.join(f'{r:.2f}' for r in result['ratios_per_round'])})"
+    )
+    print(
+        f"  float32 GEMM peak {result['gemm_peak_gflops']:.1f} GFLOP/s; ensemble at "
+        f"{100 * result['ensemble_fraction_of_peak']:.0f} %  [{result['flop_formula']}]"
+    )
     return 0

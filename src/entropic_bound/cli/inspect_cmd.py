@@ -1,4 +1,5 @@
 """``entropic-bound inspect MODEL``: per-head kernel ranks (and realised mixers) of a real checkpoint."""
+
 from __future__ import annotations
 
 import argparse
@@ -8,25 +9,47 @@ from pathlib import Path
 
 from ..errors import UserInputError
 
-SUMMARY_COLUMNS = ["layer", "head", "kv_head", "numerical_rank", "energy_effective_rank", "stable_rank",
-                   "largest_gap_rank", "sv_1", "sink_score", "locality_mass", "positional_prior_explained",
-                   "mixer_energy_effective_rank"]
+SUMMARY_COLUMNS = [
+    "layer",
+    "head",
+    "kv_head",
+    "numerical_rank",
+    "energy_effective_rank",
+    "stable_rank",
+    "largest_gap_rank",
+    "sv_1",
+    "sink_score",
+    "locality_mass",
+    "positional_prior_explained",
+    "mixer_energy_effective_rank",
+]
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "inspect", help="per-head static kernel ranks and realised mixers of a safetensors checkpoint",
+        "inspect",
+        help="per-head static kernel ranks and realised mixers of a safetensors checkpoint",
         description="Rank of every head's static kernel W_Q^h W_K^hT (from the factors, float64) in a Hugging "
         "Face-format checkpoint (bert, gpt2, llama); with --text, realised-mixer ranks, sink, locality and "
         "positional-prior scores from a forward pass. Weights are read with safetensors only.",
     )
-    p.add_argument("model", metavar="MODEL", help="model folder (config.json + *.safetensors) or a .safetensors file")
+    p.add_argument(
+        "model", metavar="MODEL", help="model folder (config.json + *.safetensors) or a .safetensors file"
+    )
     p.add_argument("--arch", help="architecture: bert, gpt2 or llama (default: config.json's model_type)")
     p.add_argument("--n-heads", type=int, help="query heads per layer (default: from config.json)")
     p.add_argument("--n-kv-heads", type=int, help="key/value heads per layer (default: from config.json)")
-    p.add_argument("--fold-ln", action="store_true", help="fold the preceding LayerNorm/RMSNorm scale into W_Q and W_K")
-    p.add_argument("--text", metavar="FILE", nargs="?", const="", default=None,
-                   help="realised mixers on this text file (no FILE: a built-in sample)")
+    p.add_argument(
+        "--fold-ln", action="store_true", help="fold the preceding LayerNorm/RMSNorm scale into W_Q and W_K"
+    )
+    p.add_argument(
+        "--text",
+        metavar="FILE",
+        nargs="?",
+        const="",
+        default=None,
+        help="realised mixers on this text file (no FILE: a built-in sample)",
+    )
     p.add_argument("--window", type=int, default=2, help="locality window ±w tokens (default 2)")
     p.add_argument("--window-len", type=int, default=64, help="tokens per text window (default 64)")
     p.add_argument("--max-windows", type=int, default=8, help="text windows at most (default 8)")
@@ -70,13 +93,18 @@ def _write_figures(result, out: Path) -> list[Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     figures = {
-        "energy_effective_rank_heatmap.png": head_heatmap(result.table, "energy_effective_rank",
-                                                          title="static kernel energy effective rank"),
+        "energy_effective_rank_heatmap.png": head_heatmap(
+            result.table, "energy_effective_rank", title="static kernel energy effective rank"
+        ),
         "kernel_spectra.png": spectra_figure(spectra_table(result.singular_values)),
     }
     if "sink_score" in result.table:
-        figures["sink_score_heatmap.png"] = head_heatmap(result.table, "sink_score", title="attention-sink score")
-        figures["locality_mass_heatmap.png"] = head_heatmap(result.table, "locality_mass", title="locality mass")
+        figures["sink_score_heatmap.png"] = head_heatmap(
+            result.table, "sink_score", title="attention-sink score"
+        )
+        figures["locality_mass_heatmap.png"] = head_heatmap(
+            result.table, "locality_mass", title="locality mass"
+        )
     paths = []
     for name, fig in figures.items():
         fig.savefig(out / name, dpi=110)
@@ -92,9 +120,18 @@ def handler(args: argparse.Namespace) -> int:
     on_layer, stop = _progress(args.json)
     try:
         result = inspect_model(
-            args.model, arch=args.arch, n_heads=args.n_heads, n_kv_heads=args.n_kv_heads, fold_ln=args.fold_ln,
-            text=args.text or None, realised=args.text is not None, window=args.window,
-            window_len=args.window_len, max_windows=args.max_windows, top_k=args.top_k, on_layer=on_layer,
+            args.model,
+            arch=args.arch,
+            n_heads=args.n_heads,
+            n_kv_heads=args.n_kv_heads,
+            fold_ln=args.fold_ln,
+            text=args.text or None,
+            realised=args.text is not None,
+            window=args.window,
+            window_len=args.window_len,
+            max_windows=args.max_windows,
+            top_k=args.top_k,
+            on_layer=on_layer,
         )
     finally:
         stop()
@@ -107,8 +144,10 @@ def handler(args: argparse.Namespace) -> int:
     else:
         cols = [c for c in SUMMARY_COLUMNS if c in result.table]
         c = result.config
-        print(f"{result.model}: {c.arch}, {c.n_layers} layers x {c.n_heads} heads "
-              f"({c.n_kv_heads} kv), d_model={c.d_model}, d_head={c.d_head}, fold_ln={result.fold_ln}")
+        print(
+            f"{result.model}: {c.arch}, {c.n_layers} layers x {c.n_heads} heads "
+            f"({c.n_kv_heads} kv), d_model={c.d_model}, d_head={c.d_head}, fold_ln={result.fold_ln}"
+        )
         print(result.table[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         for note in result.notes:
             print(f"note: {note}")

@@ -1,4 +1,5 @@
 """``list``: every registered experiment, task, student and estimator."""
+
 from __future__ import annotations
 
 from rich.console import Console
@@ -16,8 +17,12 @@ def _list(args) -> int:
     from .. import experiments, models, spectra, tasks  # noqa: F401  (importing registers the names)
 
     console = Console(width=120)
-    for title, registry in (("experiments", EXPERIMENTS), ("tasks", TASKS), ("students", STUDENTS),
-                            ("estimators", ESTIMATORS)):
+    for title, registry in (
+        ("experiments", EXPERIMENTS),
+        ("tasks", TASKS),
+        ("students", STUDENTS),
+        ("estimators", ESTIMATORS),
+    ):
         table = Table(title=title, title_justify="left", show_header=False)
         for name in registry.names():
             table.add_row(name, registry.summary(name))  # experiment summaries name their claims

@@ -1,9 +1,10 @@
 """``predict``: the intrinsic rank r* from data alone (no training), with the evidence for it.
 
-    entropic-bound predict DATA.npz --teacher linear-qk|softmax [--v-known] [--json]
-                           [--estimator NAME] [--method NAME]
-    entropic-bound predict --x X.npy --y Y.npy [--v V.npy] --teacher ...
+entropic-bound predict DATA.npz --teacher linear-qk|softmax [--v-known] [--json]
+                       [--estimator NAME] [--method NAME]
+entropic-bound predict --x X.npy --y Y.npy [--v V.npy] --teacher ...
 """
+
 from __future__ import annotations
 
 import json
@@ -11,20 +12,40 @@ import json
 from ..errors import DataError, UserInputError
 from ..predict import PREDICTORS, TEACHERS, Prediction, load_npy, load_npz, predict_r_star
 
-SHOWN_ESTIMATES = ("noise_calibrated_rank", "numerical_rank", "energy_effective_rank", "largest_gap_rank",
-                   "optimal_hard_threshold", "realised_mixer_energy_rank")
+SHOWN_ESTIMATES = (
+    "noise_calibrated_rank",
+    "numerical_rank",
+    "energy_effective_rank",
+    "largest_gap_rank",
+    "optimal_hard_threshold",
+    "realised_mixer_energy_rank",
+)
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("predict", help="predict r* from data (X, Y[, V]) without training")
-    p.add_argument("data", nargs="?", metavar="DATA.npz", help="archive with X (N, n, d), Y (N, n, d_v), optional V (d, d_v)")
+    p.add_argument(
+        "data",
+        nargs="?",
+        metavar="DATA.npz",
+        help="archive with X (N, n, d), Y (N, n, d_v), optional V (d, d_v)",
+    )
     p.add_argument("--x", metavar="X.npy", help="X (N, n, d) as .npy (instead of DATA.npz)")
     p.add_argument("--y", metavar="Y.npy", help="Y (N, n, d_v) as .npy")
     p.add_argument("--v", metavar="V.npy", help="V (d, d_v) as .npy (the V-known setting)")
-    p.add_argument("--teacher", required=True, choices=TEACHERS, help="teacher form: Y = (X K Xᵀ) X V or softmax(X K Xᵀ) X V")
+    p.add_argument(
+        "--teacher",
+        required=True,
+        choices=TEACHERS,
+        help="teacher form: Y = (X K Xᵀ) X V or softmax(X K Xᵀ) X V",
+    )
     p.add_argument("--v-known", action="store_true", help="require V (error if the data hold none)")
-    p.add_argument("--method", metavar="NAME", help=f"predictor: {', '.join(PREDICTORS.names())} (default: per setting)")
-    p.add_argument("--estimator", metavar="NAME", help="take r_hat from this estimate (default: noise_calibrated_rank)")
+    p.add_argument(
+        "--method", metavar="NAME", help=f"predictor: {', '.join(PREDICTORS.names())} (default: per setting)"
+    )
+    p.add_argument(
+        "--estimator", metavar="NAME", help="take r_hat from this estimate (default: noise_calibrated_rank)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_predict)
 
@@ -73,6 +94,8 @@ def _print_table(pred: Prediction) -> None:
     table.add_row("time", f"{pred.timing_s:.2f} s")
     console.print(table)
     top = ", ".join(f"{v:.3g}" for v in pred.singular_values[: max(pred.r_hat + 2, 4)])
-    console.print(f"singular values: {top}{' …' if len(pred.singular_values) > max(pred.r_hat + 2, 4) else ''}")
+    console.print(
+        f"singular values: {top}{' …' if len(pred.singular_values) > max(pred.r_hat + 2, 4) else ''}"
+    )
     verdict = "identifiable" if pred.identifiable else "NOT identifiable"
     console.print(f"r_hat = {pred.r_hat} ({verdict}): {pred.reason}", highlight=False)

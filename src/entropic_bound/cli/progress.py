@@ -1,9 +1,10 @@
 """A rich progress bar for sweeps (silent with ``--quiet``)."""
+
 from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -16,8 +17,14 @@ def sweep_progress(quiet: bool) -> Iterator[Callable[[int, int, str], None] | No
         yield None
         return
     console = Console(file=sys.stderr)
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=console, transient=False)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
     tasks: dict[str, int] = {}
 
     def update(done: int, total: int, description: str) -> None:

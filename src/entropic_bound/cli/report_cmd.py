@@ -1,4 +1,5 @@
 """``report`` and ``export``: rebuild the report folder, or export tables, from a run store."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +9,9 @@ from ..errors import UserInputError
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("report", help="rewrite report.html, verdicts.json, results/ and figures/ from a store")
+    p = sub.add_parser(
+        "report", help="rewrite report.html, verdicts.json, results/ and figures/ from a store"
+    )
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
     p.add_argument("--store", default=None, help="run store file (default OUT/runs.sqlite)")
     p.add_argument("--only", default=None, help="comma-separated experiments")

@@ -1,4 +1,5 @@
 """``run`` and ``reproduce``: sweep experiments into the run store and write the report."""
+
 from __future__ import annotations
 
 import argparse
@@ -14,19 +15,42 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", default="quick", choices=SCALES, help="embedded config scale (default quick)")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
     p.add_argument("--store", default=None, help="run store file (default OUT/runs.sqlite)")
-    p.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key (repeatable), e.g. --set train.lr=1e-3")
+    p.add_argument(
+        "--set",
+        dest="assignments",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key (repeatable), e.g. --set train.lr=1e-3",
+    )
     p.add_argument("--config", default=None, help="YAML file of config overrides")
     p.add_argument("--workers", type=int, default=1, help="worker processes for groups of runs (default 1)")
-    p.add_argument("--backend", default=None, choices=("local", "process", "ray"),
-                   help="execution backend (default local; process when --workers > 1; ray needs the [ray] extra)")
-    p.add_argument("--address", default=None, metavar="auto|HOST:PORT",
-                   help="--backend ray: join this running Ray cluster (default: start a local Ray with --workers CPUs)")
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch threads in this process (default 1: tiny models run faster single-threaded, "
-                   "and two threads collapse when another process holds a core)")
-    p.add_argument("--max-memory", type=float, default=None, metavar="MB",
-                   help="memory budget of one ensemble in MiB (default: at most 64 models per ensemble)")
+    p.add_argument(
+        "--backend",
+        default=None,
+        choices=("local", "process", "ray"),
+        help="execution backend (default local; process when --workers > 1; ray needs the [ray] extra)",
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        metavar="auto|HOST:PORT",
+        help="--backend ray: join this running Ray cluster (default: start a local Ray with --workers CPUs)",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads in this process (default 1: tiny models run faster single-threaded, "
+        "and two threads collapse when another process holds a core)",
+    )
+    p.add_argument(
+        "--max-memory",
+        type=float,
+        default=None,
+        metavar="MB",
+        help="memory budget of one ensemble in MiB (default: at most 64 models per ensemble)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the report path")
 
 
@@ -43,7 +67,9 @@ def add_parser(sub) -> None:
 
 def _check_workers(args) -> None:
     if args.max_memory is not None and not args.max_memory > 0:
-        raise UserInputError(f"The '--max-memory' option must be a positive number of MiB. Got {args.max_memory} instead.")
+        raise UserInputError(
+            f"The '--max-memory' option must be a positive number of MiB. Got {args.max_memory} instead."
+        )
     for flag, value in (("--workers", args.workers), ("--threads", args.threads)):
         if value < 1:
             raise UserInputError(f"The '{flag}' option must be an int >= 1. Got {value} instead.")
@@ -55,7 +81,9 @@ def _check_workers(args) -> None:
 def _backend(args):
     """The backend name, or a Ray backend bound to ``--address``."""
     if args.address is not None and args.backend != "ray":
-        raise UserInputError(f"The '--address' option needs '--backend ray'. Got --backend {args.backend or 'local'} instead.")
+        raise UserInputError(
+            f"The '--address' option needs '--backend ray'. Got --backend {args.backend or 'local'} instead."
+        )
     return make_backend("ray", args.workers, address=args.address) if args.backend == "ray" else args.backend
 
 
@@ -64,13 +92,24 @@ def _execute(names: list[str], overrides: dict, args) -> int:
 
     _check_workers(args)
     with sweep_progress(args.quiet) as progress:
-        result = run_experiments(names, scale=args.scale, overrides=overrides, out=args.out, store=args.store,
-                                 progress=progress, workers=args.workers, backend=_backend(args),
-                                 max_memory_mb=args.max_memory)
+        result = run_experiments(
+            names,
+            scale=args.scale,
+            overrides=overrides,
+            out=args.out,
+            store=args.store,
+            progress=progress,
+            workers=args.workers,
+            backend=_backend(args),
+            max_memory_mb=args.max_memory,
+        )
     if not args.quiet:
         for name, s in result.summaries.items():
-            print(f"{name}: {s.ran} run(s) trained, {s.skipped} already stored, {s.diverged} diverged "
-                  f"({s.wall_s:.1f} s)", file=sys.stderr)
+            print(
+                f"{name}: {s.ran} run(s) trained, {s.skipped} already stored, {s.diverged} diverged "
+                f"({s.wall_s:.1f} s)",
+                file=sys.stderr,
+            )
     print(result.report)
     return 0
 
@@ -79,7 +118,9 @@ def _run(args) -> int:
     from ..pipeline import EXPERIMENTS, gather_overrides
 
     EXPERIMENTS.get(args.experiment)
-    return _execute([args.experiment], {args.experiment: gather_overrides(args.assignments, args.config)}, args)
+    return _execute(
+        [args.experiment], {args.experiment: gather_overrides(args.assignments, args.config)}, args
+    )
 
 
 def _reproduce(args) -> int:

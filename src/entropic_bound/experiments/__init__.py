@@ -2,6 +2,7 @@
 
 Importing this package registers every experiment in :data:`entropic_bound.registry.EXPERIMENTS`.
 """
+
 from .base import SCALES, Analysis, Experiment, Verdict, derive_seed
 from .e1_linear_surrogate import E1Config, E1LinearSurrogate
 from .e2_recovery import E2Config, E2Recovery

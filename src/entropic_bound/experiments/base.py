@@ -5,21 +5,22 @@ An :class:`Experiment` instance is bound to one validated config. It is the swee
 group) and it analyses the store's table into result tables, figures and verdicts. Verdicts are
 computed from stored numbers with a stated criterion and can come out refuted.
 """
+
 from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .. import config as cfglib
+from ..defaults import SCALES
 from ..errors import ConfigError
 from ..sweep.spec import RunResult, RunSpec
-
-from ..defaults import SCALES
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
 
@@ -106,7 +107,9 @@ class Experiment(ABC):
     def configure(cls, scale: str = "quick", overrides: Any = ()) -> Any:
         """Default config for ``scale`` with dotted overrides applied and validated."""
         if scale not in SCALES:
-            raise ConfigError(f"The 'scale' parameter must be one of {', '.join(SCALES)}. Got {scale!r} instead.")
+            raise ConfigError(
+                f"The 'scale' parameter must be one of {', '.join(SCALES)}. Got {scale!r} instead."
+            )
         cfg = cfglib.apply_overrides(cls.default_config(scale), overrides)
         return cfglib.validate(cfg)
 
@@ -138,9 +141,14 @@ class Experiment(ABC):
         p = spec.params
         d = int(p.get("task.d", 32))
         batch = int(p.get("train.batch_size") or p.get("train.n_samples") or p.get("n_test", 256))
-        return activation_bytes_per_member(n=int(p.get("task.n", 16)), d=d, d_v=d, batch=batch,
-                                           n_heads=int(p.get("n_heads", 1)),
-                                           itemsize=4 if p.get("train.dtype") == "float32" else 8)
+        return activation_bytes_per_member(
+            n=int(p.get("task.n", 16)),
+            d=d,
+            d_v=d,
+            batch=batch,
+            n_heads=int(p.get("n_heads", 1)),
+            itemsize=4 if p.get("train.dtype") == "float32" else 8,
+        )
 
     def chunk_size(self, members: list[RunSpec]) -> int:
         """Models per ensemble: ``max_group``, or fewer so one chunk fits ``max_memory_bytes``."""
@@ -149,7 +157,9 @@ class Experiment(ABC):
         from ..models.chunking import chunk_members
 
         per_member = max(self.member_bytes(s) for s in members)
-        return max(len(c) for c in chunk_members(members[: self.max_group], self.max_memory_bytes, per_member))
+        return max(
+            len(c) for c in chunk_members(members[: self.max_group], self.max_memory_bytes, per_member)
+        )
 
     def groups(self, specs: list[RunSpec]) -> list[list[RunSpec]]:
         """Deterministic partition of the full grid into ensembles (see :meth:`chunk_size`)."""
@@ -184,8 +194,16 @@ def curves_by_run(records: list[dict]) -> dict[str, dict]:
     return {r["run_id"]: r.get("curves") or {} for r in records}
 
 
-def member_result(spec: RunSpec, m: int, outcome, metrics: dict, *, keep: tuple[str, ...] = ("steps_run",),
-                  curves: dict | None = None, wall_s: float = 0.0) -> RunResult:
+def member_result(
+    spec: RunSpec,
+    m: int,
+    outcome,
+    metrics: dict,
+    *,
+    keep: tuple[str, ...] = ("steps_run",),
+    curves: dict | None = None,
+    wall_s: float = 0.0,
+) -> RunResult:
     """The stored result of ensemble member ``m`` of a :class:`~entropic_bound.training.TrainOutcome`.
 
     A diverged member is stored with status ``"diverged"``, the step at which it diverged, and NaN
@@ -197,7 +215,9 @@ def member_result(spec: RunSpec, m: int, outcome, metrics: dict, *, keep: tuple[
         metrics = {k: (v if k in keep else float("nan")) for k, v in metrics.items()}
     member_curves = outcome.member_curves(m)
     member_curves.update(curves or {})
-    return RunResult(spec, "diverged" if step >= 0 else "ok", metrics, member_curves, step if step >= 0 else None, wall_s)
+    return RunResult(
+        spec, "diverged" if step >= 0 else "ok", metrics, member_curves, step if step >= 0 else None, wall_s
+    )
 
 
 def spec_params(spec: RunSpec, prefix: str) -> dict:

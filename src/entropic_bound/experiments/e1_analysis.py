@@ -1,4 +1,5 @@
 """E1's analysis: result table, verdicts C1 and C2, and figures — pure functions of stored rows."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,9 +10,26 @@ from ..theory import tail_energy_curve
 from .base import Analysis, Verdict, curves_by_run, decide
 
 RESULT_COLUMNS = [
-    "run_id", "seed", "status", "diverged_step", "task.r_star", "task.spectrum", "v", "rank", "train.n_samples",
-    "excess", "rel_excess", "closed_form", "closed_form_rel", "ratio_to_closed_form", "finite_sample_optimum",
-    "train_loss", "steps_run", "A_numerical_rank", "A_energy_effective_rank", "A_largest_gap_rank",
+    "run_id",
+    "seed",
+    "status",
+    "diverged_step",
+    "task.r_star",
+    "task.spectrum",
+    "v",
+    "rank",
+    "train.n_samples",
+    "excess",
+    "rel_excess",
+    "closed_form",
+    "closed_form_rel",
+    "ratio_to_closed_form",
+    "finite_sample_optimum",
+    "train_loss",
+    "steps_run",
+    "A_numerical_rank",
+    "A_energy_effective_rank",
+    "A_largest_gap_rank",
 ]
 
 
@@ -28,7 +46,11 @@ def analyse_e1(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         f"Students trained with {cfg.train.optimizer} (lr {cfg.train.lr:g}"
         + (f" → {cfg.train.lr_final:g} cosine" if cfg.train.lr_final else "")
         + f", {cfg.train.steps} steps) on "
-        + (f"a fixed data set of N = {cfg.train.n_samples} sequences" if cfg.train.n_samples else "fresh batches")
+        + (
+            f"a fixed data set of N = {cfg.train.n_samples} sequences"
+            if cfg.train.n_samples
+            else "fresh batches"
+        )
         + f"; n = {cfg.n}, d = {cfg.d}, σ = {cfg.sigma:g}. Excess risk is the exact population value (SPEC §5);"
         " the closed form is the population minimum, so a finite N adds estimation error that shrinks with N.",
     ]
@@ -50,12 +72,22 @@ def _verdict_c1(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     med = float(np.median(ratio))
     by_group = below.groupby(["task.spectrum", "v"])["ratio_to_closed_form"].median().round(4)
     evidence = {
-        "median_ratio": med, "q10": float(np.quantile(ratio, 0.1)), "q90": float(np.quantile(ratio, 0.9)),
-        "runs": int(len(below)), "median_by_spectrum_and_v": {f"{s}/{v}": x for (s, v), x in by_group.items()},
-        "n_samples": cfg.train.n_samples, "excluded_diverged": n_diverged,
+        "median_ratio": med,
+        "q10": float(np.quantile(ratio, 0.1)),
+        "q90": float(np.quantile(ratio, 0.9)),
+        "runs": int(len(below)),
+        "median_by_spectrum_and_v": {f"{s}/{v}": x for (s, v), x in by_group.items()},
+        "n_samples": cfg.train.n_samples,
+        "excluded_diverged": n_diverged,
     }
-    return Verdict("C1", decide(cfg.c1_low <= med <= cfg.c1_high), criterion, evidence, "E1",
-                   "every rank-r < r* model has excess risk bounded below by the tail energy, and training reaches it")
+    return Verdict(
+        "C1",
+        decide(cfg.c1_low <= med <= cfg.c1_high),
+        criterion,
+        evidence,
+        "E1",
+        "every rank-r < r* model has excess risk bounded below by the tail energy, and training reaches it",
+    )
 
 
 def _transition_ratios(ok: pd.DataFrame) -> pd.DataFrame:
@@ -65,8 +97,15 @@ def _transition_ratios(ok: pd.DataFrame) -> pd.DataFrame:
         at = g[g["rank"] == r_star]["excess"]
         below = g[g["rank"] == r_star - 1]["excess"] if r_star > 1 else g["signal"].iloc[:1]
         if len(at) and len(below):
-            rows.append({"r_star": r_star, "spectrum": key[1], "v": key[2], "seed": key[3],
-                         "ratio": float(below.iloc[0] / max(at.iloc[0], 1e-300))})
+            rows.append(
+                {
+                    "r_star": r_star,
+                    "spectrum": key[1],
+                    "v": key[2],
+                    "seed": key[3],
+                    "ratio": float(below.iloc[0] / max(at.iloc[0], 1e-300)),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -84,15 +123,23 @@ def _verdict_c2(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     worst = float(above["rel_excess"].max())
     med_ratio = float(ratios["ratio"].median())
     evidence = {
-        "max_rel_excess_at_or_above_r_star": worst, "runs_at_or_above_r_star": int(len(above)),
+        "max_rel_excess_at_or_above_r_star": worst,
+        "runs_at_or_above_r_star": int(len(above)),
         "runs_reaching_floor": int((above["rel_excess"] < cfg.eps_floor).sum()),
-        "median_transition_ratio": med_ratio, "min_transition_ratio": float(ratios["ratio"].min()),
+        "median_transition_ratio": med_ratio,
+        "min_transition_ratio": float(ratios["ratio"].min()),
         "transition_ratio_by_r_star": ratios.groupby("r_star")["ratio"].median().round(2).to_dict(),
         "excluded_diverged": n_diverged,
     }
     ok_flag = worst < cfg.eps_floor and med_ratio >= cfg.sharpness
-    return Verdict("C2", decide(ok_flag), criterion, evidence, "E1",
-                   "a model of rank r >= r* reaches the noise floor, with a sharp transition at r = r*")
+    return Verdict(
+        "C2",
+        decide(ok_flag),
+        criterion,
+        evidence,
+        "E1",
+        "a model of rank r >= r* reaches the noise floor, with a sharp transition at r = r*",
+    )
 
 
 def plot_excess_vs_rank(cfg, ok: pd.DataFrame, records: list[dict]):
@@ -116,10 +163,24 @@ def plot_excess_vs_rank(cfg, ok: pd.DataFrame, records: list[dict]):
             for v, marker in (("known", "o"), ("learned", "x")):
                 gv = g[g["v"] == v]
                 if len(gv):
-                    ax.plot(gv["rank"], np.maximum(gv["rel_excess"], floor), marker, ms=4, ls="", label=f"trained, V {v}")
+                    ax.plot(
+                        gv["rank"],
+                        np.maximum(gv["rel_excess"], floor),
+                        marker,
+                        ms=4,
+                        ls="",
+                        label=f"trained, V {v}",
+                    )
                     opt = gv["finite_sample_optimum"] / gv["signal"]
                     if np.isfinite(opt).any():
-                        ax.plot(gv["rank"], np.maximum(opt, floor), ".", ms=3, alpha=0.6, label=f"finite-N optimum, V {v}")
+                        ax.plot(
+                            gv["rank"],
+                            np.maximum(opt, floor),
+                            ".",
+                            ms=3,
+                            alpha=0.6,
+                            label=f"finite-N optimum, V {v}",
+                        )
             ax.axvline(r_star, color="tab:red", lw=0.8, ls=":")
             mark_floor(ax, cfg.eps_floor, "ε_floor")
             ax.set_yscale("log")
@@ -138,12 +199,21 @@ def plot_learned_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
     fig, axes = figure_grid(1, len(spectra), width=3.6, height=2.8)
     for j, spectrum in enumerate(spectra):
         ax = axes[0][j]
-        g = ok[(ok["task.spectrum"] == spectrum) & (ok["rank"] == ok["rank"].max()) & (ok["seed"] == ok["seed"].min())]
+        g = ok[
+            (ok["task.spectrum"] == spectrum)
+            & (ok["rank"] == ok["rank"].max())
+            & (ok["seed"] == ok["seed"].min())
+        ]
         for _, row in g.sort_values(["task.r_star", "v"]).iterrows():
             c = curves[row["run_id"]]
             s = np.asarray(c.get("spectrum_A", [[]])[-1])
-            ax.semilogy(np.arange(1, len(s) + 1), np.maximum(s, 1e-12), marker=".", lw=0.8,
-                        label=f"r* = {row['task.r_star']}, V {row['v']}")
+            ax.semilogy(
+                np.arange(1, len(s) + 1),
+                np.maximum(s, 1e-12),
+                marker=".",
+                lw=0.8,
+                label=f"r* = {row['task.r_star']}, V {row['v']}",
+            )
         ax.set_title(f"learned A (r = {int(ok['rank'].max())}), {spectrum}", fontsize=9)
         ax.set_xlabel("index i")
         ax.set_ylabel("σ_i(A)")

@@ -6,6 +6,7 @@ spectra, with ``V`` known and learned. Each trained student's excess risk is com
 and the finite-sample optimum on the same data (reduced-rank regression for V known, alternating
 least squares for V learned).
 """
+
 from __future__ import annotations
 
 import time
@@ -47,7 +48,9 @@ class E1Config:
     v_settings: tuple[str, ...] = param(("known", "learned"), choices=("known", "learned"))
     seeds: int = param(1, ge=1, le=10_000, doc="replicates (teacher, data and init seeds)")
     init_scale: float = param(0.1, gt=0.0, doc="std of the factor entries at init")
-    eps_floor: float = param(1e-2, gt=0.0, lt=1.0, doc="relative excess below which a model reaches the floor")
+    eps_floor: float = param(
+        1e-2, gt=0.0, lt=1.0, doc="relative excess below which a model reaches the floor"
+    )
     c1_low: float = param(0.9, gt=0.0, doc="C1: lower end of the band for median measured/closed-form")
     c1_high: float = param(1.1, gt=0.0, doc="C1: upper end of the band")
     sharpness: float = param(100.0, gt=1.0, doc="C2: minimum excess(r*-1)/excess(r*) for a sharp transition")
@@ -59,18 +62,24 @@ class E1Config:
         for key, values in (("r_stars", self.r_stars), ("ranks", self.ranks)):
             bad = [v for v in values if v > self.n]
             if bad:
-                raise ConfigError(f"The '{key}' parameter must hold ints in [1, {self.n}] (n). Got {bad[0]} instead.")
+                raise ConfigError(
+                    f"The '{key}' parameter must hold ints in [1, {self.n}] (n). Got {bad[0]} instead."
+                )
         if not self.r_stars:
             raise ConfigError("The 'r_stars' parameter must hold at least one int. Got () instead.")
         if self.c1_low >= self.c1_high:
-            raise ConfigError(f"The 'c1_low' parameter must be below c1_high={self.c1_high}. Got {self.c1_low} instead.")
+            raise ConfigError(
+                f"The 'c1_low' parameter must be below c1_high={self.c1_high}. Got {self.c1_low} instead."
+            )
 
     def student_ranks(self, r_star: int) -> list[int]:
         base = set(self.ranks) if self.ranks else set(range(1, self.n + 1))
         return sorted((base | {r_star - 1, r_star, r_star + 1}) & set(range(1, self.n + 1)))
 
 
-@EXPERIMENTS.register("E1", summary="linear surrogate: excess risk vs rank against the tail-energy closed form (C1, C2)")
+@EXPERIMENTS.register(
+    "E1", summary="linear surrogate: excess risk vs rank against the tail-energy closed form (C1, C2)"
+)
 class E1LinearSurrogate(Experiment):
     name = "E1"
     title = "Linear surrogate: deficiency and achievability"
@@ -98,9 +107,16 @@ class E1LinearSurrogate(Experiment):
                     for rank in c.student_ranks(r_star):
                         for seed in range(c.seeds):
                             params = {
-                                "task.n": c.n, "task.d": c.d, "task.r_star": r_star, "task.spectrum": spectrum,
-                                "task.decay": c.decay, "task.sigma": c.sigma, "v": v, "rank": rank,
-                                "init_scale": c.init_scale, **train,
+                                "task.n": c.n,
+                                "task.d": c.d,
+                                "task.r_star": r_star,
+                                "task.spectrum": spectrum,
+                                "task.decay": c.decay,
+                                "task.sigma": c.sigma,
+                                "v": v,
+                                "rank": rank,
+                                "init_scale": c.init_scale,
+                                **train,
                             }
                             out.append(RunSpec(self.name, params, seed))
         return out
@@ -119,12 +135,21 @@ class E1LinearSurrogate(Experiment):
         dtype = DTYPES[train.dtype]
         data_gen = torch.Generator().manual_seed(derive_seed("E1/data", task, seed))
         V_known = teacher.V if p0["v"] == "known" else None
-        members = [MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E1/init", s.run_id)) for s in group]
-        model = LinearOperatorEnsemble(members, n=task.n, d=task.d, d_v=task.d_out, V_known=V_known, dtype=dtype)
+        members = [
+            MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E1/init", s.run_id))
+            for s in group
+        ]
+        model = LinearOperatorEnsemble(
+            members, n=task.n, d=task.d, d_v=task.d_out, V_known=V_known, dtype=dtype
+        )
         if train.n_samples:
             batch = teacher.sample(train.n_samples, data_gen, dtype=dtype)
             # full batch: train from the data's moments (same objective, cost independent of N)
-            data = FixedData(batch.X, batch.Y, train.batch_size, data_gen) if train.batch_size else MomentData.from_data(batch.X, batch.Y)
+            data = (
+                FixedData(batch.X, batch.Y, train.batch_size, data_gen)
+                if train.batch_size
+                else MomentData.from_data(batch.X, batch.Y)
+            )
         else:
             batch, data = None, FreshData(teacher, train.batch_size, data_gen, dtype)
         outcome = train_ensemble(model, data, train)
@@ -134,18 +159,36 @@ class E1LinearSurrogate(Experiment):
         signal = clean_signal(truth["A"], truth["V"])
         closed = excess_risk_curve(truth["A"], truth["V"], ranks)
         closed[closed < 1e-12 * signal] = 0.0  # A*'s trailing singular values are round-off (~1e-16)
-        optimum = _finite_sample_optimum(batch, teacher, ranks, p0["v"]) if batch is not None else [np.nan] * len(ranks)
+        optimum = (
+            _finite_sample_optimum(batch, teacher, ranks, p0["v"])
+            if batch is not None
+            else [np.nan] * len(ranks)
+        )
         estimates = estimate_all(model.spectra()["A"], shape=(task.n, task.n))
         wall = (time.perf_counter() - start) / len(group)
         teacher_curves = {"teacher_singular_values": truth["singular_values"].tolist()}
         return [
-            member_result(spec, m, outcome, {
-                "excess": excess[m], "rel_excess": excess[m] / signal, "closed_form": closed[m],
-                "closed_form_rel": closed[m] / signal, "finite_sample_optimum": optimum[m],
-                "ratio_to_closed_form": excess[m] / closed[m] if closed[m] > 0 else np.nan,
-                "train_loss": outcome.final_loss[m], "noise_floor": task.sigma**2, "signal": signal,
-                "steps_run": outcome.steps_run[m], **{f"A_{k}": v[m] for k, v in estimates.items()},
-            }, keep=("steps_run", "noise_floor", "signal"), curves=teacher_curves, wall_s=wall)
+            member_result(
+                spec,
+                m,
+                outcome,
+                {
+                    "excess": excess[m],
+                    "rel_excess": excess[m] / signal,
+                    "closed_form": closed[m],
+                    "closed_form_rel": closed[m] / signal,
+                    "finite_sample_optimum": optimum[m],
+                    "ratio_to_closed_form": excess[m] / closed[m] if closed[m] > 0 else np.nan,
+                    "train_loss": outcome.final_loss[m],
+                    "noise_floor": task.sigma**2,
+                    "signal": signal,
+                    "steps_run": outcome.steps_run[m],
+                    **{f"A_{k}": v[m] for k, v in estimates.items()},
+                },
+                keep=("steps_run", "noise_floor", "signal"),
+                curves=teacher_curves,
+                wall_s=wall,
+            )
             for m, spec in enumerate(group)
         ]
 

@@ -1,4 +1,5 @@
 """E2's analysis: recovery table, verdict C3 and figures — pure functions of stored rows."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,14 @@ def recovery_table(ok: pd.DataFrame) -> pd.DataFrame:
     """Exact-recovery rate of every estimator by optimiser, init scale and sample count."""
     rows = []
     for (opt, init, n_samples), g in ok.groupby(["train.optimizer", "init_scale", "train.n_samples"]):
-        row = {"optimizer": opt, "init_scale": init, "n_samples": n_samples, "identified": bool(g["identified"].iloc[0]),
-               "runs": len(g), "median_rel_error": float(g["rel_error"].median())}
+        row = {
+            "optimizer": opt,
+            "init_scale": init,
+            "n_samples": n_samples,
+            "identified": bool(g["identified"].iloc[0]),
+            "runs": len(g),
+            "median_rel_error": float(g["rel_error"].median()),
+        }
         for key in KEYS:
             col = f"A_{key}"
             if col in g:
@@ -41,9 +48,24 @@ def analyse_e2(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     ]
     if n_diverged:
         notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
-    results = table.drop(columns=[c for c in table.columns if c.startswith("train.") and c not in
-                                  ("train.optimizer", "train.n_samples", "train.lr")]) if len(table) else table
-    return Analysis(results=results, verdicts=[_verdict_c3(cfg, ok, n_diverged)], figures=figures, tables=tables, notes=notes)
+    results = (
+        table.drop(
+            columns=[
+                c
+                for c in table.columns
+                if c.startswith("train.") and c not in ("train.optimizer", "train.n_samples", "train.lr")
+            ]
+        )
+        if len(table)
+        else table
+    )
+    return Analysis(
+        results=results,
+        verdicts=[_verdict_c3(cfg, ok, n_diverged)],
+        figures=figures,
+        tables=tables,
+        notes=notes,
+    )
 
 
 def _rate(g: pd.DataFrame, key: str) -> float:
@@ -64,19 +86,28 @@ def _verdict_c3(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     gd = ok["train.optimizer"] == "gd"
     sel = ok[gd & small & ident]
     evidence = {
-        "estimator": key, "rate_gd_small_init_identified": _rate(sel, key), "runs": int(len(sel)),
+        "estimator": key,
+        "rate_gd_small_init_identified": _rate(sel, key),
+        "runs": int(len(sel)),
         "rate_every_estimator": {k: _rate(sel, k) for k in KEYS if f"A_{k}" in ok},
         "rate_gd_large_init_identified": _rate(ok[gd & ~small & ident], key),
         "rate_adam_small_init_identified": _rate(ok[~gd & small & ident], key),
         "rate_gd_small_init_under_identified": _rate(ok[gd & small & ~ident], key),
         "median_rel_error_gd_small_identified": float(sel["rel_error"].median()) if len(sel) else None,
         "median_rel_error_gd_small_under_identified": float(ok[gd & small & ~ident]["rel_error"].median())
-        if len(ok[gd & small & ~ident]) else None,
+        if len(ok[gd & small & ~ident])
+        else None,
         "excluded_diverged": n_diverged,
     }
     verdict = decide(None if not len(sel) else evidence["rate_gd_small_init_identified"] >= cfg.c3_rate)
-    return Verdict("C3", verdict, criterion, evidence, "E2",
-                   "gradient descent from small init on an over-parameterised A = PQᵀ concentrates at rank r*")
+    return Verdict(
+        "C3",
+        verdict,
+        criterion,
+        evidence,
+        "E2",
+        "gradient descent from small init on an over-parameterised A = PQᵀ concentrates at rank r*",
+    )
 
 
 def _trajectory(curves: dict, key: str, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -92,16 +123,31 @@ def plot_rank_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
     curves = curves_by_run(records)
     r_stars, counts = sorted(ok["task.r_star"].unique()), sorted(ok["train.n_samples"].unique())
     fig, axes = figure_grid(len(r_stars), len(counts), width=3.6, height=2.8)
-    colours = dict(zip(sorted(ok["init_scale"].unique()), ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]))
+    colours = dict(
+        zip(
+            sorted(ok["init_scale"].unique()),
+            ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"],
+        )
+    )
     for i, r_star in enumerate(r_stars):
         for j, n_samples in enumerate(counts):
             ax = axes[i][j]
-            g = ok[(ok["task.r_star"] == r_star) & (ok["train.n_samples"] == n_samples) & (ok["seed"] == ok["seed"].min())]
+            g = ok[
+                (ok["task.r_star"] == r_star)
+                & (ok["train.n_samples"] == n_samples)
+                & (ok["seed"] == ok["seed"].min())
+            ]
             for _, row in g.sort_values(["train.optimizer", "init_scale"]).iterrows():
                 steps, values = _trajectory(curves[row["run_id"]], "energy_effective_rank", cfg.n)
                 ls = "-" if row["train.optimizer"] == "gd" else "--"
-                ax.plot(np.maximum(steps, 1), values, ls, color=colours.get(row["init_scale"], "k"), lw=1.1,
-                        label=f"{row['train.optimizer']}, init {row['init_scale']:g}")
+                ax.plot(
+                    np.maximum(steps, 1),
+                    values,
+                    ls,
+                    color=colours.get(row["init_scale"], "k"),
+                    lw=1.1,
+                    label=f"{row['train.optimizer']}, init {row['init_scale']:g}",
+                )
             ax.axhline(r_star, color="k", lw=0.8, ls=":")
             ax.set_xscale("log")
             ident = "identified" if cfg.identified(int(n_samples)) else "under-identified"
@@ -125,8 +171,14 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
         for _, row in g.sort_values(["train.optimizer", "init_scale"]).iterrows():
             s = np.asarray(curves[row["run_id"]].get("spectrum_A", [[]])[-1])
             ls = "-" if row["train.optimizer"] == "gd" else "--"
-            ax.semilogy(np.arange(1, len(s) + 1), np.maximum(s, 1e-14), ls, marker=".", lw=0.9,
-                        label=f"{row['train.optimizer']}, init {row['init_scale']:g}")
+            ax.semilogy(
+                np.arange(1, len(s) + 1),
+                np.maximum(s, 1e-14),
+                ls,
+                marker=".",
+                lw=0.9,
+                label=f"{row['train.optimizer']}, init {row['init_scale']:g}",
+            )
         ax.axvline(r_star + 0.5, color="tab:red", lw=0.8, ls=":")
         ax.set_title(f"final spectrum of A, r* = {r_star}", fontsize=9)
         ax.set_xlabel("index i")

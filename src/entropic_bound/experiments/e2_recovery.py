@@ -4,6 +4,7 @@ Students ``B0`` of full rank ``r = n`` are trained from several init scales by p
 Adam as a contrast) on fixed data sets that identify the operator (``N·d_v ≥ n``) and that do not.
 Every rank estimator of the learned ``A`` is recorded over training and at the end.
 """
+
 from __future__ import annotations
 
 import time
@@ -45,12 +46,16 @@ class E2Config:
     c3_estimator: str = param("numerical_rank", choices=ESTIMATOR_KEYS, doc="estimator the C3 verdict uses")
     small_init_max: float = param(1e-2, gt=0.0, doc="init scales up to this count as small")
     c3_rate: float = param(0.9, gt=0.0, le=1.0, doc="C3: required fraction of exact recoveries")
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(optimizer="gd", lr=0.1, steps=2000, checkpoints=24))
+    train: TrainConfig = field(
+        default_factory=lambda: TrainConfig(optimizer="gd", lr=0.1, steps=2000, checkpoints=24)
+    )
 
     def check(self) -> None:
         bad = [r for r in self.r_stars if r > self.n]
         if bad or not self.r_stars:
-            raise ConfigError(f"The 'r_stars' parameter must hold ints in [1, {self.n}] (n). Got {bad[:1] or '()'} instead.")
+            raise ConfigError(
+                f"The 'r_stars' parameter must hold ints in [1, {self.n}] (n). Got {bad[:1] or '()'} instead."
+            )
 
     def identified(self, n_samples: int) -> bool:
         """Noise-free identifiability of A from N samples with V known: ``N·d_v >= n``."""
@@ -67,8 +72,13 @@ class E2Recovery(Experiment):
     @classmethod
     def default_config(cls, scale: str) -> E2Config:
         if scale == "paper":
-            return E2Config(r_stars=(2, 4, 8), spectra=("flat", "geometric"), sample_counts=(2, 8, 64, 256),
-                            seeds=3, train=TrainConfig(optimizer="gd", lr=0.1, steps=5000, checkpoints=32))
+            return E2Config(
+                r_stars=(2, 4, 8),
+                spectra=("flat", "geometric"),
+                sample_counts=(2, 8, 64, 256),
+                seeds=3,
+                train=TrainConfig(optimizer="gd", lr=0.1, steps=5000, checkpoints=32),
+            )
         return E2Config(train=TrainConfig(optimizer="gd", lr=0.1, steps=1500, checkpoints=20))
 
     def specs(self) -> list[RunSpec]:
@@ -79,12 +89,20 @@ class E2Recovery(Experiment):
                 for n_samples in c.sample_counts:
                     for opt in c.optimizers:
                         lr = c.train.lr if opt == "gd" else c.adam_lr
-                        train = flat_params(replace(c.train, optimizer=opt, lr=lr, n_samples=n_samples), "train")
+                        train = flat_params(
+                            replace(c.train, optimizer=opt, lr=lr, n_samples=n_samples), "train"
+                        )
                         for init in c.init_scales:
                             for seed in range(c.seeds):
                                 params = {
-                                    "task.n": c.n, "task.d": c.d, "task.r_star": r_star, "task.spectrum": spectrum,
-                                    "task.decay": c.decay, "task.sigma": c.sigma, "init_scale": init, **train,
+                                    "task.n": c.n,
+                                    "task.d": c.d,
+                                    "task.r_star": r_star,
+                                    "task.spectrum": spectrum,
+                                    "task.decay": c.decay,
+                                    "task.sigma": c.sigma,
+                                    "init_scale": init,
+                                    **train,
                                 }
                                 out.append(RunSpec(self.name, params, seed))
         return out
@@ -103,22 +121,41 @@ class E2Recovery(Experiment):
         dtype = DTYPES[train.dtype]
         data_gen = torch.Generator().manual_seed(derive_seed("E2/data", task, train.n_samples, seed))
         batch = teacher.sample(train.n_samples, data_gen, dtype=dtype)
-        members = [MemberSpec(task.n, s.params["init_scale"], derive_seed("E2/init", s.run_id)) for s in group]
-        model = LinearOperatorEnsemble(members, n=task.n, d=task.d, d_v=task.d_out, V_known=teacher.V, dtype=dtype)
-        outcome = train_ensemble(model, MomentData.from_data(batch.X, batch.Y), train)  # full batch via moments
+        members = [
+            MemberSpec(task.n, s.params["init_scale"], derive_seed("E2/init", s.run_id)) for s in group
+        ]
+        model = LinearOperatorEnsemble(
+            members, n=task.n, d=task.d, d_v=task.d_out, V_known=teacher.V, dtype=dtype
+        )
+        outcome = train_ensemble(
+            model, MomentData.from_data(batch.X, batch.Y), train
+        )  # full batch via moments
         A = model.operators()["A"].numpy()  # (M, n, n)
-        excess = population_excess_risk(A, np.broadcast_to(truth["V"], (len(group), *truth["V"].shape)), truth["A"], truth["V"])
+        excess = population_excess_risk(
+            A, np.broadcast_to(truth["V"], (len(group), *truth["V"].shape)), truth["A"], truth["V"]
+        )
         rel_error = np.linalg.norm(A - truth["A"], axis=(1, 2)) / np.linalg.norm(truth["A"])
         estimates = estimate_all(model.spectra()["A"], shape=(task.n, task.n))
         signal, wall = clean_signal(truth["A"], truth["V"]), (time.perf_counter() - start) / len(group)
         identified = float(self.cfg.identified(train.n_samples))
         teacher_curves = {"teacher_singular_values": truth["singular_values"].tolist()}
         return [
-            member_result(spec, m, outcome, {
-                "rel_excess": excess[m] / signal, "rel_error": rel_error[m], "train_loss": outcome.final_loss[m],
-                "identified": identified, "steps_run": outcome.steps_run[m],
-                **{f"A_{k}": v[m] for k, v in estimates.items()},
-            }, keep=("identified", "steps_run"), curves=teacher_curves, wall_s=wall)
+            member_result(
+                spec,
+                m,
+                outcome,
+                {
+                    "rel_excess": excess[m] / signal,
+                    "rel_error": rel_error[m],
+                    "train_loss": outcome.final_loss[m],
+                    "identified": identified,
+                    "steps_run": outcome.steps_run[m],
+                    **{f"A_{k}": v[m] for k, v in estimates.items()},
+                },
+                keep=("identified", "steps_run"),
+                curves=teacher_curves,
+                wall_s=wall,
+            )
             for m, spec in enumerate(group)
         ]
 

@@ -3,6 +3,7 @@
 Every verdict reads *medians over seeds* of the held-out relative excess risk; the seed spread
 (min, max) is in the summary table and the evidence. Diverged runs are excluded and counted.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,11 +13,31 @@ from .base import Analysis, Verdict, decide
 from .e3_plots import plot_excess_vs_rank, plot_full_rank_bars, plot_mixers
 
 SETTING = ["role", "task.kind", "task.operator", "rung", "v", "positional", "n_heads", "rank"]
-RESULT_COLUMNS = ["run_id", "seed", "status", "diverged_step", *SETTING, "full_rank", "rel_excess",
-                  "rel_excess_population", "excess", "signal", "mixer_rel_error", "A_energy_effective_rank",
-                  "K_energy_effective_rank", "K_numerical_rank", "train_loss", "steps_run", "train.steps", "train.lr"]
+RESULT_COLUMNS = [
+    "run_id",
+    "seed",
+    "status",
+    "diverged_step",
+    *SETTING,
+    "full_rank",
+    "rel_excess",
+    "rel_excess_population",
+    "excess",
+    "signal",
+    "mixer_rel_error",
+    "A_energy_effective_rank",
+    "K_energy_effective_rank",
+    "K_numerical_rank",
+    "train_loss",
+    "steps_run",
+    "train.steps",
+    "train.lr",
+]
 ATTENTION = ("B1", "B2", "B3")
-REPRESENTABLE = (("B1", "low_rank"), ("B2", "row_stochastic"))  # X2: rungs whose class can hold A* with positions
+REPRESENTABLE = (
+    ("B1", "low_rank"),
+    ("B2", "row_stochastic"),
+)  # X2: rungs whose class can hold A* with positions
 
 
 def _label(value) -> str:
@@ -42,10 +63,14 @@ def _fill(table: pd.DataFrame) -> pd.DataFrame:
 def summary_table(ok: pd.DataFrame) -> pd.DataFrame:
     """Median, min and max relative excess over seeds per setting (role, task, rung, V, positions, heads, r)."""
     if not len(ok):
-        return pd.DataFrame(columns=[*SETTING, "rel_excess_median", "rel_excess_min", "rel_excess_max", "runs"])
+        return pd.DataFrame(
+            columns=[*SETTING, "rel_excess_median", "rel_excess_min", "rel_excess_max", "runs"]
+        )
     g = _fill(ok).groupby(SETTING, sort=True)["rel_excess"]
     out = g.agg(median="median", min="min", max="max", runs="count").reset_index()
-    return out.rename(columns={"median": "rel_excess_median", "min": "rel_excess_min", "max": "rel_excess_max"})
+    return out.rename(
+        columns={"median": "rel_excess_median", "min": "rel_excess_min", "max": "rel_excess_max"}
+    )
 
 
 def analyse_e3(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
@@ -74,7 +99,9 @@ def analyse_e3(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     ]
     if n_diverged:
         notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
-    return Analysis(results=results, verdicts=verdicts, figures=figures, tables={"summary": summary}, notes=notes)
+    return Analysis(
+        results=results, verdicts=verdicts, figures=figures, tables={"summary": summary}, notes=notes
+    )
 
 
 def _median(summary: pd.DataFrame, **where) -> float | None:
@@ -98,10 +125,17 @@ def verdict_c4(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
         f"(a) B0 and (b) B1 on a B1-teacher task both reach the floor (< eps_floor = {cfg.eps_floor:g}); "
         "otherwise inconclusive. Medians over seeds."
     )
-    statement = "excess risk jumps at B1 even at full rank and stays at B2, B3: the cause is input conditioning"
+    statement = (
+        "excess risk jumps at B1 even at full rank and stays at B2, B3: the cause is input conditioning"
+    )
     ladder = summary[summary["role"] == "ladder"] if len(summary) else summary
-    ev: dict = {"excluded_diverged": n_diverged, "full_rank": {}, "control_a_B0": {}, "control_b_B1_teacher": {},
-                "ratio_c": {}}
+    ev: dict = {
+        "excluded_diverged": n_diverged,
+        "full_rank": {},
+        "control_a_B0": {},
+        "control_b_B1_teacher": {},
+        "ratio_c": {},
+    }
     missing = []
     for v in cfg.v_settings:
         rows = {r: _full(cfg, summary, "ladder", r, v) for r in ("B0", *ATTENTION)}
@@ -115,7 +149,9 @@ def verdict_c4(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
             cap = {r: min(x, 1.0) for r, x in rows.items()}  # above 1 = worse than predicting 0: no signal
             jump = cap["B1"] - cap["B0"]
             ev["ratio_c"][v] = max(abs(cap["B2"] - cap["B1"]), abs(cap["B3"] - cap["B2"])) / max(jump, 1e-12)
-            raw = max(abs(rows["B2"] - rows["B1"]), abs(rows["B3"] - rows["B2"])) / max(rows["B1"] - rows["B0"], 1e-12)
+            raw = max(abs(rows["B2"] - rows["B1"]), abs(rows["B3"] - rows["B2"])) / max(
+                rows["B1"] - rows["B0"], 1e-12
+            )
             ev.setdefault("ratio_c_uncapped", {})[v] = raw
     if len(ladder):
         swept = ladder[ladder["rung"].isin(ATTENTION)]
@@ -123,10 +159,14 @@ def verdict_c4(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     if missing or not cfg.v_settings:
         ev["reason"] = "missing runs: " + ", ".join(missing or ["no V setting"])
         return Verdict("C4", "inconclusive", criterion, ev, "E3", statement)
-    controls = all(ev["control_a_B0"][v] < cfg.eps_floor and ev["control_b_B1_teacher"][v] < cfg.eps_floor
-                   for v in cfg.v_settings)
+    controls = all(
+        ev["control_a_B0"][v] < cfg.eps_floor and ev["control_b_B1_teacher"][v] < cfg.eps_floor
+        for v in cfg.v_settings
+    )
     if not controls:
-        ev["reason"] = "a control did not reach the floor, so a failure at B1 cannot be attributed to the task"
+        ev["reason"] = (
+            "a control did not reach the floor, so a failure at B1 cannot be attributed to the task"
+        )
         return Verdict("C4", "inconclusive", criterion, ev, "E3", statement)
     jump_ok = all(ev["full_rank"][v][r] >= cfg.c4_fail for v in cfg.v_settings for r in ATTENTION)
     ratio_ok = all(ev["ratio_c"][v] <= cfg.c4_ratio for v in cfg.v_settings)
@@ -148,10 +188,14 @@ def _x2_pair(cfg, x2: pd.DataFrame, rung: str, operator: str) -> dict | None:
     return {
         "best_rel_excess": float(best["rel_excess_median"]),
         "best_setting": {"v": best["v"], "n_heads": best["n_heads"], "rank": int(best["rank"])},
-        "without_positions": None if pd.isna(best["rel_excess_median_none"]) else float(best["rel_excess_median_none"]),
+        "without_positions": None
+        if pd.isna(best["rel_excess_median_none"])
+        else float(best["rel_excess_median_none"]),
         "gap_closed": None if pd.isna(best["closure"]) else float(best["closure"]),
-        "by_rank_and_heads": {f"r={int(r['rank'])},h={r['n_heads']},V {r['v']}": round(float(r["rel_excess_median"]), 5)
-                              for _, r in merged.iterrows()},
+        "by_rank_and_heads": {
+            f"r={int(r['rank'])},h={r['n_heads']},V {r['v']}": round(float(r["rel_excess_median"]), 5)
+            for _, r in merged.iterrows()
+        },
         "min_rank_reaching_floor": int(floor["rank"].min()) if len(floor) else None,
     }
 
@@ -168,7 +212,12 @@ def verdict_x2(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     )
     statement = "learned absolute positions make the fixed operator learnable by attention"
     x2 = summary[summary["role"] == "x2"] if len(summary) else summary
-    ev: dict = {"steps": steps, "x2_min_steps": cfg.x2_min_steps, "excluded_diverged": n_diverged, "pairs": {}}
+    ev: dict = {
+        "steps": steps,
+        "x2_min_steps": cfg.x2_min_steps,
+        "excluded_diverged": n_diverged,
+        "pairs": {},
+    }
     for rung in ("B1", "B2"):
         for operator in ("low_rank", "row_stochastic"):
             res = _x2_pair(cfg, x2, rung, operator) if len(x2) else None
@@ -184,8 +233,10 @@ def verdict_x2(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
         return Verdict("X2", "confirmed", criterion, ev, "E3", statement)
     if steps >= cfg.x2_min_steps:
         return Verdict("X2", "refuted", criterion, ev, "E3", statement)
-    ev["reason"] = (f"positional runs had {steps} < {cfg.x2_min_steps} steps and did not reach the floor yet; "
-                    "see gap_closed for how far they got")
+    ev["reason"] = (
+        f"positional runs had {steps} < {cfg.x2_min_steps} steps and did not reach the floor yet; "
+        "see gap_closed for how far they got"
+    )
     return Verdict("X2", "inconclusive", criterion, ev, "E3", statement)
 
 

@@ -16,6 +16,7 @@ samples against the clean target (SPEC §1); B0 also records the exact populatio
 Each run stores the mean realised mixer ``E_X M(X)`` (over the first ``n_mix`` held-out inputs,
 heads averaged) beside the task's, so the mixer figure is rebuilt from the store alone.
 """
+
 from __future__ import annotations
 
 import time
@@ -26,8 +27,13 @@ import torch
 
 from ..config import param
 from ..errors import ConfigError
-from ..models import (LinearOperatorEnsemble, LinearQKEnsemble, MemberSpec, SoftmaxAttentionEnsemble,
-                      TransformerBlockEnsemble)
+from ..models import (
+    LinearOperatorEnsemble,
+    LinearQKEnsemble,
+    MemberSpec,
+    SoftmaxAttentionEnsemble,
+    TransformerBlockEnsemble,
+)
 from ..models.softmax_attention import TEMPERATURES
 from ..registry import EXPERIMENTS
 from ..spectra import estimate_all
@@ -41,16 +47,28 @@ from ..training.trainer import DTYPES
 from .base import Experiment, derive_seed, flat_params, member_result, spec_params
 
 RUNGS = ("B0", "B1", "B2", "B3")
-STUDENT_CLASSES = {"B0": LinearOperatorEnsemble, "B1": LinearQKEnsemble, "B2": SoftmaxAttentionEnsemble,
-                   "B3": TransformerBlockEnsemble}
+STUDENT_CLASSES = {
+    "B0": LinearOperatorEnsemble,
+    "B1": LinearQKEnsemble,
+    "B2": SoftmaxAttentionEnsemble,
+    "B3": TransformerBlockEnsemble,
+}
 POSITIONAL_RUNGS = ("B1", "B2")
 OPERATORS = ("low_rank", "row_stochastic")
 ROLES = ("ladder", "control_b", "x2")
 
 
 def _train(steps: int, lr: float) -> TrainConfig:
-    return TrainConfig(optimizer="adam", lr=lr, lr_final=1e-4, steps=steps, n_samples=0, batch_size=32,
-                       checkpoints=8, dtype="float32")
+    return TrainConfig(
+        optimizer="adam",
+        lr=lr,
+        lr_final=1e-4,
+        steps=steps,
+        n_samples=0,
+        batch_size=32,
+        checkpoints=8,
+        dtype="float32",
+    )
 
 
 @dataclass(frozen=True)
@@ -62,7 +80,9 @@ class E3Config:
     sigma: float = param(0.1, ge=0.0, doc="noise standard deviation")
     task_seed: int = param(0, ge=0, doc="draws the tasks; every rung sees the same task and data stream")
     rungs: tuple[str, ...] = param(RUNGS, choices=RUNGS, doc="ladder rungs")
-    ranks: tuple[int, ...] = param((1, 2, 4, 8), ge=1, doc="swept ranks (<= d); the full rank is always added")
+    ranks: tuple[int, ...] = param(
+        (1, 2, 4, 8), ge=1, doc="swept ranks (<= d); the full rank is always added"
+    )
     v_settings: tuple[str, ...] = param(("known", "learned"), choices=("known", "learned"))
     seeds: int = param(2, ge=1, le=1000, doc="student initialisations per setting (the task is fixed)")
     n_heads: int = param(1, ge=1, le=64, doc="heads of B1–B3 (each of rank r, outputs averaged)")
@@ -73,37 +93,56 @@ class E3Config:
     n_mix: int = param(64, ge=1, le=100_000, doc="held-out inputs the stored mean mixer averages over")
     control_b: bool = param(True, doc="control (b): B1 on a linear_qk_teacher task")
     teacher_c: float = param(2.0, gt=0.0, doc="control (b): logit scale c of the B1 teacher")
-    positional_rungs: tuple[str, ...] = param(POSITIONAL_RUNGS, choices=RUNGS,
-                                              doc="X2: rungs run with learned_absolute positions (empty: no X2)")
-    x2_operators: tuple[str, ...] = param(OPERATORS, choices=OPERATORS, doc="X2: A* signed low-rank / row-stochastic")
+    positional_rungs: tuple[str, ...] = param(
+        POSITIONAL_RUNGS, choices=RUNGS, doc="X2: rungs run with learned_absolute positions (empty: no X2)"
+    )
+    x2_operators: tuple[str, ...] = param(
+        OPERATORS, choices=OPERATORS, doc="X2: A* signed low-rank / row-stochastic"
+    )
     x2_ranks: tuple[int, ...] = param((), ge=1, doc="X2 ranks (<= d); empty = r* and d")
     x2_heads: tuple[int, ...] = param((1,), ge=1, le=64, doc="X2 head counts")
     x2_v_settings: tuple[str, ...] = param(("known",), choices=("known", "learned"))
     logit_scale: float = param(2.0, gt=0.0, doc="row-stochastic A*: rms of its rank-r* logits")
-    eps_floor: float = param(1e-2, gt=0.0, lt=1.0, doc="relative excess below which a model reaches the floor")
-    c4_fail: float = param(0.5, gt=0.0, doc="C4: B1–B3 at full rank fail when their relative excess is >= this")
+    eps_floor: float = param(
+        1e-2, gt=0.0, lt=1.0, doc="relative excess below which a model reaches the floor"
+    )
+    c4_fail: float = param(
+        0.5, gt=0.0, doc="C4: B1–B3 at full rank fail when their relative excess is >= this"
+    )
     c4_ratio: float = param(0.1, gt=0.0, doc="C4 (c): max(|B2−B1|, |B3−B2|) / (B1 − B0) must be <= this")
-    x2_min_steps: int = param(6000, ge=1, doc="X2: runs shorter than this cannot refute (SPEC §5b: >= 6000 steps)")
+    x2_min_steps: int = param(
+        6000, ge=1, doc="X2: runs shorter than this cannot refute (SPEC §5b: >= 6000 steps)"
+    )
     train: TrainConfig = field(default_factory=lambda: _train(500, 1e-2))
     x2_train: TrainConfig = field(default_factory=lambda: _train(1500, 3e-2))
 
     def check(self) -> None:
         if not self.rungs:
-            raise ConfigError(f"The 'rungs' parameter must hold at least one of {', '.join(RUNGS)}. Got () instead.")
+            raise ConfigError(
+                f"The 'rungs' parameter must hold at least one of {', '.join(RUNGS)}. Got () instead."
+            )
         bad_pos = [r for r in self.positional_rungs if r not in POSITIONAL_RUNGS]
         if bad_pos:
-            raise ConfigError(f"positional information is for B1 and B2 only. Got {bad_pos[0]!r} in 'positional_rungs'.")
+            raise ConfigError(
+                f"positional information is for B1 and B2 only. Got {bad_pos[0]!r} in 'positional_rungs'."
+            )
         attention = any(r != "B0" for r in self.rungs) or self.control_b or self.positional_rungs
         upper, what = (self.d, "d, the query–key width of B1–B3") if attention else (self.n, "n")
         for key, values in (("ranks", self.ranks), ("x2_ranks", self.x2_ranks)):
             bad = [r for r in values if r > upper]
             if bad:
-                raise ConfigError(f"The '{key}' parameter must hold ints in [1, {upper}] ({what}). Got {bad[0]} instead.")
+                raise ConfigError(
+                    f"The '{key}' parameter must hold ints in [1, {upper}] ({what}). Got {bad[0]} instead."
+                )
         if self.r_star > self.n:
-            raise ConfigError(f"The 'r_star' parameter must be an int in [1, {self.n}] (n). Got {self.r_star} instead.")
+            raise ConfigError(
+                f"The 'r_star' parameter must be an int in [1, {self.n}] (n). Got {self.r_star} instead."
+            )
         if self.control_b and self.r_star > self.d:
-            raise ConfigError(f"The 'r_star' parameter must be an int in [1, {self.d}] (d, the B1 teacher's "
-                              f"kernel is d×d). Got {self.r_star} instead.")
+            raise ConfigError(
+                f"The 'r_star' parameter must be an int in [1, {self.d}] (d, the B1 teacher's "
+                f"kernel is d×d). Got {self.r_star} instead."
+            )
 
     def full_rank(self, rung: str) -> int:
         return self.n if rung == "B0" else self.d
@@ -122,7 +161,9 @@ def task_of(params: dict) -> FixedOperatorTask | LinearQKTeacherTask:
     return FixedOperatorTask(**p)
 
 
-@EXPERIMENTS.register("E3", summary="interpolation ladder B0–B3 on fixed_operator; controls; learned positions (C4, X2)")
+@EXPERIMENTS.register(
+    "E3", summary="interpolation ladder B0–B3 on fixed_operator; controls; learned positions (C4, X2)"
+)
 class E3Ladder(Experiment):
     name = "E3"
     title = "Interpolation ladder B0 → B3 on a fixed operator"
@@ -132,16 +173,29 @@ class E3Ladder(Experiment):
     @classmethod
     def default_config(cls, scale: str) -> E3Config:
         if scale == "paper":
-            return E3Config(seeds=3, ranks=(1, 2, 4, 8, 12), x2_ranks=(2, 4, 8, 16), x2_heads=(1, 2),
-                            x2_v_settings=("known", "learned"), n_test=4096,
-                            train=_train(2000, 1e-2), x2_train=_train(6000, 3e-2))
+            return E3Config(
+                seeds=3,
+                ranks=(1, 2, 4, 8, 12),
+                x2_ranks=(2, 4, 8, 16),
+                x2_heads=(1, 2),
+                x2_v_settings=("known", "learned"),
+                n_test=4096,
+                train=_train(2000, 1e-2),
+                x2_train=_train(6000, 3e-2),
+            )
         return E3Config()
 
     # -- the grid --------------------------------------------------------------------------
     def _task_params(self, kind: str, operator: str = "low_rank") -> dict:
         c = self.cfg
-        p = {"task.kind": kind, "task.n": c.n, "task.d": c.d, "task.r_star": c.r_star,
-             "task.spectrum": c.spectrum, "task.sigma": c.sigma}
+        p = {
+            "task.kind": kind,
+            "task.n": c.n,
+            "task.d": c.d,
+            "task.r_star": c.r_star,
+            "task.spectrum": c.spectrum,
+            "task.sigma": c.sigma,
+        }
         if kind == "linear_qk_teacher":
             p["task.c"] = c.teacher_c
         else:
@@ -150,12 +204,30 @@ class E3Ladder(Experiment):
                 p["task.logit_scale"] = c.logit_scale
         return p
 
-    def _runs(self, role: str, task: dict, rung: str, v: str, ranks, positional: str, n_heads: int,
-              train: TrainConfig) -> list[RunSpec]:
+    def _runs(
+        self,
+        role: str,
+        task: dict,
+        rung: str,
+        v: str,
+        ranks,
+        positional: str,
+        n_heads: int,
+        train: TrainConfig,
+    ) -> list[RunSpec]:
         c = self.cfg
-        base = {"role": role, **task, "task_seed": c.task_seed, "n_test": c.n_test, "n_mix": c.n_mix,
-                "rung": rung, "v": v, "positional": positional,
-                "init_scale": c.b0_init_scale if rung == "B0" else c.init_scale, **flat_params(train, "train")}
+        base = {
+            "role": role,
+            **task,
+            "task_seed": c.task_seed,
+            "n_test": c.n_test,
+            "n_mix": c.n_mix,
+            "rung": rung,
+            "v": v,
+            "positional": positional,
+            "init_scale": c.b0_init_scale if rung == "B0" else c.init_scale,
+            **flat_params(train, "train"),
+        }
         if rung != "B0":
             base["n_heads"] = n_heads
         if rung in ("B2", "B3"):
@@ -172,7 +244,9 @@ class E3Ladder(Experiment):
         if c.control_b:
             teacher = self._task_params("linear_qk_teacher")
             for v in c.v_settings:
-                out += self._runs("control_b", teacher, "B1", v, sorted({c.r_star, c.d}), "none", c.n_heads, c.train)
+                out += self._runs(
+                    "control_b", teacher, "B1", v, sorted({c.r_star, c.d}), "none", c.n_heads, c.train
+                )
         x2_ranks = sorted(set(c.x2_ranks) or {c.r_star, c.d})
         for operator in c.x2_operators if c.positional_rungs else ():
             task = self._task_params("fixed_operator", operator)
@@ -193,22 +267,39 @@ class E3Ladder(Experiment):
         start = time.perf_counter()
         p0 = group[0].params
         task = task_of(p0)
-        teacher = task.teacher(torch.Generator().manual_seed(derive_seed("E3/teacher", task, p0["task_seed"])))
+        teacher = task.teacher(
+            torch.Generator().manual_seed(derive_seed("E3/teacher", task, p0["task_seed"]))
+        )
         train = TrainConfig(**spec_params(group[0], "train"))
         dtype = DTYPES[train.dtype]
         model = build_student(group, teacher, dtype)
         outcome = train_ensemble(model, training_data(teacher, task, p0["task_seed"], train), train)
-        test = teacher.sample(p0["n_test"], torch.Generator().manual_seed(derive_seed("E3/test", task, p0["task_seed"])))
+        test = teacher.sample(
+            p0["n_test"], torch.Generator().manual_seed(derive_seed("E3/test", task, p0["task_seed"]))
+        )
         metrics, mixers, target_mixer = evaluate(model, teacher, test, p0["n_mix"])
         wall = (time.perf_counter() - start) / len(group)
         results = []
         for m, spec in enumerate(group):
             row = {k: v[m] for k, v in metrics.items()}
-            row.update(train_loss=outcome.final_loss[m], steps_run=outcome.steps_run[m], noise_floor=task.sigma**2,
-                       full_rank=float(spec.params["rank"] == (task.n if p0["rung"] == "B0" else task.d)))
+            row.update(
+                train_loss=outcome.final_loss[m],
+                steps_run=outcome.steps_run[m],
+                noise_floor=task.sigma**2,
+                full_rank=float(spec.params["rank"] == (task.n if p0["rung"] == "B0" else task.d)),
+            )
             curves = {"mean_mixer": mixers[m].tolist(), "target_mean_mixer": target_mixer.tolist()}
-            results.append(member_result(spec, m, outcome, row, keep=("steps_run", "noise_floor", "full_rank", "signal"),
-                                         curves=curves, wall_s=wall))
+            results.append(
+                member_result(
+                    spec,
+                    m,
+                    outcome,
+                    row,
+                    keep=("steps_run", "noise_floor", "full_rank", "signal"),
+                    curves=curves,
+                    wall_s=wall,
+                )
+            )
         return results
 
     def analyse(self, table, records):
@@ -221,9 +312,17 @@ class E3Ladder(Experiment):
 def build_student(group: list[RunSpec], teacher, dtype: torch.dtype):
     """The ensemble of one group: one member per spec (its rank, init scale and a run-derived seed)."""
     p0 = group[0].params
-    members = [MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E3/init", s.run_id)) for s in group]
-    kwargs = dict(n=teacher.n, d=teacher.d, d_v=teacher.d_v, dtype=dtype, positional=p0["positional"],
-                  V_known=teacher.V.to(dtype) if p0["v"] == "known" else None)
+    members = [
+        MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E3/init", s.run_id)) for s in group
+    ]
+    kwargs = dict(
+        n=teacher.n,
+        d=teacher.d,
+        d_v=teacher.d_v,
+        dtype=dtype,
+        positional=p0["positional"],
+        V_known=teacher.V.to(dtype) if p0["v"] == "known" else None,
+    )
     if p0["rung"] != "B0":
         kwargs["n_heads"] = p0["n_heads"]
     if p0["rung"] in ("B2", "B3"):

@@ -1,4 +1,5 @@
 """E3's figures — pure functions of the stored table (and, for the mixers, the stored curves)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,14 +29,20 @@ def plot_full_rank_bars(cfg, ok: pd.DataFrame):
     for j, v in enumerate(settings):
         ax = axes[0][j]
         bars = [(r, "ladder", r) for r in cfg.rungs] + [("B1\n(B1 teacher)", "control_b", "B1")]
-        for i, (label, role, rung) in enumerate(bars):
+        for i, (_label, role, rung) in enumerate(bars):
             vals = _select(ok, role=role, rung=rung, v=v, positional="none", rank=cfg.full_rank(rung))
             vals = np.maximum(vals["rel_excess"].to_numpy(dtype=float), FLOOR)
             if not len(vals):
                 continue
             colour = RUNG_COLOURS.get(rung, "k")
-            ax.bar(i, np.median(vals), color=colour, alpha=0.6 if role == "ladder" else 0.3,
-                   hatch=None if role == "ladder" else "//", edgecolor=colour)
+            ax.bar(
+                i,
+                np.median(vals),
+                color=colour,
+                alpha=0.6 if role == "ladder" else 0.3,
+                hatch=None if role == "ladder" else "//",
+                edgecolor=colour,
+            )
             ax.vlines(i, vals.min(), vals.max(), color="k", lw=1.2)
             ax.plot(np.full(len(vals), i), vals, "k.", ms=4)
         ax.set_xticks(range(len(bars)), [b[0] for b in bars], fontsize=7)
@@ -54,8 +61,14 @@ def _line(ax, rows: pd.DataFrame, label: str, colour: str, ls: str = "-") -> Non
         return
     med = np.maximum(rows["rel_excess_median"].to_numpy(dtype=float), FLOOR)
     ax.plot(rows["rank"], med, ls, marker="o", ms=3, color=colour, label=label)
-    ax.fill_between(rows["rank"], np.maximum(rows["rel_excess_min"], FLOOR), np.maximum(rows["rel_excess_max"], FLOOR),
-                    color=colour, alpha=0.15, lw=0)
+    ax.fill_between(
+        rows["rank"],
+        np.maximum(rows["rel_excess_min"], FLOOR),
+        np.maximum(rows["rel_excess_max"], FLOOR),
+        color=colour,
+        alpha=0.15,
+        lw=0,
+    )
 
 
 def plot_excess_vs_rank(cfg, summary: pd.DataFrame):
@@ -100,7 +113,9 @@ def _mixer_panels(cfg, ok: pd.DataFrame) -> list[tuple[str, list[tuple[str, dict
             cols.append((f"{rung}", dict(role=role, rung=rung, positional="none")))
         for rung in ("B1", "B2"):
             cols.append((f"{rung} + positions", dict(role="x2", rung=rung, positional="learned_absolute")))
-        rows.append((operator, [(label, {**sel, "task.operator": operator, "rank": full}) for label, sel in cols]))
+        rows.append(
+            (operator, [(label, {**sel, "task.operator": operator, "rank": full}) for label, sel in cols])
+        )
     return rows
 
 
@@ -115,11 +130,18 @@ def plot_mixers(cfg, ok: pd.DataFrame, records: list[dict]):
             g = _select(ok, **sel).sort_values(["v", "n_heads", "seed"])  # "known" sorts first
             if len(g) and "mean_mixer" in curves.get(g["run_id"].iloc[0], {}):
                 c = curves[g["run_id"].iloc[0]]
-                found.append((f"{label} (V {g['v'].iloc[0]})\nrel. excess {g['rel_excess'].iloc[0]:.3g}",
-                              np.asarray(c["mean_mixer"]), np.asarray(c["target_mean_mixer"])))
+                found.append(
+                    (
+                        f"{label} (V {g['v'].iloc[0]})\nrel. excess {g['rel_excess'].iloc[0]:.3g}",
+                        np.asarray(c["mean_mixer"]),
+                        np.asarray(c["target_mean_mixer"]),
+                    )
+                )
         if found:
             rows.append((operator, found))
-    fig, axes = figure_grid(max(1, len(rows)), 1 + max([len(f) for _, f in rows] or [0]), width=2.3, height=2.3)
+    fig, axes = figure_grid(
+        max(1, len(rows)), 1 + max([len(f) for _, f in rows] or [0]), width=2.3, height=2.3
+    )
     for i, (operator, found) in enumerate(rows):
         target = found[0][2]
         scale = float(np.abs(target).max()) or 1.0

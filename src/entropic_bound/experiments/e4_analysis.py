@@ -11,6 +11,7 @@ C6 normalisations (SPEC §5b). The size of the transition is measured by the exc
 
 Both are reported; the verdict uses ``cfg.c6_normalisation`` and says so.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,9 +21,29 @@ from ..report.plots import figure_grid, mark_floor
 from .base import Analysis, Verdict, decide
 
 RESULT_COLUMNS = [
-    "run_id", "seed", "status", "diverged_step", "teacher", "task.r_star", "task.spectrum", "task.c", "task.sigma",
-    "v", "rank", "train.n_samples", "excess", "rel_excess", "excess_over_k0", "k0_excess", "k0_rel_excess",
-    "signal", "noise_floor", "train_loss", "steps_run", "row_entropy_ratio", "mean_max_attention",
+    "run_id",
+    "seed",
+    "status",
+    "diverged_step",
+    "teacher",
+    "task.r_star",
+    "task.spectrum",
+    "task.c",
+    "task.sigma",
+    "v",
+    "rank",
+    "train.n_samples",
+    "excess",
+    "rel_excess",
+    "excess_over_k0",
+    "k0_excess",
+    "k0_rel_excess",
+    "signal",
+    "noise_floor",
+    "train_loss",
+    "steps_run",
+    "row_entropy_ratio",
+    "mean_max_attention",
 ]
 PAIR_KEYS = ["task.r_star", "task.spectrum", "v", "seed"]
 
@@ -35,11 +56,16 @@ def transition_table(ok: pd.DataFrame) -> pd.DataFrame:
         below, at = g[g["rank"] == r_star - 1], g[g["rank"] == r_star]
         if r_star < 2 or not len(below) or not len(at):
             continue
-        rows.append({
-            "teacher": kind, **dict(zip(PAIR_KEYS, key)),
-            "rel_excess_below": float(below["rel_excess"].iloc[0]), "rel_excess_at": float(at["rel_excess"].iloc[0]),
-            "over_k0_below": float(below["excess_over_k0"].iloc[0]), "k0_rel_excess": float(below["k0_rel_excess"].iloc[0]),
-        })
+        rows.append(
+            {
+                "teacher": kind,
+                **dict(zip(PAIR_KEYS, key)),
+                "rel_excess_below": float(below["rel_excess"].iloc[0]),
+                "rel_excess_at": float(at["rel_excess"].iloc[0]),
+                "over_k0_below": float(below["excess_over_k0"].iloc[0]),
+                "k0_rel_excess": float(below["k0_rel_excess"].iloc[0]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -50,10 +76,14 @@ def paired_ratios(trans: pd.DataFrame) -> pd.DataFrame:
     lin = trans[trans["teacher"] == "linear"].set_index(PAIR_KEYS)
     soft = trans[trans["teacher"] == "softmax"].set_index(PAIR_KEYS)
     both = lin.merge(soft, left_index=True, right_index=True, suffixes=("_linear", "_softmax"))
-    out = pd.DataFrame({
-        "linear_over_k0": both["over_k0_below_linear"], "softmax_over_k0": both["over_k0_below_softmax"],
-        "linear_rel": both["rel_excess_below_linear"], "softmax_rel": both["rel_excess_below_softmax"],
-    })
+    out = pd.DataFrame(
+        {
+            "linear_over_k0": both["over_k0_below_linear"],
+            "softmax_over_k0": both["over_k0_below_softmax"],
+            "linear_rel": both["rel_excess_below_linear"],
+            "softmax_rel": both["rel_excess_below_softmax"],
+        }
+    )
     out["ratio_k0"] = out["softmax_over_k0"] / out["linear_over_k0"]
     out["ratio_signal"] = out["softmax_rel"] / out["linear_rel"]
     return out.reset_index()
@@ -81,7 +111,9 @@ def analyse_e4(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     notes = [
         f"Teachers with ||K*||_F = c·√d, c = {cfg.c:g} (off-diagonal logit std c), n = {cfg.n}, d = d_v = {cfg.d}, "
         f"σ = {cfg.sigma:g}. Students B1 (linear teacher) and B2 (softmax, temperature √d) trained by "
-        f"{cfg.train.optimizer} (lr {cfg.train.lr:g}" + (f" → {cfg.train.lr_final:g} cosine" if cfg.train.lr_final else "") + f", init {cfg.init_scale:g}, {cfg.train.steps} steps) on "
+        f"{cfg.train.optimizer} (lr {cfg.train.lr:g}"
+        + (f" → {cfg.train.lr_final:g} cosine" if cfg.train.lr_final else "")
+        + f", init {cfg.init_scale:g}, {cfg.train.steps} steps) on "
         f"N = {cfg.train.n_samples} fixed sequences; excess risk measured on {cfg.n_test} held-out sequences "
         "(dedicated seed) against the clean target.",
         "Linear and softmax teachers of one (r*, spectrum, seed) share K*, V* and the inputs. Softmax saturation "
@@ -98,10 +130,16 @@ def c5_summary(cfg, ok: pd.DataFrame) -> dict:
     for kind, g in ok.groupby("teacher"):
         below, above = g[g["rank"] < g["task.r_star"]], g[g["rank"] >= g["task.r_star"]]
         out[kind] = {
-            "runs_below": int(len(below)), "runs_at_or_above": int(len(above)),
-            "frac_below_clearly_above_floor": float((below["rel_excess"] >= cfg.c5_margin * cfg.eps_floor).mean())
-            if len(below) else None,
-            "frac_at_or_above_reaching_floor": float((above["rel_excess"] < cfg.eps_floor).mean()) if len(above) else None,
+            "runs_below": int(len(below)),
+            "runs_at_or_above": int(len(above)),
+            "frac_below_clearly_above_floor": float(
+                (below["rel_excess"] >= cfg.c5_margin * cfg.eps_floor).mean()
+            )
+            if len(below)
+            else None,
+            "frac_at_or_above_reaching_floor": float((above["rel_excess"] < cfg.eps_floor).mean())
+            if len(above)
+            else None,
             "min_rel_excess_below": float(below["rel_excess"].min()) if len(below) else None,
             "max_rel_excess_at_or_above": float(above["rel_excess"].max()) if len(above) else None,
         }
@@ -117,11 +155,19 @@ def verdict_c5(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     statement = "deficiency (r < r*) and achievability (r >= r*) hold inside the attention class"
     summary = c5_summary(cfg, ok) if len(ok) else {}
     evidence = {"by_teacher": summary, "excluded_diverged": n_diverged}
-    fracs = [(s["frac_below_clearly_above_floor"], s["frac_at_or_above_reaching_floor"]) for s in summary.values()]
+    fracs = [
+        (s["frac_below_clearly_above_floor"], s["frac_at_or_above_reaching_floor"]) for s in summary.values()
+    ]
     if not fracs or any(a is None or b is None for a, b in fracs):
         return Verdict("C5", "inconclusive", criterion, evidence, "E4", statement)
-    return Verdict("C5", decide(all(a >= cfg.c5_rate and b >= cfg.c5_rate for a, b in fracs)), criterion,
-                   evidence, "E4", statement)
+    return Verdict(
+        "C5",
+        decide(all(a >= cfg.c5_rate and b >= cfg.c5_rate for a, b in fracs)),
+        criterion,
+        evidence,
+        "E4",
+        statement,
+    )
 
 
 def verdict_c6(cfg, ok: pd.DataFrame, pairs: pd.DataFrame, n_diverged: int) -> Verdict:
@@ -134,18 +180,25 @@ def verdict_c6(cfg, ok: pd.DataFrame, pairs: pd.DataFrame, n_diverged: int) -> V
     )
     statement = "softmax compresses the size of the transition at r = r* but keeps the boundary"
     if not len(pairs):
-        return Verdict("C6", "inconclusive", criterion, {"pairs": 0, "excluded_diverged": n_diverged}, "E4", statement)
+        return Verdict(
+            "C6", "inconclusive", criterion, {"pairs": 0, "excluded_diverged": n_diverged}, "E4", statement
+        )
     soft_at = ok[(ok["teacher"] == "softmax") & (ok["rank"] == ok["task.r_star"])]
     boundary = float((soft_at["rel_excess"] < cfg.eps_floor).mean()) if len(soft_at) else float("nan")
     med = {k: float(pairs[f"ratio_{k}"].median()) for k in ("k0", "signal")}
     evidence = {
-        "normalisation": norm, "median_ratio_k0": med["k0"], "median_ratio_signal": med["signal"],
+        "normalisation": norm,
+        "median_ratio_k0": med["k0"],
+        "median_ratio_signal": med["signal"],
         "median_linear_over_k0": float(pairs["linear_over_k0"].median()),
         "median_softmax_over_k0": float(pairs["softmax_over_k0"].median()),
-        "median_linear_rel": float(pairs["linear_rel"].median()), "median_softmax_rel": float(pairs["softmax_rel"].median()),
+        "median_linear_rel": float(pairs["linear_rel"].median()),
+        "median_softmax_rel": float(pairs["softmax_rel"].median()),
         "ratio_k0_by_r_star": pairs.groupby("task.r_star")["ratio_k0"].median().round(3).to_dict(),
         "ratio_signal_by_r_star": pairs.groupby("task.r_star")["ratio_signal"].median().round(3).to_dict(),
-        "softmax_frac_reaching_floor_at_r_star": boundary, "pairs": int(len(pairs)), "excluded_diverged": n_diverged,
+        "softmax_frac_reaching_floor_at_r_star": boundary,
+        "pairs": int(len(pairs)),
+        "excluded_diverged": n_diverged,
     }
     compressed = med[norm] <= cfg.c6_factor
     other = "signal" if norm == "k0" else "k0"
@@ -155,18 +208,33 @@ def verdict_c6(cfg, ok: pd.DataFrame, pairs: pd.DataFrame, n_diverged: int) -> V
 
 def plot_excess_vs_rank(cfg, ok: pd.DataFrame):
     """Relative excess vs r: rows r*, columns linear | softmax; ε_floor, σ²/signal and K = 0 marked."""
-    r_stars, kinds = sorted(ok["task.r_star"].unique()), [k for k in ("linear", "softmax") if k in set(ok["teacher"])]
+    r_stars, kinds = (
+        sorted(ok["task.r_star"].unique()),
+        [k for k in ("linear", "softmax") if k in set(ok["teacher"])],
+    )
     fig, axes = figure_grid(len(r_stars), len(kinds), width=3.6, height=2.6)
-    styles = {("flat", "known"): "o-", ("flat", "learned"): "x--", ("geometric", "known"): "s-",
-              ("geometric", "learned"): "+--", ("power", "known"): "^-", ("power", "learned"): "v--"}
+    styles = {
+        ("flat", "known"): "o-",
+        ("flat", "learned"): "x--",
+        ("geometric", "known"): "s-",
+        ("geometric", "learned"): "+--",
+        ("power", "known"): "^-",
+        ("power", "learned"): "v--",
+    }
     for i, r_star in enumerate(r_stars):
         for j, kind in enumerate(kinds):
             ax = axes[i][j]
             g = ok[(ok["task.r_star"] == r_star) & (ok["teacher"] == kind)]
             for (spectrum, v), gv in g.groupby(["task.spectrum", "v"]):
                 curve = gv.groupby("rank")["rel_excess"].median()
-                ax.plot(curve.index, np.maximum(curve.to_numpy(), 1e-7), styles.get((spectrum, v), ".-"), ms=4, lw=0.9,
-                        label=f"{spectrum}, V {v}")
+                ax.plot(
+                    curve.index,
+                    np.maximum(curve.to_numpy(), 1e-7),
+                    styles.get((spectrum, v), ".-"),
+                    ms=4,
+                    lw=0.9,
+                    label=f"{spectrum}, V {v}",
+                )
             ax.axvline(r_star, color="tab:red", lw=0.8, ls=":")
             mark_floor(ax, cfg.eps_floor, "ε_floor")
             if len(g):
@@ -184,7 +252,9 @@ def plot_excess_vs_rank(cfg, ok: pd.DataFrame):
 def plot_transition_size(cfg, pairs: pd.DataFrame):
     """Normalised excess at r*−1, linear vs softmax, under both normalisations (C6)."""
     fig, axes = figure_grid(1, 2, width=3.8, height=2.8)
-    for ax, (col, label) in zip(axes[0], (("over_k0", "excess(r*−1) / excess(K = 0)"), ("rel", "excess(r*−1) / signal"))):
+    for ax, (col, label) in zip(
+        axes[0], (("over_k0", "excess(r*−1) / excess(K = 0)"), ("rel", "excess(r*−1) / signal"))
+    ):
         by = pairs.groupby("task.r_star")[[f"linear_{col}", f"softmax_{col}"]].median()
         x = np.arange(len(by))
         ax.bar(x - 0.2, by[f"linear_{col}"], width=0.4, label="linear (B1)")
@@ -192,7 +262,9 @@ def plot_transition_size(cfg, pairs: pd.DataFrame):
         ax.set_xticks(x, [str(r) for r in by.index])
         ax.set_xlabel("r*")
         ax.set_ylabel(label)
-        ax.set_title(label + (" [verdict]" if (col == "over_k0") == (cfg.c6_normalisation == "k0") else ""), fontsize=8)
+        ax.set_title(
+            label + (" [verdict]" if (col == "over_k0") == (cfg.c6_normalisation == "k0") else ""), fontsize=8
+        )
     axes[0][0].legend(fontsize=6)
     fig.suptitle("E4 / C6: size of the transition at r = r*", fontsize=10)
     return fig

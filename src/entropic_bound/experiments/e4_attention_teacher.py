@@ -13,6 +13,7 @@ sequences. Plain GD (lr 10, SPEC §5b) fits flat spectra but stalls on a plateau
 teacher with learned ``V`` and a geometric spectrum (relative excess ≈ 0.13 at r ≥ r* after 1000
 steps), which would read as a false deficiency; Adam reaches the floor there in 300 steps.
 """
+
 from __future__ import annotations
 
 import time
@@ -54,33 +55,49 @@ class E4Config:
     eps_floor: float = param(1e-2, gt=0.0, lt=1.0, doc="relative excess below which the floor is reached")
     c5_margin: float = param(3.0, ge=1.0, doc="C5: r < r* must stay above c5_margin * eps_floor")
     c5_rate: float = param(0.9, gt=0.0, le=1.0, doc="C5: required fraction of runs on each side of r*")
-    c6_normalisation: str = param("k0", choices=("k0", "signal"),
-                                  doc="C6: divide excess(r*-1) by the K = 0 excess (k0) or by the total signal")
-    c6_factor: float = param(0.8, gt=0.0, le=1.0,
-                             doc="C6: compressed if softmax/linear ratio of normalised excess(r*-1) <= c6_factor")
+    c6_normalisation: str = param(
+        "k0",
+        choices=("k0", "signal"),
+        doc="C6: divide excess(r*-1) by the K = 0 excess (k0) or by the total signal",
+    )
+    c6_factor: float = param(
+        0.8,
+        gt=0.0,
+        le=1.0,
+        doc="C6: compressed if softmax/linear ratio of normalised excess(r*-1) <= c6_factor",
+    )
     train: TrainConfig = field(
-        default_factory=lambda: TrainConfig(optimizer="adam", lr=3e-2, lr_final=1e-4, steps=300, n_samples=256,
-                                            checkpoints=8, dtype="float32")
+        default_factory=lambda: TrainConfig(
+            optimizer="adam", lr=3e-2, lr_final=1e-4, steps=300, n_samples=256, checkpoints=8, dtype="float32"
+        )
     )
 
     def check(self) -> None:
         for key, values in (("r_stars", self.r_stars), ("ranks", self.ranks)):
             bad = [v for v in values if v > self.d]
             if bad:
-                raise ConfigError(f"The '{key}' parameter must hold ints in [1, {self.d}] (d). Got {bad[0]} instead.")
+                raise ConfigError(
+                    f"The '{key}' parameter must hold ints in [1, {self.d}] (d). Got {bad[0]} instead."
+                )
         if not self.r_stars:
             raise ConfigError("The 'r_stars' parameter must hold at least one int. Got () instead.")
         if not self.teachers or not self.v_settings or not self.spectra:
-            raise ConfigError("The 'teachers', 'v_settings' and 'spectra' parameters must be non-empty. Got () instead.")
+            raise ConfigError(
+                "The 'teachers', 'v_settings' and 'spectra' parameters must be non-empty. Got () instead."
+            )
         if self.train.n_samples == 0:
-            raise ConfigError("The 'train.n_samples' parameter must be an int >= 1 for E4 (a fixed data set). Got 0 instead.")
+            raise ConfigError(
+                "The 'train.n_samples' parameter must be an int >= 1 for E4 (a fixed data set). Got 0 instead."
+            )
 
     def student_ranks(self, r_star: int) -> list[int]:
         base = set(self.ranks) if self.ranks else set(range(1, r_star + 3)) | {2 * r_star}
         return sorted((base | {r_star - 1, r_star, r_star + 1}) & set(range(1, self.d + 1)))
 
 
-@EXPERIMENTS.register("E4", summary="attention-native teacher-student: excess risk vs rank, linear and softmax (C5, C6)")
+@EXPERIMENTS.register(
+    "E4", summary="attention-native teacher-student: excess risk vs rank, linear and softmax (C5, C6)"
+)
 class E4AttentionTeacher(Experiment):
     name = "E4"
     title = "Attention-native teacher–student: deficiency and achievability"
@@ -90,9 +107,20 @@ class E4AttentionTeacher(Experiment):
     @classmethod
     def default_config(cls, scale: str) -> E4Config:
         if scale == "paper":
-            return E4Config(r_stars=(1, 2, 4, 8), seeds=3, n_test=4096,
-                            train=TrainConfig(optimizer="adam", lr=3e-2, lr_final=1e-4, steps=500, n_samples=256,
-                                              checkpoints=12, dtype="float32"))
+            return E4Config(
+                r_stars=(1, 2, 4, 8),
+                seeds=3,
+                n_test=4096,
+                train=TrainConfig(
+                    optimizer="adam",
+                    lr=3e-2,
+                    lr_final=1e-4,
+                    steps=500,
+                    n_samples=256,
+                    checkpoints=12,
+                    dtype="float32",
+                ),
+            )
         return E4Config(spectra=("flat",))
 
     def specs(self) -> list[RunSpec]:
@@ -106,10 +134,19 @@ class E4AttentionTeacher(Experiment):
                         for rank in c.student_ranks(r_star):
                             for seed in range(c.seeds):
                                 params = {
-                                    "teacher": kind, "task.n": c.n, "task.d": c.d, "task.r_star": r_star,
-                                    "task.spectrum": spectrum, "task.decay": c.decay, "task.c": c.c,
-                                    "task.sigma": c.sigma, "v": v, "rank": rank, "init_scale": c.init_scale,
-                                    "n_test": c.n_test, **train,
+                                    "teacher": kind,
+                                    "task.n": c.n,
+                                    "task.d": c.d,
+                                    "task.r_star": r_star,
+                                    "task.spectrum": spectrum,
+                                    "task.decay": c.decay,
+                                    "task.c": c.c,
+                                    "task.sigma": c.sigma,
+                                    "v": v,
+                                    "rank": rank,
+                                    "init_scale": c.init_scale,
+                                    "n_test": c.n_test,
+                                    **train,
                                 }
                                 out.append(RunSpec(self.name, params, seed))
         return out
@@ -123,7 +160,10 @@ class E4AttentionTeacher(Experiment):
         setup = GroupSetup.of("E4", group)
         kind, task, teacher, test = setup.kind, setup.task, setup.teacher, setup.test
         v_known = group[0].params["v"] == "known"
-        members = [MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E4/init", s.run_id)) for s in group]
+        members = [
+            MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E4/init", s.run_id))
+            for s in group
+        ]
         model, outcome = setup.train_students("E4", members, v_known)
         excess = held_out_excess(model.double(), test.X, test.clean)  # (M,)
         signal = signal_power(test.clean)
@@ -133,13 +173,27 @@ class E4AttentionTeacher(Experiment):
         results = []
         for m, spec in enumerate(group):
             metrics = {
-                "excess": excess[m], "rel_excess": excess[m] / signal, "excess_over_k0": excess[m] / k0,
-                "k0_excess": k0, "k0_rel_excess": k0 / signal, "signal": signal, "noise_floor": task.sigma**2,
-                "train_loss": outcome.final_loss[m], "steps_run": outcome.steps_run[m],
-                "row_entropy_ratio": sat["row_entropy_ratio"], "mean_max_attention": sat["mean_max_attention"],
+                "excess": excess[m],
+                "rel_excess": excess[m] / signal,
+                "excess_over_k0": excess[m] / k0,
+                "k0_excess": k0,
+                "k0_rel_excess": k0 / signal,
+                "signal": signal,
+                "noise_floor": task.sigma**2,
+                "train_loss": outcome.final_loss[m],
+                "steps_run": outcome.steps_run[m],
+                "row_entropy_ratio": sat["row_entropy_ratio"],
+                "mean_max_attention": sat["mean_max_attention"],
             }
-            keep = ("k0_excess", "k0_rel_excess", "signal", "noise_floor", "steps_run", "row_entropy_ratio",
-                    "mean_max_attention")
+            keep = (
+                "k0_excess",
+                "k0_rel_excess",
+                "signal",
+                "noise_floor",
+                "steps_run",
+                "row_entropy_ratio",
+                "mean_max_attention",
+            )
             curves = {"teacher_singular_values": teacher.truth["singular_values"].tolist()}
             results.append(member_result(spec, m, outcome, metrics, keep=keep, curves=curves, wall_s=wall))
         return results

@@ -8,6 +8,7 @@ what C6 compares.
 Excess risk (SPEC §1) is measured on a fixed held-out set drawn from a dedicated seed, against the
 *clean* target: ``ΔR_m = mean_{b,i,k} (f_m(X)_bik − f*(X)_bik)²``, accumulated in float64.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,8 @@ from ..models.base import MemberSpec
 from ..models.linear_qk import LinearQKEnsemble
 from ..models.softmax_attention import SoftmaxAttentionEnsemble
 from ..spectra import estimate_all, singular_values
-from ..tasks import Batch, LinearQKTeacherTask, SoftmaxTeacherTask
 from ..sweep.spec import RunSpec
+from ..tasks import Batch, LinearQKTeacherTask, SoftmaxTeacherTask
 from ..training import FixedData, TrainConfig, TrainOutcome, train_ensemble
 from ..training.evaluation import signal_power
 from ..training.trainer import DTYPES
@@ -40,8 +41,9 @@ def draw_teacher(experiment: str, kind: str, task_params: dict, seed: int):
     return task, task.teacher(g)
 
 
-def draw_data(experiment: str, purpose: str, teacher, task_params: dict, n_samples: int, seed: int,
-              dtype: torch.dtype) -> Batch:
+def draw_data(
+    experiment: str, purpose: str, teacher, task_params: dict, n_samples: int, seed: int, dtype: torch.dtype
+) -> Batch:
     """``n_samples`` samples from a generator seeded by ``(experiment, purpose, task_params, N, seed)``.
 
     ``purpose`` is ``"train"`` or ``"test"``; the held-out set has its own dedicated seed.
@@ -71,7 +73,7 @@ class GroupSetup:
     seed: int
 
     @classmethod
-    def of(cls, experiment: str, group: list[RunSpec]) -> "GroupSetup":
+    def of(cls, experiment: str, group: list[RunSpec]) -> GroupSetup:
         p0, seed = group[0].params, group[0].seed
         kind, task_params = p0["teacher"], spec_params(group[0], "task")
         task, teacher = draw_teacher(experiment, kind, task_params, seed)
@@ -81,11 +83,15 @@ class GroupSetup:
         test = draw_data(experiment, "test", teacher, task_params, p0["n_test"], seed, torch.float64)
         return cls(kind, task_params, task, teacher, train, dtype, data, test, seed)
 
-    def train_students(self, experiment: str, members: list[MemberSpec], v_known: bool) -> tuple[object, TrainOutcome]:
+    def train_students(
+        self, experiment: str, members: list[MemberSpec], v_known: bool
+    ) -> tuple[object, TrainOutcome]:
         """Build the group's ensemble and train it on the shared data (minibatch order seeded per group)."""
         model = build_student(self.kind, members, self.teacher, v_known, self.dtype)
         gen = torch.Generator().manual_seed(derive_seed(f"{experiment}/batches", self.task_params, self.seed))
-        return model, train_ensemble(model, FixedData(self.data.X, self.data.Y, self.train.batch_size, gen), self.train)
+        return model, train_ensemble(
+            model, FixedData(self.data.X, self.data.Y, self.train.batch_size, gen), self.train
+        )
 
 
 def uniform_attention_excess(batch: Batch, V: torch.Tensor | None, kind: str) -> float:
@@ -136,5 +142,3 @@ def saturation_stats(teacher, X: torch.Tensor) -> dict[str, float]:
     if hasattr(teacher, "saturation"):
         return teacher.saturation(X)
     return {"row_entropy_ratio": math.nan, "mean_max_attention": math.nan}
-
-

@@ -5,6 +5,7 @@ the ok runs from small init (``init_scale <= small_init_max``). Kernel estimator
 ``K``'s spectrum (``K_<key>``); the realised-mixer variants (``mixer_<key>`` per input then averaged,
 ``meanmixer_<key>`` on the mean mixer) are listed beside them but C8 ranks kernel estimators only.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,9 +30,18 @@ def error_table(small: pd.DataFrame) -> pd.DataFrame:
     for col in estimator_columns(small):
         for (kind, spectrum, r_star), g in small.groupby(["teacher", "task.spectrum", "task.r_star"]):
             err = (g[col] - r_star).abs()
-            rows.append({"estimator": col, "teacher": kind, "spectrum": spectrum, "r_star": int(r_star),
-                         "mean_abs_error": float(err.mean()), "max_abs_error": float(err.max()),
-                         "mean_estimate": float(g[col].mean()), "runs": int(len(g))})
+            rows.append(
+                {
+                    "estimator": col,
+                    "teacher": kind,
+                    "spectrum": spectrum,
+                    "r_star": int(r_star),
+                    "mean_abs_error": float(err.mean()),
+                    "max_abs_error": float(err.max()),
+                    "mean_estimate": float(g[col].mean()),
+                    "runs": int(len(g)),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -80,20 +90,32 @@ def verdict_c7(cfg, small: pd.DataFrame, ok: pd.DataFrame, n_diverged: int) -> V
     )
     statement = "GD from small init on an over-parameterised attention student learns a kernel of rank r*"
     if not len(small) or col not in small:
-        return Verdict("C7", "inconclusive", criterion, {"runs": 0, "excluded_diverged": n_diverged}, "E5", statement)
+        return Verdict(
+            "C7", "inconclusive", criterion, {"runs": 0, "excluded_diverged": n_diverged}, "E5", statement
+        )
     by = {}
     for kind, g in small.groupby("teacher"):
         by[kind] = {
-            "rate": _recovery_rate(g, col, cfg.c7_tolerance), "runs": int(len(g)),
-            "rate_by_r_star": {int(r): _recovery_rate(h, col, cfg.c7_tolerance) for r, h in g.groupby("task.r_star")},
+            "rate": _recovery_rate(g, col, cfg.c7_tolerance),
+            "runs": int(len(g)),
+            "rate_by_r_star": {
+                int(r): _recovery_rate(h, col, cfg.c7_tolerance) for r, h in g.groupby("task.r_star")
+            },
             "rate_energy_effective_rank": _recovery_rate(g, f"K_{ENERGY}", cfg.c7_tolerance),
             "median_rel_excess": float(g["rel_excess"].median()),
             "median_kernel_rel_error": float(g["kernel_rel_error"].median()),
         }
     large = ok[ok["init_scale"] > cfg.small_init_max]
-    evidence = {"estimator": cfg.c7_estimator, "tolerance": cfg.c7_tolerance, "by_teacher": by,
-                "rate_large_init": _recovery_rate(large, col, cfg.c7_tolerance), "excluded_diverged": n_diverged}
-    return Verdict("C7", decide(all(b["rate"] >= cfg.c7_rate for b in by.values())), criterion, evidence, "E5", statement)
+    evidence = {
+        "estimator": cfg.c7_estimator,
+        "tolerance": cfg.c7_tolerance,
+        "by_teacher": by,
+        "rate_large_init": _recovery_rate(large, col, cfg.c7_tolerance),
+        "excluded_diverged": n_diverged,
+    }
+    return Verdict(
+        "C7", decide(all(b["rate"] >= cfg.c7_rate for b in by.values())), criterion, evidence, "E5", statement
+    )
 
 
 def verdict_c8(cfg, errors: pd.DataFrame, n_diverged: int) -> Verdict:
@@ -103,18 +125,26 @@ def verdict_c8(cfg, errors: pd.DataFrame, n_diverged: int) -> Verdict:
     )
     statement = "the energy effective rank is the estimator robust to softmax"
     if not len(errors) or "softmax" not in set(errors["teacher"]):
-        return Verdict("C8", "inconclusive", criterion, {"cells": 0, "excluded_diverged": n_diverged}, "E5", statement)
+        return Verdict(
+            "C8", "inconclusive", criterion, {"cells": 0, "excluded_diverged": n_diverged}, "E5", statement
+        )
     soft = estimator_ranking(errors, "softmax")
-    lin = estimator_ranking(errors, "linear") if "linear" in set(errors["teacher"]) else pd.Series(dtype=float)
+    lin = (
+        estimator_ranking(errors, "linear") if "linear" in set(errors["teacher"]) else pd.Series(dtype=float)
+    )
     energy = soft.get(f"K_{ENERGY}", np.nan)
     best = soft.index[0]
     evidence = {
-        "best_under_softmax": best.removeprefix("K_"), "best_error": float(soft.iloc[0]),
+        "best_under_softmax": best.removeprefix("K_"),
+        "best_error": float(soft.iloc[0]),
         "tied_best": [k.removeprefix("K_") for k, v in soft.items() if v <= soft.iloc[0] + 1e-9],
-        "energy_effective_rank_error_softmax": float(energy), "energy_is_best": best == f"K_{ENERGY}",
+        "energy_effective_rank_error_softmax": float(energy),
+        "energy_is_best": best == f"K_{ENERGY}",
         "softmax_errors": {k.removeprefix("K_"): round(float(v), 4) for k, v in soft.items()},
         "linear_errors": {k.removeprefix("K_"): round(float(v), 4) for k, v in lin.items()},
-        "softmax_minus_linear": {k.removeprefix("K_"): round(float(soft[k] - lin[k]), 4) for k in soft.index if k in lin},
+        "softmax_minus_linear": {
+            k.removeprefix("K_"): round(float(soft[k] - lin[k]), 4) for k in soft.index if k in lin
+        },
         "excluded_diverged": n_diverged,
     }
     ok_flag = None if not np.isfinite(energy) else bool(energy <= soft.iloc[0] + cfg.c8_margin)
@@ -122,7 +152,12 @@ def verdict_c8(cfg, errors: pd.DataFrame, n_diverged: int) -> Verdict:
 
 
 def _panels(ok: pd.DataFrame) -> list[tuple[str, str]]:
-    return [(k, s) for k in ("linear", "softmax") for s in sorted(ok["task.spectrum"].unique()) if k in set(ok["teacher"])]
+    return [
+        (k, s)
+        for k in ("linear", "softmax")
+        for s in sorted(ok["task.spectrum"].unique())
+        if k in set(ok["teacher"])
+    ]
 
 
 def plot_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
@@ -135,7 +170,9 @@ def plot_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
     for i, r_star in enumerate(r_stars):
         for j, (kind, spectrum) in enumerate(panels):
             ax = axes[i][j]
-            g = ok[(ok["task.r_star"] == r_star) & (ok["teacher"] == kind) & (ok["task.spectrum"] == spectrum)]
+            g = ok[
+                (ok["task.r_star"] == r_star) & (ok["teacher"] == kind) & (ok["task.spectrum"] == spectrum)
+            ]
             for _, row in g[g["seed"] == g["seed"].min()].iterrows():
                 c = curves.get(row["run_id"], {})
                 spectra = np.asarray(c.get("spectrum_K", []), dtype=float)  # (T, h, r)
@@ -152,7 +189,9 @@ def plot_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
             ax.set_xlabel("step")
             ax.set_ylabel("rank estimate of K")
     axes[0][0].legend(fontsize=6)
-    fig.suptitle(f"E5: energy effective rank (solid) and {cfg.c7_estimator} (dashed) of K over training", fontsize=10)
+    fig.suptitle(
+        f"E5: energy effective rank (solid) and {cfg.c7_estimator} (dashed) of K over training", fontsize=10
+    )
     return fig
 
 
@@ -167,8 +206,14 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
         g = g[(g["init_scale"] == g["init_scale"].min()) & (g["seed"] == g["seed"].min())]
         for _, row in g.sort_values("task.r_star").iterrows():
             s = np.asarray(curves.get(row["run_id"], {}).get("spectrum_K", [[[]]])[-1], dtype=float).mean(0)
-            line, = ax.semilogy(np.arange(1, len(s) + 1), np.maximum(s, 1e-12), marker=".", ms=3, lw=0.8,
-                                label=f"r* = {row['task.r_star']}")
+            (line,) = ax.semilogy(
+                np.arange(1, len(s) + 1),
+                np.maximum(s, 1e-12),
+                marker=".",
+                ms=3,
+                lw=0.8,
+                label=f"r* = {row['task.r_star']}",
+            )
             ax.axvline(row["task.r_star"] + 0.5, color=line.get_color(), lw=0.7, ls=":")
         ax.set_title(f"learned K, {kind}, {spectrum}", fontsize=9)
         ax.set_xlabel("index i")
@@ -179,15 +224,25 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
 
 def plot_error_heatmap(errors: pd.DataFrame):
     """Mean |estimate − r*| per estimator (rows) and (teacher, r*) (columns), averaged over spectra."""
-    pivot = errors.groupby(["estimator", "teacher", "r_star"])["mean_abs_error"].mean().unstack(["teacher", "r_star"])
-    pivot = pivot.reindex([c for c in estimator_columns(pd.DataFrame(columns=errors["estimator"].unique())) if c in pivot.index])
-    fig, axes = figure_grid(1, 1, width=max(4.0, 0.7 * pivot.shape[1] + 3), height=max(3.0, 0.28 * pivot.shape[0] + 1))
+    pivot = (
+        errors.groupby(["estimator", "teacher", "r_star"])["mean_abs_error"]
+        .mean()
+        .unstack(["teacher", "r_star"])
+    )
+    pivot = pivot.reindex(
+        [c for c in estimator_columns(pd.DataFrame(columns=errors["estimator"].unique())) if c in pivot.index]
+    )
+    fig, axes = figure_grid(
+        1, 1, width=max(4.0, 0.7 * pivot.shape[1] + 3), height=max(3.0, 0.28 * pivot.shape[0] + 1)
+    )
     ax = axes[0][0]
     values = pivot.to_numpy(dtype=float)
     im = ax.imshow(np.log10(1e-2 + values), cmap="viridis_r", aspect="auto")
     for (a, b), v in np.ndenumerate(values):
         ax.text(b, a, f"{v:.2g}", ha="center", va="center", fontsize=5, color="w" if v > 1 else "k")
-    ax.set_xticks(range(pivot.shape[1]), [f"{t[:3]} r*={r}" for t, r in pivot.columns], fontsize=6, rotation=45)
+    ax.set_xticks(
+        range(pivot.shape[1]), [f"{t[:3]} r*={r}" for t, r in pivot.columns], fontsize=6, rotation=45
+    )
     ax.set_yticks(range(pivot.shape[0]), pivot.index, fontsize=6)
     fig.colorbar(im, ax=ax, label="log10(0.01 + mean |estimate − r*|)")
     ax.set_title("E5: estimator error (small init, mean over spectra and seeds)", fontsize=9)

@@ -7,12 +7,14 @@ lr 10, init 1e-3, a few hundred steps). Every rank estimator of SPEC §4 is appl
 realised mixers ``M(X)`` on held-out inputs (per input then averaged, and on the mean mixer).
 The teacher's own realised-mixer ranks are stored beside them for reference.
 """
+
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from ..config import param
 from ..errors import ConfigError
 from ..models.base import MemberSpec
@@ -54,24 +56,37 @@ class E5Config:
     small_init_max: float = param(1e-2, gt=0.0, doc="init scales up to this count as small")
     c7_estimator: str = param("largest_gap_rank", choices=ESTIMATOR_KEYS, doc="estimator the C7 verdict uses")
     c7_tolerance: float = param(0.5, ge=0.0, doc="C7: |estimate - r*| <= tolerance counts as recovered")
-    c7_rate: float = param(0.9, gt=0.0, le=1.0, doc="C7: required fraction of recovered small-init runs per teacher")
-    c8_margin: float = param(0.1, ge=0.0, doc="C8: energy rank counts as best if within this of the best mean |error|")
+    c7_rate: float = param(
+        0.9, gt=0.0, le=1.0, doc="C7: required fraction of recovered small-init runs per teacher"
+    )
+    c8_margin: float = param(
+        0.1, ge=0.0, doc="C8: energy rank counts as best if within this of the best mean |error|"
+    )
     train: TrainConfig = field(
-        default_factory=lambda: TrainConfig(optimizer="gd", lr=10.0, steps=300, n_samples=256, checkpoints=12,
-                                            dtype="float32")
+        default_factory=lambda: TrainConfig(
+            optimizer="gd", lr=10.0, steps=300, n_samples=256, checkpoints=12, dtype="float32"
+        )
     )
 
     def check(self) -> None:
         bad = [r for r in self.r_stars if r > self.d]
         if bad or not self.r_stars:
-            raise ConfigError(f"The 'r_stars' parameter must hold ints in [1, {self.d}] (d). Got {bad[:1] or '()'} instead.")
+            raise ConfigError(
+                f"The 'r_stars' parameter must hold ints in [1, {self.d}] (d). Got {bad[:1] or '()'} instead."
+            )
         if not self.teachers or not self.spectra or not self.v_settings or not self.init_scales:
-            raise ConfigError("The 'teachers', 'spectra', 'v_settings' and 'init_scales' parameters must be non-empty.")
+            raise ConfigError(
+                "The 'teachers', 'spectra', 'v_settings' and 'init_scales' parameters must be non-empty."
+            )
         if self.train.n_samples == 0:
-            raise ConfigError("The 'train.n_samples' parameter must be an int >= 1 for E5 (a fixed data set). Got 0 instead.")
+            raise ConfigError(
+                "The 'train.n_samples' parameter must be an int >= 1 for E5 (a fixed data set). Got 0 instead."
+            )
 
 
-@EXPERIMENTS.register("E5", summary="attention-native recovery: GD from small init, estimators of K = W_Q W_K^T (C7, C8)")
+@EXPERIMENTS.register(
+    "E5", summary="attention-native recovery: GD from small init, estimators of K = W_Q W_K^T (C7, C8)"
+)
 class E5AttentionRecovery(Experiment):
     name = "E5"
     title = "Attention-native recovery and rank estimators"
@@ -81,9 +96,16 @@ class E5AttentionRecovery(Experiment):
     @classmethod
     def default_config(cls, scale: str) -> E5Config:
         if scale == "paper":
-            return E5Config(r_stars=(1, 2, 4, 8, 16), seeds=3, init_scales=(1e-4, 1e-3, 1e-2, 1e-1), n_test=2048,
-                            n_mixer=256, train=TrainConfig(optimizer="gd", lr=10.0, steps=300, n_samples=256,
-                                                           checkpoints=16, dtype="float32"))
+            return E5Config(
+                r_stars=(1, 2, 4, 8, 16),
+                seeds=3,
+                init_scales=(1e-4, 1e-3, 1e-2, 1e-1),
+                n_test=2048,
+                n_mixer=256,
+                train=TrainConfig(
+                    optimizer="gd", lr=10.0, steps=300, n_samples=256, checkpoints=16, dtype="float32"
+                ),
+            )
         return E5Config()
 
     def specs(self) -> list[RunSpec]:
@@ -97,10 +119,19 @@ class E5AttentionRecovery(Experiment):
                         for init in c.init_scales:
                             for seed in range(c.seeds):
                                 params = {
-                                    "teacher": kind, "task.n": c.n, "task.d": c.d, "task.r_star": r_star,
-                                    "task.spectrum": spectrum, "task.decay": c.decay, "task.c": c.c,
-                                    "task.sigma": c.sigma, "v": v, "init_scale": init, "n_test": c.n_test,
-                                    "n_mixer": c.n_mixer, **train,
+                                    "teacher": kind,
+                                    "task.n": c.n,
+                                    "task.d": c.d,
+                                    "task.r_star": r_star,
+                                    "task.spectrum": spectrum,
+                                    "task.decay": c.decay,
+                                    "task.c": c.c,
+                                    "task.sigma": c.sigma,
+                                    "v": v,
+                                    "init_scale": init,
+                                    "n_test": c.n_test,
+                                    "n_mixer": c.n_mixer,
+                                    **train,
                                 }
                                 out.append(RunSpec(self.name, params, seed))
         return out
@@ -113,7 +144,9 @@ class E5AttentionRecovery(Experiment):
         start = time.perf_counter()
         setup = GroupSetup.of("E5", group)
         p0, task, teacher, test = group[0].params, setup.task, setup.teacher, setup.test
-        members = [MemberSpec(task.d, s.params["init_scale"], derive_seed("E5/init", s.run_id)) for s in group]
+        members = [
+            MemberSpec(task.d, s.params["init_scale"], derive_seed("E5/init", s.run_id)) for s in group
+        ]
         model, outcome = setup.train_students("E5", members, p0["v"] == "known")
         model = model.double()
         excess = held_out_excess(model, test.X, test.clean) / signal_power(test.clean)  # (M,) relative
@@ -122,17 +155,29 @@ class E5AttentionRecovery(Experiment):
         kernel = estimate_all(model.spectra()["K"].mean(1), shape=(task.d, task.d))  # key → (M,); h = 1
         X_mix = test.X[: p0["n_mixer"]]
         mixer = mixer_estimates(model.mixers(X_mix).mean(2))  # heads averaged: (M, B, n, n)
-        ref = {f"teacher_{k}": float(v[0]) for k, v in mixer_estimates(teacher_mixers(teacher, X_mix)).items()}
+        ref = {
+            f"teacher_{k}": float(v[0]) for k, v in mixer_estimates(teacher_mixers(teacher, X_mix)).items()
+        }
         sat = saturation_stats(teacher, test.X)
         wall = (time.perf_counter() - start) / len(group)
         results = []
         for m, spec in enumerate(group):
-            metrics = {"rel_excess": excess[m], "kernel_rel_error": k_error[m], "train_loss": outcome.final_loss[m],
-                       "steps_run": outcome.steps_run[m], **{f"K_{k}": v[m] for k, v in kernel.items()},
-                       **{k: v[m] for k, v in mixer.items()}, **ref, **sat}
+            metrics = {
+                "rel_excess": excess[m],
+                "kernel_rel_error": k_error[m],
+                "train_loss": outcome.final_loss[m],
+                "steps_run": outcome.steps_run[m],
+                **{f"K_{k}": v[m] for k, v in kernel.items()},
+                **{k: v[m] for k, v in mixer.items()},
+                **ref,
+                **sat,
+            }
             curves = {"teacher_singular_values": teacher.truth["singular_values"].tolist()}
-            results.append(member_result(spec, m, outcome, metrics, keep=("steps_run", *ref, *sat), curves=curves,
-                                         wall_s=wall))
+            results.append(
+                member_result(
+                    spec, m, outcome, metrics, keep=("steps_run", *ref, *sat), curves=curves, wall_s=wall
+                )
+            )
         return results
 
     def analyse(self, table, records):

@@ -12,6 +12,7 @@ Domains (theory, used by the verdicts, not read from the predictor's own flags):
 - ``softmax_log_attention``: V known and ``n ≤ min(d, d_v)`` (the attention is recoverable per sample).
 - ``softmax_linearised``: none (biased by the softmax's curvature; C10 measures how).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,12 +23,22 @@ from .e6_plots import plot_estimates, plot_rate_heatmaps
 
 CELL = ["teacher", "method", "v", "task.n", "task.spectrum", "task.r_star", "n_samples", "task.sigma"]
 PAPER_ESTIMATORS = ("numerical_rank", "energy_effective_rank", "realised_mixer_energy_rank")
-ESTIMATORS = ("noise_calibrated_rank", "numerical_rank", "energy_effective_rank", "largest_gap_rank",
-              "optimal_hard_threshold", "realised_mixer_energy_rank", "mean_mixer_energy_rank")
+ESTIMATORS = (
+    "noise_calibrated_rank",
+    "numerical_rank",
+    "energy_effective_rank",
+    "largest_gap_rank",
+    "optimal_hard_threshold",
+    "realised_mixer_energy_rank",
+    "mean_mixer_energy_rank",
+)
 
 #: Column holding the estimator's value on the ground truth (default ``true_<key>``: on K*'s spectrum).
-TRUE_COLUMN = {"noise_calibrated_rank": "task.r_star", "realised_mixer_energy_rank": "teacher_mixer_energy_rank",
-               "mean_mixer_energy_rank": "teacher_meanmixer_energy_rank"}
+TRUE_COLUMN = {
+    "noise_calibrated_rank": "task.r_star",
+    "realised_mixer_energy_rank": "teacher_mixer_energy_rank",
+    "mean_mixer_energy_rank": "teacher_meanmixer_energy_rank",
+}
 
 
 def in_domain(method: str, v: str, n: int, d: int, d_v: int, r_star: int) -> bool:
@@ -44,17 +55,26 @@ def in_domain(method: str, v: str, n: int, d: int, d_v: int, r_star: int) -> boo
 def with_domain(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` plus a boolean ``in_domain`` column."""
     out = table.copy()
-    out["in_domain"] = [in_domain(r["method"], r["v"], int(r["task.n"]), int(r["task.d"]), int(r["task.d_v"]),
-                                  int(r["task.r_star"])) for _, r in out.iterrows()]
+    out["in_domain"] = [
+        in_domain(
+            r["method"], r["v"], int(r["task.n"]), int(r["task.d"]), int(r["task.d_v"]), int(r["task.r_star"])
+        )
+        for _, r in out.iterrows()
+    ]
     return out
 
 
 def rate_table(table: pd.DataFrame) -> pd.DataFrame:
     """Per cell (spectra separate): exact-recovery rate, flagged and confident-wrong rates, mean r_hat."""
     g = table.groupby(CELL, sort=True)
-    out = g.agg(rate=("exact", "mean"), flagged=("identifiable", lambda s: float((1 - s).mean())),
-                confident_wrong=("confident_wrong", "mean"), mean_r_hat=("r_hat", "mean"),
-                median_cpu_s=("cpu_s", "median"), runs=("exact", "size"))
+    out = g.agg(
+        rate=("exact", "mean"),
+        flagged=("identifiable", lambda s: float((1 - s).mean())),
+        confident_wrong=("confident_wrong", "mean"),
+        mean_r_hat=("r_hat", "mean"),
+        median_cpu_s=("cpu_s", "median"),
+        runs=("exact", "size"),
+    )
     return out.reset_index()
 
 
@@ -69,9 +89,16 @@ def estimate_table(table: pd.DataFrame) -> pd.DataFrame:
         for cell, g in have.groupby(CELL, sort=True):
             ref = TRUE_COLUMN.get(key, f"true_{key}")
             true = g[ref].mean() if ref in g else np.nan
-            rows.append({**dict(zip(CELL, cell)), "estimator": key, "mean_estimate": float(g[col].mean()),
-                         "true_value": float(true), "exact_rate": float((np.floor(g[col] + 0.5) == g["task.r_star"]).mean()),
-                         "runs": int(len(g))})
+            rows.append(
+                {
+                    **dict(zip(CELL, cell)),
+                    "estimator": key,
+                    "mean_estimate": float(g[col].mean()),
+                    "true_value": float(true),
+                    "exact_rate": float((np.floor(g[col] + 0.5) == g["task.r_star"]).mean()),
+                    "runs": int(len(g)),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -90,10 +117,14 @@ def frontier_table(rates: pd.DataFrame, sigma_ref: float, level: float) -> pd.Da
     for key, g in pooled.groupby(["teacher", "method", "v", "task.n", "task.r_star"]):
         at_ref = g[np.isclose(g["task.sigma"], sigma_ref) & (g["rate"] >= level)]
         at_max = g[(g["n_samples"] == g["n_samples"].max()) & (g["rate"] >= level)]
-        rows.append({**dict(zip(["teacher", "method", "v", "task.n", "task.r_star"], key)),
-                     "min_N_exact": float(at_ref["n_samples"].min()) if len(at_ref) else np.nan,
-                     "max_sigma_exact": float(at_max["task.sigma"].max()) if len(at_max) else np.nan,
-                     "N_max": int(g["n_samples"].max())})
+        rows.append(
+            {
+                **dict(zip(["teacher", "method", "v", "task.n", "task.r_star"], key)),
+                "min_N_exact": float(at_ref["n_samples"].min()) if len(at_ref) else np.nan,
+                "max_sigma_exact": float(at_max["task.sigma"].max()) if len(at_max) else np.nan,
+                "N_max": int(g["n_samples"].max()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -105,7 +136,9 @@ def _at_scale(table: pd.DataFrame, sigma_max: float) -> pd.DataFrame:
     """Runs at the largest N with σ <= sigma_max (where 'sufficient scale' is judged)."""
     if not len(table):
         return table
-    return table[(table["n_samples"] == table["n_samples"].max()) & (table["task.sigma"] <= sigma_max + 1e-12)]
+    return table[
+        (table["n_samples"] == table["n_samples"].max()) & (table["task.sigma"] <= sigma_max + 1e-12)
+    ]
 
 
 def verdict_c9(cfg, table: pd.DataFrame) -> Verdict:
@@ -115,7 +148,9 @@ def verdict_c9(cfg, table: pd.DataFrame) -> Verdict:
         f"the method's domain (spectra, seeds pooled); r* outside it (V unknown, n < d: r* >= min(n, d_v)) are flagged "
         f"not identifiable in >= {cfg.flag_rate:g} of runs"
     )
-    statement = "r* of a linear QK teacher is predicted exactly from data at sufficient N, with V known and unknown"
+    statement = (
+        "r* of a linear QK teacher is predicted exactly from data at sufficient N, with V known and unknown"
+    )
     lin = table[(table["teacher"] == "linear") & table["method"].isin(["linear_v_known", "linear_v_unknown"])]
     evidence, checks = {}, []
     for method in ("linear_v_known", "linear_v_unknown"):
@@ -123,10 +158,16 @@ def verdict_c9(cfg, table: pd.DataFrame) -> Verdict:
             inside, outside = g[g["in_domain"]], g[~g["in_domain"]]
             rates = _rates_by_r(inside)
             flagged = float((outside["identifiable"] == 0).mean()) if len(outside) else None
-            ok = bool(rates) and min(rates.values()) >= cfg.rate and (flagged is None or flagged >= cfg.flag_rate)
+            ok = (
+                bool(rates)
+                and min(rates.values()) >= cfg.rate
+                and (flagged is None or flagged >= cfg.flag_rate)
+            )
             checks.append(ok)
             evidence[f"{method}/n={int(n)}"] = {
-                "N": int(g["n_samples"].max()), "rate_by_r_star": rates, "ok": ok,
+                "N": int(g["n_samples"].max()),
+                "rate_by_r_star": rates,
+                "ok": ok,
                 "out_of_domain_r_stars": sorted(int(r) for r in outside["task.r_star"].unique()),
                 "out_of_domain_flagged": flagged,
                 "out_of_domain_rate": float(outside["exact"].mean()) if len(outside) else None,
@@ -146,8 +187,11 @@ def _mean_by_r(g: pd.DataFrame, col: str) -> dict[int, float]:
 def c10_checks(cfg, soft: pd.DataFrame, lin: pd.DataFrame) -> dict:
     """The four sub-criteria of C10 on softmax_linearised runs (softmax teacher ``soft``, linear ``lin``)."""
     tol, out = cfg.c10_tolerance, {}
-    rates = {key: _rates_by_r(soft.assign(hit=np.floor(soft[f"est_{key}"] + 0.5) == soft["task.r_star"]), "hit")
-             for key in PAPER_ESTIMATORS if f"est_{key}" in soft}
+    rates = {
+        key: _rates_by_r(soft.assign(hit=np.floor(soft[f"est_{key}"] + 0.5) == soft["task.r_star"]), "hit")
+        for key in PAPER_ESTIMATORS
+        if f"est_{key}" in soft
+    }
     rates["noise_calibrated_cut"] = _rates_by_r(soft)
     out["exact_rate_by_r_star"] = rates
     paper = [rates[k] for k in PAPER_ESTIMATORS if k in rates]
@@ -161,15 +205,20 @@ def c10_checks(cfg, soft: pd.DataFrame, lin: pd.DataFrame) -> dict:
         out["b_numerical_saturates"] = None
     bias = {}
     if "est_energy_effective_rank" in soft:
-        bias = _mean_by_r(soft.assign(b=soft["est_energy_effective_rank"] - soft["true_energy_effective_rank"]), "b")
+        bias = _mean_by_r(
+            soft.assign(b=soft["est_energy_effective_rank"] - soft["true_energy_effective_rank"]), "b"
+        )
     out["energy_bias_vs_K_star"] = bias
     if "est_energy_effective_rank" in soft:
         e = soft.assign(b=soft["est_energy_effective_rank"] - soft["task.r_star"])
         out["energy_bias_vs_r_star"] = _mean_by_r(e, "b")
         out["energy_bias_vs_K_star_by_spectrum"] = {
             s: _mean_by_r(g.assign(b=g["est_energy_effective_rank"] - g["true_energy_effective_rank"]), "b")
-            for s, g in soft.groupby("task.spectrum")}
-    out["c_energy_over_small_compress_large"] = (bias[min(bias)] > tol and bias[max(bias)] < -tol) if len(bias) >= 2 else None
+            for s, g in soft.groupby("task.spectrum")
+        }
+    out["c_energy_over_small_compress_large"] = (
+        (bias[min(bias)] > tol and bias[max(bias)] < -tol) if len(bias) >= 2 else None
+    )
     step = {}
     for kind, g in (("softmax", soft), ("linear", lin)):
         m = _mean_by_r(g, "est_realised_mixer_energy_rank") if "est_realised_mixer_energy_rank" in g else {}
@@ -178,7 +227,10 @@ def c10_checks(cfg, soft: pd.DataFrame, lin: pd.DataFrame) -> dict:
             step[kind] = {"mean_by_r_star": m, "last_step": m[top] - m[second], "between": [second, top]}
     out["realised_mixer"] = step
     out["d_mixer_informative_softmax_saturated_linear"] = (
-        step["softmax"]["last_step"] >= tol and step["linear"]["last_step"] < tol) if len(step) == 2 else None
+        (step["softmax"]["last_step"] >= tol and step["linear"]["last_step"] < tol)
+        if len(step) == 2
+        else None
+    )
     return out
 
 
@@ -200,9 +252,19 @@ def verdict_c10(cfg, table: pd.DataFrame) -> Verdict:
     main = evidence.get(f"V_{cfg.c10_v}")
     if main is None or main["a_partial"] is None:
         return Verdict("C10", "inconclusive", criterion, evidence, "E6", statement)
-    subs = [main[k] for k in ("b_numerical_saturates", "c_energy_over_small_compress_large",
-                              "d_mixer_informative_softmax_saturated_linear")]
-    verdict = "refuted" if not main["a_partial"] else ("confirmed" if all(s is True for s in subs) else "inconclusive")
+    subs = [
+        main[k]
+        for k in (
+            "b_numerical_saturates",
+            "c_energy_over_small_compress_large",
+            "d_mixer_informative_softmax_saturated_linear",
+        )
+    ]
+    verdict = (
+        "refuted"
+        if not main["a_partial"]
+        else ("confirmed" if all(s is True for s in subs) else "inconclusive")
+    )
     return Verdict("C10", verdict, criterion, evidence, "E6", statement)
 
 
@@ -220,16 +282,31 @@ def verdict_x1(cfg, table: pd.DataFrame, frontier: pd.DataFrame) -> Verdict:
     N_max = int(inside["n_samples"].max()) if len(inside) else None
     all_sigma = inside[inside["n_samples"] == N_max] if len(inside) else inside
     evidence = {
-        "N": N_max, "rate_by_sigma_and_r_star": by_sigma,
-        "rate_by_sigma_at_N_max_all": {f"{s:g}": float(g["exact"].mean()) for s, g in all_sigma.groupby("task.sigma")},
-        "confident_wrong_in_domain_by_sigma": {f"{s:g}": float(g["confident_wrong"].mean())
-                                               for s, g in inside.groupby("task.sigma")},
-        "out_of_domain_flagged": {f"n={int(n)}/V {v}": float((g["identifiable"] == 0).mean())
-                                  for (n, v), g in outside.groupby(["task.n", "v"])},
+        "N": N_max,
+        "rate_by_sigma_and_r_star": by_sigma,
+        "rate_by_sigma_at_N_max_all": {
+            f"{s:g}": float(g["exact"].mean()) for s, g in all_sigma.groupby("task.sigma")
+        },
+        "confident_wrong_in_domain_by_sigma": {
+            f"{s:g}": float(g["confident_wrong"].mean()) for s, g in inside.groupby("task.sigma")
+        },
+        "out_of_domain_flagged": {
+            f"n={int(n)}/V {v}": float((g["identifiable"] == 0).mean())
+            for (n, v), g in outside.groupby(["task.n", "v"])
+        },
     }
-    f = frontier[(frontier["method"] == "softmax_log_attention") & (frontier["v"] == "known")] if len(frontier) else frontier
-    evidence["frontier"] = {f"n={int(r['task.n'])}/r*={int(r['task.r_star'])}": {
-        "min_N_exact": r["min_N_exact"], "max_sigma_exact": r["max_sigma_exact"]} for _, r in f.iterrows()}
+    f = (
+        frontier[(frontier["method"] == "softmax_log_attention") & (frontier["v"] == "known")]
+        if len(frontier)
+        else frontier
+    )
+    evidence["frontier"] = {
+        f"n={int(r['task.n'])}/r*={int(r['task.r_star'])}": {
+            "min_N_exact": r["min_N_exact"],
+            "max_sigma_exact": r["max_sigma_exact"],
+        }
+        for _, r in f.iterrows()
+    }
     if not by_sigma:
         return Verdict("X1", "inconclusive", criterion, evidence, "E6", statement)
     exact = all(min(r.values()) >= cfg.rate for r in by_sigma.values())
@@ -253,7 +330,10 @@ def analyse_e6(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     frontier = frontier_table(rates, cfg.sigma_ref, cfg.rate)
     estimates = estimate_table(ok)
     verdicts = [verdict_c9(cfg, ok), verdict_c10(cfg, ok), verdict_x1(cfg, ok, frontier)]
-    figures = {**plot_rate_heatmaps(rates, cfg.sigma_ref), "e6_estimates_vs_r_star": plot_estimates(estimates, cfg.sigma_ref)}
+    figures = {
+        **plot_rate_heatmaps(rates, cfg.sigma_ref),
+        "e6_estimates_vs_r_star": plot_estimates(estimates, cfg.sigma_ref),
+    }
     cpu = ok.groupby("method")["cpu_s"].median()
     sat = ok[ok["teacher"] == "softmax"]["row_entropy_ratio"]
     notes = [
@@ -266,6 +346,13 @@ def analyse_e6(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         "that claim identifiability and miss r*. The reason of every prediction is the 'reason' column of results/E6.csv.",
     ]
     if len(sat) and sat.notna().any():
-        notes.append(f"Softmax teacher saturation: row entropy / log n = {sat.mean():.2f} (mean over softmax runs).")
-    return Analysis(results=ok, verdicts=verdicts, figures=figures,
-                    tables={"recovery_rates": rates, "frontier": frontier, "estimates": estimates}, notes=notes)
+        notes.append(
+            f"Softmax teacher saturation: row entropy / log n = {sat.mean():.2f} (mean over softmax runs)."
+        )
+    return Analysis(
+        results=ok,
+        verdicts=verdicts,
+        figures=figures,
+        tables={"recovery_rates": rates, "frontier": frontier, "estimates": estimates},
+        notes=notes,
+    )

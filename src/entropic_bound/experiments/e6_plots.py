@@ -2,6 +2,7 @@
 
 Pure functions of the analysis tables (:func:`.e6_analysis.rate_table`, :func:`.e6_analysis.estimate_table`).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +11,16 @@ import pandas as pd
 from ..report.plots import figure_grid
 
 MARKERS = {"flat": "o", "geometric": "^", "power": "s"}
-COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive"]
+COLOURS = [
+    "tab:blue",
+    "tab:orange",
+    "tab:green",
+    "tab:red",
+    "tab:purple",
+    "tab:brown",
+    "tab:pink",
+    "tab:olive",
+]
 
 
 def _heatmap(ax, g: pd.DataFrame, axis: str, label: str) -> None:
@@ -43,7 +53,13 @@ def plot_rate_heatmaps(rates: pd.DataFrame, sigma_ref: float) -> dict:
             fig, axes = figure_grid(len(rows), len(cols), width=2.9, height=2.2)
             for i, (method, v) in enumerate(rows):
                 for j, (n, spectrum) in enumerate(cols):
-                    g = t[sel & (t["method"] == method) & (t["v"] == v) & (t["task.n"] == n) & (t["task.spectrum"] == spectrum)]
+                    g = t[
+                        sel
+                        & (t["method"] == method)
+                        & (t["v"] == v)
+                        & (t["task.n"] == n)
+                        & (t["task.spectrum"] == spectrum)
+                    ]
                     ax = axes[i][j]
                     if len(g):
                         _heatmap(ax, g, axis, label)
@@ -73,8 +89,16 @@ def plot_estimates(estimates: pd.DataFrame, sigma_ref: float):
             rs = sorted(e["task.r_star"].unique())
             ax.plot(rs, rs, "k:", lw=0.8)
             for (m, v, n, spectrum), h in g.groupby(["method", "v", "task.n", "task.spectrum"]):
-                ax.plot(h["task.r_star"], h["mean_estimate"], MARKERS.get(spectrum, "o"), ms=3.5, lw=0.8, ls="-",
-                        color=colour[(m, v, int(n))], label=f"{m}, V {v}, n={int(n)}, {spectrum}")
+                ax.plot(
+                    h["task.r_star"],
+                    h["mean_estimate"],
+                    MARKERS.get(spectrum, "o"),
+                    ms=3.5,
+                    lw=0.8,
+                    ls="-",
+                    color=colour[(m, v, int(n))],
+                    label=f"{m}, V {v}, n={int(n)}, {spectrum}",
+                )
                 ax.plot(h["task.r_star"], h["true_value"], "x", ms=3, color="tab:gray")
             ax.set_xscale("log", base=2)
             ax.set_title(f"{kind}: {key}", fontsize=7)
@@ -82,5 +106,7 @@ def plot_estimates(estimates: pd.DataFrame, sigma_ref: float):
             ax.set_ylabel("estimate", fontsize=7)
     if kinds and keys:
         axes[0][0].legend(fontsize=4.5)
-    fig.suptitle(f"E6: estimates vs r* (largest N, σ = {sigma_ref:g}); grey x: the estimator on the truth", fontsize=9)
+    fig.suptitle(
+        f"E6: estimates vs r* (largest N, σ = {sigma_ref:g}); grey x: the estimator on the truth", fontsize=9
+    )
     return fig

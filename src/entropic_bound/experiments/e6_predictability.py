@@ -23,6 +23,7 @@ Teachers are the project's tasks, ``Y = (X K* Xᵀ/√d) X V*/n`` (linear) and
 their class. The (N, σ) cells are two slices — the N sweep at ``sigma_ref`` and the σ sweep at the
 largest N — or, with ``full_grid``, their product.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -77,14 +78,20 @@ class E6Config:
     seeds: int = param(2, ge=1, le=10_000)
     rate: float = param(0.9, gt=0.0, le=1.0, doc="exact-recovery rate that counts as exact (C9, X1)")
     sigma_max: float = param(0.01, ge=0.0, doc="verdicts judge exactness at noise levels up to this")
-    flag_rate: float = param(0.9, gt=0.0, le=1.0, doc="required rate of 'not identifiable' outside a method's domain")
+    flag_rate: float = param(
+        0.9, gt=0.0, le=1.0, doc="required rate of 'not identifiable' outside a method's domain"
+    )
     c10_tolerance: float = param(0.5, ge=0.0, doc="C10: a bias beyond this (in rank units) counts")
-    c10_v: str = param("known", choices=V_SETTINGS, doc="C10 is decided in this V setting (the other is reported)")
+    c10_v: str = param(
+        "known", choices=V_SETTINGS, doc="C10 is decided in this V setting (the other is reported)"
+    )
 
     def check(self) -> None:
         bad = [r for r in self.r_stars if r > self.d]
         if bad or not self.r_stars:
-            raise ConfigError(f"The 'r_stars' parameter must hold ints in [1, {self.d}] (d). Got {bad[:1] or '()'} instead.")
+            raise ConfigError(
+                f"The 'r_stars' parameter must hold ints in [1, {self.d}] (d). Got {bad[:1] or '()'} instead."
+            )
         for name in ("ns", "teachers", "methods", "v_settings", "spectra", "sample_counts", "sigmas"):
             if not getattr(self, name):
                 raise ConfigError(f"The '{name}' parameter must be a non-empty list. Got () instead.")
@@ -101,11 +108,18 @@ def cells(cfg: E6Config) -> list[tuple[int, float]]:
 
 def settings(cfg: E6Config) -> list[tuple[str, str, str]]:
     """``(teacher, method, v)`` triples run by this config (see :data:`METHOD_SETTINGS`)."""
-    return [(kind, m, v) for kind in cfg.teachers for m in cfg.methods for v in cfg.v_settings
-            if kind in METHOD_SETTINGS[m][0] and v in METHOD_SETTINGS[m][1]]
+    return [
+        (kind, m, v)
+        for kind in cfg.teachers
+        for m in cfg.methods
+        for v in cfg.v_settings
+        if kind in METHOD_SETTINGS[m][0] and v in METHOD_SETTINGS[m][1]
+    ]
 
 
-@EXPERIMENTS.register("E6", summary="data-only predictability frontier: r* from (X, Y) without training (C9, C10, X1)")
+@EXPERIMENTS.register(
+    "E6", summary="data-only predictability frontier: r* from (X, Y) without training (C9, C10, X1)"
+)
 class E6Predictability(Experiment):
     name = "E6"
     title = "Data-only predictability frontier"
@@ -116,8 +130,12 @@ class E6Predictability(Experiment):
     @classmethod
     def default_config(cls, scale: str) -> E6Config:
         if scale == "paper":
-            return E6Config(ns=(16, 48), sample_counts=(2, 4, 8, 16, 32, 64, 128, 256, 1024),
-                            sigmas=(0.0, 0.001, 0.01, 0.03, 0.1, 0.3), seeds=5)
+            return E6Config(
+                ns=(16, 48),
+                sample_counts=(2, 4, 8, 16, 32, 64, 128, 256, 1024),
+                sigmas=(0.0, 0.001, 0.01, 0.03, 0.1, 0.3),
+                seeds=5,
+            )
         return E6Config()
 
     def specs(self) -> list[RunSpec]:
@@ -126,16 +144,34 @@ class E6Predictability(Experiment):
         for (kind, method, v), n, r_star, spectrum, (N, sigma) in itertools.product(
             settings(c), c.ns, c.r_stars, c.spectra, cells(c)
         ):
-            params = {"teacher": kind, "method": method, "v": v, "task.n": n, "task.d": c.d, "task.d_v": c.d_v,
-                      "task.r_star": r_star, "task.spectrum": spectrum, "task.decay": c.decay, "task.c": c.c,
-                      "task.sigma": sigma, "n_samples": N}
+            params = {
+                "teacher": kind,
+                "method": method,
+                "v": v,
+                "task.n": n,
+                "task.d": c.d,
+                "task.d_v": c.d_v,
+                "task.r_star": r_star,
+                "task.spectrum": spectrum,
+                "task.decay": c.decay,
+                "task.c": c.c,
+                "task.sigma": sigma,
+                "n_samples": N,
+            }
             out.extend(RunSpec(self.name, params, seed) for seed in range(c.seeds))
         return out
 
     def group_key(self, spec: RunSpec):
         p = spec.params
-        return (p["teacher"], p["task.n"], p["task.r_star"], p["task.spectrum"], p["n_samples"], p["task.sigma"],
-                spec.seed)
+        return (
+            p["teacher"],
+            p["task.n"],
+            p["task.r_star"],
+            p["task.spectrum"],
+            p["n_samples"],
+            p["task.sigma"],
+            spec.seed,
+        )
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         p0, seed = group[0].params, group[0].seed
@@ -173,7 +209,9 @@ def reference_metrics(teacher, X: np.ndarray) -> dict[str, float]:
     Xm = torch.from_numpy(X[:MIXER_INPUTS])
     M = teacher.mixer(Xm)  # (m, n, n)
     out["teacher_mixer_energy_rank"] = float(np.mean(energy_effective_rank(torch.linalg.svdvals(M).numpy())))
-    out["teacher_meanmixer_energy_rank"] = float(energy_effective_rank(torch.linalg.svdvals(M.mean(0)).numpy()))
+    out["teacher_meanmixer_energy_rank"] = float(
+        energy_effective_rank(torch.linalg.svdvals(M.mean(0)).numpy())
+    )
     sat = teacher.saturation(Xm) if hasattr(teacher, "saturation") else {}
     out["row_entropy_ratio"] = float(sat.get("row_entropy_ratio", math.nan))
     out["mean_max_attention"] = float(sat.get("mean_max_attention", math.nan))
@@ -185,18 +223,36 @@ def predict_run(spec: RunSpec, teacher, X: np.ndarray, Y: np.ndarray, ref: dict)
     p = spec.params
     V = teacher.V.numpy() if p["v"] == "known" else None
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    pred = predict_r_star(X, Y, teacher=PREDICT_TEACHER[p["teacher"]], V=V, method=p["method"],
-                          seed=derive_seed("E6/cut", spec.run_id))
+    pred = predict_r_star(
+        X,
+        Y,
+        teacher=PREDICT_TEACHER[p["teacher"]],
+        V=V,
+        method=p["method"],
+        seed=derive_seed("E6/cut", spec.run_id),
+    )
     cpu = time.process_time() - cpu0
     exact = pred.r_hat == p["task.r_star"]
     metrics = {
-        "r_hat": pred.r_hat, "exact": float(exact), "identifiable": float(pred.identifiable),
-        "confident_wrong": float(pred.identifiable and not exact), "margin": pred.margin,
-        "noise_level": pred.noise_level, "kernel_noise": pred.kernel_noise, "threshold": pred.threshold,
-        "timing_s": pred.timing_s, "cpu_s": cpu, "n_equations": pred.n_equations, "n_unknowns": pred.n_unknowns,
+        "r_hat": pred.r_hat,
+        "exact": float(exact),
+        "identifiable": float(pred.identifiable),
+        "confident_wrong": float(pred.identifiable and not exact),
+        "margin": pred.margin,
+        "noise_level": pred.noise_level,
+        "kernel_noise": pred.kernel_noise,
+        "threshold": pred.threshold,
+        "timing_s": pred.timing_s,
+        "cpu_s": cpu,
+        "n_equations": pred.n_equations,
+        "n_unknowns": pred.n_unknowns,
         "too_few_samples": float(pred.too_few_samples),
-        **{f"est_{k}": v for k, v in pred.estimates.items()}, **ref,
+        **{f"est_{k}": v for k, v in pred.estimates.items()},
+        **ref,
     }
-    curves = {"reason": pred.reason, "singular_values": pred.singular_values,
-              "true_singular_values": [float(s) for s in teacher.truth["singular_values"]]}
+    curves = {
+        "reason": pred.reason,
+        "singular_values": pred.singular_values,
+        "true_singular_values": [float(s) for s in teacher.truth["singular_values"]],
+    }
     return RunResult(spec, "ok", metrics, curves, None, time.perf_counter() - wall0)

@@ -14,6 +14,7 @@
   (locality mass ≥ threshold) or a positional head (position-only prior share ≥ threshold).
   Confirmed when the share of explained heads over all runs is at least ``c13_share``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -62,10 +63,21 @@ def corpus_table(cfg, ok: pd.DataFrame) -> pd.DataFrame:
     """One row per corpus: complexity estimates, final losses and ranks averaged over seeds."""
     ok = ok.assign(complexity_bits=complexity(ok, cfg.complexity_source))
     rank = f"K_{cfg.rank_estimator}"
-    agg = {"entropy_rate_bits": "mean", "lzma_bits": "mean", "bz2_bits": "mean", "complexity_bits": "mean",
-           "vocab_size": "first", "val_bits": "mean", "train_bits": "mean", rank: "mean",
-           "mixer_energy_effective_rank": "mean", "sink_score": "mean", "locality_mass": "mean",
-           "positional_prior_explained": "mean", "run_id": "count"}
+    agg = {
+        "entropy_rate_bits": "mean",
+        "lzma_bits": "mean",
+        "bz2_bits": "mean",
+        "complexity_bits": "mean",
+        "vocab_size": "first",
+        "val_bits": "mean",
+        "train_bits": "mean",
+        rank: "mean",
+        "mixer_energy_effective_rank": "mean",
+        "sink_score": "mean",
+        "locality_mass": "mean",
+        "positional_prior_explained": "mean",
+        "run_id": "count",
+    }
     agg = {k: v for k, v in agg.items() if k in ok}
     out = ok.groupby("corpus.name", sort=False).agg(agg).rename(columns={"run_id": "runs"}).reset_index()
     return out.rename(columns={"corpus.name": "corpus"}).sort_values("complexity_bits").reset_index(drop=True)
@@ -73,17 +85,27 @@ def corpus_table(cfg, ok: pd.DataFrame) -> pd.DataFrame:
 
 def verdict_c11(points: pd.DataFrame, *, estimator: str, n_boot: int, seed: int) -> Verdict:
     """C11 from ``points`` with columns ``complexity_bits`` and ``rank`` (one row per corpus)."""
-    criterion = (f"Spearman rho between the final head-mean {estimator} of K_h = W_Q^h W_K^hT and the predicted "
-                 f"complexity (bits/token) over corpora: confirmed if the 95% bootstrap interval ({n_boot} resamples "
-                 "of corpora) lies below 0, refuted if rho >= 0, inconclusive otherwise or with < 3 distinct complexities")
+    criterion = (
+        f"Spearman rho between the final head-mean {estimator} of K_h = W_Q^h W_K^hT and the predicted "
+        f"complexity (bits/token) over corpora: confirmed if the 95% bootstrap interval ({n_boot} resamples "
+        "of corpora) lies below 0, refuted if rho >= 0, inconclusive otherwise or with < 3 distinct complexities"
+    )
     statement = "static kernel rank anti-correlates with predicted task complexity"
     x, y = points["complexity_bits"].to_numpy(float), points["rank"].to_numpy(float)
     if len(np.unique(x[np.isfinite(x)])) < 3:
         return Verdict("C11", "inconclusive", criterion, {"corpora": int(len(points))}, "E7", statement)
     rho, lo, hi = bootstrap_spearman(x, y, n_boot, seed)
     ok = None if not np.isfinite(rho) else (False if rho >= 0 else (True if hi < 0 else None))
-    evidence = {"rho": rho, "ci_low": lo, "ci_high": hi, "corpora": int(len(points)), "estimator": estimator,
-                "points": {str(c): [float(a), float(b)] for c, a, b in zip(points.get("corpus", range(len(x))), x, y)}}
+    evidence = {
+        "rho": rho,
+        "ci_low": lo,
+        "ci_high": hi,
+        "corpora": int(len(points)),
+        "estimator": estimator,
+        "points": {
+            str(c): [float(a), float(b)] for c, a, b in zip(points.get("corpus", range(len(x))), x, y)
+        },
+    }
     return Verdict("C11", decide(ok), criterion, evidence, "E7", statement)
 
 
@@ -95,10 +117,17 @@ def rank_loss_rhos(ok: pd.DataFrame, records: list[dict], estimator: str) -> pd.
         c = curves.get(row["run_id"], {})
         rank = trajectory(c, f"K_{estimator}")
         loss = np.asarray(c.get("val_loss", []), dtype=float)
-        rows.append({"run_id": row["run_id"], "corpus": row["corpus.name"], "seed": row["seed"],
-                     "checkpoints": int(len(loss)), "rho_rank_loss": spearman(rank, loss),
-                     "rank_initial": float(rank[0]) if len(rank) else np.nan,
-                     "rank_final": float(rank[-1]) if len(rank) else np.nan})
+        rows.append(
+            {
+                "run_id": row["run_id"],
+                "corpus": row["corpus.name"],
+                "seed": row["seed"],
+                "checkpoints": int(len(loss)),
+                "rho_rank_loss": spearman(rank, loss),
+                "rank_initial": float(rank[0]) if len(rank) else np.nan,
+                "rank_final": float(rank[-1]) if len(rank) else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -110,55 +139,101 @@ def trajectory(curves: dict, key: str) -> np.ndarray:
 
 def verdict_c12(rhos: pd.DataFrame, rho_complexity: float, *, estimator: str, min_abs_rho: float) -> Verdict:
     """C12 from per-run ρ(rank, loss) and C11's ρ(rank, complexity)."""
-    criterion = (f"median over runs of |Spearman rho(head-mean {estimator}, held-out loss)| over checkpoints >= "
-                 f"{min_abs_rho:g} and greater than |rho(rank, complexity)| across corpora (C11)")
+    criterion = (
+        f"median over runs of |Spearman rho(head-mean {estimator}, held-out loss)| over checkpoints >= "
+        f"{min_abs_rho:g} and greater than |rho(rank, complexity)| across corpora (C11)"
+    )
     statement = "the static kernel rank tracks optimisation progress (loss), not task complexity"
     usable = rhos[(rhos["checkpoints"] >= 3) & np.isfinite(rhos["rho_rank_loss"])] if len(rhos) else rhos
     if not len(usable) or not np.isfinite(rho_complexity):
-        return Verdict("C12", "inconclusive", criterion, {"runs": int(len(usable)), "rho_complexity": rho_complexity},
-                       "E7", statement)
+        return Verdict(
+            "C12",
+            "inconclusive",
+            criterion,
+            {"runs": int(len(usable)), "rho_complexity": rho_complexity},
+            "E7",
+            statement,
+        )
     med_abs = float(usable["rho_rank_loss"].abs().median())
-    evidence = {"median_abs_rho_rank_loss": med_abs, "median_rho_rank_loss": float(usable["rho_rank_loss"].median()),
-                "abs_rho_rank_complexity": abs(rho_complexity), "runs": int(len(usable)), "estimator": estimator,
-                "tracks_loss_more_than_complexity": med_abs > abs(rho_complexity)}
-    return Verdict("C12", decide(med_abs >= min_abs_rho and med_abs > abs(rho_complexity)), criterion, evidence,
-                   "E7", statement)
+    evidence = {
+        "median_abs_rho_rank_loss": med_abs,
+        "median_rho_rank_loss": float(usable["rho_rank_loss"].median()),
+        "abs_rho_rank_complexity": abs(rho_complexity),
+        "runs": int(len(usable)),
+        "estimator": estimator,
+        "tracks_loss_more_than_complexity": med_abs > abs(rho_complexity),
+    }
+    return Verdict(
+        "C12",
+        decide(med_abs >= min_abs_rho and med_abs > abs(rho_complexity)),
+        criterion,
+        evidence,
+        "E7",
+        statement,
+    )
 
 
 def head_table(ok: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
     """Final-checkpoint statistics per (run, layer, head)."""
     curves = curves_by_run(records)
-    keys = ("sink_score", "locality_mass", "positional_prior_explained", "K_energy_effective_rank",
-            "mixer_energy_effective_rank")
+    keys = (
+        "sink_score",
+        "locality_mass",
+        "positional_prior_explained",
+        "K_energy_effective_rank",
+        "mixer_energy_effective_rank",
+    )
     rows = []
     for _, row in ok.iterrows():
-        heads = (curves.get(row["run_id"], {}).get("heads") or {})
+        heads = curves.get(row["run_id"], {}).get("heads") or {}
         final = {k: np.asarray(heads[k][-1], dtype=float) for k in keys if heads.get(k)}
         if "sink_score" not in final:
             continue
         L, H = final["sink_score"].shape
         for layer in range(L):
             for h in range(H):
-                rows.append({"run_id": row["run_id"], "corpus": row["corpus.name"], "seed": row["seed"],
-                             "layer": layer, "head": h, **{k: float(v[layer, h]) for k, v in final.items()}})
+                rows.append(
+                    {
+                        "run_id": row["run_id"],
+                        "corpus": row["corpus.name"],
+                        "seed": row["seed"],
+                        "layer": layer,
+                        "head": h,
+                        **{k: float(v[layer, h]) for k, v in final.items()},
+                    }
+                )
     return pd.DataFrame(rows)
 
 
-def verdict_c13(heads: pd.DataFrame, *, sink: float, locality: float, positional: float, share: float) -> Verdict:
+def verdict_c13(
+    heads: pd.DataFrame, *, sink: float, locality: float, positional: float, share: float
+) -> Verdict:
     """C13 from a per-head table with ``sink_score``, ``locality_mass``, ``positional_prior_explained``."""
-    criterion = (f"share of heads (final checkpoint, all runs) explained by a structural prior — sink score > {sink:g}, "
-                 f"locality mass >= {locality:g} or position-only prior share >= {positional:g} — is at least {share:.0%}")
+    criterion = (
+        f"share of heads (final checkpoint, all runs) explained by a structural prior — sink score > {sink:g}, "
+        f"locality mass >= {locality:g} or position-only prior share >= {positional:g} — is at least {share:.0%}"
+    )
     statement = "structural priors (sink, locality, position) dominate the realised mixers"
     if not len(heads):
         return Verdict("C13", "inconclusive", criterion, {"heads": 0}, "E7", statement)
-    s, l, p = (heads[c].to_numpy(float) for c in ("sink_score", "locality_mass", "positional_prior_explained"))
-    explained = structural_explained(s, l, p, sink_threshold=sink, locality_threshold=locality, positional_threshold=positional)
+    s, loc, p = (
+        heads[c].to_numpy(float) for c in ("sink_score", "locality_mass", "positional_prior_explained")
+    )
+    explained = structural_explained(
+        s, loc, p, sink_threshold=sink, locality_threshold=locality, positional_threshold=positional
+    )
     with np.errstate(invalid="ignore"):
-        evidence = {"share_explained": float(explained.mean()), "heads": int(len(heads)),
-                    "share_sink": float((s > sink).mean()), "share_local": float((l >= locality).mean()),
-                    "share_positional": float((p >= positional).mean()),
-                    "share_by_corpus": {str(c): float(explained[(heads["corpus"] == c).to_numpy()].mean())
-                                        for c in heads["corpus"].unique()}}
+        evidence = {
+            "share_explained": float(explained.mean()),
+            "heads": int(len(heads)),
+            "share_sink": float((s > sink).mean()),
+            "share_local": float((loc >= locality).mean()),
+            "share_positional": float((p >= positional).mean()),
+            "share_by_corpus": {
+                str(c): float(explained[(heads["corpus"] == c).to_numpy()].mean())
+                for c in heads["corpus"].unique()
+            },
+        }
     return Verdict("C13", decide(evidence["share_explained"] >= share), criterion, evidence, "E7", statement)
 
 
@@ -167,13 +242,31 @@ def analyse_e7(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     n_diverged = int((table["status"] == "diverged").sum()) if len(table) else 0
     corpora = corpus_table(cfg, ok) if len(ok) else pd.DataFrame()
     rank = f"K_{cfg.rank_estimator}"
-    points = corpora.rename(columns={rank: "rank"}) if len(corpora) else pd.DataFrame(columns=["complexity_bits", "rank"])
+    points = (
+        corpora.rename(columns={rank: "rank"})
+        if len(corpora)
+        else pd.DataFrame(columns=["complexity_bits", "rank"])
+    )
     c11 = verdict_c11(points, estimator=cfg.rank_estimator, n_boot=cfg.bootstrap, seed=cfg.bootstrap_seed)
-    rhos = rank_loss_rhos(ok, records, cfg.rank_estimator) if len(ok) else pd.DataFrame(columns=["checkpoints", "rho_rank_loss"])
-    c12 = verdict_c12(rhos, c11.evidence.get("rho", float("nan")), estimator=cfg.rank_estimator, min_abs_rho=cfg.c12_min_abs_rho)
+    rhos = (
+        rank_loss_rhos(ok, records, cfg.rank_estimator)
+        if len(ok)
+        else pd.DataFrame(columns=["checkpoints", "rho_rank_loss"])
+    )
+    c12 = verdict_c12(
+        rhos,
+        c11.evidence.get("rho", float("nan")),
+        estimator=cfg.rank_estimator,
+        min_abs_rho=cfg.c12_min_abs_rho,
+    )
     heads = head_table(ok, records) if len(ok) else pd.DataFrame()
-    c13 = verdict_c13(heads, sink=cfg.c13_sink_threshold, locality=cfg.c13_locality_threshold,
-                      positional=cfg.c13_positional_threshold, share=cfg.c13_share)
+    c13 = verdict_c13(
+        heads,
+        sink=cfg.c13_sink_threshold,
+        locality=cfg.c13_locality_threshold,
+        positional=cfg.c13_positional_threshold,
+        share=cfg.c13_share,
+    )
     figures = {}
     if len(ok):
         figures["e7_rank_vs_complexity"] = plot_rank_vs_complexity(corpora, cfg.rank_estimator)
@@ -182,14 +275,24 @@ def analyse_e7(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
             figures["e7_sink_locality_heatmaps"] = plot_structural_heatmaps(heads)
     notes = _notes(cfg, n_diverged)
     tables = {"corpora": corpora, "rank_loss": rhos, "heads": heads} if len(ok) else {}
-    results = table.drop(columns=[c for c in table.columns if c.startswith("train.") and c not in ("train.steps", "train.lr")]) \
-        if len(table) else table
+    results = (
+        table.drop(
+            columns=[
+                c for c in table.columns if c.startswith("train.") and c not in ("train.steps", "train.lr")
+            ]
+        )
+        if len(table)
+        else table
+    )
     return Analysis(results=results, verdicts=[c11, c12, c13], figures=figures, tables=tables, notes=notes)
 
 
 def _notes(cfg, n_diverged: int) -> list[str]:
-    source = ("the exact entropy rate of the source (stationary distribution of the context chain)"
-              if cfg.complexity_source == "known" else "their compression estimate")
+    source = (
+        "the exact entropy rate of the source (stationary distribution of the context chain)"
+        if cfg.complexity_source == "known"
+        else "their compression estimate"
+    )
     notes = [
         f"Models: causal LM, {cfg.n_layers} layers × {cfg.n_heads} heads, d_model {cfg.d_model}, context {cfg.n_ctx}, "
         f"learned absolute positions, pre-LN; AdamW lr {cfg.train.lr:g}, {cfg.train.steps} steps of batch "

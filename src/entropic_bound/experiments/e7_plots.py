@@ -1,4 +1,5 @@
 """E7's figures: pure functions of the corpus table, the run table and stored curves."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,8 +8,18 @@ import pandas as pd
 from ..report.plots import figure_grid
 from .base import curves_by_run
 
-_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
-            "tab:gray", "tab:olive", "tab:cyan"]
+_COLOURS = [
+    "tab:blue",
+    "tab:orange",
+    "tab:green",
+    "tab:red",
+    "tab:purple",
+    "tab:brown",
+    "tab:pink",
+    "tab:gray",
+    "tab:olive",
+    "tab:cyan",
+]
 
 
 def _colour(i: int) -> str:
@@ -18,8 +29,10 @@ def _colour(i: int) -> str:
 def plot_rank_vs_complexity(corpora: pd.DataFrame, estimator: str):
     """Final head-mean kernel rank (and realised-mixer rank) vs predicted complexity, one point per corpus."""
     fig, axes = figure_grid(1, 2, width=4.2, height=3.2)
-    panels = ((f"K_{estimator}", f"static kernel {estimator}"),
-              ("mixer_energy_effective_rank", "realised-mixer energy effective rank"))
+    panels = (
+        (f"K_{estimator}", f"static kernel {estimator}"),
+        ("mixer_energy_effective_rank", "realised-mixer energy effective rank"),
+    )
     for ax, (col, label) in zip(axes[0], panels):
         if col not in corpora:
             continue
@@ -68,11 +81,16 @@ def plot_structural_heatmaps(heads: pd.DataFrame):
     """Layer × head heatmaps of sink score, locality mass and position-prior share, one row per corpus (first seed)."""
     first = heads[heads["seed"] == heads["seed"].min()]
     names = list(dict.fromkeys(first["corpus"]))
-    stats = (("sink_score", "sink score"), ("locality_mass", "locality mass"),
-             ("positional_prior_explained", "position-prior share"))
+    stats = (
+        ("sink_score", "sink score"),
+        ("locality_mass", "locality mass"),
+        ("positional_prior_explained", "position-prior share"),
+    )
     fig, axes = figure_grid(len(names), len(stats), width=2.8, height=1.3 + 0.35 * first["layer"].nunique())
     for i, name in enumerate(names):
-        g = first[(first["corpus"] == name) & (first["run_id"] == first[first["corpus"] == name]["run_id"].iloc[0])]
+        g = first[
+            (first["corpus"] == name) & (first["run_id"] == first[first["corpus"] == name]["run_id"].iloc[0])
+        ]
         L, H = int(g["layer"].max()) + 1, int(g["head"].max()) + 1
         for j, (col, label) in enumerate(stats):
             grid = np.full((L, H), np.nan)

@@ -17,10 +17,11 @@ or ``model.``, detected from the keys):
   (GQA); RMSNorm ``layers.{i}.input_layernorm.weight`` (no shift). Rotary embeddings rotate q and k
   by position before the product: the static kernel leaves the rotation out.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
@@ -97,7 +98,9 @@ def _find_prefix(weights: Mapping[str, np.ndarray], arch: str) -> str:
     for key in weights:
         if key.endswith(anchor) and (key == anchor or key[: -len(anchor)].endswith(".")):
             return key[: -len(anchor)]
-    raise DataError(f"No tensor named '*{anchor}' in the checkpoint: is it really a '{arch}' model (see --arch)?")
+    raise DataError(
+        f"No tensor named '*{anchor}' in the checkpoint: is it really a '{arch}' model (see --arch)?"
+    )
 
 
 def _count_layers(weights: Mapping[str, np.ndarray], arch: str, prefix: str) -> int:
@@ -137,7 +140,9 @@ def arch_config(
     n_layers = _count_layers(weights, arch, prefix)
     q_shape = _shape(weights, prefix + _ANCHOR[arch].format(i=0))
     d_model = q_shape[0] if arch == "gpt2" else q_shape[1]
-    n_heads = _positive_int(n_heads if n_heads is not None else config.get(heads_field), "number of heads (n_heads)")
+    n_heads = _positive_int(
+        n_heads if n_heads is not None else config.get(heads_field), "number of heads (n_heads)"
+    )
     if n_kv_heads is None:
         n_kv_heads = config.get(kv_field, n_heads) if kv_field else n_heads
     n_kv_heads = _positive_int(n_kv_heads, "number of key/value heads (n_kv_heads)")
@@ -156,7 +161,9 @@ def arch_config(
 def _check_shapes(weights: Mapping[str, np.ndarray], cfg: ArchConfig) -> None:
     got = _shape(weights, cfg.prefix + _ANCHOR[cfg.arch].format(i=0))
     q_out = cfg.n_heads * cfg.d_head
-    want = {"bert": (q_out, cfg.d_model), "gpt2": (cfg.d_model, 3 * q_out), "llama": (q_out, cfg.d_model)}[cfg.arch]
+    want = {"bert": (q_out, cfg.d_model), "gpt2": (cfg.d_model, 3 * q_out), "llama": (q_out, cfg.d_model)}[
+        cfg.arch
+    ]
     if got != want:
         raise DataError(
             f"Layer 0's query weight has shape {got}, but n_heads={cfg.n_heads} x d_head={cfg.d_head} "
@@ -179,9 +186,12 @@ def read_layer(weights: Mapping[str, np.ndarray], cfg: ArchConfig, layer: int) -
         base = f"{p}encoder.layer.{i}.attention.self."
         norm = f"{p}embeddings.LayerNorm." if i == 0 else f"{p}encoder.layer.{i - 1}.output.LayerNorm."
         return LayerWeights(
-            _f64(weights, base + "query.weight").T, _f64(weights, base + "key.weight").T,
-            _optional(weights, base + "query.bias"), _optional(weights, base + "key.bias"),
-            _optional(weights, norm + "weight"), _optional(weights, norm + "bias"),
+            _f64(weights, base + "query.weight").T,
+            _f64(weights, base + "key.weight").T,
+            _optional(weights, base + "query.bias"),
+            _optional(weights, base + "key.bias"),
+            _optional(weights, norm + "weight"),
+            _optional(weights, norm + "bias"),
         )
     if cfg.arch == "gpt2":
         key, d = f"{p}h.{i}.attn.c_attn.", cfg.n_heads * cfg.d_head
@@ -191,13 +201,19 @@ def read_layer(weights: Mapping[str, np.ndarray], cfg: ArchConfig, layer: int) -
             W_QK = _f64(weights, key + "weight")[:, : 2 * d]
         bias = _optional(weights, key + "bias")
         return LayerWeights(
-            W_QK[:, :d], W_QK[:, d:],
-            None if bias is None else bias[:d], None if bias is None else bias[d : 2 * d],
-            _optional(weights, f"{p}h.{i}.ln_1.weight"), _optional(weights, f"{p}h.{i}.ln_1.bias"),
+            W_QK[:, :d],
+            W_QK[:, d:],
+            None if bias is None else bias[:d],
+            None if bias is None else bias[d : 2 * d],
+            _optional(weights, f"{p}h.{i}.ln_1.weight"),
+            _optional(weights, f"{p}h.{i}.ln_1.bias"),
         )
     base = f"{p}layers.{i}.self_attn."
     return LayerWeights(
-        _f64(weights, base + "q_proj.weight").T, _f64(weights, base + "k_proj.weight").T,
-        _optional(weights, base + "q_proj.bias"), _optional(weights, base + "k_proj.bias"),
-        _optional(weights, f"{p}layers.{i}.input_layernorm.weight"), None,
+        _f64(weights, base + "q_proj.weight").T,
+        _f64(weights, base + "k_proj.weight").T,
+        _optional(weights, base + "q_proj.bias"),
+        _optional(weights, base + "k_proj.bias"),
+        _optional(weights, f"{p}layers.{i}.input_layernorm.weight"),
+        None,
     )

@@ -8,12 +8,13 @@ ones with ``model.safetensors.index.json``) or a single ``.safetensors`` file. P
 its memory-mapped file and casts it to float64, so peak memory stays near one layer's tensors.
 ``weights.columns(key, start, stop)`` reads a column slice (GPT-2's fused ``c_attn``).
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping
 
 import numpy as np
 

@@ -9,9 +9,11 @@ Layer norm folding (``fold_ln=True``): a norm ``LN(x) = γ ⊙ x̂ + β`` feedin
 and the shift ``β`` moves into the biases. RMSNorm has ``γ`` only. Biases never enter the kernel;
 their norms are reported separately (``b_Q_norm``, ``b_K_norm``).
 """
+
 from __future__ import annotations
 
-from typing import Callable, Iterator, Mapping, NamedTuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import NamedTuple
 
 import numpy as np
 

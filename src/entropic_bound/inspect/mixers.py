@@ -16,6 +16,7 @@ Statistics take ``mixers`` of shape ``(batch, ..., n, n)`` (batch = text windows
 - **realised-mixer rank**: every SPEC §4 estimator on each mixer's singular values, averaged over
   windows (``mixer_<key>``), and on the mean mixer over windows (``mean_mixer_<key>``).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -47,7 +48,9 @@ def realised_mixers(model: Any, token_ids: Any) -> np.ndarray:
         model.train()
     attentions = getattr(out, "attentions", None)
     if not attentions or any(a is None for a in attentions):
-        raise UserInputError("The model returned no attention weights: load it with attn_implementation='eager'.")
+        raise UserInputError(
+            "The model returned no attention weights: load it with attn_implementation='eager'."
+        )
     mixers = torch.stack([a.double() for a in attentions], dim=1).cpu().numpy()  # (batch, L, H, n, n)
     return mixers[0] if single else mixers
 
@@ -56,7 +59,9 @@ def sink_score(mixers: np.ndarray) -> np.ndarray:
     """Share of attention on the first token, mean over queries ``i ≥ 1``: ``(..., n, n) → (...)``."""
     mixers = np.asarray(mixers, dtype=np.float64)
     if mixers.shape[-1] < 2:
-        raise UserInputError(f"A sink score needs windows of at least 2 tokens. Got n={mixers.shape[-1]} instead.")
+        raise UserInputError(
+            f"A sink score needs windows of at least 2 tokens. Got n={mixers.shape[-1]} instead."
+        )
     return mixers[..., 1:, 0].mean(axis=-1)
 
 

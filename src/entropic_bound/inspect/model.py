@@ -6,12 +6,13 @@ on each, bias norms. Gavish–Donoho on a kernel uses its ``d_head`` nonzero sin
 median 0). Realised part (``text`` given or ``builtin_text=True``): a forward pass on text windows
 and the statistics of :mod:`.mixers`.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -38,15 +39,27 @@ class InspectResult:
         """JSON-ready dict: ``{"model", "arch", ..., "heads": [{"layer", "head", "kv_head", "singular_values", …}]}``."""
         heads = []
         sv_cols = [c for c in self.table.columns if c.startswith("sv_")]
-        for row, sv in zip(self.table.drop(columns=sv_cols).to_dict("records"), self.singular_values.reshape(-1, self.config.d_head)):
+        for row, sv in zip(
+            self.table.drop(columns=sv_cols).to_dict("records"),
+            self.singular_values.reshape(-1, self.config.d_head),
+        ):
             entry = {k: _json_value(v) for k, v in row.items()}
             entry["singular_values"] = [float(x) for x in sv]
             heads.append(entry)
         c = self.config
         return {
-            "model": self.model, "arch": c.arch, "n_layers": c.n_layers, "n_heads": c.n_heads,
-            "n_kv_heads": c.n_kv_heads, "d_model": c.d_model, "d_head": c.d_head, "fold_ln": self.fold_ln,
-            "estimator_params": _panel_params(), "notes": self.notes, "text": self.text_info, "heads": heads,
+            "model": self.model,
+            "arch": c.arch,
+            "n_layers": c.n_layers,
+            "n_heads": c.n_heads,
+            "n_kv_heads": c.n_kv_heads,
+            "d_model": c.d_model,
+            "d_head": c.d_head,
+            "fold_ln": self.fold_ln,
+            "estimator_params": _panel_params(),
+            "notes": self.notes,
+            "text": self.text_info,
+            "heads": heads,
         }
 
 
@@ -75,7 +88,8 @@ def kernel_table(spectra: dict[str, np.ndarray], cfg: ArchConfig, *, top_k: int 
     L, H, d_head = sv.shape
     layer, head = np.meshgrid(np.arange(L), np.arange(H), indexing="ij")
     cols: dict[str, np.ndarray] = {
-        "layer": layer.ravel(), "head": head.ravel(),
+        "layer": layer.ravel(),
+        "head": head.ravel(),
         "kv_head": np.array([cfg.kv_head(h) for h in head.ravel()]),
     }
     for key, value in estimate_all(sv, shape=(d_head, d_head)).items():
@@ -92,7 +106,9 @@ def _realised(ckpt, cfg: ArchConfig, text: str | None, *, window: int, window_le
     from .text import load_hf_model, load_tokenizer, max_positions, read_text, token_windows
 
     if ckpt.config_dir is None:
-        raise UserInputError("Realised mixers need a model folder with config.json (the forward pass builds the model from it).")
+        raise UserInputError(
+            "Realised mixers need a model folder with config.json (the forward pass builds the model from it)."
+        )
     raw = read_text(text)
     tokenizer = load_tokenizer(ckpt.config_dir)
     limit = max_positions(ckpt.config)
@@ -102,8 +118,10 @@ def _realised(ckpt, cfg: ArchConfig, text: str | None, *, window: int, window_le
     mixers = realised_mixers(load_hf_model(ckpt.config_dir), ids)  # (B, L, H, n, n)
     stats = {k: v.ravel() for k, v in mixer_summary(mixers, causal=cfg.causal, window=window).items()}
     info = {
-        "source": str(text) if text is not None else "built-in sample", "windows": int(ids.shape[0]),
-        "window_len": int(ids.shape[1]), "locality_window": window,
+        "source": str(text) if text is not None else "built-in sample",
+        "windows": int(ids.shape[0]),
+        "window_len": int(ids.shape[1]),
+        "locality_window": window,
         "tokenizer": type(tokenizer).__name__ if tokenizer is not None else "bytes modulo vocab_size",
     }
     return stats, info
@@ -140,10 +158,18 @@ def inspect_model(
     spectra = kernel_spectra(weights, cfg, fold_ln=fold_ln, on_layer=hook)
     table = kernel_table(spectra, cfg, top_k=top_k)
     notes = [ROPE_NOTE] if cfg.rope else []
-    notes.append("Gavish-Donoho on a kernel uses its d_head nonzero singular values as a d_head x d_head core.")
+    notes.append(
+        "Gavish-Donoho on a kernel uses its d_head nonzero singular values as a d_head x d_head core."
+    )
     info = None
     if realised or text is not None:
-        stats, info = _realised(ckpt, cfg, None if text is None else str(text),
-                                window=window, window_len=window_len, max_windows=max_windows)
+        stats, info = _realised(
+            ckpt,
+            cfg,
+            None if text is None else str(text),
+            window=window,
+            window_len=window_len,
+            max_windows=max_windows,
+        )
         table = pd.concat([table, pd.DataFrame(stats)], axis=1)
     return InspectResult(str(path), cfg, table, spectra["singular_values"], fold_ln, notes, info)

@@ -1,4 +1,5 @@
 """Figures of an inspection. Pure functions of tables that return figures; saving is the caller's job."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,7 +19,9 @@ def head_heatmap(table: pd.DataFrame, value: str = "energy_effective_rank", *, t
     """Layer × head heatmap of the column ``value`` of a per-head ``table`` (columns layer, head, value)."""
     grid = table.pivot(index="layer", columns="head", values=value).astype(float)  # (layers, heads)
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(1.0 + 0.4 * grid.shape[1], 1.0 + 0.4 * grid.shape[0]), constrained_layout=True)
+    fig, ax = plt.subplots(
+        figsize=(1.0 + 0.4 * grid.shape[1], 1.0 + 0.4 * grid.shape[0]), constrained_layout=True
+    )
     im = ax.imshow(grid.to_numpy(), aspect="auto", cmap="viridis", origin="upper")
     ax.set_xlabel("head")
     ax.set_ylabel("layer")
@@ -33,10 +36,14 @@ def spectra_table(singular_values: np.ndarray) -> pd.DataFrame:
     """Long table ``layer, head, index, singular_value`` of kernel spectra ``(layers, heads, k)``."""
     L, H, k = singular_values.shape
     layer, head, index = np.meshgrid(np.arange(L), np.arange(H), np.arange(1, k + 1), indexing="ij")
-    return pd.DataFrame({
-        "layer": layer.ravel(), "head": head.ravel(), "index": index.ravel(),
-        "singular_value": singular_values.ravel(),
-    })
+    return pd.DataFrame(
+        {
+            "layer": layer.ravel(),
+            "head": head.ravel(),
+            "index": index.ravel(),
+            "singular_value": singular_values.ravel(),
+        }
+    )
 
 
 def spectra_figure(spectra: pd.DataFrame, *, max_cols: int = 4):
@@ -45,14 +52,20 @@ def spectra_figure(spectra: pd.DataFrame, *, max_cols: int = 4):
     cols = min(max_cols, len(layers))
     rows = -(-len(layers) // cols)
     plt = _pyplot()
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False, sharey=True, constrained_layout=True)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False, sharey=True, constrained_layout=True
+    )
     for ax, layer in zip(axes.ravel(), layers):
-        for head, group in spectra[spectra["layer"] == layer].groupby("head"):
+        for _head, group in spectra[spectra["layer"] == layer].groupby("head"):
             s = group.sort_values("index")["singular_value"].to_numpy()
-            ax.semilogy(np.arange(1, len(s) + 1), np.maximum(s / s[0], 1e-16) if s[0] > 0 else np.full(len(s), 1e-16), lw=0.8)
+            ax.semilogy(
+                np.arange(1, len(s) + 1),
+                np.maximum(s / s[0], 1e-16) if s[0] > 0 else np.full(len(s), 1e-16),
+                lw=0.8,
+            )
         ax.set_title(f"layer {layer}")
         ax.set_xlabel("i")
-    for ax in axes.ravel()[len(layers):]:
+    for ax in axes.ravel()[len(layers) :]:
         ax.set_visible(False)
     axes[0, 0].set_ylabel("σ_i / σ_1")
     fig.suptitle("static kernel spectra W_Q^h W_K^hᵀ (one line per head)")

@@ -11,6 +11,7 @@ The forward pass needs the optional ``transformers`` package (``pip install 'ent
 loads the model with eager attention (the fused kernels return no attention weights), and reads
 weights with ``safetensors`` only.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -92,7 +93,9 @@ def token_windows(
     prefix, suffix = special_tokens(tokenizer) if tokenizer is not None else ([], [])
     body = window_len - len(prefix) - len(suffix)
     if body < 2:
-        raise UserInputError(f"The window length must leave at least 2 text tokens. Got window_len={window_len}.")
+        raise UserInputError(
+            f"The window length must leave at least 2 text tokens. Got window_len={window_len}."
+        )
     if tokenizer is not None:
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]
     else:
@@ -113,7 +116,9 @@ def load_hf_model(model_dir: Path) -> Any:
             str(model_dir), attn_implementation="eager", use_safetensors=True, local_files_only=True
         )
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
-        raise DataError(f"transformers could not load '{model_dir}': {' '.join(str(exc).split())[:300]}") from None
+        raise DataError(
+            f"transformers could not load '{model_dir}': {' '.join(str(exc).split())[:300]}"
+        ) from None
     return model.float().eval()
 
 

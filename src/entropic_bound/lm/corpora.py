@@ -17,6 +17,7 @@ Predicted complexity of real text is a compression estimate (:func:`compression_
 bits per byte under ``lzma`` and ``bz2`` (stdlib; zstd is not installed), an upper bound on the
 entropy rate that shrinks slowly with the sample size.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -25,9 +26,9 @@ import hashlib
 import lzma
 import os
 import sysconfig
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -75,8 +76,10 @@ def compression_bits_per_char(data: bytes) -> dict[str, float]:
     if len(data) == 0:
         raise DataError("Cannot estimate the compression rate of an empty corpus.")
     filters = [{"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME}]
-    sizes = {"lzma": len(lzma.compress(data, format=lzma.FORMAT_RAW, filters=filters)),
-             "bz2": len(bz2.compress(data, compresslevel=9))}
+    sizes = {
+        "lzma": len(lzma.compress(data, format=lzma.FORMAT_RAW, filters=filters)),
+        "bz2": len(bz2.compress(data, compresslevel=9)),
+    }
     return {k: 8.0 * v / len(data) for k, v in sizes.items()}
 
 
@@ -104,11 +107,14 @@ class MarkovSource:
     transitions: np.ndarray
 
     @classmethod
-    def from_seed(cls, vocab_size: int, order: int, alpha: float, seed: int,
-                  smoothing: float = SMOOTHING) -> "MarkovSource":
+    def from_seed(
+        cls, vocab_size: int, order: int, alpha: float, seed: int, smoothing: float = SMOOTHING
+    ) -> MarkovSource:
         """Rows ``(1 − ε)·Dirichlet(alpha·1) + ε/V`` with ``ε = smoothing``, drawn from ``seed``."""
         if not 0.0 < smoothing <= 1.0:
-            raise UserInputError(f"The 'smoothing' parameter must be a float in (0, 1]. Got {smoothing!r} instead.")
+            raise UserInputError(
+                f"The 'smoothing' parameter must be a float in (0, 1]. Got {smoothing!r} instead."
+            )
         if vocab_size < 2 or vocab_size > 256 or order < 1 or vocab_size**order > 2**16 or alpha <= 0:
             raise UserInputError(
                 "A Markov source needs 2 <= vocab_size <= 256, order >= 1, vocab_size**order <= 65536 and "
@@ -182,12 +188,21 @@ def _register_markov(vocab_size: int, order: int, alpha: float) -> None:
     def factory(n_tokens: int, seed: int) -> Corpus:
         source = MarkovSource.from_seed(vocab_size, order, alpha, seed)
         tokens = source.sample(n_tokens, np.random.default_rng([seed, 1]))
-        return Corpus(name, "synthetic", tokens, vocab_size, source.entropy_rate(),
-                      compression_bits_per_char(_token_bytes(tokens, vocab_size)),
-                      f"order-{order} Markov source, V={vocab_size}, Dirichlet({alpha:g}) rows, seed {seed}")
+        return Corpus(
+            name,
+            "synthetic",
+            tokens,
+            vocab_size,
+            source.entropy_rate(),
+            compression_bits_per_char(_token_bytes(tokens, vocab_size)),
+            f"order-{order} Markov source, V={vocab_size}, Dirichlet({alpha:g}) rows, seed {seed}",
+        )
 
-    CORPORA.register(name, summary=f"synthetic order-{order} Markov source over {vocab_size} symbols, "
-                                   f"Dirichlet({alpha:g}) rows; exact entropy rate")(factory)
+    CORPORA.register(
+        name,
+        summary=f"synthetic order-{order} Markov source over {vocab_size} symbols, "
+        f"Dirichlet({alpha:g}) rows; exact entropy rate",
+    )(factory)
 
 
 for _V in (4, 16, 64):

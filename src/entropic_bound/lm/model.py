@@ -10,6 +10,7 @@ plain masked softmax so the realised mixers can be returned (``return_mixers=Tru
 References: Karpathy, nanoGPT ``model.py`` (init, pre-LN, GELU MLP); Elhage et al. 2021, *A
 Mathematical Framework for Transformer Circuits* (QK circuit ``W_Q W_Kᵀ``).
 """
+
 from __future__ import annotations
 
 import math
@@ -65,11 +66,22 @@ class CausalLM(nn.Module):
     (``N(0, 0.02²)``, residual outputs ``N(0, (0.02/√(2L))²)``, nanoGPT's init), biases zero.
     """
 
-    def __init__(self, vocab_size: int, n_ctx: int, *, d_model: int = 64, n_layers: int = 2, n_heads: int = 4,
-                 d_mlp: int | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        vocab_size: int,
+        n_ctx: int,
+        *,
+        d_model: int = 64,
+        n_layers: int = 2,
+        n_heads: int = 4,
+        d_mlp: int | None = None,
+        seed: int = 0,
+    ) -> None:
         super().__init__()
         if d_model % n_heads:
-            raise UserInputError(f"The 'n_heads' parameter must divide d_model={d_model}. Got {n_heads} instead.")
+            raise UserInputError(
+                f"The 'n_heads' parameter must divide d_model={d_model}. Got {n_heads} instead."
+            )
         self.vocab_size, self.n_ctx = vocab_size, n_ctx
         self.tok_emb = nn.Parameter(torch.empty(vocab_size, d_model))  # W_E
         self.pos_emb = nn.Parameter(torch.empty(n_ctx, d_model))  # W_pos

@@ -11,6 +11,7 @@
 
 Every value is an array ``(n_layers, n_heads)`` keyed ``K_<estimator>``, ``sink_score``, …
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -52,12 +53,21 @@ def probe(model: CausalLM, idx: torch.Tensor, *, window: int = 2) -> tuple[np.nd
     return sv, stats
 
 
-def structural_explained(sink: np.ndarray, locality: np.ndarray, positional: np.ndarray, *,
-                         sink_threshold: float, locality_threshold: float, positional_threshold: float) -> np.ndarray:
+def structural_explained(
+    sink: np.ndarray,
+    locality: np.ndarray,
+    positional: np.ndarray,
+    *,
+    sink_threshold: float,
+    locality_threshold: float,
+    positional_threshold: float,
+) -> np.ndarray:
     """Heads whose realised mixer a structural prior explains: a sink head (sink score above its
     threshold), a local head (locality mass at least its threshold) or a positional head (position-only
     prior share at least its threshold). Elementwise over equal-shaped arrays; NaN counts as not explained."""
     with np.errstate(invalid="ignore"):
-        return (np.nan_to_num(sink, nan=-np.inf) > sink_threshold) | \
-               (np.nan_to_num(locality, nan=-np.inf) >= locality_threshold) | \
-               (np.nan_to_num(positional, nan=-np.inf) >= positional_threshold)
+        return (
+            (np.nan_to_num(sink, nan=-np.inf) > sink_threshold)
+            | (np.nan_to_num(locality, nan=-np.inf) >= locality_threshold)
+            | (np.nan_to_num(positional, nan=-np.inf) >= positional_threshold)
+        )

@@ -7,6 +7,7 @@ cross-entropy; the learning rate warms up linearly over ``warmup`` steps, then f
 weights are copied in memory and the loss is measured on fixed evaluation windows of the training
 and held-out splits. A non-finite loss stops training and records the step as diverged.
 """
+
 from __future__ import annotations
 
 import math
@@ -48,7 +49,9 @@ def windows(tokens: torch.Tensor, starts: torch.Tensor, n_ctx: int) -> tuple[tor
 
 def random_starts(n_tokens: int, n_ctx: int, count: int, gen: torch.Generator) -> torch.Tensor:
     if n_tokens < n_ctx + 2:
-        raise DataError(f"A split of {n_tokens} tokens is too short for windows of n_ctx + 1 = {n_ctx + 1} tokens.")
+        raise DataError(
+            f"A split of {n_tokens} tokens is too short for windows of n_ctx + 1 = {n_ctx + 1} tokens."
+        )
     return torch.randint(0, n_tokens - n_ctx - 1, (count,), generator=gen)
 
 
@@ -92,16 +95,27 @@ def _checkpoint(model: CausalLM, out: LMTrainOutcome, step: int, data: dict) -> 
     out.snapshots.append({k: v.detach().clone() for k, v in model.state_dict().items()})
 
 
-def train_lm(model: CausalLM, train_tokens: np.ndarray, val_tokens: np.ndarray, cfg: LMTrainConfig,
-             gen: torch.Generator) -> LMTrainOutcome:
+def train_lm(
+    model: CausalLM,
+    train_tokens: np.ndarray,
+    val_tokens: np.ndarray,
+    cfg: LMTrainConfig,
+    gen: torch.Generator,
+) -> LMTrainOutcome:
     """Train ``model`` in place; return the checkpoint record (see module doc)."""
-    data = {"train": torch.as_tensor(train_tokens, dtype=torch.long), "val": torch.as_tensor(val_tokens, dtype=torch.long)}
+    data = {
+        "train": torch.as_tensor(train_tokens, dtype=torch.long),
+        "val": torch.as_tensor(val_tokens, dtype=torch.long),
+    }
     data["train_starts"] = random_starts(len(train_tokens), model.n_ctx, cfg.eval_windows, gen)
     data["val_starts"] = random_starts(len(val_tokens), model.n_ctx, cfg.eval_windows, gen)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.99))
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=cfg.lr,
+        betas=(0.9, 0.99),
+    )
     marks = set(checkpoint_steps(cfg.steps, cfg.checkpoints))
     out = LMTrainOutcome()
     _checkpoint(model, out, 0, data)
@@ -109,7 +123,9 @@ def train_lm(model: CausalLM, train_tokens: np.ndarray, val_tokens: np.ndarray, 
     for step in range(1, cfg.steps + 1):
         for group in opt.param_groups:
             group["lr"] = lr_at(step - 1, cfg)
-        x, y = windows(data["train"], random_starts(len(train_tokens), model.n_ctx, cfg.batch_size, gen), model.n_ctx)
+        x, y = windows(
+            data["train"], random_starts(len(train_tokens), model.n_ctx, cfg.batch_size, gen), model.n_ctx
+        )
         loss = model.loss(x, y)
         if not torch.isfinite(loss):
             out.diverged_step = step

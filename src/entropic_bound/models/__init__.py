@@ -1,4 +1,5 @@
 """Students of the interpolation ladder, each an ensemble with a leading model axis."""
+
 from .base import EnsembleStudent, MemberSpec, member_generator, stack_padded
 from .block import TransformerBlockEnsemble
 from .chunking import chunk_members

@@ -20,10 +20,11 @@ instead of ``M·B`` separate tiny ``16×32`` matrix products. ``X`` needs no gra
 backward pass is the same few GEMMs. Padded factor columns get zero gradient
 (``∂L/∂W_Q = ∂L/∂K · W_K`` and the padded columns of ``W_K`` are zero), so they stay exactly zero.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -124,7 +125,9 @@ class QKEnsemble(EnsembleStudent):
         for m in members:
             check_rank("rank", m.rank, d, f"the per-head query–key width is at most d={d}")
         if V_known is not None and tuple(V_known.shape) != (d, d_v):
-            raise UserInputError(f"The 'V_known' matrix must have shape ({d}, {d_v}). Got {tuple(V_known.shape)} instead.")
+            raise UserInputError(
+                f"The 'V_known' matrix must have shape ({d}, {d_v}). Got {tuple(V_known.shape)} instead."
+            )
         self.n_models, self.n, self.d, self.d_v, self.n_heads = len(members), n, d, d_v, n_heads
         self.positional, self.ranks = positional, [int(m.rank) for m in members]
         width = max(self.ranks)
@@ -144,8 +147,9 @@ class QKEnsemble(EnsembleStudent):
             self.to(device)
 
     # ----- initialisation
-    def _draw_member(self, m: MemberSpec, g: torch.Generator, learn_v: bool, v_init_scale: float,
-                     extra: dict) -> dict[str, Tensor]:
+    def _draw_member(
+        self, m: MemberSpec, g: torch.Generator, learn_v: bool, v_init_scale: float, extra: dict
+    ) -> dict[str, Tensor]:
         h, d, d_v, n = self.n_heads, self.d, self.d_v, self.n
         out = {
             "W_Q": torch.randn(h, d, m.rank, generator=g, dtype=torch.float64) * m.init_scale,
@@ -205,7 +209,9 @@ class QKEnsemble(EnsembleStudent):
             S = shared_logits(X, self._forward_kernel())  # (B, n, M, h', n)
             return shared_mix(self._forward_mixers(S, model_axis=2).mean(3), X, V)
         S = general_logits(self.query_inputs(X), self._forward_kernel())  # (M, B, h', n, n)
-        return general_mix(self._forward_mixers(S, model_axis=0).mean(2), self.expand_inputs(X, self.n_models), V)
+        return general_mix(
+            self._forward_mixers(S, model_axis=0).mean(2), self.expand_inputs(X, self.n_models), V
+        )
 
     def _forward_kernel(self) -> Tensor:
         """The kernel the training forward pass uses, ``(M, h', d, d)``; a subclass may fold a

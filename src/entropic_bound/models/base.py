@@ -10,10 +10,11 @@ width ``r_max``. For a product ``P Qᵀ`` the gradient of a zero column is ``G Q
 columns stay exactly zero under plain GD and Adam alike, and a model's numbers do not depend on
 which other models share its ensemble.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -48,7 +49,9 @@ def stack_padded(factors: Sequence[Tensor], width: int) -> Tensor:
 
 def check_rank(name: str, rank: int, upper: int, what: str) -> None:
     if not isinstance(rank, (int, np.integer)) or not 1 <= rank <= upper:
-        raise UserInputError(f"The '{name}' parameter must be an int in [1, {upper}] ({what}). Got {rank!r} instead.")
+        raise UserInputError(
+            f"The '{name}' parameter must be an int in [1, {upper}] ({what}). Got {rank!r} instead."
+        )
 
 
 class EnsembleStudent(nn.Module):

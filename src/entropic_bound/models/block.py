@@ -1,8 +1,9 @@
 """B3, a pre-LN transformer block with a linear readout (SPEC §3)."""
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor
@@ -20,7 +21,9 @@ def layer_norm(X: Tensor, gain: Tensor, bias: Tensor, eps: float = 1e-5) -> Tens
     return Xn * gain[:, None, None] + bias[:, None, None]
 
 
-@STUDENTS.register("B3", summary="pre-LN transformer block (LN, softmax attention, FFN, residuals) + linear readout")
+@STUDENTS.register(
+    "B3", summary="pre-LN transformer block (LN, softmax attention, FFN, residuals) + linear readout"
+)
 class TransformerBlockEnsemble(QKEnsemble):
     """``M`` pre-LN blocks with a linear readout::
 
@@ -38,17 +41,35 @@ class TransformerBlockEnsemble(QKEnsemble):
     rung = "B3"
     supports_positional = False
 
-    def __init__(self, members: Sequence[MemberSpec], *, d: int, d_v: int, V_known: Tensor | None = None,
-                 ffn_width: int | None = None, temperature: str = "sqrt_d", **kwargs) -> None:
+    def __init__(
+        self,
+        members: Sequence[MemberSpec],
+        *,
+        d: int,
+        d_v: int,
+        V_known: Tensor | None = None,
+        ffn_width: int | None = None,
+        temperature: str = "sqrt_d",
+        **kwargs,
+    ) -> None:
         check_choice("temperature", temperature, TEMPERATURES)
         ffn_width = 4 * d if ffn_width is None else ffn_width
         check_positive_int("ffn_width", ffn_width)
         check_positive_int("d_v", d_v)
         if V_known is not None and tuple(V_known.shape) != (d, d_v):
-            raise UserInputError(f"The 'V_known' matrix must have shape ({d}, {d_v}). Got {tuple(V_known.shape)} instead.")
+            raise UserInputError(
+                f"The 'V_known' matrix must have shape ({d}, {d_v}). Got {tuple(V_known.shape)} instead."
+            )
         # the attention's value map W_V is d×d and always learned; a known V* becomes the readout
-        super().__init__(members, d=d, d_v=d, V_known=None, ffn_width=ffn_width,
-                         readout_dim=d_v if V_known is None else None, **kwargs)
+        super().__init__(
+            members,
+            d=d,
+            d_v=d,
+            V_known=None,
+            ffn_width=ffn_width,
+            readout_dim=d_v if V_known is None else None,
+            **kwargs,
+        )
         self.d_v, self.ffn_width = d_v, ffn_width
         if V_known is None:
             self.register_buffer("W_out_fixed", None)
@@ -60,10 +81,14 @@ class TransformerBlockEnsemble(QKEnsemble):
     def _init_extra(self, g: torch.Generator, extra: dict) -> dict[str, Tensor]:
         d, f, d_out = self.d, extra["ffn_width"], extra["readout_dim"]
         out = {
-            "ln1_gain": torch.ones(d), "ln1_bias": torch.zeros(d),
-            "ln2_gain": torch.ones(d), "ln2_bias": torch.zeros(d),
-            "W_1": torch.randn(d, f, generator=g, dtype=torch.float64) / math.sqrt(d), "b_1": torch.zeros(f),
-            "W_2": torch.randn(f, d, generator=g, dtype=torch.float64) / math.sqrt(f), "b_2": torch.zeros(d),
+            "ln1_gain": torch.ones(d),
+            "ln1_bias": torch.zeros(d),
+            "ln2_gain": torch.ones(d),
+            "ln2_bias": torch.zeros(d),
+            "W_1": torch.randn(d, f, generator=g, dtype=torch.float64) / math.sqrt(d),
+            "b_1": torch.zeros(f),
+            "W_2": torch.randn(f, d, generator=g, dtype=torch.float64) / math.sqrt(f),
+            "b_2": torch.zeros(d),
         }
         if d_out is not None:
             out["W_out"] = torch.randn(d, d_out, generator=g, dtype=torch.float64) / math.sqrt(d)

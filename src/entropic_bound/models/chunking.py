@@ -1,15 +1,18 @@
 """Split an ensemble into chunks that fit a memory budget."""
+
 from __future__ import annotations
 
-from typing import Sequence, TypeVar
+from collections.abc import Sequence
+from typing import TypeVar
 
 from ..errors import UserInputError
 
 T = TypeVar("T")
 
 
-def activation_bytes_per_member(*, n: int, d: int, d_v: int, batch: int, n_heads: int = 1,
-                                ffn_width: int = 0, itemsize: int = 4) -> int:
+def activation_bytes_per_member(
+    *, n: int, d: int, d_v: int, batch: int, n_heads: int = 1, ffn_width: int = 0, itemsize: int = 4
+) -> int:
     """A generous estimate of one member's training memory per step (activations kept for backward).
 
     Per sample: the kernel products ``X K`` (``h·n·d``), logits and mixers (``2·h·n²``), mixed
@@ -43,6 +46,6 @@ def chunk_members(members: Sequence[T], max_memory_bytes: int, bytes_per_member:
     out, start = [], 0
     for i in range(n_chunks):
         size = base + (i < extra)
-        out.append(list(members[start:start + size]))
+        out.append(list(members[start : start + size]))
         start += size
     return out

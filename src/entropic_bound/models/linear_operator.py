@@ -1,8 +1,9 @@
 """B0, the linear surrogate ``f(X) = A X V`` with ``A = P Qᵀ`` of rank r (SPEC §3)."""
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor, nn

@@ -1,4 +1,5 @@
 """B1, linear query–key attention ``f(X) = (1/h) Σ_h c · (X̃ W_Q^h)(X̃ W_K^h)ᵀ X V`` (SPEC §3)."""
+
 from __future__ import annotations
 
 import math

@@ -5,6 +5,7 @@ They are the correctness oracle of the ensembles (computed the textbook way, thr
 ``W_Q W_Kᵀ``) and the per-model baseline of ``bench train``. :func:`member_module` copies member
 ``m`` of an ensemble into one of them, trimmed to the member's own rank.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,9 @@ from torch import Tensor, nn
 class LinearQK(nn.Module):
     """``f(X) = (1/h) Σ_h c · (X̃ W_Q^h)(X̃ W_K^h)ᵀ X V``, ``c = 1/(√d n)``; ``X (B, n, d)``."""
 
-    def __init__(self, W_Q: Tensor, W_K: Tensor, V: Tensor, *, n: int, P: Tensor | None = None,
-                 learn_v: bool = True) -> None:
+    def __init__(
+        self, W_Q: Tensor, W_K: Tensor, V: Tensor, *, n: int, P: Tensor | None = None, learn_v: bool = True
+    ) -> None:
         super().__init__()
         self.n, self.d = n, W_Q.shape[1]
         self.W_Q = nn.Parameter(W_Q.clone())  # (h, d, r)
@@ -51,9 +53,22 @@ class SoftmaxAttention(LinearQK):
 class TransformerBlock(nn.Module):
     """Pre-LN block ``H = X + Attn(LN(X))``, ``Z = H + FFN(LN(H))``, ``f(X) = Z W_out``."""
 
-    def __init__(self, W_Q: Tensor, W_K: Tensor, W_V: Tensor, W_out: Tensor, *, tau: float,
-                 W_1: Tensor, b_1: Tensor, W_2: Tensor, b_2: Tensor, ln1: tuple[Tensor, Tensor],
-                 ln2: tuple[Tensor, Tensor], learn_out: bool = True) -> None:
+    def __init__(
+        self,
+        W_Q: Tensor,
+        W_K: Tensor,
+        W_V: Tensor,
+        W_out: Tensor,
+        *,
+        tau: float,
+        W_1: Tensor,
+        b_1: Tensor,
+        W_2: Tensor,
+        b_2: Tensor,
+        ln1: tuple[Tensor, Tensor],
+        ln2: tuple[Tensor, Tensor],
+        learn_out: bool = True,
+    ) -> None:
         super().__init__()
         d = W_Q.shape[1]
         self.attn = SoftmaxAttention(W_Q, W_K, W_V, n=1, tau=tau)
@@ -80,11 +95,18 @@ def member_module(ensemble: nn.Module, m: int) -> nn.Module:
     if ensemble.rung == "B3":
         learn_out = ensemble.W_out is not None
         return TransformerBlock(
-            W_Q, W_K, ensemble.V[m].detach(), ensemble.readout()[m if learn_out else ...].detach(),
-            tau=float(ensemble.tau[m]), W_1=ensemble.W_1[m].detach(), b_1=ensemble.b_1[m].detach(),
-            W_2=ensemble.W_2[m].detach(), b_2=ensemble.b_2[m].detach(),
+            W_Q,
+            W_K,
+            ensemble.V[m].detach(),
+            ensemble.readout()[m if learn_out else ...].detach(),
+            tau=float(ensemble.tau[m]),
+            W_1=ensemble.W_1[m].detach(),
+            b_1=ensemble.b_1[m].detach(),
+            W_2=ensemble.W_2[m].detach(),
+            b_2=ensemble.b_2[m].detach(),
             ln1=(ensemble.ln1_gain[m].detach(), ensemble.ln1_bias[m].detach()),
-            ln2=(ensemble.ln2_gain[m].detach(), ensemble.ln2_bias[m].detach()), learn_out=learn_out,
+            ln2=(ensemble.ln2_gain[m].detach(), ensemble.ln2_bias[m].detach()),
+            learn_out=learn_out,
         )
     learn_v = ensemble.V is not None
     V = (ensemble.V[m] if learn_v else ensemble.V_fixed).detach()

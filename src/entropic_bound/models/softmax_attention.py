@@ -1,8 +1,9 @@
 """B2, softmax attention ``f(X) = (1/h) Σ_h softmax(X̃ K_h X̃ᵀ / τ) X V`` (SPEC §3)."""
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor

@@ -3,6 +3,7 @@
 ``predict_r_star(X, Y, teacher=..., V=...)`` returns a :class:`Prediction`; methods are registered
 by name in :data:`PREDICTORS` (one module per family) and are pure functions of arrays.
 """
+
 from __future__ import annotations
 
 from . import linear_v_known as _linear_v_known  # noqa: F401  (registers the methods)

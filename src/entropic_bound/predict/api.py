@@ -9,6 +9,7 @@ Defaults per setting:
 | ``softmax`` | yes, ``n ≤ min(d, d_v)`` | ``softmax_log_attention`` (exact where identifiable) |
 | ``softmax`` | otherwise | ``softmax_linearised`` (the paper's estimators; flagged not identifiable) |
 """
+
 from __future__ import annotations
 
 import time
@@ -57,8 +58,14 @@ def _check_choice(name: str, value: Any, choices: Any) -> None:
 
 
 def predict_r_star(
-    X: Any, Y: Any, *, teacher: str, V: Any = None, method: str | None = None,
-    estimator: str | None = None, seed: int = 0,
+    X: Any,
+    Y: Any,
+    *,
+    teacher: str,
+    V: Any = None,
+    method: str | None = None,
+    estimator: str | None = None,
+    seed: int = 0,
 ) -> Prediction:
     """Predict r* from data ``X (N, n, d)``, ``Y (N, n, d_v)`` (and ``V (d, d_v)`` if known).
 
@@ -92,11 +99,21 @@ def predict_r_star(
     if identifiable and fit.rank_cap is not None and r_hat >= fit.rank_cap:
         identifiable, reason = False, fit.cap_reason
     return Prediction(
-        r_hat=int(r_hat), method=name, estimates=estimates, estimator_params=params,
-        singular_values=[float(v) for v in fit.singular_values], identifiable=bool(identifiable),
-        reason=reason, noise_level=float(fit.sigma), margin=cut.margin,
-        timing_s=time.perf_counter() - start, n_samples=N,
+        r_hat=int(r_hat),
+        method=name,
+        estimates=estimates,
+        estimator_params=params,
+        singular_values=[float(v) for v in fit.singular_values],
+        identifiable=bool(identifiable),
+        reason=reason,
+        noise_level=float(fit.sigma),
+        margin=cut.margin,
+        timing_s=time.perf_counter() - start,
+        n_samples=N,
         shapes={"X": list(X.shape), "Y": list(Y.shape), "V": None if V is None else list(V.shape)},
-        kernel_noise=cut.noise_level, threshold=cut.threshold,
-        n_equations=fit.n_equations, n_unknowns=fit.n_unknowns, too_few_samples=fit.too_few_samples,
+        kernel_noise=cut.noise_level,
+        threshold=cut.threshold,
+        n_equations=fit.n_equations,
+        n_unknowns=fit.n_unknowns,
+        too_few_samples=fit.too_few_samples,
     )

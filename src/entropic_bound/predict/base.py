@@ -5,10 +5,12 @@ A method is a pure function of arrays ``fn(X, Y, V, *, rng) -> Fit``: ``X (N, n,
 ``r*`` (usually the kernel estimate ``K̂``) together with draws of that matrix's *estimation noise*
 under the fitted noise level, which :mod:`.cut` turns into the noise-calibrated ``r_hat``.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -56,11 +58,20 @@ class Fit:
     params: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
 
-def not_identifiable(reason: str, *, n_equations: int = 0, n_unknowns: int = 0, too_few_samples: bool = False) -> Fit:
+def not_identifiable(
+    reason: str, *, n_equations: int = 0, n_unknowns: int = 0, too_few_samples: bool = False
+) -> Fit:
     """A :class:`Fit` that carries only the reason the data cannot identify r*."""
     return Fit(
-        singular_values=np.zeros(0), noise_top=np.zeros(0), sigma=float("nan"), entry_noise=float("nan"),
-        shape=(0, 0), identifiable=False, reason=reason, n_equations=n_equations, n_unknowns=n_unknowns,
+        singular_values=np.zeros(0),
+        noise_top=np.zeros(0),
+        sigma=float("nan"),
+        entry_noise=float("nan"),
+        shape=(0, 0),
+        identifiable=False,
+        reason=reason,
+        n_equations=n_equations,
+        n_unknowns=n_unknowns,
         too_few_samples=too_few_samples,
     )
 

@@ -13,6 +13,7 @@ shape (flat, geometric, ...), unlike a fixed relative tolerance or an effective 
 Margin: ``(σ_{r_hat} − σ_{r_hat+1}) / noise_level`` with ``noise_level = mean_draws ||Ê||₂``,
 ``σ_0 := τ`` and ``σ_{m+1} := 0``: how many noise widths separate the values either side of the cut.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,7 +32,9 @@ class Cut:
     margin: float
 
 
-def noise_calibrated_cut(s: np.ndarray, noise_top: np.ndarray, *, safety: float = SAFETY, floor: float = FLOOR) -> Cut:
+def noise_calibrated_cut(
+    s: np.ndarray, noise_top: np.ndarray, *, safety: float = SAFETY, floor: float = FLOOR
+) -> Cut:
     """Apply the rule above to singular values ``s (m,)`` and noise draws ``noise_top (draws,)``."""
     s = np.sort(np.asarray(s, dtype=np.float64))[::-1]
     s1 = float(s[0]) if s.size else 0.0

@@ -3,6 +3,7 @@
 Each failure raises :class:`DataError` with one line saying what was expected and what was found.
 Files are read with ``allow_pickle=False``: object arrays and pickles are refused.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,10 +18,16 @@ from ..errors import DataError
 
 def _as_float_array(a: Any, name: str, ndim: int, layout: str) -> np.ndarray:
     arr = np.asarray(a)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise DataError(f"Array '{name}' must hold real numbers (float or int). Got dtype {arr.dtype} instead.")
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+    ):
+        raise DataError(
+            f"Array '{name}' must hold real numbers (float or int). Got dtype {arr.dtype} instead."
+        )
     if arr.ndim != ndim:
-        raise DataError(f"Array '{name}' must be {ndim}-D {layout}. Got shape {arr.shape} ({arr.ndim}-D) instead.")
+        raise DataError(
+            f"Array '{name}' must be {ndim}-D {layout}. Got shape {arr.shape} ({arr.ndim}-D) instead."
+        )
     if 0 in arr.shape:
         raise DataError(f"Array '{name}' must be non-empty {layout}. Got shape {arr.shape} instead.")
     arr = arr.astype(np.float64, copy=False)
@@ -43,7 +50,9 @@ def check_arrays(X: Any, Y: Any, V: Any = None) -> tuple[np.ndarray, np.ndarray,
         V = _as_float_array(V, "V", 2, "(d, d_v)")
         expected = (X.shape[2], Y.shape[2])
         if V.shape != expected:
-            raise DataError(f"V must be (d, d_v) = {expected} to match X {X.shape} and Y {Y.shape}. Got {V.shape} instead.")
+            raise DataError(
+                f"V must be (d, d_v) = {expected} to match X {X.shape} and Y {Y.shape}. Got {V.shape} instead."
+            )
     return X, Y, V
 
 
@@ -55,7 +64,9 @@ def _load_one(path: str) -> Any:
     try:
         return np.load(path, allow_pickle=False)
     except ValueError as exc:  # object arrays or a pickle, refused by allow_pickle=False
-        raise DataError(f"Expected plain numeric arrays in '{path}' (pickles are not loaded). Found: {exc}") from None
+        raise DataError(
+            f"Expected plain numeric arrays in '{path}' (pickles are not loaded). Found: {exc}"
+        ) from None
     except (OSError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as exc:
         raise DataError(f"Expected a NumPy .npz or .npy file at '{path}'. Could not read it: {exc}") from None
 
@@ -64,14 +75,18 @@ def _npz_array(store: Any, key: str, path: str) -> np.ndarray:
     try:
         return store[key]
     except ValueError as exc:
-        raise DataError(f"Expected a plain numeric array '{key}' in '{path}'. Found an object array ({exc}).") from None
+        raise DataError(
+            f"Expected a plain numeric array '{key}' in '{path}'. Found an object array ({exc})."
+        ) from None
 
 
 def load_npz(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Read ``X``, ``Y`` and optional ``V`` from an ``.npz`` archive (unchecked shapes)."""
     store = _load_one(path)
     if not isinstance(store, np.lib.npyio.NpzFile):
-        raise DataError(f"Expected an .npz archive with arrays X, Y[, V] at '{path}'. Found a single .npy array.")
+        raise DataError(
+            f"Expected an .npz archive with arrays X, Y[, V] at '{path}'. Found a single .npy array."
+        )
     with store:
         missing = [k for k in ("X", "Y") if k not in store.files]
         if missing:

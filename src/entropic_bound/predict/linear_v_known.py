@@ -6,6 +6,7 @@ i.e. ``Y_i = X_i K B_i`` with the known ``B_i = X_iᵀ X_i V (d, d_v)``. The tar
 Identifiable iff ``G = Σ (X_iᵀX_i) ⊗ (B_i B_iᵀ)`` is non-singular (needs ``N·n·d_v ≥ d²``); the
 noise level comes from the residual, ``σ̂² = RSS / (N n d_v − d²)``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,13 +24,18 @@ def solve_kernel(system: KronSystem, rng: np.random.Generator, *, what: str) -> 
     if n_eq <= n_unk:
         return _no_kernel(
             f"{what}: {n_eq} equations (N·n·d_v) for {n_unk} unknowns (d²) leave no degrees of freedom; "
-            f"need N·n·d_v > {n_unk}.", n_equations=n_eq, n_unknowns=n_unk, too_few_samples=True,
+            f"need N·n·d_v > {n_unk}.",
+            n_equations=n_eq,
+            n_unknowns=n_unk,
+            too_few_samples=True,
         )
     solved = system.solve()
     if solved is None:
         return _no_kernel(
             f"{what}: the normal matrix Σ (XᵢᵀXᵢ)⊗(BᵢBᵢᵀ) is singular, so K is not determined by these "
-            "samples (add samples or vary X).", n_equations=n_eq, n_unknowns=n_unk,
+            "samples (add samples or vary X).",
+            n_equations=n_eq,
+            n_unknowns=n_unk,
         )
     K_hat, L, rss = solved
     sigma = float(np.sqrt(rss / (n_eq - n_unk)))

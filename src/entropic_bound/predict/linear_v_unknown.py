@@ -19,6 +19,7 @@ through the cubic moments ``x_sᵀK x_t x_tᵀV``, a lifted regression with ``d�
 not implemented.) σ̂ alternates with the cut: start from the median singular value against the
 Marchenko–Pastur median, then the per-sample rank-r residual ``Σ_{k>r} s_k² / ((n − r)(d_v − r))``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -77,7 +78,9 @@ def _pooled(X, Y, rng) -> Fit:
     d_v = Y.shape[2]
     H, Omega, Hn, rss, used = _pooled_grams(X, Y, rng, NOISE_DRAWS)
     if used == 0:
-        return not_identifiable("linear QK, V unknown: every X_i is rank-deficient, so pinv(X_i) Y_i does not eliminate V.")
+        return not_identifiable(
+            "linear QK, V unknown: every X_i is rank-deficient, so pinv(X_i) Y_i does not eliminate V."
+        )
     lam, Q = np.linalg.eigh(Omega)
     W = (Q / np.sqrt(lam)) @ Q.T  # Ω^{-1/2}
     ev = np.clip(np.linalg.eigvalsh(W @ H @ W)[::-1], 0, None)  # (d,) descending
@@ -87,19 +90,29 @@ def _pooled(X, Y, rng) -> Fit:
     else:  # no residual dof: median, then the eigenvalues beyond the cut vs the trace of the noise
         sigma0 = float(np.sqrt(np.median(ev) / np.mean(np.median(ev_noise, axis=1))))
         trace = float(np.mean(ev_noise.sum(axis=1)))
-        sigma = refine_sigma(np.sqrt(ev), np.sqrt(ev_noise[:, 0]), sigma0,
-                             lambda r: float(np.sqrt(ev[r:].sum() / (trace * (d - r) / d))))
+        sigma = refine_sigma(
+            np.sqrt(ev),
+            np.sqrt(ev_noise[:, 0]),
+            sigma0,
+            lambda r: float(np.sqrt(ev[r:].sum() / (trace * (d - r) / d))),
+        )
         how = "spectrum beyond the cut"
     fit = Fit(
-        singular_values=np.sqrt(ev), noise_top=sigma * np.sqrt(ev_noise[:, 0]), sigma=sigma,
-        entry_noise=sigma * float(np.sqrt(np.mean(ev_noise) / (used * d_v))), shape=(d, used * d_v),
+        singular_values=np.sqrt(ev),
+        noise_top=sigma * np.sqrt(ev_noise[:, 0]),
+        sigma=sigma,
+        entry_noise=sigma * float(np.sqrt(np.mean(ev_noise) / (used * d_v))),
+        shape=(d, used * d_v),
         reason=f"linear QK, V unknown, n ≥ d: V eliminated by pinv(X_i) Y_i = K S_i V; σ̂ from the {how}.",
-        n_equations=N * n * d_v, n_unknowns=d * d + d * d_v - 1,
+        n_equations=N * n * d_v,
+        n_unknowns=d * d + d * d_v - 1,
     )
     if n == d:
         fit.rank_cap = d
-        fit.cap_reason = (f"linear QK, V unknown, n = d = {d}: no residual degrees of freedom and a full-rank stack "
-                          "leaves no noise-only direction to calibrate the cut; r* = d cannot be confirmed.")
+        fit.cap_reason = (
+            f"linear QK, V unknown, n = d = {d}: no residual degrees of freedom and a full-rank stack "
+            "leaves no noise-only direction to calibrate the cut; r* = d cannot be confirmed."
+        )
     return fit
 
 
@@ -107,7 +120,9 @@ CV_FACTOR = 2.0
 CV_DRAWS = 64
 
 
-def tail_variation(s: np.ndarray, r: int, shape: tuple[int, int], rng: np.random.Generator) -> tuple[float, float]:
+def tail_variation(
+    s: np.ndarray, r: int, shape: tuple[int, int], rng: np.random.Generator
+) -> tuple[float, float]:
     """Across-sample coefficient of variation of ``s[:, r]`` and of the top singular value of noise.
 
     ``s (N, m)``: per-sample singular values. The top singular value of an ``(n − r) × (d_v − r)``
@@ -125,32 +140,46 @@ def _per_sample(X, Y, rng) -> Fit:
     d_v = Y.shape[2]
     m, big = min(n, d_v), max(n, d_v)
     s = np.linalg.svd(Y, compute_uv=False)  # (N, m)
-    rms = np.sqrt(np.mean(s ** 2, axis=0))  # (m,)
-    sigma0 = float(np.sqrt(np.median(s ** 2) / (big * mp_median(m / big))))
+    rms = np.sqrt(np.mean(s**2, axis=0))  # (m,)
+    sigma0 = float(np.sqrt(np.median(s**2) / (big * mp_median(m / big))))
     unit_top = np.array([np.sqrt(n) + np.sqrt(d_v)])
-    sigma = refine_sigma(rms, unit_top, sigma0,  # rank-r residual of each Y_i has (n − r)(d_v − r) dof
-                         lambda r: float(np.sqrt(np.mean(np.sum(s[:, r:] ** 2, axis=1)) / ((n - r) * (d_v - r)))))
+    sigma = refine_sigma(
+        rms,
+        unit_top,
+        sigma0,  # rank-r residual of each Y_i has (n − r)(d_v − r) dof
+        lambda r: float(np.sqrt(np.mean(np.sum(s[:, r:] ** 2, axis=1)) / ((n - r) * (d_v - r)))),
+    )
     fit = Fit(
-        singular_values=rms, noise_top=sigma * unit_top,
-        sigma=sigma, entry_noise=sigma, shape=(n, d_v),
+        singular_values=rms,
+        noise_top=sigma * unit_top,
+        sigma=sigma,
+        entry_noise=sigma,
+        shape=(n, d_v),
         reason=f"linear QK, V unknown, n = {n} < d = {d}: r* read from rank Y_i = min(r*, n, d_v) per sample.",
-        n_equations=N * n * d_v, n_unknowns=d * d + d * d_v - 1,
+        n_equations=N * n * d_v,
+        n_unknowns=d * d + d * d_v - 1,
     )
     r = noise_calibrated_cut(rms, fit.noise_top).r_hat
     if r < m and rms[r] > FLOOR * rms[0]:
         cv_obs, cv_noise = tail_variation(s, r, (n, d_v), rng)
         if cv_obs > CV_FACTOR * cv_noise:
             fit.identifiable = False
-            fit.reason = (f"linear QK, V unknown, n = {n} < d = {d}: the singular values of Y_i past the cut vary across "
-                          f"samples like signal (coefficient of variation {cv_obs:.2f} vs {cv_noise:.2f} for noise), so "
-                          f"no noise-only direction calibrates the cut; r* may be as large as min(n, d_v) = {m}.")
+            fit.reason = (
+                f"linear QK, V unknown, n = {n} < d = {d}: the singular values of Y_i past the cut vary across "
+                f"samples like signal (coefficient of variation {cv_obs:.2f} vs {cv_noise:.2f} for noise), so "
+                f"no noise-only direction calibrates the cut; r* may be as large as min(n, d_v) = {m}."
+            )
     fit.rank_cap = m
-    fit.cap_reason = (f"linear QK, V unknown, n = {n} < d = {d}: rank Y_i = min(r*, {n}, {d_v}) = {m} says only "
-                      f"r* ≥ {m}; this predictor cannot tell larger ranks apart (r_hat is a lower bound).")
+    fit.cap_reason = (
+        f"linear QK, V unknown, n = {n} < d = {d}: rank Y_i = min(r*, {n}, {d_v}) = {m} says only "
+        f"r* ≥ {m}; this predictor cannot tell larger ranks apart (r_hat is a lower bound)."
+    )
     return fit
 
 
-@PREDICTORS.register("linear_v_unknown", summary="linear QK, V unknown: eliminate V (pinv(X_i) Y_i), rank of the stack")
+@PREDICTORS.register(
+    "linear_v_unknown", summary="linear QK, V unknown: eliminate V (pinv(X_i) Y_i), rank of the stack"
+)
 def linear_v_unknown(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator) -> Fit:
     """Rank-revealing spectrum for ``Y_i = X_i K X_iᵀX_i V`` without V (module docstring for the rule).
 
@@ -162,6 +191,9 @@ def linear_v_unknown(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng:
     if n_eq <= n_unk:
         return not_identifiable(
             f"linear QK, V unknown: {n_eq} equations (N·n·d_v) for {n_unk} unknowns (d² + d·d_v − 1); "
-            f"need N·n·d_v > {n_unk}.", n_equations=n_eq, n_unknowns=n_unk, too_few_samples=True,
+            f"need N·n·d_v > {n_unk}.",
+            n_equations=n_eq,
+            n_unknowns=n_unk,
+            too_few_samples=True,
         )
     return _pooled(X, Y, rng) if n >= d else _per_sample(X, Y, rng)

@@ -16,6 +16,7 @@ noise are ``σ̂ L⁻ᵀ z`` with ``G = L Lᵀ`` (Cholesky), ``z ~ N(0, I)``.
 The dense ``d² × d²`` algebra runs in torch float64 (MKL): on the shared 2-core machines OpenBLAS'
 threaded Cholesky was measured 5–20× slower under contention.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -109,9 +110,11 @@ def cholesky_or_none(G: np.ndarray) -> np.ndarray | None:
 def kernel_noise_draws(L: np.ndarray, sigma: float, rng: np.random.Generator, draws: int) -> np.ndarray:
     """``draws`` samples of the estimation noise of ``K̂``: ``σ L⁻ᵀ z`` reshaped → ``(draws, d, d)``."""
     p = L.shape[0]
-    d = int(round(p ** 0.5))
+    d = int(round(p**0.5))
     z = rng.standard_normal((p, draws))
-    E = torch.linalg.solve_triangular(torch.from_numpy(L).T, torch.from_numpy(z), upper=True).numpy()  # (d², draws)
+    E = torch.linalg.solve_triangular(
+        torch.from_numpy(L).T, torch.from_numpy(z), upper=True
+    ).numpy()  # (d², draws)
     return sigma * E.T.reshape(draws, d, d)
 
 

@@ -1,4 +1,5 @@
 """The result of a data-only r* prediction, JSON-safe via :meth:`Prediction.to_dict`."""
+
 from __future__ import annotations
 
 import dataclasses

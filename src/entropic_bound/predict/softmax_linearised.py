@@ -16,6 +16,7 @@ Y_i pinv(X_i V)`` when V is known and ``n ≤ min(d, d_v)``, else ``softmax(n X_
 to ``MIXER_SAMPLES`` inputs, averaged (``realised_mixer_energy_rank``), and of their mean
 (``mean_mixer_energy_rank``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -48,20 +49,28 @@ def _mixer_ranks(X, Y, V, K_hat, recoverable: bool) -> dict[str, float]:
     s = np.linalg.svd(M, compute_uv=False)  # (m, n)
     return {
         "realised_mixer_energy_rank": float(np.mean(energy_effective_rank(s))),
-        "mean_mixer_energy_rank": float(energy_effective_rank(np.linalg.svd(M.mean(axis=0), compute_uv=False))),
+        "mean_mixer_energy_rank": float(
+            energy_effective_rank(np.linalg.svd(M.mean(axis=0), compute_uv=False))
+        ),
     }
 
 
-@PREDICTORS.register("softmax_linearised", summary="softmax (paper): ranks of a linearised kernel and of realised mixers")
-def softmax_linearised(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator) -> Fit:
+@PREDICTORS.register(
+    "softmax_linearised", summary="softmax (paper): ranks of a linearised kernel and of realised mixers"
+)
+def softmax_linearised(
+    X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator
+) -> Fit:
     """Linearised kernel ``K̂_lin`` and realised-mixer ranks. ``X (N, n, d)``, ``Y (N, n, d_v)``, ``V (d, d_v)`` or None."""
     N, n, d = X.shape
     v_known = V is not None
     if not v_known:
         V = fit_uniform_value(X, Y)
         if V is None:
-            return not_identifiable(f"softmax_linearised without V: the N = {N} mean tokens do not span R^{d}, "
-                                    "so V cannot be fitted to the uniform-attention part.")
+            return not_identifiable(
+                f"softmax_linearised without V: the N = {N} mean tokens do not span R^{d}, "
+                "so V cannot be fitted to the uniform-attention part."
+            )
     system = KronSystem(d)
     for sl in chunks(N):
         Xc = X[sl]
@@ -73,13 +82,29 @@ def softmax_linearised(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rn
     if K_hat is None:
         return fit
     fit.extra.update(_mixer_ranks(X, Y, V, K_hat, v_known and n <= min(d, Y.shape[2])))
-    fit.params.update({
-        "realised_mixer_energy_rank": {"estimator": "energy_effective_rank", "params": {"samples": min(N, MIXER_SAMPLES)},
-                                       "formula": "mean_i exp H(s(M_i)^2 / sum)", "reference": "SPEC §4", "integer": False},
-        "mean_mixer_energy_rank": {"estimator": "energy_effective_rank", "params": {"samples": min(N, MIXER_SAMPLES)},
-                                   "formula": "exp H(s(mean_i M_i)^2 / sum)", "reference": "SPEC §4", "integer": False},
-    })
+    fit.params.update(
+        {
+            "realised_mixer_energy_rank": {
+                "estimator": "energy_effective_rank",
+                "params": {"samples": min(N, MIXER_SAMPLES)},
+                "formula": "mean_i exp H(s(M_i)^2 / sum)",
+                "reference": "SPEC §4",
+                "integer": False,
+            },
+            "mean_mixer_energy_rank": {
+                "estimator": "energy_effective_rank",
+                "params": {"samples": min(N, MIXER_SAMPLES)},
+                "formula": "exp H(s(mean_i M_i)^2 / sum)",
+                "reference": "SPEC §4",
+                "integer": False,
+            },
+        }
+    )
     fit.identifiable = False
-    fit.reason = ("softmax, linearised kernel (the paper's estimators): biased for a softmax teacher (C10), the cut "
-                  "treats the softmax's curvature as noise" + ("" if v_known else "; V fitted to uniform attention") + ".")
+    fit.reason = (
+        "softmax, linearised kernel (the paper's estimators): biased for a softmax teacher (C10), the cut "
+        "treats the softmax's curvature as noise"
+        + ("" if v_known else "; V fitted to uniform attention")
+        + "."
+    )
     return fit

@@ -22,13 +22,20 @@ the row sums of ``Â_i``, which must be 1 (``N n`` dof, so ``n = d_v`` works too
 determine K (``G`` non-singular). Reference: SPEC §5b X1 (prototype: exact at σ = 0, N ≥ 8, and at
 σ = 0.01, N = 128 with n = 16, d = 32).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import torch
 
 from .base import PREDICTORS, Fit, chunks, not_identifiable
-from .normal_equations import cholesky_or_none, expand_core, kernel_noise_draws, kron_core, top_singular_values
+from .normal_equations import (
+    cholesky_or_none,
+    expand_core,
+    kernel_noise_draws,
+    kron_core,
+    top_singular_values,
+)
 
 MASK_LEVELS = 3.0
 FIRST_PASS_SAMPLES = 512
@@ -64,7 +71,7 @@ def _log_ratio_system(X, A, A_ref, col, sigma, scale):
     biases the kept logs upward (selection at the mask), as weighted log-regressions are known to do.
     """
     c, n, d = X.shape
-    delta = np.sqrt(sigma ** 2 + (ROUNDOFF * scale) ** 2) * col[:, None, :]  # (c, n_s, n_t)
+    delta = np.sqrt(sigma**2 + (ROUNDOFF * scale) ** 2) * col[:, None, :]  # (c, n_s, n_t)
     m = np.argmax(A_ref, axis=2)  # (c, n) reference column per row
     R_m = np.take_along_axis(A_ref, m[..., None], axis=2)  # (c, n, 1)
     A_m = np.take_along_axis(A, m[..., None], axis=2)
@@ -80,8 +87,12 @@ def _log_ratio_system(X, A, A_ref, col, sigma, scale):
     XwX = XwX.numpy().reshape(c, n, d, d)  # Σ_t w_st x_t x_tᵀ (one batched GEMM)
     Xw = np.einsum("cst,cta->csa", w, X)
     sw = w.sum(axis=2)[..., None, None]
-    Q = XwX - Xw[..., :, None] * x_m[..., None, :] - x_m[..., :, None] * Xw[..., None, :] \
-        + sw * x_m[..., :, None] * x_m[..., None, :]  # (c, n_s, d, d) = Σ_t w z_t z_tᵀ, z_t = x_t − x_m
+    Q = (
+        XwX
+        - Xw[..., :, None] * x_m[..., None, :]
+        - x_m[..., :, None] * Xw[..., None, :]
+        + sw * x_m[..., :, None] * x_m[..., None, :]
+    )  # (c, n_s, d, d) = Σ_t w z_t z_tᵀ, z_t = x_t − x_m
     core = kron_core(xx.reshape(-1, d, d), Q.reshape(-1, d, d))
     r = np.einsum("cst,cta->csa", w * ell, X) - (w * ell).sum(axis=2)[..., None] * x_m  # Σ_t w ℓ z_t
     b = np.einsum("csa,csb->ab", X, r).reshape(-1)
@@ -114,7 +125,7 @@ def estimate_sigma(X, Y, V) -> tuple[float, int]:
     ss = 0.0
     for sl in chunks(X.shape[0]):
         _, _, resid, rowsum = recover_attention(X[sl], Y[sl], V)
-        ss += float(np.sum(resid ** 2) + np.sum(rowsum ** 2))
+        ss += float(np.sum(resid**2) + np.sum(rowsum**2))
     N, n, _ = X.shape
     dof = N * n * (Y.shape[2] - n) + N * n
     return float(np.sqrt(ss / dof)), dof
@@ -124,18 +135,27 @@ def _check_setting(X, Y, V) -> str:
     N, n, d = X.shape
     d_v = Y.shape[2]
     if V is None:
-        return ("softmax, V unknown: A_i X_i V cannot be split into A_i and V per sample, so the attention "
-                "matrices (and with them K) are not recovered; use softmax_linearised for the paper's estimates.")
+        return (
+            "softmax, V unknown: A_i X_i V cannot be split into A_i and V per sample, so the attention "
+            "matrices (and with them K) are not recovered; use softmax_linearised for the paper's estimates."
+        )
     if n > min(d, d_v):
-        return (f"softmax with n = {n} > min(d, d_v) = {min(d, d_v)}: U_i = X_i V has rank < n, so A_i is not "
-                "recoverable from Y_i = A_i U_i (the exact method needs n ≤ min(d, d_v)).")
+        return (
+            f"softmax with n = {n} > min(d, d_v) = {min(d, d_v)}: U_i = X_i V has rank < n, so A_i is not "
+            "recoverable from Y_i = A_i U_i (the exact method needs n ≤ min(d, d_v))."
+        )
     if np.linalg.matrix_rank(V) < n:
         return f"softmax: rank V = {np.linalg.matrix_rank(V)} < n = {n}, so A_i is not recoverable from Y_i = A_i X_i V."
     return ""
 
 
-@PREDICTORS.register("softmax_log_attention", summary="softmax, V known, n ≤ d_v: weighted least squares on log-attention ratios")
-def softmax_log_attention(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator) -> Fit:
+@PREDICTORS.register(
+    "softmax_log_attention",
+    summary="softmax, V known, n ≤ d_v: weighted least squares on log-attention ratios",
+)
+def softmax_log_attention(
+    X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator
+) -> Fit:
     """Kernel estimate from recovered attention (module docstring). ``X (N, n, d)``, ``Y (N, n, d_v)``, ``V (d, d_v)``."""
     N, n, d = X.shape
     n_unk = d * d
@@ -145,7 +165,10 @@ def softmax_log_attention(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *,
     if N * n * (n - 1) <= n_unk:
         return not_identifiable(
             f"softmax log-attention: {N * n * (n - 1)} log-ratio equations (N·n·(n−1)) for {n_unk} unknowns (d²); "
-            f"need N·n·(n−1) > {n_unk}.", n_equations=N * n * (n - 1), n_unknowns=n_unk, too_few_samples=True,
+            f"need N·n·(n−1) > {n_unk}.",
+            n_equations=N * n * (n - 1),
+            n_unknowns=n_unk,
+            too_few_samples=True,
         )
     # σ̂ from a subsample: its dof (≥ n per sample) make it precise to well under 1 %, and one fewer
     # pass of per-sample pseudo-inverses over all N samples
@@ -163,12 +186,17 @@ def softmax_log_attention(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *,
             f"softmax log-attention: after masking attention entries below {MASK_LEVELS:g} noise levels "
             f"(σ̂ = {sigma:.3g}), {n_eq} equations do not determine the {n_unk} entries of K "
             "(noise too large, attention too saturated or too few samples).",
-            n_equations=n_eq, n_unknowns=n_unk,
+            n_equations=n_eq,
+            n_unknowns=n_unk,
         )
     E = kernel_noise_draws(L, 1.0, rng, NOISE_DRAWS)  # weights already carry σ: Cov(vec K̂) ≈ G⁻¹
     return Fit(
-        singular_values=np.linalg.svd(K_hat, compute_uv=False), noise_top=top_singular_values(E),
-        sigma=sigma, entry_noise=float(np.sqrt(np.mean(E * E))), shape=(d, d),
+        singular_values=np.linalg.svd(K_hat, compute_uv=False),
+        noise_top=top_singular_values(E),
+        sigma=sigma,
+        entry_noise=float(np.sqrt(np.mean(E * E))),
+        shape=(d, d),
         reason=f"softmax, V known, n ≤ d_v: attention recovered per sample, K̂ from {n_eq} weighted log-ratios; σ̂ from {how}.",
-        n_equations=n_eq, n_unknowns=n_unk,
+        n_equations=n_eq,
+        n_unknowns=n_unk,
     )

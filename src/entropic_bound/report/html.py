@@ -1,4 +1,5 @@
 """The HTML report: one self-contained page, verdict table at the top, figures inline."""
+
 from __future__ import annotations
 
 import base64
@@ -22,7 +23,9 @@ background:#f6f8fa}pre{padding:0.6em;overflow-x:auto}details{margin:0.5em 0}.sma
 
 
 def _badge(verdict: str) -> str:
-    return f'<span class="v" style="background:{COLOURS.get(verdict, "#57606a")}">{html.escape(verdict)}</span>'
+    return (
+        f'<span class="v" style="background:{COLOURS.get(verdict, "#57606a")}">{html.escape(verdict)}</span>'
+    )
 
 
 def _short(value):
@@ -48,7 +51,9 @@ def _evidence_text(evidence: dict, limit: int = 6) -> str:
 
 
 def _verdict_table(reports) -> str:
-    rows = ["<tr><th>claim</th><th>experiment (scale)</th><th>verdict</th><th>criterion</th><th>evidence</th></tr>"]
+    rows = [
+        "<tr><th>claim</th><th>experiment (scale)</th><th>verdict</th><th>criterion</th><th>evidence</th></tr>"
+    ]
     for r in reports:
         for v in r.analysis.verdicts:
             rows.append(
@@ -66,8 +71,10 @@ def _figure(path: Path, name: str) -> str:
 
 def _section(r, out_dir: Path, config: dict) -> str:
     a = r.analysis
-    parts = [f"<h2 id='{r.experiment.name}'>{html.escape(r.experiment.name_with_title)}</h2>",
-             f"<p class=small>scale: <b>{html.escape(r.scale)}</b>; runs analysed: {len(a.results)}</p>"]
+    parts = [
+        f"<h2 id='{r.experiment.name}'>{html.escape(r.experiment.name_with_title)}</h2>",
+        f"<p class=small>scale: <b>{html.escape(r.scale)}</b>; runs analysed: {len(a.results)}</p>",
+    ]
     parts += [f"<p>{html.escape(n)}</p>" for n in a.notes]
     for v in a.verdicts:
         parts.append(
@@ -97,8 +104,8 @@ def render_report(reports, *, out_dir: Path, store_path: str, configs: dict) -> 
         f"<p class=small>generated {when} from <code>{html.escape(store_path)}</code>; "
         f"git {html.escape(str(prov.get('git_commit')))}; "
         f"versions {html.escape(json.dumps(prov.get('versions', {}), default=str))}</p>"
-        "<h2>Verdicts</h2>" + (_verdict_table(reports) if reports else "<p>No experiment in the store yet.</p>")
+        "<h2>Verdicts</h2>"
+        + (_verdict_table(reports) if reports else "<p>No experiment in the store yet.</p>")
         + "".join(sections)
     )
     return f"<!doctype html><html><head><meta charset=utf-8><title>entropic-bound report</title><style>{STYLE}</style></head><body>{body}</body></html>"
-

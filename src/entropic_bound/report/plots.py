@@ -3,6 +3,7 @@
 Figures are built with :class:`matplotlib.figure.Figure` directly (no pyplot global state), so
 plotting is safe in worker processes and never opens a window.
 """
+
 from __future__ import annotations
 
 import io
@@ -20,8 +21,15 @@ def figure_grid(nrows: int, ncols: int, *, width: float = 3.4, height: float = 2
 def mark_floor(ax, value: float, label: str) -> None:
     """A horizontal dashed line at ``value`` with a small label."""
     ax.axhline(value, color="tab:gray", lw=0.8, ls="--")
-    ax.annotate(label, xy=(1.0, value), xycoords=("axes fraction", "data"), ha="right", va="bottom",
-                fontsize=6, color="tab:gray")
+    ax.annotate(
+        label,
+        xy=(1.0, value),
+        xycoords=("axes fraction", "data"),
+        ha="right",
+        va="bottom",
+        fontsize=6,
+        color="tab:gray",
+    )
 
 
 def to_png(fig: Figure, dpi: int = 130) -> bytes:

@@ -4,6 +4,7 @@
 ``DIR/results/<experiment>.csv`` and ``DIR/figures/*.png``. Every file is written atomically
 (write-then-rename), so a killed process never leaves half a report.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,9 @@ class ExperimentReport:
 def check_out_dir(out_dir: str | Path) -> Path:
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise UserInputError(f"Output folder '{out}' exists and is not a folder; give a folder path with --out.")
+        raise UserInputError(
+            f"Output folder '{out}' exists and is not a folder; give a folder path with --out."
+        )
     return out
 
 
@@ -64,9 +67,12 @@ def write_report(store: RunStore, out_dir: str | Path, *, only: list[str] | None
         for table_name, table in analysis.tables.items():
             atomic_write_text(out / "results" / f"{exp.name}_{table_name}.csv", table.to_csv(index=False))
         reports.append(ExperimentReport(exp, scale, analysis, files))
-    verdicts = {
-        v.claim: {**v.to_dict(), "scale": r.scale} for r in reports for v in r.analysis.verdicts
-    }
+    verdicts = {v.claim: {**v.to_dict(), "scale": r.scale} for r in reports for v in r.analysis.verdicts}
     atomic_write_text(out / "verdicts.json", json.dumps(verdicts, indent=2, sort_keys=True) + "\n")
-    html = render_report(reports, out_dir=out, store_path=str(store.path), configs={r.experiment.name: to_dict(r.experiment.cfg) for r in reports})
+    html = render_report(
+        reports,
+        out_dir=out,
+        store_path=str(store.path),
+        configs={r.experiment.name: to_dict(r.experiment.cfg) for r in reports},
+    )
     return atomic_write_text(out / "report.html", html)

@@ -2,6 +2,7 @@
 
 Importing this package registers every estimator in :data:`entropic_bound.registry.ESTIMATORS`.
 """
+
 from __future__ import annotations
 
 from .estimators import (

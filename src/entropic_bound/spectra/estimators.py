@@ -11,12 +11,14 @@ All estimators except ``optimal_hard_threshold`` with a known σ are invariant t
 Each is registered in :data:`entropic_bound.registry.ESTIMATORS` as an :class:`Estimator` carrying
 its formula, reference, integrality and default parameters.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import inspect
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -11,6 +11,7 @@ ratio ``β = m / N ∈ (0, 1]``. Noise ``Z`` has iid ``N(0, σ²)`` entries. The
 
 whose median ``μ_β`` calibrates the unknown-noise threshold.
 """
+
 from __future__ import annotations
 
 import math

@@ -3,6 +3,7 @@
 ``PANEL`` fixes the keys, the estimators behind them and their parameters, in report order. The
 Gavish–Donoho keys need the original matrix shape; the known-noise variant also needs σ.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -37,7 +38,9 @@ def _entries(sigma_known: bool) -> list[tuple[str, str, dict[str, Any]]]:
     return entries
 
 
-def estimate_all(s: Any, *, shape: tuple[int, int] | None = None, sigma: float | None = None) -> dict[str, np.ndarray]:
+def estimate_all(
+    s: Any, *, shape: tuple[int, int] | None = None, sigma: float | None = None
+) -> dict[str, np.ndarray]:
     """Every panel estimate of the spectra ``s`` (..., k): ``{key: (...) float64 array}``.
 
     Args:
@@ -47,7 +50,9 @@ def estimate_all(s: Any, *, shape: tuple[int, int] | None = None, sigma: float |
         sigma: known noise standard deviation per entry; adds ``optimal_hard_threshold_known_noise``.
     """
     if sigma is not None and shape is None:
-        raise UserInputError("The 'sigma' parameter needs 'shape' (the Gavish-Donoho threshold uses it). Got shape=None.")
+        raise UserInputError(
+            "The 'sigma' parameter needs 'shape' (the Gavish-Donoho threshold uses it). Got shape=None."
+        )
     s = as_float64_tensor(s, name="s").cpu().numpy()  # (..., k), converted once for every estimator
     out: dict[str, np.ndarray] = {}
     for key, name, params in _entries(sigma is not None):

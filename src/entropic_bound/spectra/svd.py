@@ -8,6 +8,7 @@ The factored route follows TransformerLens's ``FactoredMatrix``: the singular va
 ``K = W_Q W_Kᵀ`` (d×d, rank ≤ d_head) come from the d_head×d_head core of two thin QRs, never from
 the d×d product.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """Sweeps: run specs with content-hash ids, grid expansion, and the resumable runner."""
+
 from __future__ import annotations
 
 from .runner import (

@@ -12,12 +12,14 @@ not retried: they are bugs or bad input, and re-raised on the driver as their or
 ``import ray`` happens only inside :meth:`RayBackend.map_groups`, so the other backends (and the
 ``local`` default) never need Ray installed.
 """
+
 from __future__ import annotations
 
 import logging
 import re
 import socket
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..errors import UserInputError
 from .spec import RunSpec
@@ -32,8 +34,10 @@ def parse_address(address: str | None) -> tuple[str, int] | None:
     match = _ADDRESS.match(str(address))
     port = int(match["port"]) if match else 0
     if not match or not 1 <= port <= 65535:
-        raise UserInputError(f"The 'address' parameter must be 'auto' or HOST:PORT (e.g. 10.0.0.5:6379). "
-                             f"Got {address!r} instead.")
+        raise UserInputError(
+            f"The 'address' parameter must be 'auto' or HOST:PORT (e.g. 10.0.0.5:6379). "
+            f"Got {address!r} instead."
+        )
     return match["host"].strip("[]"), port
 
 
@@ -43,8 +47,10 @@ def _check_reachable(host: str, port: int, timeout: float) -> None:
         with socket.create_connection((host, port), timeout=timeout):
             pass
     except OSError as exc:
-        raise UserInputError(f"Cannot reach a Ray cluster at {host}:{port} ({exc.strerror or exc}); "
-                             "start one with 'ray start --head' or check --address.") from None
+        raise UserInputError(
+            f"Cannot reach a Ray cluster at {host}:{port} ({exc.strerror or exc}); "
+            "start one with 'ray start --head' or check --address."
+        ) from None
 
 
 def _import_ray():
@@ -77,12 +83,20 @@ class RayBackend:
 
     name = "ray"
 
-    def __init__(self, workers: int = 1, address: str | None = None, max_retries: int = 3,
-                 cpus_per_task: float = 1, connect_timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        workers: int = 1,
+        address: str | None = None,
+        max_retries: int = 3,
+        cpus_per_task: float = 1,
+        connect_timeout: float = 5.0,
+    ) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise UserInputError(f"The 'workers' parameter must be an int >= 1. Got {workers!r} instead.")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise UserInputError(f"The 'max_retries' parameter must be an int >= 0. Got {max_retries!r} instead.")
+            raise UserInputError(
+                f"The 'max_retries' parameter must be an int >= 0. Got {max_retries!r} instead."
+            )
         self.workers = workers
         self.address = address
         self.host_port = parse_address(address)
@@ -116,8 +130,10 @@ class RayBackend:
         try:
             ray.init(address=self.address, **quiet)
         except ConnectionError as exc:
-            raise UserInputError(f"Cannot connect to the Ray cluster at '{self.address}': "
-                                 f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+            raise UserInputError(
+                f"Cannot connect to the Ray cluster at '{self.address}': "
+                f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            ) from None
         return True
 
     def _in_flight(self) -> int | None:
@@ -129,8 +145,9 @@ class RayBackend:
             return
         ray = _import_ray()
         self._connect(ray)
-        remote = ray.remote(num_cpus=self.cpus_per_task, max_retries=self.max_retries,
-                            retry_exceptions=False)(_run_group)
+        remote = ray.remote(
+            num_cpus=self.cpus_per_task, max_retries=self.max_retries, retry_exceptions=False
+        )(_run_group)
         pending: dict = {}
         try:
             fn_ref = ray.put(fn)  # the executor (config included) is shipped once, not per task
@@ -161,5 +178,7 @@ class RayBackend:
                 raise cause from None
             raise
         except ray.exceptions.WorkerCrashedError:
-            raise RuntimeError(f"Ray worker running group {index} died {self.max_retries + 1} time(s); "
-                               "the finished groups are stored, rerun to resume.") from None
+            raise RuntimeError(
+                f"Ray worker running group {index} died {self.max_retries + 1} time(s); "
+                "the finished groups are stored, rerun to resume."
+            ) from None

@@ -12,13 +12,15 @@ again and only its missing runs are stored. Every result is committed in its own
 soon as its group returns. Hence an interrupted-and-resumed sweep stores bitwise the same rows as
 an uninterrupted one, none twice.
 """
+
 from __future__ import annotations
 
 import multiprocessing
 import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import UserInputError
 from ..registry import Registry
@@ -51,8 +53,7 @@ class Backend(Protocol):
 
     name: str
 
-    def map_groups(self, fn: GroupFn, groups: list[list[RunSpec]]) -> Iterator[tuple[int, Any]]:
-        ...
+    def map_groups(self, fn: GroupFn, groups: list[list[RunSpec]]) -> Iterator[tuple[int, Any]]: ...
 
 
 BACKENDS: Registry = Registry("backend")
@@ -89,8 +90,11 @@ class ProcessBackend:
     def map_groups(self, fn: GroupFn, groups: list[list[RunSpec]]) -> Iterator[tuple[int, Any]]:
         if not groups:
             return
-        pool = ProcessPoolExecutor(max_workers=min(self.workers, len(groups)),
-                                   mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker)
+        pool = ProcessPoolExecutor(
+            max_workers=min(self.workers, len(groups)),
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_worker,
+        )
         try:
             pending = {pool.submit(fn, group): index for index, group in enumerate(groups)}
             while pending:
@@ -101,8 +105,9 @@ class ProcessBackend:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-BACKENDS.register("ray", summary="Ray tasks, one group each, on a local Ray or a cluster (needs the [ray] extra)")(
-    RayBackend)
+BACKENDS.register(
+    "ray", summary="Ray tasks, one group each, on a local Ray or a cluster (needs the [ray] extra)"
+)(RayBackend)
 
 
 def make_backend(backend: str | Backend | None, workers: int = 1, **options) -> Backend:
@@ -117,10 +122,10 @@ def make_backend(backend: str | Backend | None, workers: int = 1, **options) -> 
 
 @dataclass(frozen=True)
 class SweepSummary:
-    total: int      # distinct runs asked for
-    skipped: int    # already in the store before this call
-    ran: int        # stored by this call
-    diverged: int   # of those, how many diverged
+    total: int  # distinct runs asked for
+    skipped: int  # already in the store before this call
+    ran: int  # stored by this call
+    diverged: int  # of those, how many diverged
     wall_s: float
 
 
@@ -136,22 +141,33 @@ def _unique(specs: Sequence[RunSpec]) -> list[RunSpec]:
 def _check_partition(groups: list[list[RunSpec]], specs: list[RunSpec], name: str) -> list[list[RunSpec]]:
     ids = [s.run_id for g in groups for s in g]
     if len(ids) != len(set(ids)) or set(ids) != {s.run_id for s in specs} or any(not g for g in groups):
-        raise RuntimeError(f"Executor '{name}' returned groups that are not a partition of the "
-                           f"{len(specs)} specs ({len(ids)} runs in {len(groups)} groups).")
+        raise RuntimeError(
+            f"Executor '{name}' returned groups that are not a partition of the "
+            f"{len(specs)} specs ({len(ids)} runs in {len(groups)} groups)."
+        )
     return [list(g) for g in groups]
 
 
 def _by_id(results: list[RunResult], group: list[RunSpec], name: str) -> dict[str, RunResult]:
     by_id = {r.spec.run_id: r for r in results}
     if len(results) != len(group) or set(by_id) != {s.run_id for s in group}:
-        raise RuntimeError(f"Executor '{name}' returned {len(results)} results for a group of {len(group)} runs "
-                           "that do not match its specs one to one.")
+        raise RuntimeError(
+            f"Executor '{name}' returned {len(results)} results for a group of {len(group)} runs "
+            "that do not match its specs one to one."
+        )
     return by_id
 
 
-def run_sweep(executor: Executor, specs: Sequence[RunSpec], store, *, progress: Progress | None = None,
-              workers: int = 1, backend: str | Backend | None = None,
-              provenance: dict | None = None) -> SweepSummary:
+def run_sweep(
+    executor: Executor,
+    specs: Sequence[RunSpec],
+    store,
+    *,
+    progress: Progress | None = None,
+    workers: int = 1,
+    backend: str | Backend | None = None,
+    provenance: dict | None = None,
+) -> SweepSummary:
     """Execute every spec whose run is not in ``store``; store each result as its group returns.
 
     ``store`` is a :class:`~entropic_bound.store.RunStore` (anything with ``finished_ids()`` and
@@ -172,7 +188,9 @@ def run_sweep(executor: Executor, specs: Sequence[RunSpec], store, *, progress: 
     skipped = sum(s.run_id in stored for s in specs)
     done, ran, diverged = skipped, 0, 0
     if progress:
-        progress(done, len(specs), f"{executor.name}: {skipped} run(s) already stored, {len(todo)} group(s) to run")
+        progress(
+            done, len(specs), f"{executor.name}: {skipped} run(s) already stored, {len(todo)} group(s) to run"
+        )
     outputs = make_backend(backend, workers).map_groups(executor.execute, todo)
     try:
         for finished, (index, results) in enumerate(outputs, start=1):
@@ -187,9 +205,12 @@ def run_sweep(executor: Executor, specs: Sequence[RunSpec], store, *, progress: 
                     diverged += result.status == "diverged"
                 done += 1
             if progress:
-                progress(done, len(specs), f"{executor.name}: group {finished}/{len(todo)} ({len(group)} runs)")
+                progress(
+                    done, len(specs), f"{executor.name}: group {finished}/{len(todo)} ({len(group)} runs)"
+                )
     finally:
         if hasattr(outputs, "close"):  # a generator backend: stop its workers now, not at garbage collection
             outputs.close()
-    return SweepSummary(total=len(specs), skipped=skipped, ran=ran, diverged=diverged,
-                        wall_s=time.perf_counter() - start)
+    return SweepSummary(
+        total=len(specs), skipped=skipped, ran=ran, diverged=diverged, wall_s=time.perf_counter() - start
+    )

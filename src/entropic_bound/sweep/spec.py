@@ -8,13 +8,15 @@ A :class:`RunSpec` is identified by a content hash of ``(experiment, params, see
 so the same run always has the same id, on any machine, and a changed learning rate, width or
 seed is a different run. Floats hash through their shortest round-trip ``repr`` (``0.1`` → ``0.1``).
 """
+
 from __future__ import annotations
 
 import hashlib
 import itertools
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..errors import ConfigError
 
@@ -42,7 +44,9 @@ def _normalise_params(params: Any) -> dict:
     try:
         return json.loads(canonical_json(dict(params)))
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"The 'params' of a run spec must be finite JSON scalars, lists or dicts: {exc}.") from None
+        raise ConfigError(
+            f"The 'params' of a run spec must be finite JSON scalars, lists or dicts: {exc}."
+        ) from None
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +63,9 @@ class RunSpec:
 
     def __post_init__(self) -> None:
         if not isinstance(self.experiment, str) or not self.experiment:
-            raise ConfigError(f"The 'experiment' of a run spec must be a non-empty str. Got {self.experiment!r} instead.")
+            raise ConfigError(
+                f"The 'experiment' of a run spec must be a non-empty str. Got {self.experiment!r} instead."
+            )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             if not (hasattr(self.seed, "item") and isinstance(self.seed.item(), int)):
                 raise ConfigError(f"The 'seed' of a run spec must be an int. Got {self.seed!r} instead.")
@@ -101,15 +107,21 @@ class RunResult:
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
-            raise ValueError(f"The 'status' of a run result must be one of {STATUSES}. Got {self.status!r} instead.")
+            raise ValueError(
+                f"The 'status' of a run result must be one of {STATUSES}. Got {self.status!r} instead."
+            )
         self.metrics = {str(k): float(v) for k, v in self.metrics.items()}
         if self.diverged_step is not None:
             self.diverged_step = int(self.diverged_step)
         self.wall_s = float(self.wall_s)
 
 
-def grid_specs(experiment: str, grid: Mapping[str, Iterable], seeds: Iterable[int],
-               fixed: Mapping[str, Any] | None = None) -> list[RunSpec]:
+def grid_specs(
+    experiment: str,
+    grid: Mapping[str, Iterable],
+    seeds: Iterable[int],
+    fixed: Mapping[str, Any] | None = None,
+) -> list[RunSpec]:
     """The Cartesian product ``grid × seeds`` as run specs, ``fixed`` params added to each.
 
     Order: grid keys in the given order (last varies fastest), seeds innermost. A key that is in
@@ -126,5 +138,8 @@ def grid_specs(experiment: str, grid: Mapping[str, Iterable], seeds: Iterable[in
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ConfigError("The list of seeds is empty; give at least one seed.")
-    return [RunSpec(experiment, {**fixed, **dict(zip(keys, combo))}, seed)
-            for combo in itertools.product(*values) for seed in seeds]
+    return [
+        RunSpec(experiment, {**fixed, **dict(zip(keys, combo))}, seed)
+        for combo in itertools.product(*values)
+        for seed in seeds
+    ]

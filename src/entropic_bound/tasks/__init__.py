@@ -3,6 +3,7 @@
 Importing this package registers ``fixed_operator``, ``linear_qk_teacher`` and ``softmax_teacher``
 in :data:`entropic_bound.registry.TASKS`.
 """
+
 from __future__ import annotations
 
 from .attention_teachers import LinearQKTeacher, LinearQKTeacherTask, SoftmaxTeacher, SoftmaxTeacherTask

@@ -11,6 +11,7 @@ off-diagonal logits have standard deviation ``c`` whatever ``r*`` is.
   ``c = 0.5`` is nearly uniform/linear, ``c = 4`` nearly saturated. Report ``c`` and
   :meth:`SoftmaxTeacher.saturation` with every softmax result.
 """
+
 from __future__ import annotations
 
 import math
@@ -108,8 +109,9 @@ class _KernelTask:
         s = make_spectrum(self.r_star, self.spectrum, decay=self.decay, alpha=self.alpha)
         K = low_rank_matrix(self.d, self.d, self.r_star, s, fro_norm=self.c * math.sqrt(self.d), generator=g)
         V = value_matrix(self.d, self.d_out, self.v_kind, g)  # (d, d_v)
-        return self._teacher_cls(K=K, c=self.c, n=self.n, d=self.d, d_v=self.d_out,
-                                 r_star=self.r_star, sigma=self.sigma, V=V)
+        return self._teacher_cls(
+            K=K, c=self.c, n=self.n, d=self.d, d_v=self.d_out, r_star=self.r_star, sigma=self.sigma, V=V
+        )
 
 
 @TASKS.register("linear_qk_teacher", summary="Y = (X K* X^T / sqrt(d)) X V* / n + E with a rank-r* kernel K*")
@@ -123,7 +125,9 @@ class LinearQKTeacherTask(_KernelTask):
         return super().teacher(generator)  # type: ignore[return-value]
 
 
-@TASKS.register("softmax_teacher", summary="Y = softmax(X K* X^T / sqrt(d)) X V* + E with a rank-r* kernel K*")
+@TASKS.register(
+    "softmax_teacher", summary="Y = softmax(X K* X^T / sqrt(d)) X V* + E with a rank-r* kernel K*"
+)
 @dataclass(frozen=True)
 class SoftmaxTeacherTask(_KernelTask):
     """The softmax attention teacher (``β = 1``)."""

@@ -9,6 +9,7 @@ a second generator, so the same teacher can give a training set and a fresh held
     train = teacher.sample(128, torch.Generator().manual_seed(1))   # Batch(X, clean, Y)
     test = teacher.sample(4096, torch.Generator().manual_seed(2))
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -33,7 +34,7 @@ class Batch:
     def __len__(self) -> int:
         return self.X.shape[0]
 
-    def to(self, *args: Any, **kwargs: Any) -> "Batch":
+    def to(self, *args: Any, **kwargs: Any) -> Batch:
         """Move/cast all three tensors (arguments as for ``torch.Tensor.to``)."""
         return Batch(self.X.to(*args, **kwargs), self.clean.to(*args, **kwargs), self.Y.to(*args, **kwargs))
 
@@ -56,8 +57,17 @@ class Teacher:
 
     name = "teacher"
 
-    def __init__(self, *, n: int, d: int, d_v: int, r_star: int, sigma: float, V: torch.Tensor,
-                 token_sqrt: torch.Tensor | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        n: int,
+        d: int,
+        d_v: int,
+        r_star: int,
+        sigma: float,
+        V: torch.Tensor,
+        token_sqrt: torch.Tensor | None = None,
+    ) -> None:
         self.n, self.d, self.d_v, self.r_star, self.sigma = n, d, d_v, r_star, float(sigma)
         self.V = V  # (d, d_v) float64
         self.token_sqrt = token_sqrt  # (n, n) float64 or None
@@ -107,6 +117,7 @@ def singular_values(M: torch.Tensor) -> np.ndarray:
 
 
 # ----- parameter validation shared by the task dataclasses
+
 
 def _check_types(task: Any) -> None:
     """Check the Python type of every field and normalise numbers to the declared type.

@@ -16,6 +16,7 @@ can only mix rows stochastically, so ``A* = softmax(L)`` row-wise, with rank-``r
 row-stochastic and in general of full rank (``r*`` is the rank of the logits, reported as
 ``truth["logits"]``); ``operator_norm`` does not apply.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,14 @@ class FixedOperatorTeacher(Teacher):
 
     name = "fixed_operator"
 
-    def __init__(self, *, A: torch.Tensor, token_cov: torch.Tensor | None, logits: torch.Tensor | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        A: torch.Tensor,
+        token_cov: torch.Tensor | None,
+        logits: torch.Tensor | None = None,
+        **kwargs: Any,
+    ) -> None:
         token_sqrt = None if token_cov is None else torch.from_numpy(sqrtm_psd(token_cov.numpy()))
         super().__init__(token_sqrt=token_sqrt, **kwargs)
         self.A = A  # (n, n) float64
@@ -64,7 +71,9 @@ class FixedOperatorTeacher(Teacher):
         return out
 
 
-@TASKS.register("fixed_operator", summary="Y = A* X V* + E with a rank-r* token mixer A* (the linear surrogate's task)")
+@TASKS.register(
+    "fixed_operator", summary="Y = A* X V* + E with a rank-r* token mixer A* (the linear surrogate's task)"
+)
 @dataclass(frozen=True)
 class FixedOperatorTask:
     """Parameters of the fixed-operator task; ``teacher(generator)`` draws ``A*`` then ``V*``."""
@@ -81,7 +90,9 @@ class FixedOperatorTask:
     operator_norm: float | None = param(None, gt=0.0, doc="||A*||_F (None: sqrt(n))")
     token_cov: str | None = param(None, choices=("ar1",), doc="token covariance C (None: identity)")
     token_rho: float = param(0.5, gt=-1.0, lt=1.0, doc="ar1: C_ij = rho^|i-j|")
-    operator: str = param("low_rank", choices=("low_rank", "row_stochastic"), doc="A* itself, or softmax of rank-r* logits")
+    operator: str = param(
+        "low_rank", choices=("low_rank", "row_stochastic"), doc="A* itself, or softmax of rank-r* logits"
+    )
     logit_scale: float = param(2.0, ge=0.0, doc="row_stochastic: rms of the logits")
 
     def __post_init__(self) -> None:
@@ -99,7 +110,9 @@ class FixedOperatorTask:
         g = as_generator(generator)
         s = make_spectrum(self.r_star, self.spectrum, decay=self.decay, alpha=self.alpha)
         if self.operator == "row_stochastic":
-            logits = low_rank_matrix(self.n, self.n, self.r_star, s, fro_norm=self.logit_scale * self.n, generator=g)
+            logits = low_rank_matrix(
+                self.n, self.n, self.r_star, s, fro_norm=self.logit_scale * self.n, generator=g
+            )
             A = torch.softmax(logits, dim=-1)  # (n, n), rows sum to 1
         else:
             logits = None
@@ -107,5 +120,14 @@ class FixedOperatorTask:
             A = low_rank_matrix(self.n, self.n, self.r_star, s, fro_norm=norm, generator=g)  # (n, n)
         V = value_matrix(self.d, self.d_out, self.v_kind, g)  # (d, d_v)
         C = None if self.token_cov is None else torch.from_numpy(ar1_covariance(self.n, self.token_rho))
-        return FixedOperatorTeacher(A=A, logits=logits, token_cov=C, n=self.n, d=self.d, d_v=self.d_out,
-                                    r_star=self.r_star, sigma=self.sigma, V=V)
+        return FixedOperatorTeacher(
+            A=A,
+            logits=logits,
+            token_cov=C,
+            n=self.n,
+            d=self.d,
+            d_v=self.d_out,
+            r_star=self.r_star,
+            sigma=self.sigma,
+            V=V,
+        )

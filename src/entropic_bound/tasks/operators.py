@@ -11,6 +11,7 @@ Spectra (before scaling), for ``i = 1 … r*``:
 - ``geometric``: ``s_i = ρ^{i−1}`` with ``ρ = decay^{1/(r*−1)}``, so ``s_{r*} / s_1 = decay``
 - ``power``:     ``s_i = i^{−α}``
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -70,7 +71,9 @@ def low_rank_factors(
     if s.shape != (r_star,):
         raise UserInputError(f"The spectrum must have shape ({r_star},). Got {s.shape} instead.")
     if r_star > min(m, k):
-        raise UserInputError(f"The 'r_star' parameter must be an int in [1, {min(m, k)}]. Got {r_star} instead.")
+        raise UserInputError(
+            f"The 'r_star' parameter must be an int in [1, {min(m, k)}]. Got {r_star} instead."
+        )
     if np.any(s < 0) or not np.isfinite(s).all() or s.sum() == 0:
         raise UserInputError("The spectrum must be finite, non-negative and not all zero.")
     s = s * (float(fro_norm) / np.linalg.norm(s))
@@ -102,7 +105,9 @@ def value_matrix(d: int, d_v: int, kind: str, generator: torch.Generator) -> tor
     if kind == "gaussian":
         return torch.randn(d, d_v, generator=generator, dtype=torch.float64) / d**0.5
     choices = ("orthogonal", "gaussian")
-    raise UnknownNameError(f"Unknown v_kind '{kind}'. Available: {', '.join(choices)}.{did_you_mean(kind, choices)}")
+    raise UnknownNameError(
+        f"Unknown v_kind '{kind}'. Available: {', '.join(choices)}.{did_you_mean(kind, choices)}"
+    )
 
 
 def ar1_covariance(n: int, rho: float) -> np.ndarray:

@@ -1,4 +1,5 @@
 """Closed forms for the linear surrogate: tail energy, minimum excess risk, reduced-rank regression (SPEC §5)."""
+
 from __future__ import annotations
 
 from .closed_forms import (

@@ -16,9 +16,10 @@ With token covariance ``C`` (``X = C^{1/2} Z``), ``A X V = (A C^{1/2}) Z V``: re
 ``A C^{1/2}`` and ``A*`` by ``A* C^{1/2}`` everywhere (the rank of ``A C^{1/2}`` is that of ``A`` for
 invertible ``C``). All computations are float64.
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 import torch
@@ -62,7 +63,9 @@ def whitened_operator(A: ArrayLike, token_cov: ArrayLike | None = None) -> np.nd
     return A @ ((Q * np.sqrt(np.clip(w, 0.0, None))) @ Q.T)
 
 
-def excess_risk_curve(A_star: ArrayLike, V_star: ArrayLike, ranks: Iterable[int], token_cov: ArrayLike | None = None) -> np.ndarray:
+def excess_risk_curve(
+    A_star: ArrayLike, V_star: ArrayLike, ranks: Iterable[int], token_cov: ArrayLike | None = None
+) -> np.ndarray:
     """``ΔR_min(r)`` for each ``r`` in ``ranks``: ``||V*||_F² · tail(A* C^{1/2}, r) / (n d_v)``.
 
     ``A_star (n, n)``, ``V_star (d, d_v)``; returns float64 ``(len(ranks),)``. Valid for any ``V``
@@ -75,7 +78,9 @@ def excess_risk_curve(A_star: ArrayLike, V_star: ArrayLike, ranks: Iterable[int]
     return float(np.sum(V_star**2)) * tail_energy_curve(s, ranks) / (n * d_v)
 
 
-def min_excess_risk(A_star: ArrayLike, V_star: ArrayLike, r: int, *, token_cov: ArrayLike | None = None) -> float:
+def min_excess_risk(
+    A_star: ArrayLike, V_star: ArrayLike, r: int, *, token_cov: ArrayLike | None = None
+) -> float:
     """The minimum population excess risk of a rank-``r`` linear surrogate (see module docstring)."""
     return float(excess_risk_curve(A_star, V_star, [r], token_cov)[0])
 

@@ -20,9 +20,10 @@ reaches the closed-form population optimum within a few percent for large ``N``.
 Inputs may be torch tensors or numpy arrays; everything is computed in float64 and returned as
 float64 torch tensors on ``X``'s device.
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 import torch
@@ -39,7 +40,9 @@ def _t64(x: torch.Tensor | np.ndarray, device: torch.device | None = None) -> to
 
 def _check_data(X: torch.Tensor, Y: torch.Tensor, V: torch.Tensor | None = None) -> None:
     if X.ndim != 3 or Y.ndim != 3 or X.shape[:2] != Y.shape[:2]:
-        raise UserInputError(f"X must be (N, n, d) and Y (N, n, d_v) with the same N, n. Got {tuple(X.shape)} and {tuple(Y.shape)}.")
+        raise UserInputError(
+            f"X must be (N, n, d) and Y (N, n, d_v) with the same N, n. Got {tuple(X.shape)} and {tuple(Y.shape)}."
+        )
     if V is not None and tuple(V.shape) != (X.shape[2], Y.shape[2]):
         raise UserInputError(f"V must have shape ({X.shape[2]}, {Y.shape[2]}). Got {tuple(V.shape)} instead.")
 
@@ -56,8 +59,8 @@ def normal_equations(X: torch.Tensor, Y: torch.Tensor, V: torch.Tensor) -> tuple
     S_zz = X.new_zeros(n, n)
     S_yz = X.new_zeros(n, n)
     for start in range(0, X.shape[0], _CHUNK):
-        Z = X[start:start + _CHUNK] @ V  # (c, n, d_v)
-        Yc = Y[start:start + _CHUNK]  # (c, n, d_v)
+        Z = X[start : start + _CHUNK] @ V  # (c, n, d_v)
+        Yc = Y[start : start + _CHUNK]  # (c, n, d_v)
         S_zz += torch.einsum("iak,ibk->ab", Z, Z)
         S_yz += torch.einsum("iak,ibk->ab", Yc, Z)
     return S_zz, S_yz
@@ -95,7 +98,7 @@ def empirical_risk(A, V, X, Y) -> float:
     A, V, Y = (_t64(t, X.device) for t in (A, V, Y))
     total = 0.0
     for start in range(0, X.shape[0], _CHUNK):
-        R = A @ X[start:start + _CHUNK] @ V - Y[start:start + _CHUNK]  # (c, n, d_v)
+        R = A @ X[start : start + _CHUNK] @ V - Y[start : start + _CHUNK]  # (c, n, d_v)
         total += float((R**2).sum())
     return total / Y.numel()
 
@@ -113,7 +116,7 @@ def moment_init(X, Y) -> tuple[torch.Tensor, torch.Tensor]:
     (_, n, d), d_v = X.shape, Y.shape[2]
     T = X.new_zeros(n, n, d, d_v)
     for start in range(0, X.shape[0], _CHUNK):
-        T += torch.einsum("iab,ice->aceb", Y[start:start + _CHUNK], X[start:start + _CHUNK])
+        T += torch.einsum("iab,ice->aceb", Y[start : start + _CHUNK], X[start : start + _CHUNK])
     U, S, Wh = torch.linalg.svd(T.reshape(n * n, d * d_v) / X.shape[0], full_matrices=False)
     scale = S[0].sqrt()
     return (U[:, 0] * scale).reshape(n, n), (Wh[0] * scale).reshape(d, d_v)
@@ -124,14 +127,15 @@ def _v_step(X: torch.Tensor, Y: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
     d, d_v = X.shape[2], Y.shape[2]
     G, H = X.new_zeros(d, d), X.new_zeros(d, d_v)
     for start in range(0, X.shape[0], _CHUNK):
-        W = A @ X[start:start + _CHUNK]  # (c, n, d)
+        W = A @ X[start : start + _CHUNK]  # (c, n, d)
         G += torch.einsum("ikd,ike->de", W, W)
-        H += torch.einsum("ikd,ike->de", W, Y[start:start + _CHUNK])
+        H += torch.einsum("ikd,ike->de", W, Y[start : start + _CHUNK])
     return torch.linalg.pinv(G, hermitian=True) @ H  # (d, d_v)
 
 
-def rank_constrained_least_squares(X, Y, r: int, *, V_init=None, iters: int = 200,
-                                   tol: float = 1e-12) -> tuple[torch.Tensor, torch.Tensor]:
+def rank_constrained_least_squares(
+    X, Y, r: int, *, V_init=None, iters: int = 200, tol: float = 1e-12
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Alternating least squares for ``min Σ_i ||Y_i − A X_i V||²`` over rank-``r`` ``A`` and any ``V``.
 
     ``X (N, n, d)``, ``Y (N, n, d_v)`` → ``(A (n, n), V (d, d_v))``, balanced so ``||A||_F = ||V||_F``

@@ -1,4 +1,5 @@
 """Ensemble training: one forward/backward per step for a whole group of models."""
+
 from .config import TrainConfig
 from .moments import MomentData, QuadraticMoments
 from .trainer import (

@@ -1,4 +1,5 @@
 """Training settings shared by every experiment."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

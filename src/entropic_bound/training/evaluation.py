@@ -1,4 +1,5 @@
 """Held-out evaluation of student ensembles against a teacher's clean target (SPEC §1)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -9,6 +9,7 @@ For ``f(X) = A X V`` the full-batch mean squared error over a fixed data set is 
 So one step costs ``O(M n² d²)`` whatever the number of samples ``N``: the same objective and
 gradient as the direct full-batch loss (up to round-off), without touching the data again.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ class QuadraticMoments:
     d_v: int
 
     @classmethod
-    def from_data(cls, X: Tensor, Y: Tensor, chunk: int = 4096) -> "QuadraticMoments":
+    def from_data(cls, X: Tensor, Y: Tensor, chunk: int = 4096) -> QuadraticMoments:
         """Accumulate the moments over ``X (N, n, d)``, ``Y (N, n, d_v)`` in chunks of samples."""
         N, n, d = X.shape
         d_v = Y.shape[-1]
@@ -57,7 +58,7 @@ class MomentData:
     moments: QuadraticMoments
 
     @classmethod
-    def from_data(cls, X: Tensor, Y: Tensor) -> "MomentData":
+    def from_data(cls, X: Tensor, Y: Tensor) -> MomentData:
         return cls(QuadraticMoments.from_data(X, Y))
 
     def loss(self, model, step: int) -> Tensor:
