@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..report.plots import figure_grid, mark_floor
+from ..plotting import figure_grid, mark_floor
 from ..theory import tail_energy_curve
 from .base import Analysis, Verdict, curves_by_run, decide
 

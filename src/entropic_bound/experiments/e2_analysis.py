@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..report.plots import figure_grid
+from ..plotting import figure_grid
 from ..spectra import PANEL, estimate_all
 from .base import Analysis, Verdict, curves_by_run, decide
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..report.plots import figure_grid, mark_floor
+from ..plotting import figure_grid, mark_floor
 from .base import curves_by_run
 
 RUNG_COLOURS = {"B0": "tab:gray", "B1": "tab:blue", "B2": "tab:orange", "B3": "tab:green"}

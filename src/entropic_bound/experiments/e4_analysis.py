@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..report.plots import figure_grid, mark_floor
+from ..plotting import figure_grid, mark_floor
 from .base import Analysis, Verdict, decide
 
 RESULT_COLUMNS = [

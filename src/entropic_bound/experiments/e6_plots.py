@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..report.plots import figure_grid
+from ..plotting import figure_grid
 
 MARKERS = {"flat": "o", "geometric": "^", "power": "s"}
 COLOURS = [

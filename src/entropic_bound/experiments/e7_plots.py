@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..report.plots import figure_grid
+from ..plotting import figure_grid
 from .base import curves_by_run
 
 _COLOURS = [

@@ -15,10 +15,10 @@ from ..atomic import atomic_write_bytes, atomic_write_text, remove_stale_tempora
 from ..config import to_dict
 from ..errors import UserInputError
 from ..experiments.base import Analysis, Experiment
+from ..plotting import to_png
 from ..registry import EXPERIMENTS
 from ..store import RunStore
 from .html import render_report
-from .plots import to_png
 
 
 @dataclass
