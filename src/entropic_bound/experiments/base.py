@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -41,18 +41,26 @@ class Verdict:
     evidence: dict
     experiment: str
     statement: str = ""
+    robustness: dict | None = None  # see experiments/robustness.py: the claim's boundary
 
     def __post_init__(self) -> None:
         assert self.verdict in VERDICTS, self.verdict
 
+    def with_robustness(self, robustness: dict) -> Verdict:
+        """This verdict with its boundary (a ``robustness.summarise_boundary`` entry) attached."""
+        return replace(self, robustness=robustness)
+
     def to_dict(self) -> dict:
-        return {
+        out = {
             "verdict": self.verdict,
             "criterion": self.criterion,
             "evidence": _jsonable(self.evidence),
             "experiment": self.experiment,
             "statement": self.statement,
         }
+        if self.robustness is not None:
+            out["robustness"] = _jsonable(self.robustness)
+        return out
 
 
 def decide(ok: bool | None) -> str:
