@@ -8,7 +8,7 @@ import pytest
 from entropic_bound.errors import UnknownNameError
 from entropic_bound.inspect import ARCHITECTURES, adapter, arch_config, kernel_spectra
 from entropic_bound.inspect.architectures import Architecture, ConfigFields, LayerWeights
-from entropic_bound.inspect.architectures.base import f64, optional
+from entropic_bound.inspect.architectures.base import linear_layer
 
 
 class Opt(Architecture):
@@ -19,14 +19,8 @@ class Opt(Architecture):
 
     def read_layer(self, weights, cfg, layer) -> LayerWeights:
         base = f"{cfg.prefix}decoder.layers.{layer}."
-        return LayerWeights(
-            f64(weights, base + "self_attn.q_proj.weight").T,
-            f64(weights, base + "self_attn.k_proj.weight").T,
-            optional(weights, base + "self_attn.q_proj.bias"),
-            optional(weights, base + "self_attn.k_proj.bias"),
-            optional(weights, base + "self_attn_layer_norm.weight"),
-            optional(weights, base + "self_attn_layer_norm.bias"),
-        )
+        attn = base + "self_attn."
+        return linear_layer(weights, attn + "q_proj", attn + "k_proj", base + "self_attn_layer_norm")
 
 
 def test_registry_names_and_a_miss_lists_them():

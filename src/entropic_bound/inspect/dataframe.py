@@ -52,19 +52,5 @@ def analyze(
     Raises:
         UserInputError: one-line message for a missing, unreadable or unsupported model or text.
     """
-    result = inspect_model(
-        model,
-        arch=arch,
-        n_heads=n_heads,
-        n_kv_heads=n_kv_heads,
-        fold_ln=fold_ln,
-        text=text,
-        window=window,
-        window_len=window_len,
-        max_windows=max_windows,
-        top_k=top_k,
-        sink_definition=sink_definition,
-        cache_dir=cache_dir,
-        on_layer=on_layer,
-    )
-    return result.to_frame()
+    options = {name: value for name, value in locals().items() if name != "model"}  # the parameters
+    return inspect_model(model, **options).to_frame()

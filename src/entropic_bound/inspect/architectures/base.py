@@ -92,3 +92,16 @@ def f64(weights: Mapping[str, np.ndarray], key: str) -> np.ndarray:
 
 def optional(weights: Mapping[str, np.ndarray], key: str) -> np.ndarray | None:
     return f64(weights, key) if key in weights else None
+
+
+def linear_layer(weights: Mapping[str, np.ndarray], q: str, k: str, norm: str) -> LayerWeights:
+    """A layer whose query/key are ``nn.Linear`` (weight ``(out, in)``, so ``W = weightᵀ``) named ``q`` and
+    ``k`` (``.weight``, optional ``.bias``), fed by the norm ``norm`` (``.weight``, optional ``.bias``)."""
+    return LayerWeights(
+        f64(weights, q + ".weight").T,
+        f64(weights, k + ".weight").T,
+        optional(weights, q + ".bias"),
+        optional(weights, k + ".bias"),
+        optional(weights, norm + ".weight"),
+        optional(weights, norm + ".bias"),
+    )

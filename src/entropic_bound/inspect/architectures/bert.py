@@ -7,7 +7,7 @@ Bidirectional attention (not causal).
 
 from __future__ import annotations
 
-from .base import ARCHITECTURES, Architecture, ConfigFields, LayerWeights, f64, optional
+from .base import ARCHITECTURES, Architecture, ConfigFields, LayerWeights, linear_layer
 
 
 @ARCHITECTURES.register("bert", summary="BERT encoders (post-LN, bidirectional), e.g. MiniLM")
@@ -21,14 +21,5 @@ class Bert(Architecture):
     def read_layer(self, weights, cfg, layer) -> LayerWeights:
         p = cfg.prefix
         base = f"{p}encoder.layer.{layer}.attention.self."
-        norm = (
-            f"{p}embeddings.LayerNorm." if layer == 0 else f"{p}encoder.layer.{layer - 1}.output.LayerNorm."
-        )
-        return LayerWeights(
-            f64(weights, base + "query.weight").T,
-            f64(weights, base + "key.weight").T,
-            optional(weights, base + "query.bias"),
-            optional(weights, base + "key.bias"),
-            optional(weights, norm + "weight"),
-            optional(weights, norm + "bias"),
-        )
+        norm = f"{p}embeddings.LayerNorm" if layer == 0 else f"{p}encoder.layer.{layer - 1}.output.LayerNorm"
+        return linear_layer(weights, base + "query", base + "key", norm)

@@ -8,7 +8,7 @@ before the product: the static kernel leaves the rotation out (see :data:`ROPE_N
 
 from __future__ import annotations
 
-from .base import ARCHITECTURES, Architecture, ConfigFields, LayerWeights, f64, optional
+from .base import ARCHITECTURES, Architecture, ConfigFields, LayerWeights, linear_layer
 
 ROPE_NOTE = "RoPE: the static kernel W_Q W_K^T leaves out the position-dependent rotation of q and k."
 
@@ -25,12 +25,6 @@ class Llama(Architecture):
     notes = (ROPE_NOTE,)
 
     def read_layer(self, weights, cfg, layer) -> LayerWeights:
-        base = f"{cfg.prefix}layers.{layer}.self_attn."
-        return LayerWeights(
-            f64(weights, base + "q_proj.weight").T,
-            f64(weights, base + "k_proj.weight").T,
-            optional(weights, base + "q_proj.bias"),
-            optional(weights, base + "k_proj.bias"),
-            optional(weights, f"{cfg.prefix}layers.{layer}.input_layernorm.weight"),
-            None,
-        )
+        base = f"{cfg.prefix}layers.{layer}."
+        attn = base + "self_attn."
+        return linear_layer(weights, attn + "q_proj", attn + "k_proj", base + "input_layernorm")
