@@ -24,6 +24,7 @@ def result():
     spectra = kernel_spectra(w, cfg)
     table = kernel_table(spectra, cfg, top_k=4)
     table["sink_score"] = rng.uniform(size=len(table))
+    table["sink_head"] = table["sink_score"] > 0.3
     table["positional_prior_explained"] = np.nan  # all-uniform mixers
     notes = ["a note " * 40]
     return InspectResult("m" * 200, cfg, table, spectra["singular_values"], False, notes)
@@ -40,6 +41,7 @@ def test_compact_table_fits_and_wide_shows_everything(result):
     wide = format_table(result, wide=True)
     assert "participation_ratio" in wide and "b_K_norm" in wide and "sv_4" in wide
     assert "optimal_hard_threshold_reason" not in wide  # said once, in the notes
+    assert "yes" in wide and "True" not in wide
 
 
 def test_csv_and_json_keep_nan_as_missing_with_its_reason(result):

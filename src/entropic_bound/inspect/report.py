@@ -11,6 +11,7 @@ import io
 import json
 import textwrap
 
+import numpy as np
 import pandas as pd
 
 from .model import GD_REASON_KEY, InspectResult
@@ -36,7 +37,7 @@ MAX_WIDTH = 120
 
 
 def _cell(value) -> str:
-    if isinstance(value, bool):
+    if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
     if isinstance(value, float):
         return "n/a" if value != value else f"{value:.3g}" if abs(value) >= 1000 else f"{value:.3f}"
