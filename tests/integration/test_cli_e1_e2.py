@@ -34,7 +34,7 @@ def test_output_folder_contract(tiny_run, read_outputs):
         "e2_final_spectra.png",
     } <= figures
     html = (tiny_run / "report.html").read_text()
-    assert html.index("Verdicts") < html.index("E1 — ") and "data:image/png;base64," in html
+    assert html.index("Verdicts") < html.index("E1 — ") and "src='figures/e1_excess_vs_rank.png'" in html
 
 
 def test_trained_students_match_the_closed_form(tiny_run, read_outputs):
