@@ -16,7 +16,6 @@ import pytest
 
 from entropic_bound.experiments.base import Analysis, Verdict
 from entropic_bound.plotting import figure_grid
-from entropic_bound.registry import EXPERIMENTS
 from entropic_bound.report.browser_check import chromium_path
 from entropic_bound.report.format import number
 from entropic_bound.report.writer import ExperimentReport, ordered_verdicts, verdicts_json
@@ -135,7 +134,7 @@ def test_evidence_is_shown_whole(measured):
     assert "x" * 300 in text
     for value in evidence["rho_per_run"]:
         assert number(value, digits=4) in text
-    for key, entry in evidence["by_setting"].items():
+    for entry in evidence["by_setting"].values():
         assert number(entry["rate"], digits=4) in text
     assert text.count("confirmed") == 12  # every record of the list of cells
 
