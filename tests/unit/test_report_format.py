@@ -100,3 +100,31 @@ def test_terminal_table_shows_every_claim_with_its_verdict():
     text = console.export_text()
     assert text.index("C2") < text.index("C10")
     assert "refuted" in text and "rate 0.1" in text and "x y 0.5" in text
+
+
+def test_claim_lines_read_nested_evidence_and_fall_back_on_other_shapes():
+    c5 = {
+        "by_teacher": {
+            "linear": {
+                "frac_at_or_above_reaching_floor": 1.0,
+                "runs_at_or_above": 14,
+                "min_rel_excess_below": 0.2524,
+            },
+            "softmax": {
+                "frac_at_or_above_reaching_floor": 0.5,
+                "runs_at_or_above": 14,
+                "min_rel_excess_below": 0.28,
+            },
+        }
+    }
+    line = evidence_line("C5", c5)
+    assert "linear: 100% of 14 runs" in line and "softmax: 50% of 14 runs" in line and "0.252" in line
+    c9 = {
+        "linear_v_known/n=16": {
+            "N": 64,
+            "rate_by_r_star": {"1": 1.0, "16": 0.75},
+            "out_of_domain_flagged": None,
+        }
+    }
+    assert evidence_line("C9", c9) == "linear v known/n=16 (N = 64): exact rate ≥ 0.75 on 2 r*"
+    assert evidence_line("C5", {"reason": "no runs"}) == "no runs"  # another shape: the fallback

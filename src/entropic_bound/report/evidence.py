@@ -1,10 +1,9 @@
 """A verdict's evidence as people read it: one line of key numbers, and the whole of it as nested tables.
 
 The one line comes, in order of preference, from the verdict's own ``evidence["summary"]`` (an
-experiment may write its own), from the claim's template in :data:`CLAIM_LINES` (plain
-``str.format`` fields naming evidence keys, every number rounded), or from the evidence's first
-few top-level numbers. A template whose keys are missing falls back silently, so evidence may grow
-or change without breaking the report.
+experiment may write its own), from the claim's formatter in :mod:`.claim_lines`, or from the
+evidence's first few top-level numbers. A formatter that meets evidence of another shape falls
+back silently, so evidence may grow or change without breaking the report.
 """
 
 from __future__ import annotations
@@ -12,27 +11,11 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .claim_lines import CLAIM_LINES
 from .format import number, value_text, words
-
-# One template per claim; fields are evidence keys (rounded to 3 significant digits when shown).
-CLAIM_LINES = {
-    "C1": "measured / closed-form excess: median {median_ratio} (10th–90th percentile {q10}–{q90}), {runs} runs",
-    "C2": "worst relative excess at r ≥ r*: {max_rel_excess_at_or_above_r_star}; "
-    "transition ratio excess(r*−1)/excess(r*): median {median_transition_ratio}, min {min_transition_ratio}",
-    "C3": "GD from small init recovers r*: {rate_gd_small_init_identified} of identified runs "
-    "(large init {rate_gd_large_init_identified}, Adam {rate_adam_small_init_identified}); estimator {estimator}",
-}
 
 # Keys that describe bookkeeping rather than the finding; left out of the fallback line.
 _BOOKKEEPING = {"excluded_diverged", "estimator", "summary", "n_diverged", "diverged"}
-
-
-class _Rounded(dict):
-    def __missing__(self, key):
-        raise KeyError(key)
-
-    def __getitem__(self, key):
-        return value_text(dict.__getitem__(self, key))
 
 
 def evidence_line(claim: str, evidence: dict, max_items: int = 4) -> str:
@@ -40,12 +23,12 @@ def evidence_line(claim: str, evidence: dict, max_items: int = 4) -> str:
     summary = evidence.get("summary")
     if isinstance(summary, str) and summary.strip():
         return summary.strip()
-    template = CLAIM_LINES.get(claim)
-    if template:
+    line = CLAIM_LINES.get(claim)
+    if line is not None:
         try:
-            return template.format_map(_Rounded(evidence))
-        except (KeyError, IndexError, ValueError):
-            pass
+            return line(evidence)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+            pass  # evidence of another shape: fall back to its first numbers
     return _generic_line(evidence, max_items)
 
 
