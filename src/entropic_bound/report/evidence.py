@@ -33,17 +33,20 @@ def evidence_line(claim: str, evidence: dict, max_items: int = 4) -> str:
 
 
 def _generic_line(evidence: dict, max_items: int) -> str:
-    items = []
+    reason = evidence.get("reason") or evidence.get("note")
+    items = [str(reason)] if isinstance(reason, str) else []
     for key, value in evidence.items():
-        if key in _BOOKKEEPING or isinstance(value, (dict, list)) or value is None:
+        if (
+            key in _BOOKKEEPING
+            or key in ("reason", "note")
+            or isinstance(value, (dict, list))
+            or value is None
+        ):
             continue
         items.append(f"{words(key)} {number(value)}")
         if len(items) == max_items:
             break
-    if not items:
-        reason = evidence.get("reason") or evidence.get("note")
-        return str(reason) if reason else "no numbers recorded"
-    return "; ".join(items)
+    return "; ".join(items) or "no numbers recorded"
 
 
 # -- the whole evidence, as HTML ---------------------------------------------------------------
