@@ -5,8 +5,8 @@ plotting is safe in worker processes and never opens a window.
 
 One palette for every figure: :func:`colour` maps a setting's value (a spectrum, a teacher, a
 student, an optimiser, an estimator, ``"V known"``…) to the same colour wherever it appears, and
-:func:`sweep_colour` maps a numeric sweep value (r*, init scale, N) to a fixed position of one
-sequential colormap, so two figures that share a setting draw it alike.
+:func:`sweep_colour` maps a numeric sweep value (r*, init scale, N, σ) to a fixed position of one
+sequential colormap (a fixed log range per quantity), so two figures that share a setting draw it alike.
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ _CYCLE = [
     "#E69F00",
     "#009E73",
     "#CC79A7",
-    "#56B4E9",
     "#D55E00",
-    "#F0E442",
-    "#555555",
+    "#56B4E9",
     "#882255",
+    "#555555",
     "#44AA99",
+    "#BBBB00",
 ]
 
 
@@ -58,12 +58,23 @@ def colour(setting) -> str:
     return _CYCLE[zlib.crc32(key.encode()) % len(_CYCLE)]
 
 
-def sweep_colour(value: float, values) -> str:
-    """Colour of a numeric sweep ``value`` among ``values`` (ordered; log-spaced sweeps spread evenly)."""
-    ordered = sorted({float(v) for v in values})
-    i = ordered.index(float(value)) if float(value) in ordered else 0
-    t = 0.15 + 0.7 * (i / max(1, len(ordered) - 1))
-    rgba = colormaps["viridis"](1.0 - t)
+# Numeric sweeps: a fixed log range per quantity, so a value has one colour in every figure.
+SWEEP_RANGES = {"init": (1e-4, 10.0), "r_star": (1.0, 64.0), "N": (1.0, 4096.0), "sigma": (1e-3, 1.0)}
+
+
+def rank_colour(r: int) -> str:
+    """A distinct fixed colour per rank r* (1, 2, 4, 8, 16 and the ranks between them differ)."""
+    return _CYCLE[int(round(2 * np.log2(max(1, int(r))))) % len(_CYCLE)]
+
+
+def sweep_colour(value: float, quantity: str) -> str:
+    """Colour of a numeric sweep value (an init scale, r*, N, σ) on its quantity's fixed log scale."""
+    if quantity == "r_star":
+        return rank_colour(int(value))
+    lo, hi = SWEEP_RANGES[quantity]
+    v = min(max(float(value), lo), hi)
+    t = (np.log(v) - np.log(lo)) / (np.log(hi) - np.log(lo))
+    rgba = colormaps["viridis"](0.92 - 0.84 * t)
     return "#{:02x}{:02x}{:02x}".format(*(int(255 * c) for c in rgba[:3]))
 
 

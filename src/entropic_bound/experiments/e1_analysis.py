@@ -215,7 +215,7 @@ def plot_learned_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
                 np.maximum(s, 1e-12),
                 marker=".",
                 lw=0.8,
-                color=sweep_colour(row["task.r_star"], ok["task.r_star"]),
+                color=sweep_colour(row["task.r_star"], "r_star"),
                 ls="-" if row["v"] == "known" else "--",
                 label=f"r* = {row['task.r_star']}, V {row['v']}",
             )

@@ -123,7 +123,6 @@ def plot_rank_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
     curves = curves_by_run(records)
     r_stars, counts = sorted(ok["task.r_star"].unique()), sorted(ok["train.n_samples"].unique())
     fig, axes = panel_grid(len(r_stars) * len(counts), width=3.6, height=2.8)
-    inits = ok["init_scale"].unique()
     for i, r_star in enumerate(r_stars):
         for j, n_samples in enumerate(counts):
             ax = axes[i * len(counts) + j]
@@ -139,7 +138,7 @@ def plot_rank_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
                     np.maximum(steps, 1),
                     values,
                     ls,
-                    color=sweep_colour(row["init_scale"], inits),
+                    color=sweep_colour(row["init_scale"], "init"),
                     lw=1.1,
                     label=f"{row['train.optimizer']}, init {row['init_scale']:g}",
                 )
@@ -159,7 +158,6 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
     curves = curves_by_run(records)
     r_stars = sorted(ok["task.r_star"].unique())
     fig, axes = panel_grid(len(r_stars), width=3.6, height=2.8)
-    inits = ok["init_scale"].unique()
     for j, r_star in enumerate(r_stars):
         ax = axes[j]
         g = ok[(ok["task.r_star"] == r_star) & (ok["identified"] > 0.5) & (ok["seed"] == ok["seed"].min())]
@@ -171,7 +169,7 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
                 np.arange(1, len(s) + 1),
                 np.maximum(s, 1e-14),
                 ls,
-                color=sweep_colour(row["init_scale"], inits),
+                color=sweep_colour(row["init_scale"], "init"),
                 marker=".",
                 lw=0.9,
                 label=f"{row['train.optimizer']}, init {row['init_scale']:g}",
