@@ -35,6 +35,11 @@ PALETTE = {
     "B2": "#E69F00",
     "B3": "#009E73",
     "closed form": "#000000",
+    # E6's data-only predictors
+    "linear_v_known": "#0072B2",
+    "linear_v_unknown": "#56B4E9",
+    "softmax_linearised": "#D55E00",
+    "softmax_log_attention": "#009E73",
 }
 _CYCLE = [
     "#0072B2",
