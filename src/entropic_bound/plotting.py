@@ -67,6 +67,15 @@ def colour(setting) -> str:
 SWEEP_RANGES = {"init": (1e-4, 10.0), "r_star": (1.0, 64.0), "N": (1.0, 4096.0), "sigma": (1e-3, 1.0)}
 
 
+def series_colours(names) -> dict:
+    """Distinct colours for a set of named series (corpora…): palette colours where named, else the
+    cycle in sorted-name order, so every figure given the same names colours them alike."""
+    out, free = {}, [c for c in _CYCLE]
+    for name in sorted({str(n) for n in names}):
+        out[name] = PALETTE.get(name) or free[len(out) % len(free)]
+    return out
+
+
 def rank_colour(r: int) -> str:
     """A distinct fixed colour per rank r* (1, 2, 4, 8, 16 and the ranks between them differ)."""
     return _CYCLE[int(round(2 * np.log2(max(1, int(r))))) % len(_CYCLE)]
