@@ -143,5 +143,5 @@ def test_large_tables_are_previews_linking_the_full_csv(measured):
     report, _ = measured
     page = report.read_text()
     assert page.count("<tr>") < 200  # 200-row tables are not inlined whole
-    assert "results/E1_wide.csv" in page and "first 12 of 200 rows" in page
+    assert "results/E1_wide.csv" in page and "first 10 of 200 rows" in page
     assert "figures/four_panels.png" in page and "base64" not in page

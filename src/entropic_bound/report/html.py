@@ -96,11 +96,16 @@ def _claim_block(v: dict) -> str:
 
 
 def _settings_block(r) -> str:
+    rows = settings(r.experiment.cfg)
     items = "".join(
         f"<li>{html.escape(doc)}: <b>{html.escape(value)}</b> <code>{html.escape(key)}</code></li>"
-        for key, doc, value in settings(r.experiment.cfg)
+        for key, doc, value in rows
     )
-    return f"<h4>Settings</h4><ul class=settings>{items}</ul>"
+    return (
+        f"<details class=settings><summary>settings of {html.escape(r.experiment.name)} in words "
+        f"({len(rows)} values; the code name is what <code>--set</code> takes)</summary>"
+        f"<ul class=settings>{items}</ul></details>"
+    )
 
 
 def _section(r, verdicts: list[dict], out_dir: Path) -> str:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from .format import number
 
-PREVIEW_ROWS = 12
+PREVIEW_ROWS = 10
 
 
 def _cell(value) -> str:
