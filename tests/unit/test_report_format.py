@@ -52,9 +52,9 @@ def test_csv_sorted_by_parameters_integers_whole_floats_six_digits():
     assert lines[3] == "c,3,500,0.333333"
 
 
-def test_csv_default_order_is_the_leading_key_columns():
-    df = pd.DataFrame({"spectrum": ["geo", "flat", "flat"], "n": [16, 32, 8], "rate": [0.5, 0.25, 1.0]})
-    assert csv_text(df).splitlines()[1:] == ["flat,8,1", "flat,32,0.25", "geo,16,0.5"]
+def test_csv_of_a_derived_table_keeps_the_order_its_analysis_chose():
+    df = pd.DataFrame({"corpus": ["b", "a", "c"], "complexity": [0.5, 1.25, 2.0]})  # sorted by complexity
+    assert csv_text(df).splitlines()[1:] == ["b,0.5", "a,1.25", "c,2"]
 
 
 def test_numbers_and_words_read_plainly():

@@ -60,8 +60,9 @@ def analyse_store(store: RunStore, only: list[str] | None = None) -> list[tuple[
 
 
 def csv_text(df: pd.DataFrame, sort_by: list[str] | None = None) -> str:
-    """``df`` as CSV: rows sorted by ``sort_by`` (default: its leading non-float columns), columns
-    whose values are all whole numbers written as integers, other floats to 6 significant digits."""
+    """``df`` as CSV: rows sorted by ``sort_by`` (None: the table's own order, which a derived table
+    chose), columns whose values are all whole numbers written as integers, other floats to 6
+    significant digits."""
     out = df.copy()
     for col in out.columns:
         values = out[col]
@@ -70,23 +71,13 @@ def csv_text(df: pd.DataFrame, sort_by: list[str] | None = None) -> str:
             if len(finite) and np.isfinite(finite).all() and (finite == finite.round()).all():
                 if (finite.abs() < 2**53).all():
                     out[col] = values.astype("Int64")
-    keys = [c for c in (sort_by if sort_by is not None else _leading_keys(out)) if c in out.columns]
+    keys = [c for c in sort_by or () if c in out.columns]
     if keys and len(out):
         try:
             out = out.sort_values(keys, kind="mergesort", na_position="last")
         except TypeError:  # mixed types in a column: order by text
             out = out.sort_values(keys, key=lambda s: s.astype(str), kind="mergesort")
     return out.to_csv(index=False, float_format="%.6g")
-
-
-def _leading_keys(df: pd.DataFrame) -> list[str]:
-    """The columns before the first float column: a derived table's grouping keys."""
-    keys = []
-    for col in df.columns:
-        if pd.api.types.is_float_dtype(df[col]):
-            break
-        keys.append(col)
-    return keys
 
 
 def _param_columns(store: RunStore, name: str) -> list[str]:
