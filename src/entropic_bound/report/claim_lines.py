@@ -19,8 +19,8 @@ def _pct(x) -> str:
 
 def c1(e: dict) -> str:
     return (
-        f"measured / closed-form excess below r*: median {number(e['median_ratio'])} "
-        f"(10–90% range {number(e['q10'])}–{number(e['q90'])}) over {e['runs']} runs"
+        f"measured / closed-form excess below r*: median {number(e['median_ratio'], 4)} "
+        f"(10–90% range {number(e['q10'], 4)}–{number(e['q90'], 4)}) over {e['runs']} runs"
     )
 
 
