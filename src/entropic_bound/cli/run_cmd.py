@@ -9,6 +9,7 @@ from ..defaults import DEFAULT_OUT, SCALES
 from ..errors import UserInputError
 from ..sweep.runner import make_backend
 from .progress import sweep_progress
+from .summary import print_outcome
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -52,6 +53,9 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="memory budget of one ensemble in MiB (default: at most 64 models per ensemble)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the report path")
+    p.add_argument(
+        "--json", action="store_true", help="print the verdicts JSON to stdout instead of the table"
+    )
 
 
 def add_parser(sub) -> None:
@@ -110,7 +114,7 @@ def _execute(names: list[str], overrides: dict, args) -> int:
                 f"({s.wall_s:.1f} s)",
                 file=sys.stderr,
             )
-    print(result.report)
+    print_outcome(result.report, as_json=args.json, quiet=args.quiet)
     return 0
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..plotting import figure_grid
+from ..plotting import figure_grid, legend_below, panel_grid, sweep_colour
 from ..spectra import PANEL, estimate_all
 from .base import Analysis, Verdict, decide
 
@@ -164,12 +164,10 @@ def plot_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
     """Energy effective rank (solid) and the C7 estimator (dashed) of K over training, per r* and init."""
     curves = {r["run_id"]: r.get("curves") or {} for r in records}
     r_stars, panels = sorted(ok["task.r_star"].unique()), _panels(ok)
-    fig, axes = figure_grid(len(r_stars), len(panels), width=3.3, height=2.5)
-    inits = sorted(ok["init_scale"].unique())
-    colours = dict(zip(inits, ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]))
+    fig, axes = panel_grid(len(r_stars) * len(panels), width=3.3, height=2.5)
     for i, r_star in enumerate(r_stars):
         for j, (kind, spectrum) in enumerate(panels):
-            ax = axes[i][j]
+            ax = axes[i * len(panels) + j]
             g = ok[
                 (ok["task.r_star"] == r_star) & (ok["teacher"] == kind) & (ok["task.spectrum"] == spectrum)
             ]
@@ -180,15 +178,15 @@ def plot_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
                     continue
                 est = estimate_all(spectra.mean(1), shape=(cfg.d, cfg.d))
                 steps = np.maximum(np.asarray(c["step"]), 1)
-                colour = colours.get(row["init_scale"], "k")
+                colour = sweep_colour(row["init_scale"], "init")
                 ax.plot(steps, est[ENERGY], "-", color=colour, lw=1.0, label=f"init {row['init_scale']:g}")
                 ax.plot(steps, est[cfg.c7_estimator], "--", color=colour, lw=0.8)
             ax.axhline(r_star, color="k", lw=0.8, ls=":")
             ax.set_xscale("log")
             ax.set_title(f"{kind}, {spectrum}, r* = {r_star}", fontsize=8)
-            ax.set_xlabel("step")
+            ax.set_xlabel("training step")
             ax.set_ylabel("rank estimate of K")
-    axes[0][0].legend(fontsize=6)
+    legend_below(fig, axes)
     fig.suptitle(
         f"E5: energy effective rank (solid) and {cfg.c7_estimator} (dashed) of K over training", fontsize=10
     )
@@ -199,9 +197,9 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
     """Final singular values of the learned K (smallest init, first seed), r* marked per curve."""
     curves = {r["run_id"]: r.get("curves") or {} for r in records}
     panels = _panels(ok)
-    fig, axes = figure_grid(1, len(panels), width=3.4, height=2.8)
+    fig, axes = panel_grid(len(panels), width=3.4, height=2.8)
     for j, (kind, spectrum) in enumerate(panels):
-        ax = axes[0][j]
+        ax = axes[j]
         g = ok[(ok["teacher"] == kind) & (ok["task.spectrum"] == spectrum)]
         g = g[(g["init_scale"] == g["init_scale"].min()) & (g["seed"] == g["seed"].min())]
         for _, row in g.sort_values("task.r_star").iterrows():
@@ -212,13 +210,15 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
                 marker=".",
                 ms=3,
                 lw=0.8,
+                color=sweep_colour(row["task.r_star"], "r_star"),
                 label=f"r* = {row['task.r_star']}",
             )
             ax.axvline(row["task.r_star"] + 0.5, color=line.get_color(), lw=0.7, ls=":")
         ax.set_title(f"learned K, {kind}, {spectrum}", fontsize=9)
         ax.set_xlabel("index i")
-        ax.set_ylabel("σ_i(K)")
-        ax.legend(fontsize=6)
+        ax.set_ylabel("singular value σ_i(K)")
+    legend_below(fig, axes)
+    fig.suptitle("E5: final spectrum of the learned K (smallest init; r* dotted)", fontsize=10)
     return fig
 
 
