@@ -20,7 +20,7 @@ import pandas as pd
 from .. import config as cfglib
 from ..defaults import SCALES
 from ..errors import ConfigError
-from ..sweep.spec import RunResult, RunSpec
+from ..results import RunResult, RunSpec
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
 

@@ -19,8 +19,8 @@ from ..config import param
 from ..errors import ConfigError
 from ..models import LinearOperatorEnsemble, MemberSpec
 from ..registry import EXPERIMENTS
+from ..results import RunResult, RunSpec  # noqa: F401  (RunResult: execute's return type)
 from ..spectra import estimate_all
-from ..sweep.spec import RunResult, RunSpec  # noqa: F401  (RunResult: execute's return type)
 from ..tasks import FixedOperatorTask
 from ..tasks.operators import SPECTRA
 from ..theory import (

@@ -17,8 +17,8 @@ from ..config import param
 from ..errors import ConfigError
 from ..models import LinearOperatorEnsemble, MemberSpec
 from ..registry import EXPERIMENTS
+from ..results import RunResult, RunSpec
 from ..spectra import PANEL, estimate_all
-from ..sweep.spec import RunResult, RunSpec
 from ..tasks import FixedOperatorTask
 from ..tasks.operators import SPECTRA
 from ..theory import clean_signal, population_excess_risk

@@ -36,8 +36,8 @@ from ..models import (
 )
 from ..models.softmax_attention import TEMPERATURES
 from ..registry import EXPERIMENTS
+from ..results import RunResult, RunSpec
 from ..spectra import estimate_all
-from ..sweep.spec import RunResult, RunSpec
 from ..tasks import FixedOperatorTask, LinearQKTeacherTask
 from ..tasks.operators import SPECTRA
 from ..theory import clean_signal, population_excess_risk

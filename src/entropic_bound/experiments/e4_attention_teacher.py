@@ -23,7 +23,7 @@ from ..config import param
 from ..errors import ConfigError
 from ..models.base import MemberSpec
 from ..registry import EXPERIMENTS
-from ..sweep.spec import RunResult, RunSpec
+from ..results import RunResult, RunSpec
 from ..tasks.operators import SPECTRA
 from ..training import TrainConfig
 from ..training.evaluation import held_out_excess, signal_power

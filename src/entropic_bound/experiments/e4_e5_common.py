@@ -20,8 +20,8 @@ import torch
 from ..models.base import MemberSpec
 from ..models.linear_qk import LinearQKEnsemble
 from ..models.softmax_attention import SoftmaxAttentionEnsemble
+from ..results import RunSpec
 from ..spectra import estimate_all, singular_values
-from ..sweep.spec import RunSpec
 from ..tasks import Batch, LinearQKTeacherTask, SoftmaxTeacherTask
 from ..training import FixedData, TrainConfig, TrainOutcome, train_ensemble
 from ..training.evaluation import signal_power

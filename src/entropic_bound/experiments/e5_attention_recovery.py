@@ -19,8 +19,8 @@ from ..config import param
 from ..errors import ConfigError
 from ..models.base import MemberSpec
 from ..registry import EXPERIMENTS
+from ..results import RunResult, RunSpec
 from ..spectra import PANEL, estimate_all
-from ..sweep.spec import RunResult, RunSpec
 from ..tasks.operators import SPECTRA
 from ..training import TrainConfig
 from ..training.evaluation import held_out_excess, signal_power

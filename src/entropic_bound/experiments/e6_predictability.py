@@ -38,8 +38,8 @@ from ..config import param
 from ..errors import ConfigError
 from ..predict import predict_r_star
 from ..registry import EXPERIMENTS
+from ..results import RunResult, RunSpec
 from ..spectra import energy_effective_rank, estimate_all
-from ..sweep.spec import RunResult, RunSpec
 from ..tasks import LinearQKTeacherTask, SoftmaxTeacherTask
 from ..tasks.operators import SPECTRA
 from .base import Experiment, derive_seed

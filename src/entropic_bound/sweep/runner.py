@@ -24,8 +24,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import UserInputError
 from ..registry import Registry
+from ..results import RunResult, RunSpec
 from .ray_backend import RayBackend
-from .spec import RunResult, RunSpec
 
 Progress = Callable[[int, int, str], None]
 GroupFn = Callable[[list], Any]
