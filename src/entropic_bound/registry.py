@@ -39,6 +39,19 @@ class Registry(Generic[T]):
             )
         return self._items[name]
 
+    def build(self, name: str, *args, **kwargs):
+        """``name``'s entry called with ``args`` and the keyword arguments it accepts.
+
+        An entry that declares ``accepts`` (a tuple of keyword names, as every student does) gets
+        only those of ``kwargs``, so one call builds any entry from the same settings (``temperature``
+        reaches B2 and B3, not B1); an entry without ``accepts`` (a task dataclass) gets them all.
+        """
+        obj = self.get(name)
+        accepts = getattr(obj, "accepts", None)
+        if accepts is not None:
+            kwargs = {k: v for k, v in kwargs.items() if k in accepts}
+        return obj(*args, **kwargs)
+
     def summary(self, name: str) -> str:
         self.get(name)
         return self._summaries[name]

@@ -27,18 +27,11 @@ import torch
 
 from ..config import param
 from ..errors import ConfigError
-from ..models import (
-    LinearOperatorEnsemble,
-    LinearQKEnsemble,
-    MemberSpec,
-    SoftmaxAttentionEnsemble,
-    TransformerBlockEnsemble,
-)
+from ..models import MemberSpec
 from ..models.softmax_attention import TEMPERATURES
-from ..registry import EXPERIMENTS
+from ..registry import EXPERIMENTS, STUDENTS, TASKS
 from ..results import RunResult, RunSpec
 from ..spectra import estimate_all
-from ..tasks import FixedOperatorTask, LinearQKTeacherTask
 from ..tasks.operators import SPECTRA
 from ..theory import clean_signal, population_excess_risk
 from ..training import FixedData, FreshData, TrainConfig, train_ensemble
@@ -47,12 +40,6 @@ from ..training.trainer import DTYPES
 from .base import Experiment, derive_seed, flat_params, member_result, spec_params
 
 RUNGS = ("B0", "B1", "B2", "B3")
-STUDENT_CLASSES = {
-    "B0": LinearOperatorEnsemble,
-    "B1": LinearQKEnsemble,
-    "B2": SoftmaxAttentionEnsemble,
-    "B3": TransformerBlockEnsemble,
-}
 POSITIONAL_RUNGS = ("B1", "B2")
 OPERATORS = ("low_rank", "row_stochastic")
 ROLES = ("ladder", "control_b", "x2")
@@ -152,13 +139,10 @@ class E3Config:
         return sorted({r for r in self.ranks if r <= full} | {full})
 
 
-def task_of(params: dict) -> FixedOperatorTask | LinearQKTeacherTask:
-    """The task a run's params describe (``task.*`` keys)."""
+def task_of(params: dict):
+    """The task a run's params describe (``task.kind`` names it in ``TASKS``, the other ``task.*`` keys)."""
     p = {k[5:]: v for k, v in params.items() if k.startswith("task.")}
-    kind = p.pop("kind")
-    if kind == "linear_qk_teacher":
-        return LinearQKTeacherTask(**p)
-    return FixedOperatorTask(**p)
+    return TASKS.build(p.pop("kind"), **p)
 
 
 @EXPERIMENTS.register(
@@ -315,19 +299,17 @@ def build_student(group: list[RunSpec], teacher, dtype: torch.dtype):
     members = [
         MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E3/init", s.run_id)) for s in group
     ]
-    kwargs = dict(
+    return STUDENTS.build(
+        p0["rung"],
+        members,
         n=teacher.n,
         d=teacher.d,
         d_v=teacher.d_v,
         dtype=dtype,
         positional=p0["positional"],
         V_known=teacher.V.to(dtype) if p0["v"] == "known" else None,
+        **{k: p0[k] for k in ("n_heads", "temperature") if k in p0},  # the rung's spec has what it uses
     )
-    if p0["rung"] != "B0":
-        kwargs["n_heads"] = p0["n_heads"]
-    if p0["rung"] in ("B2", "B3"):
-        kwargs["temperature"] = p0["temperature"]
-    return STUDENT_CLASSES[p0["rung"]](members, **kwargs)
 
 
 def training_data(teacher, task, task_seed: int, train: TrainConfig):

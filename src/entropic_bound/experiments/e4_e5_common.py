@@ -18,25 +18,22 @@ import numpy as np
 import torch
 
 from ..models.base import MemberSpec
-from ..models.linear_qk import LinearQKEnsemble
-from ..models.softmax_attention import SoftmaxAttentionEnsemble
+from ..registry import STUDENTS, TASKS
 from ..results import RunSpec
 from ..spectra import estimate_all, singular_values
-from ..tasks import Batch, LinearQKTeacherTask, SoftmaxTeacherTask
+from ..tasks import ATTENTION_TEACHERS, Batch
 from ..training import FixedData, TrainConfig, TrainOutcome, train_ensemble
 from ..training.evaluation import signal_power
 from ..training.trainer import DTYPES
 from .base import derive_seed, spec_params
 
-TEACHER_KINDS = ("linear", "softmax")
-TASK_CLASSES = {"linear": LinearQKTeacherTask, "softmax": SoftmaxTeacherTask}
-STUDENT_CLASSES = {"linear": LinearQKEnsemble, "softmax": SoftmaxAttentionEnsemble}
-STUDENT_RUNG = {"linear": "B1", "softmax": "B2"}
+TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
+STUDENT_RUNG = {"linear": "B1", "softmax": "B2"}  # names in STUDENTS
 
 
 def draw_teacher(experiment: str, kind: str, task_params: dict, seed: int):
     """``(task, teacher)`` for ``kind``; ``K*``, ``V*`` depend on ``task_params`` and ``seed`` only."""
-    task = TASK_CLASSES[kind](**task_params)
+    task = TASKS.build(ATTENTION_TEACHERS[kind], **task_params)
     g = torch.Generator().manual_seed(derive_seed(f"{experiment}/teacher", sorted(task_params.items()), seed))
     return task, task.teacher(g)
 
@@ -55,7 +52,9 @@ def draw_data(
 def build_student(kind: str, members: list[MemberSpec], teacher, v_known: bool, dtype: torch.dtype):
     """B1 for the linear teacher, B2 (temperature √d, the teacher's) for the softmax teacher."""
     V = teacher.V.to(dtype) if v_known else None
-    return STUDENT_CLASSES[kind](members, n=teacher.n, d=teacher.d, d_v=teacher.d_v, V_known=V, dtype=dtype)
+    return STUDENTS.build(
+        STUDENT_RUNG[kind], members, n=teacher.n, d=teacher.d, d_v=teacher.d_v, V_known=V, dtype=dtype
+    )
 
 
 @dataclass

@@ -37,16 +37,15 @@ import torch
 from ..config import param
 from ..errors import ConfigError
 from ..predict import predict_r_star
-from ..registry import EXPERIMENTS
+from ..registry import EXPERIMENTS, TASKS
 from ..results import RunResult, RunSpec
 from ..spectra import energy_effective_rank, estimate_all
-from ..tasks import LinearQKTeacherTask, SoftmaxTeacherTask
+from ..tasks import ATTENTION_TEACHERS
 from ..tasks.operators import SPECTRA
 from .base import Experiment, derive_seed
 from .e6_analysis import analyse_e6
 
-TEACHER_KINDS = ("linear", "softmax")
-TASK_CLASSES = {"linear": LinearQKTeacherTask, "softmax": SoftmaxTeacherTask}
+TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
 PREDICT_TEACHER = {"linear": "linear-qk", "softmax": "softmax"}
 #: method → (teachers, V settings) it is run in.
 METHOD_SETTINGS = {
@@ -191,7 +190,7 @@ def _task_params(p: dict) -> dict:
 def draw(p: dict, seed: int):
     """``(teacher, X (N, n, d), Y (N, n, d_v))`` float64 numpy for one group's params ``p``."""
     task_params = _task_params(p)
-    task = TASK_CLASSES[p["teacher"]](**task_params)
+    task = TASKS.build(ATTENTION_TEACHERS[p["teacher"]], **task_params)
     shared = sorted((k, v) for k, v in task_params.items() if k != "sigma")  # same K*, V* across σ, N, kind
     teacher = task.teacher(torch.Generator().manual_seed(derive_seed("E6/teacher", shared, seed)))
     gen = torch.Generator().manual_seed(derive_seed("E6/data", shared, p["n_samples"], seed))

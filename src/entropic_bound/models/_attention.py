@@ -96,6 +96,9 @@ class QKEnsemble(EnsembleStudent):
     """
 
     supports_positional = True
+    accepts: tuple[str, ...] = (
+        "n", "d", "d_v", "V_known", "n_heads", "positional", "v_init_scale", "dtype", "device",
+    )  # fmt: skip
 
     def __init__(
         self,

@@ -40,6 +40,7 @@ class TransformerBlockEnsemble(QKEnsemble):
 
     rung = "B3"
     supports_positional = False
+    accepts = (*QKEnsemble.accepts, "ffn_width", "temperature")
 
     def __init__(
         self,

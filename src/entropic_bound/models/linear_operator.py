@@ -23,6 +23,8 @@ class LinearOperatorEnsemble(EnsembleStudent):
 
     rung = "B0"
 
+    accepts = ("n", "d", "d_v", "V_known", "v_init_scale", "dtype", "positional")
+
     def __init__(
         self,
         members: Sequence[MemberSpec],

@@ -42,6 +42,7 @@ class SoftmaxAttentionEnsemble(QKEnsemble):
     """
 
     rung = "B2"
+    accepts = (*QKEnsemble.accepts, "temperature")
 
     def __init__(self, members: Sequence[MemberSpec], *, temperature: str = "sqrt_d", **kwargs) -> None:
         check_choice("temperature", temperature, TEMPERATURES)
