@@ -21,12 +21,15 @@ class Registry(Generic[T]):
         self._items: dict[str, T] = {}
         self._summaries: dict[str, str] = {}
 
-    def register(self, name: str, *, summary: str = "") -> Callable[[T], T]:
+    def register(self, name: str | None = None, *, summary: str = "") -> Callable[[T], T]:
+        """Register under ``name``, or the object's own ``name`` attribute when none is given."""
+
         def decorator(obj: T) -> T:
-            if name in self._items:
-                raise ValueError(f"{self.kind} '{name}' is already registered")
-            self._items[name] = obj
-            self._summaries[name] = summary or (getattr(obj, "__doc__", "") or "").strip().split("\n")[0]
+            key = name if name is not None else obj.name
+            if key in self._items:
+                raise ValueError(f"{self.kind} '{key}' is already registered")
+            self._items[key] = obj
+            self._summaries[key] = summary or (getattr(obj, "__doc__", "") or "").strip().split("\n")[0]
             return obj
 
         return decorator

@@ -9,6 +9,7 @@ computed from stored numbers with a stated criterion and can come out refuted.
 from __future__ import annotations
 
 import hashlib
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
@@ -95,15 +96,31 @@ class Analysis:
 
 
 class Experiment(ABC):
-    """Base class; subclasses set ``name``, ``title``, ``claims`` and ``config_class``."""
+    """Base class; subclasses set ``title``, ``claims`` and ``config_class``, and implement
+    :meth:`default_config`, :meth:`specs`, :meth:`group_key`, :meth:`execute` and :meth:`analyse_rows`.
+
+    The name is the class name's ``E<k>`` prefix (``E1LinearSurrogate`` → ``E1``); it is the
+    registry key (``@EXPERIMENTS.register(summary=…)``), every run spec's ``experiment`` and the
+    first part of every seed the experiment derives (:meth:`seed`).
+    """
 
     name: str = ""
     title: str = ""
     claims: tuple[str, ...] = ()
     config_class: type = object
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__:
+            match = re.match(r"E\d+", cls.__name__)
+            cls.name = match.group(0) if match else cls.__name__
+
     def __init__(self, cfg: Any) -> None:
         self.cfg = cfglib.validate(cfg)
+
+    def seed(self, purpose: str, *parts: Any) -> int:
+        """A seed for ``purpose`` (``"teacher"``, ``"data"``, ``"init"`` …) of this experiment."""
+        return derive_seed(f"{self.name}/{purpose}", *parts)
 
     # -- configuration -------------------------------------------------------------------
     @classmethod
@@ -182,9 +199,23 @@ class Experiment(ABC):
         return out
 
     # -- analysis ------------------------------------------------------------------------
-    @abstractmethod
     def analyse(self, table: pd.DataFrame, records: list[dict]) -> Analysis:
-        """Tables, figures and verdicts from this config's rows of the store."""
+        """Tables, figures and verdicts from this config's rows of the store.
+
+        Selects this grid's rows (:meth:`select`), hands them to the experiment's
+        :meth:`analyse_rows` and notes the runs that diverged (which every verdict excludes:
+        ``split_status`` gives the analysis the ``ok`` rows).
+        """
+        table, records = self.select(table, records)
+        analysis = self.analyse_rows(table, records)
+        _, n_diverged = split_status(table)
+        if n_diverged:
+            analysis.notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
+        return analysis
+
+    def analyse_rows(self, table: pd.DataFrame, records: list[dict]) -> Analysis:
+        """The experiment's own analysis of its rows (the hook :meth:`analyse` calls)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement analyse_rows")
 
     def select(self, table: pd.DataFrame, records: list[dict]) -> tuple[pd.DataFrame, list[dict]]:
         """Keep the store's rows that belong to this config's grid."""
@@ -195,6 +226,13 @@ class Experiment(ABC):
     @property
     def name_with_title(self) -> str:
         return f"{self.name} — {self.title}"
+
+
+def split_status(table: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``(the rows with status "ok", the number of diverged runs)`` of a store table."""
+    if not len(table):
+        return table, 0
+    return table[table["status"] == "ok"], int((table["status"] == "diverged").sum())
 
 
 def curves_by_run(records: list[dict]) -> dict[str, dict]:

@@ -19,7 +19,6 @@ heads averaged) beside the task's, so the mixer figure is rebuilt from the store
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,6 +37,7 @@ from ..training import FixedData, FreshData, TrainConfig, train_ensemble
 from ..training.evaluation import held_out_excess
 from ..training.trainer import DTYPES
 from .base import Experiment, derive_seed, flat_params, member_result, spec_params
+from .e3_analysis import analyse_e3
 
 RUNGS = ("B0", "B1", "B2", "B3")
 POSITIONAL_RUNGS = ("B1", "B2")
@@ -146,10 +146,9 @@ def task_of(params: dict):
 
 
 @EXPERIMENTS.register(
-    "E3", summary="interpolation ladder B0–B3 on fixed_operator; controls; learned positions (C4, X2)"
+    summary="interpolation ladder B0–B3 on fixed_operator; controls; learned positions (C4, X2)"
 )
 class E3Ladder(Experiment):
-    name = "E3"
     title = "Interpolation ladder B0 → B3 on a fixed operator"
     claims = ("C4", "X2")
     config_class = E3Config
@@ -248,21 +247,17 @@ class E3Ladder(Experiment):
 
     # -- one ensemble ----------------------------------------------------------------------
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
-        start = time.perf_counter()
         p0 = group[0].params
         task = task_of(p0)
-        teacher = task.teacher(
-            torch.Generator().manual_seed(derive_seed("E3/teacher", task, p0["task_seed"]))
-        )
+        teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, p0["task_seed"])))
         train = TrainConfig(**spec_params(group[0], "train"))
         dtype = DTYPES[train.dtype]
         model = build_student(group, teacher, dtype)
         outcome = train_ensemble(model, training_data(teacher, task, p0["task_seed"], train), train)
         test = teacher.sample(
-            p0["n_test"], torch.Generator().manual_seed(derive_seed("E3/test", task, p0["task_seed"]))
+            p0["n_test"], torch.Generator().manual_seed(self.seed("test", task, p0["task_seed"]))
         )
         metrics, mixers, target_mixer = evaluate(model, teacher, test, p0["n_mix"])
-        wall = (time.perf_counter() - start) / len(group)
         results = []
         for m, spec in enumerate(group):
             row = {k: v[m] for k, v in metrics.items()}
@@ -281,15 +276,11 @@ class E3Ladder(Experiment):
                     row,
                     keep=("steps_run", "noise_floor", "full_rank", "signal"),
                     curves=curves,
-                    wall_s=wall,
                 )
             )
         return results
 
-    def analyse(self, table, records):
-        from .e3_analysis import analyse_e3
-
-        table, records = self.select(table, records)
+    def analyse_rows(self, table, records):
         return analyse_e3(self.cfg, table, records)
 
 
@@ -297,7 +288,8 @@ def build_student(group: list[RunSpec], teacher, dtype: torch.dtype):
     """The ensemble of one group: one member per spec (its rank, init scale and a run-derived seed)."""
     p0 = group[0].params
     members = [
-        MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E3/init", s.run_id)) for s in group
+        MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed(f"{E3Ladder.name}/init", s.run_id))
+        for s in group
     ]
     return STUDENTS.build(
         p0["rung"],
@@ -315,7 +307,7 @@ def build_student(group: list[RunSpec], teacher, dtype: torch.dtype):
 def training_data(teacher, task, task_seed: int, train: TrainConfig):
     """Fresh batches (``n_samples = 0``) or one fixed data set, from a generator that depends on the
     task only: every rung and role trained on this task sees exactly the same data."""
-    g = torch.Generator().manual_seed(derive_seed("E3/data", task, task_seed))
+    g = torch.Generator().manual_seed(derive_seed(f"{E3Ladder.name}/data", task, task_seed))
     dtype = DTYPES[train.dtype]
     if not train.n_samples:
         return FreshData(teacher, train.batch_size, g, dtype)

@@ -31,6 +31,17 @@ TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
 STUDENT_RUNG = {"linear": "B1", "softmax": "B2"}  # names in STUDENTS
 
 
+def attention_task_params(c) -> dict:
+    """The ``task.*`` params E4 and E5 share (all but ``task.r_star`` and ``task.spectrum``, swept)."""
+    return {
+        "task.n": c.n,
+        "task.d": c.d,
+        "task.decay": c.decay,
+        "task.c": c.c,
+        "task.sigma": c.sigma,
+    }
+
+
 def draw_teacher(experiment: str, kind: str, task_params: dict, seed: int):
     """``(task, teacher)`` for ``kind``; ``K*``, ``V*`` depend on ``task_params`` and ``seed`` only."""
     task = TASKS.build(ATTENTION_TEACHERS[kind], **task_params)
@@ -61,6 +72,7 @@ def build_student(kind: str, members: list[MemberSpec], teacher, v_known: bool, 
 class GroupSetup:
     """What every run of one E4/E5 group shares: the teacher, its training and held-out data."""
 
+    experiment: str
     kind: str
     task_params: dict
     task: object
@@ -72,22 +84,23 @@ class GroupSetup:
     seed: int
 
     @classmethod
-    def of(cls, experiment: str, group: list[RunSpec]) -> GroupSetup:
+    def of(cls, experiment, group: list[RunSpec]) -> GroupSetup:
+        """``experiment``: the :class:`~.base.Experiment` whose name the group's seeds derive from."""
         p0, seed = group[0].params, group[0].seed
         kind, task_params = p0["teacher"], spec_params(group[0], "task")
-        task, teacher = draw_teacher(experiment, kind, task_params, seed)
+        task, teacher = draw_teacher(experiment.name, kind, task_params, seed)
         train = TrainConfig(**spec_params(group[0], "train"))
         dtype = DTYPES[train.dtype]
-        data = draw_data(experiment, "train", teacher, task_params, train.n_samples, seed, dtype)
-        test = draw_data(experiment, "test", teacher, task_params, p0["n_test"], seed, torch.float64)
-        return cls(kind, task_params, task, teacher, train, dtype, data, test, seed)
+        data = draw_data(experiment.name, "train", teacher, task_params, train.n_samples, seed, dtype)
+        test = draw_data(experiment.name, "test", teacher, task_params, p0["n_test"], seed, torch.float64)
+        return cls(experiment.name, kind, task_params, task, teacher, train, dtype, data, test, seed)
 
-    def train_students(
-        self, experiment: str, members: list[MemberSpec], v_known: bool
-    ) -> tuple[object, TrainOutcome]:
+    def train_students(self, members: list[MemberSpec], v_known: bool) -> tuple[object, TrainOutcome]:
         """Build the group's ensemble and train it on the shared data (minibatch order seeded per group)."""
         model = build_student(self.kind, members, self.teacher, v_known, self.dtype)
-        gen = torch.Generator().manual_seed(derive_seed(f"{experiment}/batches", self.task_params, self.seed))
+        gen = torch.Generator().manual_seed(
+            derive_seed(f"{self.experiment}/batches", self.task_params, self.seed)
+        )
         return model, train_ensemble(
             model, FixedData(self.data.X, self.data.Y, self.train.batch_size, gen), self.train
         )

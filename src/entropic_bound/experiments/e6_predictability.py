@@ -117,10 +117,9 @@ def settings(cfg: E6Config) -> list[tuple[str, str, str]]:
 
 
 @EXPERIMENTS.register(
-    "E6", summary="data-only predictability frontier: r* from (X, Y) without training (C9, C10, X1)"
+    summary="data-only predictability frontier: r* from (X, Y) without training (C9, C10, X1)"
 )
 class E6Predictability(Experiment):
-    name = "E6"
     title = "Data-only predictability frontier"
     claims = ("C9", "C10", "X1")
     config_class = E6Config
@@ -178,8 +177,7 @@ class E6Predictability(Experiment):
         ref = reference_metrics(teacher, X)
         return [predict_run(spec, teacher, X, Y, ref) for spec in group]
 
-    def analyse(self, table, records):
-        table, records = self.select(table, records)
+    def analyse_rows(self, table, records):
         return analyse_e6(self.cfg, table, records)
 
 
