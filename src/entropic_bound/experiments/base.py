@@ -15,12 +15,12 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from .. import config as cfglib
 from ..defaults import SCALES
 from ..errors import ConfigError
+from ..jsonable import json_safe
 from ..results import RunResult, RunSpec
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
@@ -55,33 +55,18 @@ class Verdict:
         out = {
             "verdict": self.verdict,
             "criterion": self.criterion,
-            "evidence": _jsonable(self.evidence),
+            "evidence": json_safe(self.evidence),
             "experiment": self.experiment,
             "statement": self.statement,
         }
         if self.robustness is not None:
-            out["robustness"] = _jsonable(self.robustness)
+            out["robustness"] = json_safe(self.robustness)
         return out
 
 
 def decide(ok: bool | None) -> str:
     """``True`` → confirmed, ``False`` → refuted, ``None`` (not enough data) → inconclusive."""
     return "inconclusive" if ok is None else ("confirmed" if ok else "refuted")
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, (np.floating, float)):
-        v = float(obj)
-        return v if np.isfinite(v) else None
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj
 
 
 @dataclass

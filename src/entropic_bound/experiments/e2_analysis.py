@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 
 from ..plotting import figure_grid
-from ..spectra import PANEL, estimate_all
+from ..spectra import ESTIMATOR_KEYS, estimate_all
 from .base import Analysis, Verdict, curves_by_run, decide, split_status
 
-KEYS = [key for key, _, _ in PANEL]
+KEYS = list(ESTIMATOR_KEYS)
 
 
 def recovery_table(ok: pd.DataFrame) -> pd.DataFrame:

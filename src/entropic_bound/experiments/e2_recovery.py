@@ -17,7 +17,7 @@ from ..errors import ConfigError
 from ..models import LinearOperatorEnsemble, MemberSpec
 from ..registry import EXPERIMENTS
 from ..results import RunResult, RunSpec
-from ..spectra import PANEL, estimate_all
+from ..spectra import ESTIMATOR_KEYS, estimate_all
 from ..sweep.spec import grid_specs
 from ..tasks import FixedOperatorTask
 from ..tasks.operators import SPECTRA
@@ -26,8 +26,6 @@ from ..training import MomentData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
 from .base import Experiment, flat_params, member_result, spec_params
 from .e2_analysis import analyse_e2
-
-ESTIMATOR_KEYS = tuple(key for key, _, _ in PANEL)
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 
 from ..plotting import figure_grid
-from ..spectra import PANEL, estimate_all
+from ..spectra import ESTIMATOR_KEYS, estimate_all
 from .base import Analysis, Verdict, decide, split_status
 
-KEYS = [key for key, _, _ in PANEL]
+KEYS = list(ESTIMATOR_KEYS)
 ENERGY = "energy_effective_rank"
 
 

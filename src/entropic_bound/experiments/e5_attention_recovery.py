@@ -19,7 +19,7 @@ from ..errors import ConfigError
 from ..models.base import MemberSpec
 from ..registry import EXPERIMENTS
 from ..results import RunResult, RunSpec
-from ..spectra import PANEL, estimate_all
+from ..spectra import ESTIMATOR_KEYS, estimate_all
 from ..sweep.spec import grid_specs
 from ..tasks.operators import SPECTRA
 from ..training import TrainConfig
@@ -35,8 +35,6 @@ from .e4_e5_common import (
     teacher_mixers,
 )
 from .e5_analysis import analyse_e5
-
-ESTIMATOR_KEYS = tuple(key for key, _, _ in PANEL)
 
 
 @dataclass(frozen=True)

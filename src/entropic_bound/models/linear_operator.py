@@ -10,7 +10,8 @@ from torch import Tensor, nn
 
 from ..errors import UserInputError
 from ..registry import STUDENTS
-from .base import EnsembleStudent, MemberSpec, check_rank, member_generator, stack_padded
+from ..validation import check_rank
+from .base import EnsembleStudent, MemberSpec, member_generator, stack_padded
 
 
 @STUDENTS.register("B0", summary="linear surrogate A X V with A = P Qᵀ (fixed token mixer)")
@@ -44,7 +45,7 @@ class LinearOperatorEnsemble(EnsembleStudent):
                 f"Got positional={positional!r} for B0."
             )
         for m in members:
-            check_rank("rank", m.rank, n, f"the operator is n×n with n={n}")
+            check_rank("rank", m.rank, n, what=f"the operator is n×n with n={n}")
         self.n_models, self.n, self.d, self.d_v = len(members), n, d, d_v
         width = max(m.rank for m in members)
         P, Q, V = [], [], []

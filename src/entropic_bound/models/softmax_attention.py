@@ -9,7 +9,8 @@ import torch
 from torch import Tensor
 
 from ..registry import STUDENTS
-from ._attention import QKEnsemble, check_choice
+from ..validation import check_choice
+from ._attention import QKEnsemble
 from .base import MemberSpec
 
 TEMPERATURES = ("sqrt_d", "sqrt_r")

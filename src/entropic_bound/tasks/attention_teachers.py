@@ -22,7 +22,8 @@ import torch
 
 from ..config import param
 from ..registry import TASKS
-from .base import Teacher, as_generator, check_rank, check_task, singular_values
+from ..validation import check_rank
+from .base import Teacher, as_generator, check_task, singular_values
 from .operators import SPECTRA, low_rank_matrix, make_spectrum, value_matrix
 
 
@@ -98,7 +99,7 @@ class _KernelTask:
         check_task(self)
 
     def check(self) -> None:
-        check_rank(self.r_star, self.d)
+        check_rank("r_star", self.r_star, self.d)
 
     @property
     def d_out(self) -> int:

@@ -153,9 +153,3 @@ def check_task(task: Any) -> None:
     """
     _check_types(task)
     validate(task)  # ranges, choices, then task.check()
-
-
-def check_rank(r_star: int, upper: int) -> None:
-    """``1 <= r_star <= upper`` or a ConfigError stating the range."""
-    if not 1 <= r_star <= upper:
-        raise config_error("r_star", f"an int in [1, {upper}]", r_star)

@@ -27,7 +27,8 @@ import torch
 
 from ..config import param
 from ..registry import TASKS
-from .base import Teacher, as_generator, check_rank, check_task, singular_values
+from ..validation import check_rank
+from .base import Teacher, as_generator, check_task, singular_values
 from .operators import SPECTRA, ar1_covariance, low_rank_matrix, make_spectrum, sqrtm_psd, value_matrix
 
 
@@ -99,7 +100,7 @@ class FixedOperatorTask:
         check_task(self)
 
     def check(self) -> None:
-        check_rank(self.r_star, self.n)
+        check_rank("r_star", self.r_star, self.n)
 
     @property
     def d_out(self) -> int:
