@@ -89,6 +89,7 @@ class QKEnsemble(EnsembleStudent):
     accepts: tuple[str, ...] = (
         "n", "d", "d_v", "V_known", "n_heads", "positional", "v_init_scale", "dtype", "device",
     )  # fmt: skip
+    factors = ("W_Q", "W_K")  # rank-padded: columns past a member's rank stay zero
 
     def __init__(
         self,

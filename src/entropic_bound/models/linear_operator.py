@@ -25,6 +25,7 @@ class LinearOperatorEnsemble(EnsembleStudent):
     rung = "B0"
 
     accepts = ("n", "d", "d_v", "V_known", "v_init_scale", "dtype", "positional")
+    factors = ("P", "Q")  # rank-padded: columns past a member's rank stay zero
 
     def __init__(
         self,
@@ -47,6 +48,7 @@ class LinearOperatorEnsemble(EnsembleStudent):
         for m in members:
             check_rank("rank", m.rank, n, what=f"the operator is n×n with n={n}")
         self.n_models, self.n, self.d, self.d_v = len(members), n, d, d_v
+        self.ranks = [int(m.rank) for m in members]
         width = max(m.rank for m in members)
         P, Q, V = [], [], []
         for m in members:
