@@ -22,8 +22,7 @@ import torch
 
 from ..config import param
 from ..registry import TASKS
-from ..validation import check_rank
-from .base import Teacher, as_generator, check_task, singular_values
+from .base import TaskParams, Teacher, as_generator, singular_values
 from .operators import SPECTRA, low_rank_matrix, make_spectrum, value_matrix
 
 
@@ -79,7 +78,7 @@ class SoftmaxTeacher(_KernelTeacher):
 
 
 @dataclass(frozen=True)
-class _KernelTask:
+class _KernelTask(TaskParams):
     """Shared parameters of the kernel teachers; ``teacher(generator)`` draws ``K*`` then ``V*``."""
 
     n: int = param(16, ge=1, doc="tokens per sequence")
@@ -94,16 +93,7 @@ class _KernelTask:
     v_kind: str = param("orthogonal", choices=("orthogonal", "gaussian"), doc="how V* is drawn")
 
     _teacher_cls = _KernelTeacher
-
-    def __post_init__(self) -> None:
-        check_task(self)
-
-    def check(self) -> None:
-        check_rank("r_star", self.r_star, self.d)
-
-    @property
-    def d_out(self) -> int:
-        return self.d if self.d_v is None else self.d_v
+    rank_side = "d"  # K* is d×d
 
     def teacher(self, generator: torch.Generator | int) -> _KernelTeacher:
         g = as_generator(generator)
