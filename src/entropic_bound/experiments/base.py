@@ -93,6 +93,7 @@ class Experiment(ABC):
     title: str = ""
     claims: tuple[str, ...] = ()
     config_class: type = object
+    renamed_keys: dict[str, str] = {}  # old config key → new, so a store written before a rename still reads
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -126,7 +127,8 @@ class Experiment(ABC):
     @classmethod
     def from_dict(cls, data: dict) -> Any:
         """Rebuild a stored config (as written by :func:`entropic_bound.config.to_dict`)."""
-        return cfglib.validate(cfglib.apply_overrides(cls.default_config("quick"), cfglib.flatten(data)))
+        flat = {cls.renamed_keys.get(k, k): v for k, v in cfglib.flatten(data).items()}
+        return cfglib.validate(cfglib.apply_overrides(cls.default_config("quick"), flat))
 
     # -- the sweep -----------------------------------------------------------------------
     @abstractmethod

@@ -13,7 +13,7 @@ initialisations (``seeds``). Three roles of runs:
 
 Relative excess risk = held-out ``mean ||f(X) − f*(X)||² / mean ||f*(X)||²`` on ``n_test`` fresh
 samples against the clean target (SPEC §1); B0 also records the exact population value (SPEC §5).
-Each run stores the mean realised mixer ``E_X M(X)`` (over the first ``n_mix`` held-out inputs,
+Each run stores the mean realised mixer ``E_X M(X)`` (over the first ``n_mixer`` held-out inputs,
 heads averaged) beside the task's, so the mixer figure is rebuilt from the store alone.
 """
 
@@ -77,7 +77,7 @@ class E3Config:
     init_scale: float = param(0.25, gt=0.0, doc="std of the query–key factor entries at init (B1–B3)")
     b0_init_scale: float = param(0.1, gt=0.0, doc="std of B0's factor entries at init")
     n_test: int = param(1024, ge=16, le=10_000_000, doc="fresh held-out samples for the excess risk")
-    n_mix: int = param(64, ge=1, le=100_000, doc="held-out inputs the stored mean mixer averages over")
+    n_mixer: int = param(64, ge=1, le=100_000, doc="held-out inputs the stored mean mixer averages over")
     control_b: bool = param(True, doc="control (b): B1 on a linear_qk_teacher task")
     teacher_c: float = param(2.0, gt=0.0, doc="control (b): logit scale c of the B1 teacher")
     positional_rungs: tuple[str, ...] = param(
@@ -152,6 +152,7 @@ class E3Ladder(Experiment):
     title = "Interpolation ladder B0 → B3 on a fixed operator"
     claims = ("C4", "X2")
     config_class = E3Config
+    renamed_keys = {"n_mix": "n_mixer"}
 
     @classmethod
     def default_config(cls, scale: str) -> E3Config:
@@ -204,7 +205,7 @@ class E3Ladder(Experiment):
             **task,
             "task_seed": c.task_seed,
             "n_test": c.n_test,
-            "n_mix": c.n_mix,
+            "n_mix": c.n_mixer,  # the stored param keeps its name: run ids are the store's key
             "rung": rung,
             "v": v,
             "positional": positional,
