@@ -259,6 +259,11 @@ def spec_params(spec: RunSpec, prefix: str) -> dict:
     return {k[n:]: v for k, v in spec.params.items() if k.startswith(prefix + ".")}
 
 
+def spec_config(spec: RunSpec, prefix: str, config_class: type) -> Any:
+    """The typed, validated config section ``prefix`` of a run spec (the inverse of :func:`flat_params`)."""
+    return cfglib.validate(config_class(**spec_params(spec, prefix)))
+
+
 def flat_params(obj: Any, prefix: str) -> dict:
     """A config section as flat ``prefix.key`` params for a run spec."""
     return {f"{prefix}.{k}": v for k, v in cfglib.flatten(cfglib.to_dict(obj)).items()}

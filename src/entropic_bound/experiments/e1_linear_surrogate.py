@@ -32,7 +32,7 @@ from ..theory import (
 )
 from ..training import FixedData, FreshData, MomentData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
-from .base import Experiment, flat_params, member_result, spec_params
+from .base import Experiment, flat_params, member_result, spec_config, spec_params
 from .e1_analysis import analyse_e1
 
 
@@ -121,7 +121,7 @@ class E1LinearSurrogate(Experiment):
         task = FixedOperatorTask(**spec_params(group[0], "task"))
         teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, seed)))
         truth = teacher.truth
-        train = TrainConfig(**spec_params(group[0], "train"))
+        train = spec_config(group[0], "train", TrainConfig)
         dtype = DTYPES[train.dtype]
         data_gen = torch.Generator().manual_seed(self.seed("data", task, seed))
         V_known = teacher.V if p0["v"] == "known" else None

@@ -24,7 +24,7 @@ from ..tasks.operators import SPECTRA
 from ..theory import clean_signal, population_excess_risk
 from ..training import MomentData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
-from .base import Experiment, flat_params, member_result, spec_params
+from .base import Experiment, flat_params, member_result, spec_config, spec_params
 from .e2_analysis import analyse_e2
 
 
@@ -99,7 +99,7 @@ class E2Recovery(Experiment):
         task = FixedOperatorTask(**spec_params(group[0], "task"))
         teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, seed)))
         truth = teacher.truth
-        train = TrainConfig(**spec_params(group[0], "train"))
+        train = spec_config(group[0], "train", TrainConfig)
         dtype = DTYPES[train.dtype]
         data_gen = torch.Generator().manual_seed(self.seed("data", task, train.n_samples, seed))
         batch = teacher.sample(train.n_samples, data_gen, dtype=dtype)

@@ -36,7 +36,7 @@ from ..theory import clean_signal, population_excess_risk
 from ..training import FixedData, FreshData, TrainConfig, train_ensemble
 from ..training.evaluation import held_out_excess
 from ..training.trainer import DTYPES
-from .base import Experiment, derive_seed, flat_params, member_result, spec_params
+from .base import Experiment, derive_seed, flat_params, member_result, spec_config
 from .e3_analysis import analyse_e3
 
 RUNGS = ("B0", "B1", "B2", "B3")
@@ -251,7 +251,7 @@ class E3Ladder(Experiment):
         p0 = group[0].params
         task = task_of(p0)
         teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, p0["task_seed"])))
-        train = TrainConfig(**spec_params(group[0], "train"))
+        train = spec_config(group[0], "train", TrainConfig)
         dtype = DTYPES[train.dtype]
         model = build_student(group, teacher, dtype)
         outcome = train_ensemble(model, training_data(teacher, task, p0["task_seed"], train), train)
