@@ -135,9 +135,14 @@ class Experiment(ABC):
     def specs(self) -> list[RunSpec]:
         """Every run of the grid."""
 
-    @abstractmethod
+    member_params: tuple[str, ...] = ()  # params that differ between members of one ensemble
+    seeds_share_group: bool = False  # True: replicates (seeds) train in one ensemble too
+
     def group_key(self, spec: RunSpec) -> Hashable:
-        """Runs with equal keys share data and shapes and train as one ensemble."""
+        """Runs with equal keys share data and shapes and train as one ensemble: the runs whose
+        params differ only in :attr:`member_params` (and the seed, if :attr:`seeds_share_group`)."""
+        shared = tuple(sorted((k, str(v)) for k, v in spec.params.items() if k not in self.member_params))
+        return shared if self.seeds_share_group else (shared, spec.seed)
 
     @abstractmethod
     def execute(self, group: list[RunSpec]) -> list[RunResult]:

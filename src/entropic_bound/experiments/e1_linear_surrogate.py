@@ -83,6 +83,7 @@ class E1Config:
 class E1LinearSurrogate(Experiment):
     title = "Linear surrogate: deficiency and achievability"
     claims = ("C1", "C2")
+    member_params = ("rank",)
     config_class = E1Config
 
     @classmethod
@@ -111,10 +112,6 @@ class E1LinearSurrogate(Experiment):
             grid = {"task.spectrum": c.spectra, "v": c.v_settings, "rank": c.student_ranks(r_star)}
             out += grid_specs(self.name, grid, range(c.seeds), {**fixed, "task.r_star": r_star})
         return out
-
-    def group_key(self, spec: RunSpec):
-        p = spec.params
-        return (p["task.r_star"], p["task.spectrum"], p["v"], spec.seed)
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         p0, seed = group[0].params, group[0].seed

@@ -64,6 +64,7 @@ class E2Config:
 class E2Recovery(Experiment):
     title = "Linear surrogate: recovery by gradient descent from small init"
     claims = ("C3",)
+    member_params = ("init_scale",)
     config_class = E2Config
 
     @classmethod
@@ -89,10 +90,6 @@ class E2Recovery(Experiment):
                 train = flat_params(replace(c.train, optimizer=opt, lr=lr, n_samples=n_samples), "train")
                 out += grid_specs(self.name, grid, range(c.seeds), {**task, **train})
         return out
-
-    def group_key(self, spec: RunSpec):
-        p = spec.params
-        return (p["task.r_star"], p["task.spectrum"], p["train.n_samples"], p["train.optimizer"], spec.seed)
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         seed = group[0].seed

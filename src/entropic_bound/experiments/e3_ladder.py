@@ -151,6 +151,8 @@ def task_of(params: dict):
 class E3Ladder(Experiment):
     title = "Interpolation ladder B0 → B3 on a fixed operator"
     claims = ("C4", "X2")
+    member_params = ("rank",)
+    seeds_share_group = True  # all seeds and ranks of one (role, task, rung, V, positional, heads, training)
     config_class = E3Config
     renamed_keys = {"n_mix": "n_mixer"}
 
@@ -240,11 +242,6 @@ class E3Ladder(Experiment):
                         for positional in ("none", "learned_absolute"):
                             out += self._runs("x2", task, rung, v, x2_ranks, positional, heads, c.x2_train)
         return out
-
-    def group_key(self, spec: RunSpec):
-        """All seeds and ranks of one (role, task, rung, V, positional, heads, training) train together."""
-        p = spec.params
-        return tuple(sorted((k, str(v)) for k, v in p.items() if k != "rank"))
 
     # -- one ensemble ----------------------------------------------------------------------
     def execute(self, group: list[RunSpec]) -> list[RunResult]:

@@ -102,6 +102,7 @@ class E4Config:
 class E4AttentionTeacher(Experiment):
     title = "Attention-native teacher–student: deficiency and achievability"
     claims = ("C5", "C6")
+    member_params = ("rank",)
     config_class = E4Config
 
     @classmethod
@@ -135,10 +136,6 @@ class E4AttentionTeacher(Experiment):
                     self.name, grid, range(c.seeds), {**fixed, "teacher": kind, "task.r_star": r_star}
                 )
         return out
-
-    def group_key(self, spec: RunSpec):
-        p = spec.params
-        return (p["teacher"], p["task.r_star"], p["task.spectrum"], p["v"], spec.seed)
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         setup = GroupSetup.of(self, group)

@@ -89,6 +89,7 @@ class E5Config:
 class E5AttentionRecovery(Experiment):
     title = "Attention-native recovery and rank estimators"
     claims = ("C7", "C8")
+    member_params = ("init_scale",)
     config_class = E5Config
 
     @classmethod
@@ -118,10 +119,6 @@ class E5AttentionRecovery(Experiment):
             "init_scale": c.init_scales,
         }
         return grid_specs(self.name, grid, range(c.seeds), fixed)
-
-    def group_key(self, spec: RunSpec):
-        p = spec.params
-        return (p["teacher"], p["task.r_star"], p["task.spectrum"], p["v"], spec.seed)
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         setup = GroupSetup.of(self, group)

@@ -123,6 +123,7 @@ class E6Predictability(Experiment):
     title = "Data-only predictability frontier"
     claims = ("C9", "C10", "X1")
     config_class = E6Config
+    member_params = ("method", "v")  # the predictors of one data draw share it
     max_group = 256
 
     @classmethod
@@ -158,18 +159,6 @@ class E6Predictability(Experiment):
             }
             out.extend(RunSpec(self.name, params, seed) for seed in range(c.seeds))
         return out
-
-    def group_key(self, spec: RunSpec):
-        p = spec.params
-        return (
-            p["teacher"],
-            p["task.n"],
-            p["task.r_star"],
-            p["task.spectrum"],
-            p["n_samples"],
-            p["task.sigma"],
-            spec.seed,
-        )
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         p0, seed = group[0].params, group[0].seed
