@@ -31,7 +31,7 @@ import pandas as pd
 
 from .atomic import atomic_write_bytes, atomic_write_text
 from .errors import UserInputError
-from .sweep.spec import RunResult, canonical_json
+from .results import RunResult, canonical_json
 
 SCHEMA_VERSION = 1
 

@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..plotting import colour, figure_grid, legend_below, log_with_zero, mark_floor, panel_grid, sweep_colour
 from ..theory import tail_energy_curve
-from .base import Analysis, Verdict, curves_by_run, decide
+from .base import Analysis, Verdict, curves_by_run, decide, split_status
 
 RESULT_COLUMNS = [
     "run_id",
@@ -35,8 +35,7 @@ RESULT_COLUMNS = [
 
 def analyse_e1(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
-    ok = table[table["status"] == "ok"] if len(table) else table
-    n_diverged = int((table["status"] == "diverged").sum()) if len(table) else 0
+    ok, n_diverged = split_status(table)
     verdicts = [_verdict_c1(cfg, ok, n_diverged), _verdict_c2(cfg, ok, n_diverged)]
     figures = {}
     if len(ok):
@@ -54,8 +53,6 @@ def analyse_e1(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         + f"; n = {cfg.n}, d = {cfg.d}, σ = {cfg.sigma:g}. Excess risk is the exact population value (SPEC §5);"
         " the closed form is the population minimum, so a finite N adds estimation error that shrinks with N.",
     ]
-    if n_diverged:
-        notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
     return Analysis(results=results, verdicts=verdicts, figures=figures, notes=notes)
 
 

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 
 from ..plotting import legend_below, panel_grid, sweep_colour
-from ..spectra import PANEL, estimate_all
-from .base import Analysis, Verdict, curves_by_run, decide
+from ..spectra import ESTIMATOR_KEYS, estimate_all
+from .base import Analysis, Verdict, curves_by_run, decide, split_status
 
-KEYS = [key for key, _, _ in PANEL]
+KEYS = list(ESTIMATOR_KEYS)
 
 
 def recovery_table(ok: pd.DataFrame) -> pd.DataFrame:
@@ -33,8 +33,7 @@ def recovery_table(ok: pd.DataFrame) -> pd.DataFrame:
 
 
 def analyse_e2(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
-    ok = table[table["status"] == "ok"] if len(table) else table
-    n_diverged = int((table["status"] == "diverged").sum()) if len(table) else 0
+    ok, n_diverged = split_status(table)
     tables = {"recovery": recovery_table(ok)} if len(ok) else {}
     figures = {}
     if len(ok):
@@ -46,8 +45,6 @@ def analyse_e2(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         f"sequences identifies A when N·d_v ≥ n (here N ≥ {int(np.ceil(cfg.n / cfg.d))}).",
         "Estimates are rounded to the nearest integer for the exact-recovery rates.",
     ]
-    if n_diverged:
-        notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
     results = (
         table.drop(
             columns=[

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..plotting import colour, figure_grid, legend_below, mark_floor, panel_grid
-from .base import Analysis, Verdict, decide
+from .base import Analysis, Verdict, decide, split_status
 
 RESULT_COLUMNS = [
     "run_id",
@@ -97,8 +97,7 @@ def saturation_table(ok: pd.DataFrame) -> pd.DataFrame:
 
 def analyse_e4(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
-    ok = table[table["status"] == "ok"] if len(table) else table
-    n_diverged = int((table["status"] == "diverged").sum()) if len(table) else 0
+    ok, n_diverged = split_status(table)
     trans = transition_table(ok) if len(ok) else pd.DataFrame()
     pairs = paired_ratios(trans)
     verdicts = [verdict_c5(cfg, ok, n_diverged), verdict_c6(cfg, ok, pairs, n_diverged)]
@@ -119,8 +118,6 @@ def analyse_e4(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         "Linear and softmax teachers of one (r*, spectrum, seed) share K*, V* and the inputs. Softmax saturation "
         "(row entropy / log n, mean max attention) is in the 'saturation' table.",
     ]
-    if n_diverged:
-        notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
     return Analysis(results=results, verdicts=verdicts, figures=figures, tables=tables, notes=notes)
 
 

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 
 from ..plotting import figure_grid, legend_below, panel_grid, sweep_colour
-from ..spectra import PANEL, estimate_all
-from .base import Analysis, Verdict, decide
+from ..spectra import ESTIMATOR_KEYS, estimate_all
+from .base import Analysis, Verdict, decide, split_status
 
-KEYS = [key for key, _, _ in PANEL]
+KEYS = list(ESTIMATOR_KEYS)
 ENERGY = "energy_effective_rank"
 
 
@@ -52,8 +52,7 @@ def estimator_ranking(errors: pd.DataFrame, teacher: str) -> pd.Series:
 
 
 def analyse_e5(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
-    ok = table[table["status"] == "ok"] if len(table) else table
-    n_diverged = int((table["status"] == "diverged").sum()) if len(table) else 0
+    ok, n_diverged = split_status(table)
     small = ok[ok["init_scale"] <= cfg.small_init_max] if len(ok) else ok
     errors = error_table(small) if len(small) else pd.DataFrame()
     verdicts = [verdict_c7(cfg, small, ok, n_diverged), verdict_c8(cfg, errors, n_diverged)]
@@ -73,8 +72,6 @@ def analyse_e5(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         f"Realised-mixer ranks use {cfg.n_mixer} held-out inputs; the teacher's own realised-mixer ranks are the "
         "teacher_mixer_* / teacher_meanmixer_* columns. Gavish-Donoho returns 0 when r* >= d/2 (SPEC §4).",
     ]
-    if n_diverged:
-        notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
     return Analysis(results=table, verdicts=verdicts, figures=figures, tables=tables, notes=notes)
 
 
