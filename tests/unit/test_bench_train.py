@@ -127,6 +127,9 @@ def test_bench_train_json_on_a_tiny_workload(capsys):
         "ensemble_gflops",
         "vmap_gflops",
         "gemm_peak_gflops",
+        "vmap_model_steps_per_cpu_s",
+        "ratio_vs_vmap_cpu",
+        "ratio_cpu",
     ):
         assert out[key] > 0, key
     assert out["ratio"] == pytest.approx(out["ensemble_model_steps_per_s"] / out["naive_model_steps_per_s"])
@@ -134,6 +137,10 @@ def test_bench_train_json_on_a_tiny_workload(capsys):
         out["ensemble_model_steps_per_s"] / out["vmap_model_steps_per_s"]
     )
     assert out["workload"]["models"] == 3 and out["workload"]["rank"] == 4
+    assert out["ratio_vs_vmap_cpu"] == pytest.approx(
+        out["ensemble_model_steps_per_cpu_s"] / out["vmap_model_steps_per_cpu_s"]
+    )
+    assert len(out["ratios_vs_vmap_per_round"]) == 1
     assert out["workload"]["threads"] == 1  # one thread by default, as `run`
     assert torch.get_num_threads() == threads_before  # restored after the bench
 

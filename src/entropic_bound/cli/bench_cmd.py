@@ -87,11 +87,14 @@ def _print_table(result: dict) -> None:
     for side, label in (("ensemble", "ensemble"), ("naive", "per-model"), ("vmap", "vmap")):
         print(
             f"  {label:9} {result[f'{side}_model_steps_per_s']:10.1f} model-steps/s  "
-            f"{result[f'{side}_gflops']:7.1f} GFLOP/s"
+            f"{result[f'{side}_gflops']:7.1f} GFLOP/s  ({result[f'{side}_model_steps_per_cpu_s']:.1f} per CPU s)"
         )
     for key, label in (("ratio", "ratio vs per-model"), ("ratio_vs_vmap", "ratio vs vmap")):
         rounds = result["ratios_per_round" if key == "ratio" else "ratios_vs_vmap_per_round"]
-        print(f"  {label} {result[key]:.2f}  (rounds: {', '.join(f'{r:.2f}' for r in rounds)})")
+        print(
+            f"  {label} {result[key]:.2f}  (rounds: {', '.join(f'{r:.2f}' for r in rounds)}; "
+            f"by CPU time {result[f'{key}_cpu']:.2f})"
+        )
     print(
         f"  float32 GEMM peak {result['gemm_peak_gflops']:.1f} GFLOP/s; ensemble at "
         f"{100 * result['ensemble_fraction_of_peak']:.0f} %  [{result['flop_formula']}]"

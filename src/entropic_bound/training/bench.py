@@ -14,7 +14,10 @@ pre-generated batches with Adam:
 
 The sides are measured alternately in the same run (``repeats`` rounds; the best of each is
 reported, since the machines are noisy) next to a float32 GEMM peak measured in the same process,
-on ``threads`` torch threads (default 1, as ``run``).
+on ``threads`` torch threads (default 1, as ``run``). Rates are given by the wall clock
+(``*_model_steps_per_s``, ``ratio``, ``ratio_vs_vmap``) and by the process CPU clock
+(``*_per_cpu_s``, ``ratio_cpu``, ``ratio_vs_vmap_cpu``), which on one thread barely moves when
+other processes load the machine.
 
 FLOPs are counted analytically for the per-model reference formulation (``Q = X W_Q``,
 ``K = X W_K``, each head ``(S X) V``), the same count for every side although the ensemble's fused
@@ -114,6 +117,25 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+@dataclass
+class Elapsed:
+    """Wall and process CPU seconds of one timed block. On one thread CPU time barely moves when
+    other processes load the machine, where wall time does: both are reported."""
+
+    wall: float = 0.0
+    cpu: float = 0.0
+
+
+@contextlib.contextmanager
+def stopwatch(device: str) -> Iterator[Elapsed]:
+    elapsed = Elapsed()
+    _sync(device)
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield elapsed
+    _sync(device)
+    elapsed.wall, elapsed.cpu = time.perf_counter() - wall, time.process_time() - cpu
+
+
 class _Batches:
     """Pre-generated batches shared by every side (speed does not depend on the target values)."""
 
@@ -150,7 +172,7 @@ def build_ensemble(w: Workload, members, device: str):
     return cls(members, n=w.n, d=w.d, d_v=w.d, V_known=V, n_heads=w.heads, dtype=torch.float32, device=device)
 
 
-def time_ensemble(w: Workload, members, data: _Batches, device: str) -> float:
+def time_ensemble(w: Workload, members, data: _Batches, device: str) -> Elapsed:
     """Seconds to train all members with the ensemble engine (chunked to ``max_memory_mb``)."""
     cfg = TrainConfig(
         optimizer="adam",
@@ -173,29 +195,25 @@ def time_ensemble(w: Workload, members, data: _Batches, device: str) -> float:
         )
         chunks = chunk_members(members, w.max_memory_mb * 2**20, per)
     models = [build_ensemble(w, chunk, device) for chunk in chunks]
-    _sync(device)
-    t = time.perf_counter()
-    for model in models:
-        train_ensemble(model, data, cfg)
-    _sync(device)
-    return time.perf_counter() - t
+    with stopwatch(device) as elapsed:
+        for model in models:
+            train_ensemble(model, data, cfg)
+    return elapsed
 
 
-def time_naive(w: Workload, modules, data: _Batches, device: str) -> float:
+def time_naive(w: Workload, modules, data: _Batches, device: str) -> Elapsed:
     """Seconds to train each plain module with its own Adam, one after another."""
     modules = copy.deepcopy(modules)
-    _sync(device)
-    t = time.perf_counter()
-    for module in modules:
-        opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=w.lr)
-        for step in range(w.steps):
-            X, Y = data.batch(step)
-            loss = torch.nn.functional.mse_loss(module(X), Y)  # what a researcher writes
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-    _sync(device)
-    return time.perf_counter() - t
+    with stopwatch(device) as elapsed:
+        for module in modules:
+            opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=w.lr)
+            for step in range(w.steps):
+                X, Y = data.batch(step)
+                loss = torch.nn.functional.mse_loss(module(X), Y)  # what a researcher writes
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+    return elapsed
 
 
 class VmapEnsemble:
@@ -222,20 +240,18 @@ class VmapEnsemble:
         return self._losses(self.params, self.buffers, X, Y)  # (M,)
 
 
-def time_vmap(w: Workload, modules, data: _Batches, device: str) -> float:
+def time_vmap(w: Workload, modules, data: _Batches, device: str) -> Elapsed:
     """Seconds to train all modules as one :class:`VmapEnsemble` with one Adam."""
     ensemble = VmapEnsemble(modules)
-    _sync(device)
-    t = time.perf_counter()
-    opt = torch.optim.Adam(ensemble.trainable(), lr=w.lr)
-    for step in range(w.steps):
-        # the sum's gradient w.r.t. model m's slice is the gradient of model m's own loss
-        loss = ensemble.losses(*data.batch(step)).sum()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    _sync(device)
-    return time.perf_counter() - t
+    with stopwatch(device) as elapsed:
+        opt = torch.optim.Adam(ensemble.trainable(), lr=w.lr)
+        for step in range(w.steps):
+            # the sum's gradient w.r.t. model m's slice is the gradient of model m's own loss
+            loss = ensemble.losses(*data.batch(step)).sum()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+    return elapsed
 
 
 @contextlib.contextmanager
@@ -265,36 +281,44 @@ def _measure(w: Workload, device: str) -> dict:
     init = build_ensemble(w, members, device)
     modules = [member_module(init, m) for m in range(w.models)]
     peak = gemm_peak_gflops(device=device)
+    sides = {
+        "ensemble": lambda w, k: time_ensemble(w, members[:k], data, device),
+        "naive": lambda w, k: time_naive(w, modules[:k], data, device),
+        "vmap": lambda w, k: time_vmap(w, modules[:k], data, device),
+    }
     tiny = Workload(**{**asdict(w), "steps": 2, "models": min(w.models, 2), "repeats": 1})
-    time_ensemble(tiny, members[: tiny.models], data, device)  # warm-up of every code path
-    time_naive(tiny, modules[: tiny.models], data, device)
-    time_vmap(tiny, modules[: tiny.models], data, device)
-    rates: dict[str, list[float]] = {"ensemble": [], "naive": [], "vmap": []}
+    for side in sides.values():  # warm-up of every code path
+        side(tiny, tiny.models)
+    rounds: dict[str, list[Elapsed]] = {name: [] for name in sides}
     for _ in range(w.repeats):
-        rates["ensemble"].append(w.models * w.steps / time_ensemble(w, members, data, device))
-        rates["naive"].append(w.models * w.steps / time_naive(w, modules, data, device))
-        rates["vmap"].append(w.models * w.steps / time_vmap(w, modules, data, device))
-    return _result(w, device, rates, peak)
+        for name, side in sides.items():
+            rounds[name].append(side(w, w.models))
+    return _result(w, device, rounds, peak)
 
 
-def _result(w: Workload, device: str, rates: dict[str, list[float]], peak: float) -> dict:
+def _result(w: Workload, device: str, rounds: dict[str, list[Elapsed]], peak: float) -> dict:
+    """Best rate of each side (wall and CPU clocks), their ratios, and the ratio of every round."""
+    work = w.models * w.steps  # model-steps per side and round
     flops = flops_per_model_sample(w) * w.batch
-    best = {side: max(values) for side, values in rates.items()}
-    ens = rates["ensemble"]
-    return {
-        "workload": {**asdict(w), "rank": w.r, "device": str(device), "threads": torch.get_num_threads()},
-        "ensemble_model_steps_per_s": best["ensemble"],
-        "naive_model_steps_per_s": best["naive"],
-        "vmap_model_steps_per_s": best["vmap"],
-        "ratio": best["ensemble"] / best["naive"],
-        "ratio_vs_vmap": best["ensemble"] / best["vmap"],
-        "ratios_per_round": [e / n for e, n in zip(ens, rates["naive"])],
-        "ratios_vs_vmap_per_round": [e / v for e, v in zip(ens, rates["vmap"])],
-        "ensemble_gflops": best["ensemble"] * flops / 1e9,
-        "naive_gflops": best["naive"] * flops / 1e9,
-        "vmap_gflops": best["vmap"] * flops / 1e9,
+    wall = {name: [work / e.wall for e in runs] for name, runs in rounds.items()}
+    cpu = {name: [work / e.cpu for e in runs] for name, runs in rounds.items()}
+    best = {name: max(rates) for name, rates in wall.items()}
+    best_cpu = {name: max(rates) for name, rates in cpu.items()}
+    out = {"workload": {**asdict(w), "rank": w.r, "device": str(device), "threads": torch.get_num_threads()}}
+    for name in rounds:
+        out[f"{name}_model_steps_per_s"] = best[name]
+        out[f"{name}_model_steps_per_cpu_s"] = best_cpu[name]
+    for key, other in (("ratio", "naive"), ("ratio_vs_vmap", "vmap")):
+        out[key] = best["ensemble"] / best[other]
+        out[f"{key}_cpu"] = best_cpu["ensemble"] / best_cpu[other]
+        per_round = [e / o for e, o in zip(wall["ensemble"], wall[other])]
+        out["ratios_per_round" if other == "naive" else "ratios_vs_vmap_per_round"] = per_round
+    for name in rounds:
+        out[f"{name}_gflops"] = best[name] * flops / 1e9
+    out |= {
         "gemm_peak_gflops": peak,
         "ensemble_fraction_of_peak": best["ensemble"] * flops / 1e9 / peak,
         "flops_per_model_step": flops,
         "flop_formula": FLOP_FORMULA,
     }
+    return out
