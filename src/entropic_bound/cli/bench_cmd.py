@@ -46,20 +46,20 @@ def add_parser(subparsers) -> None:
 def handle_train(args: argparse.Namespace) -> int:
     from ..training.bench import Workload, run_bench
 
-    w = Workload(
-        student=args.student,
-        models=args.models,
-        n=args.n,
-        d=args.d,
-        batch=args.batch,
-        steps=args.steps,
-        rank=args.rank,
-        heads=args.heads,
-        v_known=args.v_known,
-        repeats=args.repeats,
-        max_memory_mb=args.max_memory,
-        threads=args.threads,
+    same_names = (
+        "student",
+        "models",
+        "n",
+        "d",
+        "batch",
+        "steps",
+        "rank",
+        "heads",
+        "v_known",
+        "repeats",
+        "threads",
     )
+    w = Workload(**{name: getattr(args, name) for name in same_names}, max_memory_mb=args.max_memory)
     _check_device(args.device)
     result = run_bench(w, device=args.device)
     if args.json:
