@@ -16,6 +16,7 @@ steps), which would read as a false deficiency; Adam reaches the floor there in 
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field
 
@@ -60,6 +61,12 @@ class E4Config:
         choices=("k0", "signal"),
         doc="C6: divide excess(r*-1) by the K = 0 excess (k0) or by the total signal",
     )
+    c6_cs: tuple[float, ...] = param(
+        (0.5, 1.0, 4.0), gt=0.0, doc="C6 map: further logit scales c, each run at r = r*-1 and r* only"
+    )
+    c6_v_settings: tuple[str, ...] = param(
+        ("known",), choices=("known", "learned"), doc="C6 map: V settings of the further logit scales"
+    )
     c6_factor: float = param(
         0.8,
         gt=0.0,
@@ -94,6 +101,11 @@ class E4Config:
         base = set(self.ranks) if self.ranks else set(range(1, r_star + 3)) | {2 * r_star}
         return sorted((base | {r_star - 1, r_star, r_star + 1}) & set(range(1, self.d + 1)))
 
+    def c6_map(self) -> list[tuple[float, str, tuple[int, ...]]]:
+        """``(c, v, ranks)`` of the C6 map's further runs: r*-1 and r* at each extra logit scale."""
+        extra = [x for x in self.c6_cs if x != self.c]
+        return [(x, v, (-1, 0)) for x in extra for v in self.c6_v_settings if v in self.v_settings]
+
 
 @EXPERIMENTS.register(
     "E4", summary="attention-native teacher-student: excess risk vs rank, linear and softmax (C5, C6)"
@@ -123,37 +135,44 @@ class E4AttentionTeacher(Experiment):
             )
         return E4Config(spectra=("flat",))
 
+    def _params(
+        self, kind: str, r_star: int, spectrum: str, c: float, v: str, rank: int, train: dict
+    ) -> dict:
+        cfg = self.cfg
+        return {
+            "teacher": kind,
+            "task.n": cfg.n,
+            "task.d": cfg.d,
+            "task.r_star": r_star,
+            "task.spectrum": spectrum,
+            "task.decay": cfg.decay,
+            "task.c": c,
+            "task.sigma": cfg.sigma,
+            "v": v,
+            "rank": rank,
+            "init_scale": cfg.init_scale,
+            "n_test": cfg.n_test,
+            **train,
+        }
+
     def specs(self) -> list[RunSpec]:
         c = self.cfg
         train = flat_params(c.train, "train")
         out = []
-        for kind in c.teachers:
-            for r_star in c.r_stars:
-                for spectrum in c.spectra:
-                    for v in c.v_settings:
-                        for rank in c.student_ranks(r_star):
-                            for seed in range(c.seeds):
-                                params = {
-                                    "teacher": kind,
-                                    "task.n": c.n,
-                                    "task.d": c.d,
-                                    "task.r_star": r_star,
-                                    "task.spectrum": spectrum,
-                                    "task.decay": c.decay,
-                                    "task.c": c.c,
-                                    "task.sigma": c.sigma,
-                                    "v": v,
-                                    "rank": rank,
-                                    "init_scale": c.init_scale,
-                                    "n_test": c.n_test,
-                                    **train,
-                                }
-                                out.append(RunSpec(self.name, params, seed))
+        for kind, r_star, spectrum in itertools.product(c.teachers, c.r_stars, c.spectra):
+            for v in c.v_settings:
+                for rank in c.student_ranks(r_star):
+                    params = self._params(kind, r_star, spectrum, c.c, v, rank, train)
+                    out.extend(RunSpec(self.name, params, seed) for seed in range(c.seeds))
+            for logit_scale, v, offsets in c.c6_map():
+                for rank in [r_star + o for o in offsets if r_star + o >= 1]:
+                    params = self._params(kind, r_star, spectrum, logit_scale, v, rank, train)
+                    out.extend(RunSpec(self.name, params, seed) for seed in range(c.seeds))
         return out
 
     def group_key(self, spec: RunSpec):
         p = spec.params
-        return (p["teacher"], p["task.r_star"], p["task.spectrum"], p["v"], spec.seed)
+        return (p["teacher"], p["task.r_star"], p["task.spectrum"], p["task.c"], p["v"], spec.seed)
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         start = time.perf_counter()

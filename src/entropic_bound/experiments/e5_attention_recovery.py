@@ -10,6 +10,7 @@ The teacher's own realised-mixer ranks are stored beside them for reference.
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field
 
@@ -54,13 +55,41 @@ class E5Config:
     n_test: int = param(1024, ge=1, le=1_000_000, doc="held-out samples for the excess risk")
     n_mixer: int = param(128, ge=1, le=100_000, doc="held-out inputs for the realised-mixer ranks")
     small_init_max: float = param(1e-2, gt=0.0, doc="init scales up to this count as small")
-    c7_estimator: str = param("largest_gap_rank", choices=ESTIMATOR_KEYS, doc="estimator the C7 verdict uses")
+    c7_sample_counts: tuple[int, ...] = param(
+        (1,), ge=1, doc="C7 contrast: further data set sizes N; N·n < d leaves K under-identified"
+    )
+    c7_lr: float = param(1.0, gt=0.0, doc="C7 contrast runs: GD learning rate (lr 10 diverges at N = 1)")
+    c7_steps: int = param(
+        1000, ge=1, doc="C7 contrast runs: GD steps (they fit their data to the noise floor)"
+    )
+    c7_contrast: float = param(
+        0.5,
+        gt=0.0,
+        le=1.0,
+        doc="C7: required excess of small over large init's low-rank rate (under-identified)",
+    )
+    c7_fit: float = param(
+        2.0,
+        gt=0.0,
+        doc="C7: a run has learned its data when its final train loss <= c7_fit·max(sigma², 1e-4)",
+    )
+    c7_estimator: str = param(
+        "energy_threshold_rank_99",
+        choices=ESTIMATOR_KEYS,
+        doc="estimator the C7 verdict uses (largest-gap and numerical rank read the fitted noise or the init "
+        "residue of under-identified runs as rank)",
+    )
     c7_tolerance: float = param(0.5, ge=0.0, doc="C7: |estimate - r*| <= tolerance counts as recovered")
     c7_rate: float = param(
-        0.9, gt=0.0, le=1.0, doc="C7: required fraction of recovered small-init runs per teacher"
+        0.9,
+        gt=0.0,
+        le=1.0,
+        doc="C7: required fraction of recovered small-init runs per teacher (identified data)",
     )
     c8_margin: float = param(
-        0.1, ge=0.0, doc="C8: energy rank counts as best if within this of the best mean |error|"
+        0.1,
+        ge=0.0,
+        doc="C8: rank units by which the softmax error may exceed the linear one (and energy's degradation numerical rank's)",
     )
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(
@@ -111,34 +140,34 @@ class E5AttentionRecovery(Experiment):
     def specs(self) -> list[RunSpec]:
         c = self.cfg
         train = flat_params(c.train, "train")
+        counts = [c.train.n_samples, *(N for N in c.c7_sample_counts if N != c.train.n_samples)]
         out = []
-        for kind in c.teachers:
-            for r_star in c.r_stars:
-                for spectrum in c.spectra:
-                    for v in c.v_settings:
-                        for init in c.init_scales:
-                            for seed in range(c.seeds):
-                                params = {
-                                    "teacher": kind,
-                                    "task.n": c.n,
-                                    "task.d": c.d,
-                                    "task.r_star": r_star,
-                                    "task.spectrum": spectrum,
-                                    "task.decay": c.decay,
-                                    "task.c": c.c,
-                                    "task.sigma": c.sigma,
-                                    "v": v,
-                                    "init_scale": init,
-                                    "n_test": c.n_test,
-                                    "n_mixer": c.n_mixer,
-                                    **train,
-                                }
-                                out.append(RunSpec(self.name, params, seed))
+        for kind, r_star, spectrum, v, N, init in itertools.product(
+            c.teachers, c.r_stars, c.spectra, c.v_settings, counts, c.init_scales
+        ):
+            params = {
+                "teacher": kind,
+                "task.n": c.n,
+                "task.d": c.d,
+                "task.r_star": r_star,
+                "task.spectrum": spectrum,
+                "task.decay": c.decay,
+                "task.c": c.c,
+                "task.sigma": c.sigma,
+                "v": v,
+                "init_scale": init,
+                "n_test": c.n_test,
+                "n_mixer": c.n_mixer,
+                **train,
+            }
+            if N != c.train.n_samples:  # the under-identified contrast: plain GD at a stable step size
+                params.update({"train.n_samples": N, "train.lr": c.c7_lr, "train.steps": c.c7_steps})
+            out.extend(RunSpec(self.name, params, seed) for seed in range(c.seeds))
         return out
 
     def group_key(self, spec: RunSpec):
         p = spec.params
-        return (p["teacher"], p["task.r_star"], p["task.spectrum"], p["v"], spec.seed)
+        return (p["teacher"], p["task.r_star"], p["task.spectrum"], p["v"], p["train.n_samples"], spec.seed)
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         start = time.perf_counter()
