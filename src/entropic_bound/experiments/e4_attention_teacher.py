@@ -67,6 +67,9 @@ class E4Config:
     c6_v_settings: tuple[str, ...] = param(
         ("known",), choices=("known", "learned"), doc="C6 map: V settings of the further logit scales"
     )
+    c6_r_stars: tuple[int, ...] = param(
+        (4,), ge=1, doc="C6 map: r* of the further logit scales (empty: every r* of r_stars)"
+    )
     c6_factor: float = param(
         0.8,
         gt=0.0,
@@ -101,10 +104,13 @@ class E4Config:
         base = set(self.ranks) if self.ranks else set(range(1, r_star + 3)) | {2 * r_star}
         return sorted((base | {r_star - 1, r_star, r_star + 1}) & set(range(1, self.d + 1)))
 
-    def c6_map(self) -> list[tuple[float, str, tuple[int, ...]]]:
-        """``(c, v, ranks)`` of the C6 map's further runs: r*-1 and r* at each extra logit scale."""
+    def c6_map(self, r_star: int) -> list[tuple[float, str, list[int]]]:
+        """``(c, v, ranks)`` of the C6 map's further runs at ``r_star``: r*-1 and r* at each extra c."""
+        if self.c6_r_stars and r_star not in self.c6_r_stars:
+            return []
+        ranks = [r for r in (r_star - 1, r_star) if r >= 1]
         extra = [x for x in self.c6_cs if x != self.c]
-        return [(x, v, (-1, 0)) for x in extra for v in self.c6_v_settings if v in self.v_settings]
+        return [(x, v, ranks) for x in extra for v in self.c6_v_settings if v in self.v_settings]
 
 
 @EXPERIMENTS.register(
@@ -121,6 +127,8 @@ class E4AttentionTeacher(Experiment):
         if scale == "paper":
             return E4Config(
                 r_stars=(1, 2, 4, 8),
+                c6_r_stars=(),
+                c6_v_settings=("known", "learned"),
                 seeds=3,
                 n_test=4096,
                 train=TrainConfig(
@@ -164,8 +172,8 @@ class E4AttentionTeacher(Experiment):
                 for rank in c.student_ranks(r_star):
                     params = self._params(kind, r_star, spectrum, c.c, v, rank, train)
                     out.extend(RunSpec(self.name, params, seed) for seed in range(c.seeds))
-            for logit_scale, v, offsets in c.c6_map():
-                for rank in [r_star + o for o in offsets if r_star + o >= 1]:
+            for logit_scale, v, ranks in c.c6_map(r_star):
+                for rank in ranks:
                     params = self._params(kind, r_star, spectrum, logit_scale, v, rank, train)
                     out.extend(RunSpec(self.name, params, seed) for seed in range(c.seeds))
         return out

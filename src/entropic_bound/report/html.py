@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..provenance import provenance
+from .boundaries import boundary_table
 
 COLOURS = {"confirmed": "#1a7f37", "refuted": "#cf222e", "inconclusive": "#9a6700"}
 
@@ -64,6 +65,11 @@ def _verdict_table(reports) -> str:
     return "<table>" + "".join(rows) + "</table>"
 
 
+def _boundaries(reports) -> str:
+    table = boundary_table([v for r in reports for v in r.analysis.verdicts], badge=_badge)
+    return "<h2>Claim boundaries</h2>" + table if table else ""
+
+
 def _figure(path: Path, name: str) -> str:
     data = base64.b64encode(path.read_bytes()).decode()
     return f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,{data}"><figcaption class=small>{html.escape(name)}</figcaption></figure>'
@@ -106,6 +112,7 @@ def render_report(reports, *, out_dir: Path, store_path: str, configs: dict) -> 
         f"versions {html.escape(json.dumps(prov.get('versions', {}), default=str))}</p>"
         "<h2>Verdicts</h2>"
         + (_verdict_table(reports) if reports else "<p>No experiment in the store yet.</p>")
+        + _boundaries(reports)
         + "".join(sections)
     )
     return f"<!doctype html><html><head><meta charset=utf-8><title>entropic-bound report</title><style>{STYLE}</style></head><body>{body}</body></html>"
