@@ -389,19 +389,15 @@ def _sigma_options(cfg, verdict_fn, table: pd.DataFrame) -> list:
 
 def c9_with_boundary(cfg, table: pd.DataFrame) -> Verdict:
     """C9, decided again per n, spectrum and seed, and at every noise level of the grid."""
+    rows = table[table["method"].isin(["linear_v_known", "linear_v_unknown"])]
     default = grid_setting(cfg, "ns", "spectra", "sigma_max")
-    return sliced_boundary(
-        lambda r: verdict_c9(cfg, r),
-        table,
-        default,
-        AXES,
-        "min_rate_in_domain",
-        _sigma_options(cfg, verdict_c9, table),
-    )
+    options = _sigma_options(cfg, verdict_c9, rows)
+    return sliced_boundary(lambda r: verdict_c9(cfg, r), rows, default, AXES, "min_rate_in_domain", options)
 
 
 def c10_with_boundary(cfg, table: pd.DataFrame) -> Verdict:
     """C10, decided again per n, spectrum and seed, and in the other V setting."""
+    table = table[table["method"] == "softmax_linearised"]
     options = [
         ({"c10_v": v}, lambda v=v: verdict_c10(with_option(cfg, c10_v=v), table))
         for v in cfg.v_settings
@@ -417,9 +413,10 @@ def x1_with_boundary(cfg, table: pd.DataFrame, frontier: pd.DataFrame) -> Verdic
     def fn(c, r):
         return verdict_x1(c, r, frontier)
 
-    default = grid_setting(cfg, "ns", "spectra", "sigma_max")
+    rows = table[table["method"] == "softmax_log_attention"]
+    default = {**grid_setting(cfg, "spectra", "sigma_max"), "ns": sorted({*cfg.ns, *cfg.x1_ns})}
     return sliced_boundary(
-        lambda r: fn(cfg, r), table, default, AXES, "min_rate_inside", _sigma_options(cfg, fn, table)
+        lambda r: fn(cfg, r), rows, default, AXES, "min_rate_inside", _sigma_options(cfg, fn, rows)
     )
 
 
