@@ -62,17 +62,8 @@ class E5Config:
     c7_steps: int = param(
         1000, ge=1, doc="C7 contrast runs: GD steps (they fit their data to the noise floor)"
     )
-    c7_contrast: float = param(
-        0.5,
-        gt=0.0,
-        le=1.0,
-        doc="C7: required excess of small over large init's low-rank rate (under-identified)",
-    )
-    c7_fit: float = param(
-        2.0,
-        gt=0.0,
-        doc="C7: a run has learned its data when its final train loss <= c7_fit·max(sigma², 1e-4)",
-    )
+    c7_contrast: float = param(0.5, gt=0.0, le=1.0, doc="C7: small minus large init low-rank rate, N·n < d")
+    c7_fit: float = param(2.0, gt=0.0, doc="C7: learned when final train loss <= c7_fit·max(sigma², 1e-4)")
     c7_estimator: str = param(
         "energy_threshold_rank_99",
         choices=ESTIMATOR_KEYS,
@@ -80,16 +71,9 @@ class E5Config:
         "residue of under-identified runs as rank)",
     )
     c7_tolerance: float = param(0.5, ge=0.0, doc="C7: |estimate - r*| <= tolerance counts as recovered")
-    c7_rate: float = param(
-        0.9,
-        gt=0.0,
-        le=1.0,
-        doc="C7: required fraction of recovered small-init runs per teacher (identified data)",
-    )
+    c7_rate: float = param(0.9, gt=0.0, le=1.0, doc="C7: required recovery rate of small init (identified N)")
     c8_margin: float = param(
-        0.1,
-        ge=0.0,
-        doc="C8: rank units by which the softmax error may exceed the linear one (and energy's degradation numerical rank's)",
+        0.1, ge=0.0, doc="C8: allowed softmax - linear error (rank units), also vs numerical"
     )
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(
