@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .base import Verdict
-from .robustness import SettingOutcome, summarise_boundary
+from .robustness import SettingOutcome, describe_setting, summarise_boundary
 
 
 def _plain(value: Any) -> Any:
@@ -62,7 +62,17 @@ def boundary(
     setting, main = default
     outcomes = [outcome_of(setting, main, statistic)]
     outcomes += [outcome_of(s, v, statistic) for s, v in others]
-    return main.with_robustness(summarise_boundary(outcomes, holds_when))
+    return main.with_robustness(summarise_boundary(outcomes, holds_when or _exceptions(outcomes)))
+
+
+def _exceptions(outcomes: list[SettingOutcome]) -> str | None:
+    """ "every setting tried except …" when most settings are confirmed (None: the default wording)."""
+    misses = [o for o in outcomes if o.verdict != "confirmed"]
+    if not misses or len(misses) * 2 >= len(outcomes) or misses[0] is outcomes[0]:
+        return None
+    return "every setting tried except " + "; ".join(
+        f"{describe_setting(o.setting)} ({o.verdict})" for o in misses
+    )
 
 
 def sliced_boundary(
