@@ -123,10 +123,11 @@ def test_c6_is_mapped_over_c_and_both_normalisations():
     }
     # measured at quick: no compression relative to K = 0 at any c; relative to the signal only for c <= 1
     assert v.verdict == "refuted" and v.robustness["holds_when"] == "signal-normalised, c <= 1"
-    ratio = v.evidence["median_ratio_k0"]
-    assert e4_analysis.c6_with_boundary(_cfg("E4", c6_factor=min(ratio + 0.05, 1.0)), ok).verdict == (
-        "confirmed" if ratio + 0.05 <= 1.0 else "refuted"
-    )
+    # the same criterion on the c = 1 rows, signal-normalised: compressed (ratio < c6_factor), confirmed
+    c1 = ok[np.isclose(ok["task.c"], 1.0)]
+    pairs = e4_analysis.paired_ratios(e4_analysis.transition_table(c1))
+    sig = _cfg("E4", c6_normalisation="signal")
+    assert e4_analysis.verdict_c6(sig, c1, pairs, 0).verdict == "confirmed"
     # the boundary must be kept: a softmax student that misses the floor at r* refutes even when compressed
     soft_at = (ok["teacher"] == "softmax") & (ok["rank"] == ok["task.r_star"])
     lost = ok.assign(rel_excess=np.where(soft_at, 0.5, ok["rel_excess"]))
