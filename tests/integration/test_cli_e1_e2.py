@@ -22,6 +22,12 @@ def test_output_folder_contract(tiny_run, read_outputs):
     for v in verdicts.values():
         assert v["verdict"] in ("confirmed", "refuted", "inconclusive")
         assert v["criterion"] and isinstance(v["evidence"], dict) and v["scale"] == "quick"
+        rob = v["robustness"]
+        assert len(rob["settings"]) >= 2 and rob["settings"][0]["verdict"] == v["verdict"]
+    # this tiny variant of E1 decides C1 and C2 as the quick defaults do
+    assert verdicts["C1"]["verdict"] == "confirmed" and verdicts["C2"]["verdict"] == "confirmed"
+    html = (tiny_run / "report.html").read_text()
+    assert "Claim boundaries" in html and html.index("Claim boundaries") < html.index("E1 — ")
     e1 = results["E1"]
     assert set(e1["rank"]) == {1, 2, 3, 6} and (e1["status"] == "ok").all()
     assert {"excess", "closed_form", "ratio_to_closed_form", "finite_sample_optimum"} <= set(e1.columns)

@@ -38,6 +38,9 @@ def test_tiny_e3_writes_verdicts_results_and_figures(tmp_path):
     # B0 reaches the floor, B1-B3 stay near 1 even at full rank, the B1 teacher control is learned
     assert c4["verdict"] == "confirmed", c4["evidence"]
     assert (
+        c4["robustness"]["settings"][0]["verdict"] == "confirmed" and len(c4["robustness"]["settings"]) >= 1
+    )
+    assert (
         c4["evidence"]["full_rank"]["known"]["B0"] < 0.01 < 0.5 < c4["evidence"]["full_rank"]["known"]["B1"]
     )
     # 100 positional steps are far below x2_min_steps: X2 may not be refuted from them

@@ -28,6 +28,7 @@ TINY = {
         "init_scales=[0.001]",
         "n_test=64",
         "n_mixer=8",
+        "c7_sample_counts=[]",
         "train.n_samples=32",
         "train.steps=40",
         "train.checkpoints=3",
@@ -46,6 +47,11 @@ def test_reproduce_e4_e5_tiny(tmp_path):
         assert verdicts[claim]["verdict"] in ("confirmed", "refuted", "inconclusive")
         assert verdicts[claim]["experiment"] == exp and verdicts[claim]["criterion"]
     assert verdicts["C6"]["evidence"]["normalisation"] == "k0"
+    c6_settings = [s["setting"] for s in verdicts["C6"]["robustness"]["settings"]]
+    assert {"c": 2.0, "c6_normalisation": "k0"} == c6_settings[0] and {
+        "c": 2.0,
+        "c6_normalisation": "signal",
+    } in c6_settings
     assert {"median_ratio_k0", "median_ratio_signal"} <= set(verdicts["C6"]["evidence"])
     e4 = pd.read_csv(tmp_path / "results" / "E4.csv")
     assert len(e4) == 2 * 4 and set(e4["teacher"]) == {

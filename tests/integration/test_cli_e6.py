@@ -10,6 +10,7 @@ TINY = [
     "d=8",
     "d_v=8",
     "ns=[6]",
+    "x1_ns=[8]",
     "r_stars=[1,3]",
     "spectra=[flat]",
     "sample_counts=[4,48]",
@@ -31,12 +32,20 @@ def test_tiny_e6_writes_verdicts_results_and_figures(tmp_path):
     for claim in ("C9", "C10", "X1"):
         assert verdicts[claim]["verdict"] in ("confirmed", "refuted", "inconclusive")
         assert verdicts[claim]["experiment"] == "E6" and verdicts[claim]["criterion"]
+    # the tiny variant decides C9 and X1 as the quick defaults do (X1 at n = 6 and at n = d = d_v = 8)
+    assert verdicts["C9"]["verdict"] == "confirmed" and verdicts["X1"]["verdict"] == "confirmed"
+    x1_n = {json.dumps(s["setting"]) for s in verdicts["X1"]["robustness"]["settings"]}
+    assert {'{"ns": [6]}', '{"ns": [8]}'} <= x1_n
+    for claim in ("C9", "C10", "X1"):
+        rob = verdicts[claim]["robustness"]
+        assert len(rob["settings"]) >= 2 and rob["settings"][0]["verdict"] == verdicts[claim]["verdict"]
     # noiseless linear teacher at N = 48: both linear methods exact for r* < min(n, d_v) = 6
     c9 = verdicts["C9"]["evidence"]
     assert c9["linear_v_known/n=6"]["rate_by_r_star"] == {"1": 1.0, "3": 1.0}
     assert c9["linear_v_unknown/n=6"]["rate_by_r_star"] == {"1": 1.0, "3": 1.0}
     table = pd.read_csv(out / "results" / "E6.csv")
-    assert len(table) == 8 * 2 * 3 * 2 and (table["status"] == "ok").all()  # settings × r* × cells × seeds
+    # settings × r* × cells × seeds at n = 6, plus X1's method (V known, unknown) × r* × seeds at n = 8
+    assert len(table) == 8 * 2 * 3 * 2 + 2 * 2 * 2 and (table["status"] == "ok").all()
     assert {
         "r_hat",
         "exact",

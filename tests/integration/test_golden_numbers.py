@@ -69,6 +69,7 @@ TINY = {
         "r_stars": [2],
         "spectra": ["flat"],
         "init_scales": [0.001],
+        "c7_sample_counts": [],
         "n_test": 64,
         "n_mixer": 8,
         "train.n_samples": 32,
@@ -84,6 +85,7 @@ TINY = {
         "sample_counts": [4, 48],
         "sigmas": [0.0, 0.1],
         "sigma_ref": 0.0,
+        "x1_ns": [],
         "seeds": 1,
     },
 }

@@ -90,6 +90,7 @@ def synthetic(below: float, at: float, soft_below: float | None = None, soft_k0:
                         "teacher": kind,
                         "task.r_star": r_star,
                         "task.spectrum": "flat",
+                        "task.c": 2.0,
                         "v": "known",
                         "seed": 0,
                         "rank": rank,

@@ -8,6 +8,10 @@ import pandas as pd
 from ..plotting import colour, figure_grid, legend_below, log_with_zero, mark_floor, panel_grid, sweep_colour
 from ..theory import tail_energy_curve
 from .base import Analysis, Verdict, curves_by_run, decide, split_status
+from .claim_slices import grid_setting, sliced_boundary
+
+#: C1/C2 boundary axes: (config key, result column); each value is decided again on its own rows.
+AXES = (("spectra", "task.spectrum"), ("v_settings", "v"), ("r_stars", "task.r_star"), ("seed", "seed"))
 
 RESULT_COLUMNS = [
     "run_id",
@@ -36,7 +40,7 @@ RESULT_COLUMNS = [
 def analyse_e1(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
     ok, n_diverged = split_status(table)
-    verdicts = [_verdict_c1(cfg, ok, n_diverged), _verdict_c2(cfg, ok, n_diverged)]
+    verdicts = [c1_with_boundary(cfg, ok, n_diverged), c2_with_boundary(cfg, ok, n_diverged)]
     figures = {}
     if len(ok):
         figures["e1_excess_vs_rank"] = plot_excess_vs_rank(cfg, ok, records)
@@ -54,6 +58,20 @@ def analyse_e1(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         " the closed form is the population minimum, so a finite N adds estimation error that shrinks with N.",
     ]
     return Analysis(results=results, verdicts=verdicts, figures=figures, notes=notes)
+
+
+def c1_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
+    """C1 on the whole grid, decided again per spectrum, V setting, r* and seed."""
+    default = grid_setting(cfg, "spectra", "v_settings", "r_stars")
+    return sliced_boundary(lambda r: _verdict_c1(cfg, r, n_diverged), ok, default, AXES, "median_ratio")
+
+
+def c2_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
+    """C2 on the whole grid, decided again per spectrum, V setting, r* and seed."""
+    default = grid_setting(cfg, "spectra", "v_settings", "r_stars")
+    return sliced_boundary(
+        lambda r: _verdict_c2(cfg, r, n_diverged), ok, default, AXES, "max_rel_excess_at_or_above_r_star"
+    )
 
 
 def _verdict_c1(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:

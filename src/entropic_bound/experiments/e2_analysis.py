@@ -8,6 +8,7 @@ import pandas as pd
 from ..plotting import legend_below, panel_grid, sweep_colour
 from ..spectra import ESTIMATOR_KEYS, estimate_all
 from .base import Analysis, Verdict, curves_by_run, decide, split_status
+from .claim_slices import grid_setting, row_slices, sliced_boundary, with_option
 
 KEYS = list(ESTIMATOR_KEYS)
 
@@ -58,7 +59,7 @@ def analyse_e2(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     )
     return Analysis(
         results=results,
-        verdicts=[_verdict_c3(cfg, ok, n_diverged)],
+        verdicts=[c3_with_boundary(cfg, ok, n_diverged)],
         figures=figures,
         tables=tables,
         notes=notes,
@@ -67,6 +68,29 @@ def analyse_e2(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
 
 def _rate(g: pd.DataFrame, key: str) -> float:
     return float((np.rint(g[f"A_{key}"]) == g["task.r_star"]).mean()) if len(g) else float("nan")
+
+
+#: C3 boundary: estimators whose value on the learned A is decided again (the default among them).
+C3_ESTIMATORS = ("numerical_rank", "largest_gap_rank", "energy_effective_rank")
+
+
+def c3_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
+    """C3, decided again per r*, spectrum, seed, identifying sample count and estimator."""
+    axes = (("r_stars", "task.r_star"), ("spectra", "task.spectrum"), ("seed", "seed"))
+    ident = ok[ok["identified"] > 0.5] if len(ok) else ok
+    options = [
+        ({"c3_estimator": k}, lambda k=k: _verdict_c3(with_option(cfg, c3_estimator=k), ok, n_diverged))
+        for k in C3_ESTIMATORS
+        if k != cfg.c3_estimator
+    ]
+    options += [
+        (s, lambda r=r: _verdict_c3(cfg, r, n_diverged))
+        for s, r in row_slices(ident, (("sample_counts", "train.n_samples"),))
+    ]
+    default = grid_setting(cfg, "r_stars", "spectra", "sample_counts", "c3_estimator")
+    return sliced_boundary(
+        lambda r: _verdict_c3(cfg, r, n_diverged), ok, default, axes, "rate_gd_small_init_identified", options
+    )
 
 
 def _verdict_c3(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:

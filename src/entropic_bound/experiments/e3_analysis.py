@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .base import Analysis, Verdict, decide, split_status
+from .claim_slices import boundary, grid_setting, with_option
 from .e3_plots import plot_excess_vs_rank, plot_full_rank_bars, plot_mixers
 
 SETTING = ["role", "task.kind", "task.operator", "rung", "v", "positional", "n_heads", "rank"]
@@ -78,7 +79,7 @@ def analyse_e3(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     ok, n_diverged = split_status(table)
     ok = _fill(ok) if len(table) else ok
     summary = summary_table(ok)
-    verdicts = [verdict_c4(cfg, summary, n_diverged), verdict_x2(cfg, summary, n_diverged)]
+    verdicts = [c4_with_boundary(cfg, ok, n_diverged), x2_with_boundary(cfg, ok, n_diverged)]
     figures = {}
     if len(ok):
         figures["e3_full_rank_bars"] = plot_full_rank_bars(cfg, ok)
@@ -100,6 +101,41 @@ def analyse_e3(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     return Analysis(
         results=results, verdicts=verdicts, figures=figures, tables={"summary": summary}, notes=notes
     )
+
+
+def _per_seed(ok: pd.DataFrame) -> list[tuple[dict, pd.DataFrame]]:
+    """``({"seed": [s]}, summary of seed s alone)`` per student initialisation."""
+    if not len(ok) or ok["seed"].nunique() < 2:
+        return []
+    return [({"seed": [int(s)]}, summary_table(ok[ok["seed"] == s])) for s in sorted(ok["seed"].unique())]
+
+
+def c4_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
+    """C4 on every seed's median, decided again per V setting and per student initialisation."""
+    summary = summary_table(ok)
+    main = verdict_c4(cfg, summary, n_diverged)
+    others = (
+        [
+            ({"v_settings": [v]}, verdict_c4(with_option(cfg, v_settings=(v,)), summary, n_diverged))
+            for v in cfg.v_settings
+        ]
+        if len(cfg.v_settings) > 1
+        else []
+    )
+    others += [(s, verdict_c4(cfg, sm, n_diverged)) for s, sm in _per_seed(ok)]
+    return boundary((grid_setting(cfg, "v_settings", "seeds"), main), others, "min_full_rank_B1_B3")
+
+
+def x2_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
+    """X2 on the seed medians, decided again per student initialisation and per head count."""
+    summary = summary_table(ok)
+    main = verdict_x2(cfg, summary, n_diverged)
+    others = [(s, verdict_x2(cfg, sm, n_diverged)) for s, sm in _per_seed(ok)]
+    if len(cfg.x2_heads) > 1:
+        for h in cfg.x2_heads:
+            keep = summary[(summary["role"] != "x2") | (summary["n_heads"] == str(h))]
+            others.append(({"x2_heads": [h]}, verdict_x2(cfg, keep, n_diverged)))
+    return boundary((grid_setting(cfg, "x2_heads", "seeds"), main), others, "worst_best_rel_excess")
 
 
 def _median(summary: pd.DataFrame, **where) -> float | None:
@@ -151,6 +187,10 @@ def verdict_c4(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
                 rows["B1"] - rows["B0"], 1e-12
             )
             ev.setdefault("ratio_c_uncapped", {})[v] = raw
+    full_attention = [
+        x for v in cfg.v_settings for r, x in ev["full_rank"][v].items() if r != "B0" and x is not None
+    ]
+    ev["min_full_rank_B1_B3"] = min(full_attention) if full_attention else None
     if len(ladder):
         swept = ladder[ladder["rung"].isin(ATTENTION)]
         ev["min_over_ranks_B1_B3"] = float(swept["rel_excess_median"].min()) if len(swept) else None
@@ -226,6 +266,7 @@ def verdict_x2(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     if any(p is None for p in decisive):
         ev["reason"] = "missing learned_absolute runs of B1 on low_rank or B2 on row_stochastic"
         return Verdict("X2", "inconclusive", criterion, ev, "E3", statement)
+    ev["worst_best_rel_excess"] = max(p["best_rel_excess"] for p in decisive)
     reached = all(p["best_rel_excess"] < cfg.eps_floor for p in decisive)
     if reached:
         return Verdict("X2", "confirmed", criterion, ev, "E3", statement)

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..plotting import colour, figure_grid, legend_below, mark_floor, panel_grid
 from .base import Analysis, Verdict, decide, split_status
+from .claim_slices import boundary, grid_setting, sliced_boundary, with_option
 
 RESULT_COLUMNS = [
     "run_id",
@@ -45,7 +46,7 @@ RESULT_COLUMNS = [
     "row_entropy_ratio",
     "mean_max_attention",
 ]
-PAIR_KEYS = ["task.r_star", "task.spectrum", "v", "seed"]
+PAIR_KEYS = ["task.r_star", "task.spectrum", "task.c", "v", "seed"]
 
 
 def transition_table(ok: pd.DataFrame) -> pd.DataFrame:
@@ -98,13 +99,19 @@ def saturation_table(ok: pd.DataFrame) -> pd.DataFrame:
 def analyse_e4(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
     ok, n_diverged = split_status(table)
-    trans = transition_table(ok) if len(ok) else pd.DataFrame()
+    main = ok[np.isclose(ok["task.c"], cfg.c)] if len(ok) else ok  # the default logit scale
+    trans = transition_table(main) if len(main) else pd.DataFrame()
     pairs = paired_ratios(trans)
-    verdicts = [verdict_c5(cfg, ok, n_diverged), verdict_c6(cfg, ok, pairs, n_diverged)]
+    verdicts = [c5_with_boundary(cfg, ok, n_diverged), c6_with_boundary(cfg, ok, n_diverged)]
     tables, figures = {}, {}
     if len(ok):
-        tables = {"transition": trans, "transition_pairs": pairs, "saturation": saturation_table(ok)}
-        figures["e4_excess_vs_rank"] = plot_excess_vs_rank(cfg, ok)
+        tables = {
+            "transition": trans,
+            "transition_pairs": pairs,
+            "c6_map": c6_map_table(ok),
+            "saturation": saturation_table(ok),
+        }
+        figures["e4_excess_vs_rank"] = plot_excess_vs_rank(cfg, main)
         if len(pairs):
             figures["e4_transition_size"] = plot_transition_size(cfg, pairs)
     notes = [
@@ -119,6 +126,79 @@ def analyse_e4(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         "(row entropy / log n, mean max attention) is in the 'saturation' table.",
     ]
     return Analysis(results=results, verdicts=verdicts, figures=figures, tables=tables, notes=notes)
+
+
+def c5_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
+    """C5 at the default logit scale, decided again per spectrum, V, r*, seed and at every other c
+    of the C6 map (whose runs are r*-1 and r* only)."""
+    main = ok[np.isclose(ok["task.c"], cfg.c)] if len(ok) else ok
+    axes = (("spectra", "task.spectrum"), ("v_settings", "v"), ("r_stars", "task.r_star"), ("seed", "seed"))
+    others = [
+        ({"c": float(x)}, lambda g=g: verdict_c5(cfg, g, n_diverged))
+        for x, g in (ok.groupby("task.c") if len(ok) else ())
+        if not np.isclose(x, cfg.c)
+    ]
+    default = {"c": cfg.c, **grid_setting(cfg, "spectra", "v_settings", "r_stars")}
+    return sliced_boundary(lambda r: verdict_c5(cfg, r, n_diverged), main, default, axes, "min_frac", others)
+
+
+def c6_map_table(ok: pd.DataFrame) -> pd.DataFrame:
+    """Per logit scale c: median softmax/linear ratio of the normalised excess at r*-1, both normalisations."""
+    rows = []
+    for x, g in ok.groupby("task.c"):
+        pairs = paired_ratios(transition_table(g))
+        if len(pairs):
+            rows.append(
+                {
+                    "c": float(x),
+                    "ratio_k0": float(pairs["ratio_k0"].median()),
+                    "ratio_signal": float(pairs["ratio_signal"].median()),
+                    "pairs": int(len(pairs)),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def c6_holds_when(outcomes: list[tuple[dict, Verdict]]) -> str:
+    """The confirmed region of the C6 map in words, per normalisation (e.g. "signal-normalised, c <= 1")."""
+    parts = []
+    for norm in ("k0", "signal"):
+        cs = sorted({s["c"] for s, _ in outcomes if s.get("c6_normalisation") == norm})
+        yes = sorted(
+            {s["c"] for s, v in outcomes if s.get("c6_normalisation") == norm and v.verdict == "confirmed"}
+        )
+        if not yes:
+            continue
+        if yes == cs:
+            region = f"every c tried ({', '.join(f'{x:g}' for x in cs)})"
+        elif yes == cs[: len(yes)]:
+            region = f"c <= {yes[-1]:g}"
+        elif yes == cs[-len(yes) :]:
+            region = f"c >= {yes[0]:g}"
+        else:
+            region = "c in {" + ", ".join(f"{x:g}" for x in yes) + "}"
+        parts.append(f"{norm}-normalised, {region}")
+    return "; ".join(parts) or "nowhere in the grid"
+
+
+def c6_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
+    """C6 mapped over the logit scale c and both normalisations (the default: cfg.c, cfg.c6_normalisation)."""
+    outcomes = []
+    for x, g in ok.groupby("task.c") if len(ok) else ():
+        pairs = paired_ratios(transition_table(g))
+        for norm in ("k0", "signal"):
+            v = verdict_c6(with_option(cfg, c6_normalisation=norm), g, pairs, n_diverged)
+            outcomes.append(({"c": float(x), "c6_normalisation": norm}, v))
+    default = [
+        o
+        for o in outcomes
+        if np.isclose(o[0]["c"], cfg.c) and o[0]["c6_normalisation"] == cfg.c6_normalisation
+    ]
+    if not default:
+        empty = verdict_c6(cfg, ok.iloc[:0] if len(ok) else ok, pd.DataFrame(), n_diverged)
+        default = [({"c": cfg.c, "c6_normalisation": cfg.c6_normalisation}, empty)]
+    others = [o for o in outcomes if o is not default[0]]
+    return boundary(default[0], others, "median_ratio", c6_holds_when(outcomes))
 
 
 def c5_summary(cfg, ok: pd.DataFrame) -> dict:
@@ -155,6 +235,8 @@ def verdict_c5(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     fracs = [
         (s["frac_below_clearly_above_floor"], s["frac_at_or_above_reaching_floor"]) for s in summary.values()
     ]
+    known = [x for pair in fracs for x in pair if x is not None]
+    evidence["min_frac"] = min(known) if known else None
     if not fracs or any(a is None or b is None for a, b in fracs):
         return Verdict("C5", "inconclusive", criterion, evidence, "E4", statement)
     return Verdict(
@@ -185,6 +267,8 @@ def verdict_c6(cfg, ok: pd.DataFrame, pairs: pd.DataFrame, n_diverged: int) -> V
     med = {k: float(pairs[f"ratio_{k}"].median()) for k in ("k0", "signal")}
     evidence = {
         "normalisation": norm,
+        "c": sorted(float(x) for x in ok["task.c"].unique()) if "task.c" in ok else None,
+        "median_ratio": med[norm],
         "median_ratio_k0": med["k0"],
         "median_ratio_signal": med["signal"],
         "median_linear_over_k0": float(pairs["linear_over_k0"].median()),

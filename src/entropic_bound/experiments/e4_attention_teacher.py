@@ -61,6 +61,15 @@ class E4Config:
         choices=("k0", "signal"),
         doc="C6: divide excess(r*-1) by the K = 0 excess (k0) or by the total signal",
     )
+    c6_cs: tuple[float, ...] = param(
+        (0.5, 1.0, 4.0), gt=0.0, doc="C6 map: further logit scales c, each run at r = r*-1 and r* only"
+    )
+    c6_v_settings: tuple[str, ...] = param(
+        ("known",), choices=("known", "learned"), doc="C6 map: V settings of the further logit scales"
+    )
+    c6_r_stars: tuple[int, ...] = param(
+        (4,), ge=1, doc="C6 map: r* of the further logit scales (empty: every r* of r_stars)"
+    )
     c6_factor: float = param(
         0.8,
         gt=0.0,
@@ -95,6 +104,14 @@ class E4Config:
         base = set(self.ranks) if self.ranks else set(range(1, r_star + 3)) | {2 * r_star}
         return sorted((base | {r_star - 1, r_star, r_star + 1}) & set(range(1, self.d + 1)))
 
+    def c6_map(self, r_star: int) -> list[tuple[float, str, list[int]]]:
+        """``(c, v, ranks)`` of the C6 map's further runs at ``r_star``: r*-1 and r* at each extra c."""
+        if self.c6_r_stars and r_star not in self.c6_r_stars:
+            return []
+        ranks = [r for r in (r_star - 1, r_star) if r >= 1]
+        extra = [x for x in self.c6_cs if x != self.c]
+        return [(x, v, ranks) for x in extra for v in self.c6_v_settings if v in self.v_settings]
+
 
 @EXPERIMENTS.register(
     summary="attention-native teacher-student: excess risk vs rank, linear and softmax (C5, C6)"
@@ -110,6 +127,8 @@ class E4AttentionTeacher(Experiment):
         if scale == "paper":
             return E4Config(
                 r_stars=(1, 2, 4, 8),
+                c6_r_stars=(),
+                c6_v_settings=("known", "learned"),
                 seeds=3,
                 n_test=4096,
                 train=TrainConfig(
@@ -124,6 +143,26 @@ class E4AttentionTeacher(Experiment):
             )
         return E4Config(spectra=("flat",))
 
+    def _params(
+        self, kind: str, r_star: int, spectrum: str, c: float, v: str, rank: int, train: dict
+    ) -> dict:
+        cfg = self.cfg
+        return {
+            "teacher": kind,
+            "task.n": cfg.n,
+            "task.d": cfg.d,
+            "task.r_star": r_star,
+            "task.spectrum": spectrum,
+            "task.decay": cfg.decay,
+            "task.c": c,
+            "task.sigma": cfg.sigma,
+            "v": v,
+            "rank": rank,
+            "init_scale": cfg.init_scale,
+            "n_test": cfg.n_test,
+            **train,
+        }
+
     def specs(self) -> list[RunSpec]:
         c = self.cfg
         fixed = {**attention_task_params(c), "init_scale": c.init_scale, "n_test": c.n_test}
@@ -132,9 +171,13 @@ class E4AttentionTeacher(Experiment):
         for kind in c.teachers:
             for r_star in c.r_stars:  # the student ranks depend on r*
                 grid = {"task.spectrum": c.spectra, "v": c.v_settings, "rank": c.student_ranks(r_star)}
-                out += grid_specs(
-                    self.name, grid, range(c.seeds), {**fixed, "teacher": kind, "task.r_star": r_star}
-                )
+                at = {**fixed, "teacher": kind, "task.r_star": r_star}
+                out += grid_specs(self.name, grid, range(c.seeds), at)
+                for logit_scale, v, ranks in c.c6_map(r_star):  # the C6 map's further logit scales
+                    further = {**at, "task.c": logit_scale, "v": v}
+                    out += grid_specs(
+                        self.name, {"task.spectrum": c.spectra, "rank": ranks}, range(c.seeds), further
+                    )
         return out
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:

@@ -14,6 +14,7 @@ import pandas as pd
 from ..plotting import figure_grid, legend_below, panel_grid, sweep_colour
 from ..spectra import ESTIMATOR_KEYS, estimate_all
 from .base import Analysis, Verdict, decide, split_status
+from .claim_slices import grid_setting, sliced_boundary, with_option
 
 KEYS = list(ESTIMATOR_KEYS)
 ENERGY = "energy_effective_rank"
@@ -51,17 +52,24 @@ def estimator_ranking(errors: pd.DataFrame, teacher: str) -> pd.Series:
     return g.groupby("estimator")["mean_abs_error"].mean().sort_values()
 
 
+def identified(ok: pd.DataFrame) -> pd.Series:
+    """Whether a run's data identify K: the N·n training rows span R^d (N·n >= d)."""
+    return ok["train.n_samples"] * ok["task.n"] >= ok["task.d"]
+
+
 def analyse_e5(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     ok, n_diverged = split_status(table)
-    small = ok[ok["init_scale"] <= cfg.small_init_max] if len(ok) else ok
+    ident = ok[identified(ok)] if len(ok) else ok
+    small = ident[ident["init_scale"] <= cfg.small_init_max] if len(ident) else ident
     errors = error_table(small) if len(small) else pd.DataFrame()
-    verdicts = [verdict_c7(cfg, small, ok, n_diverged), verdict_c8(cfg, errors, n_diverged)]
+    verdicts = [c7_with_boundary(cfg, ok, n_diverged), c8_with_boundary(cfg, small, n_diverged)]
     tables, figures = {}, {}
     if len(errors):
         tables["estimator_errors"] = errors
-    if len(ok):
-        figures["e5_estimators_over_training"] = plot_trajectories(cfg, ok, records)
-        figures["e5_final_spectra"] = plot_final_spectra(cfg, ok, records)
+        tables["c8_softmax_vs_linear"] = c8_table(small)
+    if len(ident):
+        figures["e5_estimators_over_training"] = plot_trajectories(cfg, ident, records)
+        figures["e5_final_spectra"] = plot_final_spectra(cfg, ident, records)
     if len(errors):
         figures["e5_estimator_error_heatmap"] = plot_error_heatmap(errors)
     notes = [
@@ -69,6 +77,8 @@ def analyse_e5(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         f"{'/'.join(cfg.v_settings)}, trained by {cfg.train.optimizer} (lr {cfg.train.lr:g}, {cfg.train.steps} "
         f"full-batch steps) on N = {cfg.train.n_samples} sequences (n = {cfg.n}, σ = {cfg.sigma:g}, c = {cfg.c:g}); "
         f"init scales {', '.join(f'{s:g}' for s in cfg.init_scales)} (small: <= {cfg.small_init_max:g}).",
+        f"C7 contrast: the same students on N in {list(cfg.c7_sample_counts)} sequences (N·n < d = {cfg.d}: the "
+        f"data do not identify K outside the span of their rows), GD lr {cfg.c7_lr:g}, {cfg.c7_steps} steps.",
         f"Realised-mixer ranks use {cfg.n_mixer} held-out inputs; the teacher's own realised-mixer ranks are the "
         "teacher_mixer_* / teacher_meanmixer_* columns. Gavish-Donoho returns 0 when r* >= d/2 (SPEC §4).",
     ]
@@ -79,73 +89,205 @@ def _recovery_rate(g: pd.DataFrame, col: str, tol: float) -> float | None:
     return float(((g[col] - g["task.r_star"]).abs() <= tol).mean()) if len(g) else None
 
 
-def verdict_c7(cfg, small: pd.DataFrame, ok: pd.DataFrame, n_diverged: int) -> Verdict:
+def learned(cfg, ok: pd.DataFrame) -> pd.Series:
+    """Runs that fit their training data: final train loss <= c7_fit·max(σ², 1e-4)."""
+    return ok["train_loss"] <= cfg.c7_fit * np.maximum(ok["task.sigma"] ** 2, 1e-4)
+
+
+def _low_rank_rate(g: pd.DataFrame, col: str, tol: float) -> float | None:
+    return float((g[col] <= g["task.r_star"] + tol).mean()) if len(g) else None
+
+
+def c7_cells(cfg, g: pd.DataFrame) -> dict:
+    """One teacher's numbers (learned runs only): recovery from small init on identified data, and the
+    low-rank rate (estimate <= r* + tolerance) of small and large init where K is under-identified."""
+    col, tol = f"K_{cfg.c7_estimator}", cfg.c7_tolerance
+    fit = g[learned(cfg, g)]
+    small, ident = fit["init_scale"] <= cfg.small_init_max, identified(fit)
+    low_small = _low_rank_rate(fit[small & ~ident], col, tol)
+    low_large = _low_rank_rate(fit[~small & ~ident], col, tol)
+    return {
+        "small_init_identified_recovery": _recovery_rate(fit[small & ident], col, tol),
+        "large_init_identified_recovery": _recovery_rate(fit[~small & ident], col, tol),
+        "small_init_under_identified_low_rank": low_small,
+        "large_init_under_identified_low_rank": low_large,
+        "contrast": None if low_small is None or low_large is None else low_small - low_large,
+        "median_estimate_small_under": float(fit[small & ~ident][col].median())
+        if (small & ~ident).any()
+        else None,
+        "median_estimate_large_under": float(fit[~small & ~ident][col].median())
+        if (~small & ~ident).any()
+        else None,
+        "median_rel_excess_identified": float(fit[ident]["rel_excess"].median()) if ident.any() else None,
+        "runs": int(len(g)),
+        "set_aside_not_learned": int(len(g) - len(fit)),
+    }
+
+
+def c7_decision(cfg, cells: dict) -> bool | None:
+    """True: small init recovers r* on identified data and the under-identified contrast is >= c7_contrast;
+    False: small init misses r* on identified data, or small init is no more often low rank than large init."""
+    recovery, contrast = cells["small_init_identified_recovery"], cells["contrast"]
+    if (recovery is not None and recovery < cfg.c7_rate) or (contrast is not None and contrast <= 0):
+        return False
+    if recovery is None or contrast is None:
+        return None
+    return True if contrast >= cfg.c7_contrast else None
+
+
+def verdict_c7(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     col = f"K_{cfg.c7_estimator}"
     criterion = (
-        f"for each teacher, at least {cfg.c7_rate:.0%} of GD runs from small init (<= {cfg.small_init_max:g}) "
-        f"have |{cfg.c7_estimator}(K) - r*| <= {cfg.c7_tolerance:g}"
+        f"implicit bias, per teacher, on runs that fit their data (train loss <= {cfg.c7_fit:g}·max(σ², 1e-4)), "
+        f"estimator {cfg.c7_estimator} of K: (i) on data that identify K (N·n >= d) GD from small init (<= "
+        f"{cfg.small_init_max:g}) has |estimate - r*| <= {cfg.c7_tolerance:g} in >= {cfg.c7_rate:.0%} of runs; (ii) on "
+        f"data that do not (N·n < d) the fraction of small-init runs with a low-rank answer (estimate <= r* + "
+        f"{cfg.c7_tolerance:g}) exceeds large init's by >= {cfg.c7_contrast:g}. Confirmed iff (i) and (ii) for every "
+        "teacher; refuted iff (i) fails or small init is no more often low rank than large init; else inconclusive"
     )
-    statement = "GD from small init on an over-parameterised attention student learns a kernel of rank r*"
-    if not len(small) or col not in small:
-        return Verdict(
-            "C7", "inconclusive", criterion, {"runs": 0, "excluded_diverged": n_diverged}, "E5", statement
-        )
-    by = {}
-    for kind, g in small.groupby("teacher"):
-        by[kind] = {
-            "rate": _recovery_rate(g, col, cfg.c7_tolerance),
-            "runs": int(len(g)),
-            "rate_by_r_star": {
-                int(r): _recovery_rate(h, col, cfg.c7_tolerance) for r, h in g.groupby("task.r_star")
-            },
-            "rate_energy_effective_rank": _recovery_rate(g, f"K_{ENERGY}", cfg.c7_tolerance),
-            "median_rel_excess": float(g["rel_excess"].median()),
-            "median_kernel_rel_error": float(g["kernel_rel_error"].median()),
-        }
-    large = ok[ok["init_scale"] > cfg.small_init_max]
+    statement = (
+        "GD from small init on an over-parameterised attention student learns a kernel of rank r* (implicit bias: "
+        "where the data do not identify K, small init still finds a low-rank kernel and large init does not)"
+    )
+    if not len(ok) or col not in ok:
+        ev = {"runs": 0, "excluded_diverged": n_diverged}
+        return Verdict("C7", "inconclusive", criterion, ev, "E5", statement)
+    by = {kind: c7_cells(cfg, g) for kind, g in ok.groupby("teacher")}
+    decisions = {kind: c7_decision(cfg, c) for kind, c in by.items()}
+    contrasts = [c["contrast"] for c in by.values() if c["contrast"] is not None]
     evidence = {
         "estimator": cfg.c7_estimator,
         "tolerance": cfg.c7_tolerance,
         "by_teacher": by,
-        "rate_large_init": _recovery_rate(large, col, cfg.c7_tolerance),
+        "decision_by_teacher": decisions,
+        "min_contrast": min(contrasts) if contrasts else None,
         "excluded_diverged": n_diverged,
     }
-    return Verdict(
-        "C7", decide(all(b["rate"] >= cfg.c7_rate for b in by.values())), criterion, evidence, "E5", statement
+    values = list(decisions.values())
+    verdict = "refuted" if False in values else ("confirmed" if values and all(values) else "inconclusive")
+    return Verdict("C7", verdict, criterion, evidence, "E5", statement)
+
+
+C7_ESTIMATORS = ("energy_threshold_rank_99", "energy_effective_rank", "numerical_rank", "largest_gap_rank")
+AXES = (("spectra", "task.spectrum"), ("r_stars", "task.r_star"), ("seed", "seed"))
+
+
+def c7_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
+    """C7 decided again per spectrum, r*, seed and with the other estimators of K's rank."""
+    options = [
+        ({"c7_estimator": k}, lambda k=k: verdict_c7(with_option(cfg, c7_estimator=k), ok, n_diverged))
+        for k in C7_ESTIMATORS
+        if k != cfg.c7_estimator
+    ]
+    default = grid_setting(cfg, "spectra", "r_stars", "c7_estimator")
+    return sliced_boundary(
+        lambda r: verdict_c7(cfg, r, n_diverged), ok, default, AXES, "min_contrast", options
     )
 
 
-def verdict_c8(cfg, errors: pd.DataFrame, n_diverged: int) -> Verdict:
+PAPER_C8 = ("numerical_rank", "energy_effective_rank")
+PAIRING = ["task.r_star", "task.spectrum", "v", "init_scale", "seed"]
+
+
+def c8_table(small: pd.DataFrame) -> pd.DataFrame:
+    """Per estimator and operator: mean |error| under each teacher on paired (K*, spectrum, init, seed) cells.
+
+    Kernel error: ``|estimate(K) − r*|``; realised error: ``|estimate(M_student) − estimate(M_teacher)|``
+    (realised mixers averaged over held-out inputs), so each operator is judged against its own truth.
+    """
+    teachers = set(small["teacher"]) if len(small) else set()
+    if not {"linear", "softmax"} <= teachers:
+        return pd.DataFrame()
+    lin = small[small["teacher"] == "linear"].set_index(PAIRING)
+    soft = small[small["teacher"] == "softmax"].set_index(PAIRING)
+    common = lin.index.intersection(soft.index)
+    rows = []
+    for key in KEYS:
+        for op, est, truth in (
+            ("kernel", f"K_{key}", None),
+            ("realised", f"mixer_{key}", f"teacher_mixer_{key}"),
+        ):
+            if est not in small or (truth and truth not in small):
+                continue
+            err = {}
+            for kind, t in (("linear", lin), ("softmax", soft)):
+                t = t.loc[common]
+                ref = t[truth] if truth else t.index.get_level_values("task.r_star")
+                err[kind] = float((t[est] - ref).abs().mean())
+            rows.append(
+                {
+                    "estimator": key,
+                    "operator": op,
+                    "paper_estimator": key in PAPER_C8,
+                    "error_linear": err["linear"],
+                    "error_softmax": err["softmax"],
+                    "softmax_minus_linear": err["softmax"] - err["linear"],
+                    "pairs": int(len(common)),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def verdict_c8(cfg, small: pd.DataFrame, n_diverged: int = 0) -> Verdict:
+    m = cfg.c8_margin
     criterion = (
-        "rank the kernel estimators by mean |estimate - r*| over the softmax teacher's (spectrum, r*) cells "
-        f"(small init); confirmed iff the energy effective rank is within {cfg.c8_margin:g} of the best"
+        "paired linear/softmax teachers with the same K*, spectrum, init and seed (small init, identified data): the "
+        "error of the paper's energy effective rank on the learned kernel (vs r*) and on the realised mixers (vs the "
+        f"teacher's) is no worse under the softmax teacher than under the linear one (softmax − linear <= {m:g}), and "
+        f"head to head its degradation is at most the paper's numerical rank's + {m:g}. Confirmed iff both; refuted "
+        "iff either fails"
     )
     statement = "the energy effective rank is the estimator robust to softmax"
-    if not len(errors) or "softmax" not in set(errors["teacher"]):
-        return Verdict(
-            "C8", "inconclusive", criterion, {"cells": 0, "excluded_diverged": n_diverged}, "E5", statement
-        )
-    soft = estimator_ranking(errors, "softmax")
-    lin = (
-        estimator_ranking(errors, "linear") if "linear" in set(errors["teacher"]) else pd.Series(dtype=float)
-    )
-    energy = soft.get(f"K_{ENERGY}", np.nan)
-    best = soft.index[0]
+    table = c8_table(small)
+    if not len(table):
+        ev = {"pairs": 0, "excluded_diverged": n_diverged}
+        return Verdict("C8", "inconclusive", criterion, ev, "E5", statement)
+    deg = table.set_index(["estimator", "operator"])["softmax_minus_linear"]
+    energy = {op: float(deg[(ENERGY, op)]) for op in ("kernel", "realised") if (ENERGY, op) in deg}
+    numerical = {op: float(deg[("numerical_rank", op)]) for op in energy if ("numerical_rank", op) in deg}
+    ours = table[(table["operator"] == "kernel") & ~table["paper_estimator"]].sort_values("error_softmax")
+    best = ours.iloc[0] if len(ours) else None
     evidence = {
-        "best_under_softmax": best.removeprefix("K_"),
-        "best_error": float(soft.iloc[0]),
-        "tied_best": [k.removeprefix("K_") for k, v in soft.items() if v <= soft.iloc[0] + 1e-9],
-        "energy_effective_rank_error_softmax": float(energy),
-        "energy_is_best": best == f"K_{ENERGY}",
-        "softmax_errors": {k.removeprefix("K_"): round(float(v), 4) for k, v in soft.items()},
-        "linear_errors": {k.removeprefix("K_"): round(float(v), 4) for k, v in lin.items()},
-        "softmax_minus_linear": {
-            k.removeprefix("K_"): round(float(soft[k] - lin[k]), 4) for k in soft.index if k in lin
+        "energy_degradation_kernel": energy.get("kernel"),
+        "energy_degradation": energy,
+        "numerical_rank_degradation": numerical,
+        "errors": {
+            f"{r['estimator']}/{r['operator']}": {
+                "linear": round(r["error_linear"], 4),
+                "softmax": round(r["error_softmax"], 4),
+                "paper": bool(r["paper_estimator"]),
+            }
+            for _, r in table.iterrows()
         },
+        "our_best_under_softmax": None
+        if best is None
+        else {
+            "estimator": best["estimator"],
+            "tied": [
+                e
+                for e, x in zip(ours["estimator"], ours["error_softmax"])
+                if x <= best["error_softmax"] + 1e-9
+            ],
+            "kernel_error_softmax": float(best["error_softmax"]),
+            "degradation": float(best["softmax_minus_linear"]),
+        },
+        "pairs": int(table["pairs"].iloc[0]),
         "excluded_diverged": n_diverged,
     }
-    ok_flag = None if not np.isfinite(energy) else bool(energy <= soft.iloc[0] + cfg.c8_margin)
-    return Verdict("C8", decide(ok_flag), criterion, evidence, "E5", statement)
+    if len(energy) < 2 or len(numerical) < 2:
+        return Verdict("C8", "inconclusive", criterion, evidence, "E5", statement)
+    robust = all(v <= m for v in energy.values())
+    head = all(energy[op] <= numerical[op] + m for op in energy)
+    evidence["energy_robust"], evidence["energy_at_least_as_robust_as_numerical"] = robust, head
+    return Verdict("C8", decide(robust and head), criterion, evidence, "E5", statement)
+
+
+def c8_with_boundary(cfg, small: pd.DataFrame, n_diverged: int = 0) -> Verdict:
+    """C8 decided again per spectrum, r* and seed."""
+    default = grid_setting(cfg, "spectra", "r_stars")
+    return sliced_boundary(
+        lambda r: verdict_c8(cfg, r, n_diverged), small, default, AXES, "energy_degradation_kernel"
+    )
 
 
 def _panels(ok: pd.DataFrame) -> list[tuple[str, str]]:

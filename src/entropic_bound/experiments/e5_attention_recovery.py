@@ -53,13 +53,25 @@ class E5Config:
     n_test: int = param(1024, ge=1, le=1_000_000, doc="held-out samples for the excess risk")
     n_mixer: int = param(128, ge=1, le=100_000, doc="held-out inputs for the realised-mixer ranks")
     small_init_max: float = param(1e-2, gt=0.0, doc="init scales up to this count as small")
-    c7_estimator: str = param("largest_gap_rank", choices=ESTIMATOR_KEYS, doc="estimator the C7 verdict uses")
-    c7_tolerance: float = param(0.5, ge=0.0, doc="C7: |estimate - r*| <= tolerance counts as recovered")
-    c7_rate: float = param(
-        0.9, gt=0.0, le=1.0, doc="C7: required fraction of recovered small-init runs per teacher"
+    c7_sample_counts: tuple[int, ...] = param(
+        (1,), ge=1, doc="C7 contrast: further data set sizes N; N·n < d leaves K under-identified"
     )
+    c7_lr: float = param(1.0, gt=0.0, doc="C7 contrast runs: GD learning rate (lr 10 diverges at N = 1)")
+    c7_steps: int = param(
+        1000, ge=1, doc="C7 contrast runs: GD steps (they fit their data to the noise floor)"
+    )
+    c7_contrast: float = param(0.5, gt=0.0, le=1.0, doc="C7: small minus large init low-rank rate, N·n < d")
+    c7_fit: float = param(2.0, gt=0.0, doc="C7: learned when final train loss <= c7_fit·max(sigma², 1e-4)")
+    c7_estimator: str = param(
+        "energy_threshold_rank_99",
+        choices=ESTIMATOR_KEYS,
+        doc="estimator the C7 verdict uses (largest-gap and numerical rank read the fitted noise or the init "
+        "residue of under-identified runs as rank)",
+    )
+    c7_tolerance: float = param(0.5, ge=0.0, doc="C7: |estimate - r*| <= tolerance counts as recovered")
+    c7_rate: float = param(0.9, gt=0.0, le=1.0, doc="C7: required recovery rate of small init (identified N)")
     c8_margin: float = param(
-        0.1, ge=0.0, doc="C8: energy rank counts as best if within this of the best mean |error|"
+        0.1, ge=0.0, doc="C8: allowed softmax - linear error (rank units), also vs numerical"
     )
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(
@@ -118,7 +130,12 @@ class E5AttentionRecovery(Experiment):
             "v": c.v_settings,
             "init_scale": c.init_scales,
         }
-        return grid_specs(self.name, grid, range(c.seeds), fixed)
+        out = grid_specs(self.name, grid, range(c.seeds), fixed)
+        for N in c.c7_sample_counts:
+            if N != c.train.n_samples:  # the under-identified contrast: plain GD at a stable step size
+                under = {**fixed, "train.n_samples": N, "train.lr": c.c7_lr, "train.steps": c.c7_steps}
+                out += grid_specs(self.name, grid, range(c.seeds), under)
+        return out
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         setup = GroupSetup.of(self, group)

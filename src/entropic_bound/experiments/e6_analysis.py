@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .base import Analysis, Verdict, decide
+from .claim_slices import grid_setting, sliced_boundary, with_option
 from .e6_plots import plot_estimates, plot_rate_heatmaps
 
 CELL = ["teacher", "method", "v", "task.n", "task.spectrum", "task.r_star", "n_samples", "task.sigma"]
@@ -174,6 +175,8 @@ def verdict_c9(cfg, table: pd.DataFrame) -> Verdict:
                 "confident_wrong_in_domain": float(inside["confident_wrong"].mean()) if len(inside) else None,
             }
     methods = {k.split("/")[0] for k in evidence}
+    rates_in = [min(e["rate_by_r_star"].values()) for e in evidence.values() if e["rate_by_r_star"]]
+    evidence["min_rate_in_domain"] = min(rates_in) if rates_in else None
     if methods != {"linear_v_known", "linear_v_unknown"}:
         evidence["missing"] = sorted({"linear_v_known", "linear_v_unknown"} - methods)
         return Verdict("C9", "inconclusive", criterion, evidence, "E6", statement)
@@ -184,86 +187,140 @@ def _mean_by_r(g: pd.DataFrame, col: str) -> dict[int, float]:
     return {int(r): float(h[col].mean()) for r, h in g.groupby("task.r_star") if h[col].notna().any()}
 
 
+#: The paper's names for the estimators C10 is about (the predictor's ``est_<key>`` columns).
+PAPER_NAMES = {
+    "numerical_rank": "numerical rank (tol 1e-2 of s_1) of the linearised kernel — the paper's estimator",
+    "energy_effective_rank": "energy effective rank R̃_eff of the linearised kernel — the paper's estimator",
+    "realised_mixer_energy_rank": "realised-mixer energy rank (mean over inputs) — the paper's estimator",
+}
+
+
+def band(value: float | None, threshold: float, tol: float, above: bool) -> bool | None:
+    """A one-sided sub-claim: True when ``value`` is on the claimed side of ``threshold``; False when it
+    is on the other side by more than ``tol`` (contradicted); None in between or without data."""
+    if value is None or not np.isfinite(value):
+        return None
+    if above:
+        return True if value >= threshold else (False if value < threshold - tol else None)
+    return True if value <= threshold else (False if value > threshold + tol else None)
+
+
+def _all_parts(parts: list[bool | None]) -> bool | None:
+    """A sub-claim holds when every part holds, is contradicted when any part is, else undecided."""
+    if any(p is False for p in parts):
+        return False
+    return True if parts and all(p is True for p in parts) else None
+
+
+def c10_numerical(cfg, soft: pd.DataFrame) -> dict:
+    """(b) numerical rank saturates: above r* + tol at every r*, and flat (spread <= half the r* span)."""
+    tol = cfg.c10_tolerance
+    num = _mean_by_r(soft, "est_numerical_rank") if "est_numerical_rank" in soft else {}
+    if len(num) < 2:
+        return {"mean_by_r_star": num, "holds": None}
+    over = min(v - r for r, v in num.items())
+    spread = (max(num.values()) - min(num.values())) / (max(num) - min(num))
+    parts = [band(over, tol, tol, above=True), band(spread, 0.5, 0.5, above=False)]
+    return {
+        "mean_by_r_star": num,
+        "min_over_r_star": over,
+        "spread_over_r_star_span": spread,
+        "holds": _all_parts(parts),
+    }
+
+
+def c10_energy(cfg, soft: pd.DataFrame) -> dict:
+    """(c) energy rank over-estimates the smallest r* and compresses the largest (bias against r*)."""
+    tol = cfg.c10_tolerance
+    if "est_energy_effective_rank" not in soft:
+        return {"holds": None}
+    bias = _mean_by_r(soft.assign(b=soft["est_energy_effective_rank"] - soft["task.r_star"]), "b")
+    if len(bias) < 2:
+        return {"bias_vs_r_star": bias, "holds": None}
+    small, large = bias[min(bias)], bias[max(bias)]
+    parts = [band(small, tol, tol, above=True), band(large, -tol, tol, above=False)]
+    if abs(small) <= tol and abs(large) <= tol:
+        parts.append(False)  # unbiased at both ends: the opposite of the claim
+    out = {"bias_vs_r_star": bias, "bias_smallest_r_star": small, "bias_largest_r_star": large}
+    if "true_energy_effective_rank" in soft:
+        b = soft["est_energy_effective_rank"] - soft["true_energy_effective_rank"]
+        out["bias_vs_energy_rank_of_K_star"] = _mean_by_r(soft.assign(b=b), "b")
+    return {**out, "holds": _all_parts(parts)}
+
+
+def _last_step(g: pd.DataFrame) -> tuple[float | None, dict]:
+    col = "est_realised_mixer_energy_rank"
+    m = _mean_by_r(g, col) if col in g else {}
+    if len(m) < 2:
+        return None, m
+    top, second = sorted(m)[-1], sorted(m)[-2]
+    return m[top] - m[second], m
+
+
+def c10_mixer(cfg, soft: pd.DataFrame, lin: pd.DataFrame) -> dict:
+    """(d) realised-mixer energy rank rises between the two largest r* (softmax: informative) and
+    does not for the linear teacher (saturated)."""
+    tol = cfg.c10_tolerance
+    step_soft, m_soft = _last_step(soft)
+    step_lin, m_lin = _last_step(lin)
+    parts = [band(step_soft, tol, tol, above=True), band(step_lin, tol, tol, above=False)]
+    return {
+        "softmax_mean_by_r_star": m_soft,
+        "linear_mean_by_r_star": m_lin,
+        "softmax_last_step": step_soft,
+        "linear_last_step": step_lin,
+        "holds": _all_parts(parts) if step_soft is not None and step_lin is not None else None,
+    }
+
+
 def c10_checks(cfg, soft: pd.DataFrame, lin: pd.DataFrame) -> dict:
-    """The four sub-criteria of C10 on softmax_linearised runs (softmax teacher ``soft``, linear ``lin``)."""
-    tol, out = cfg.c10_tolerance, {}
+    """The sub-claims of C10 on softmax_linearised runs (softmax teacher ``soft``, linear ``lin``)."""
     rates = {
         key: _rates_by_r(soft.assign(hit=np.floor(soft[f"est_{key}"] + 0.5) == soft["task.r_star"]), "hit")
         for key in PAPER_ESTIMATORS
         if f"est_{key}" in soft
     }
     rates["noise_calibrated_cut"] = _rates_by_r(soft)
-    out["exact_rate_by_r_star"] = rates
-    paper = [rates[k] for k in PAPER_ESTIMATORS if k in rates]
-    out["a_partial"] = None if not paper else all(min(r.values()) < cfg.rate for r in paper)
-    num = _mean_by_r(soft, "est_numerical_rank") if "est_numerical_rank" in soft else {}
-    out["numerical_rank_mean"] = num
-    if len(num) >= 2:
-        spread, span = max(num.values()) - min(num.values()), max(num) - min(num)
-        out["b_numerical_saturates"] = all(v > r + tol for r, v in num.items()) and spread < 0.5 * span
-    else:
-        out["b_numerical_saturates"] = None
-    bias = {}
-    if "est_energy_effective_rank" in soft:
-        bias = _mean_by_r(
-            soft.assign(b=soft["est_energy_effective_rank"] - soft["true_energy_effective_rank"]), "b"
-        )
-    out["energy_bias_vs_K_star"] = bias
-    if "est_energy_effective_rank" in soft:
-        e = soft.assign(b=soft["est_energy_effective_rank"] - soft["task.r_star"])
-        out["energy_bias_vs_r_star"] = _mean_by_r(e, "b")
-        out["energy_bias_vs_K_star_by_spectrum"] = {
-            s: _mean_by_r(g.assign(b=g["est_energy_effective_rank"] - g["true_energy_effective_rank"]), "b")
-            for s, g in soft.groupby("task.spectrum")
-        }
-    out["c_energy_over_small_compress_large"] = (
-        (bias[min(bias)] > tol and bias[max(bias)] < -tol) if len(bias) >= 2 else None
-    )
-    step = {}
-    for kind, g in (("softmax", soft), ("linear", lin)):
-        m = _mean_by_r(g, "est_realised_mixer_energy_rank") if "est_realised_mixer_energy_rank" in g else {}
-        if len(m) >= 2:
-            top, second = sorted(m)[-1], sorted(m)[-2]
-            step[kind] = {"mean_by_r_star": m, "last_step": m[top] - m[second], "between": [second, top]}
-    out["realised_mixer"] = step
-    out["d_mixer_informative_softmax_saturated_linear"] = (
-        (step["softmax"]["last_step"] >= tol and step["linear"]["last_step"] < tol)
-        if len(step) == 2
-        else None
-    )
-    return out
+    return {
+        "exact_rate_by_r_star": rates,
+        "b_numerical_rank_saturates": c10_numerical(cfg, soft),
+        "c_energy_rank_over_small_compresses_large": c10_energy(cfg, soft),
+        "d_mixer_informative_softmax_saturated_linear": c10_mixer(cfg, soft, lin),
+    }
+
+
+C10_SUBCLAIMS = (
+    "b_numerical_rank_saturates",
+    "c_energy_rank_over_small_compresses_large",
+    "d_mixer_informative_softmax_saturated_linear",
+)
 
 
 def verdict_c10(cfg, table: pd.DataFrame) -> Verdict:
     t = cfg.c10_tolerance
     criterion = (
-        f"softmax_linearised at the largest N, sigma <= {cfg.sigma_max:g}, V {cfg.c10_v}: (a) partial — each paper "
-        f"estimator (numerical rank tol 1e-2, energy effective rank, realised-mixer energy rank; rounded) has exact rate "
-        f"< {cfg.rate:g} at some r*; (b) numerical rank saturates — mean > r* + {t:g} at every r* and its spread over r* "
-        f"< half the r* span; (c) energy rank minus the energy rank of K* is > +{t:g} at the smallest r* and < -{t:g} at "
-        f"the largest; (d) realised-mixer energy rank rises by >= {t:g} between the two largest r* for the softmax "
-        f"teacher and by < {t:g} for the linear one. Confirmed iff (a)-(d); refuted iff (a) fails; else inconclusive"
+        f"softmax_linearised at the largest N, sigma <= {cfg.sigma_max:g}, V {cfg.c10_v}; each sub-claim against r*, "
+        f"tolerance {t:g} rank units: (b) the paper's numerical rank saturates — mean - r* >= {t:g} at every r* "
+        f"(contradicted if < 0) and its spread over r* <= half the r* span (contradicted if > the span); (c) the "
+        f"paper's energy effective rank over-estimates the smallest r* (bias >= {t:g}; contradicted if < 0) and "
+        f"compresses the largest (bias <= -{t:g}; contradicted if > 0; also contradicted if |bias| <= {t:g} at both); "
+        f"(d) the paper's realised-mixer energy rank rises by >= {t:g} between the two largest r* for the softmax "
+        f"teacher (contradicted if it falls) and by <= {t:g} for the linear one (contradicted if > {2 * t:g}). "
+        "Confirmed iff all hold; refuted iff any is contradicted; else inconclusive"
     )
     statement = "the paper's data-only estimators recover r* of a softmax teacher only partially"
-    rows = _at_scale(table[table["method"] == "softmax_linearised"], cfg.sigma_max)
-    evidence = {}
-    for v, g in rows.groupby("v"):
+    rows = _at_scale(table[table["method"] == "softmax_linearised"], cfg.sigma_max) if len(table) else table
+    evidence: dict = {"paper_estimators": PAPER_NAMES}
+    for v, g in rows.groupby("v") if len(rows) else ():
         evidence[f"V_{v}"] = c10_checks(cfg, g[g["teacher"] == "softmax"], g[g["teacher"] == "linear"])
     main = evidence.get(f"V_{cfg.c10_v}")
-    if main is None or main["a_partial"] is None:
+    if main is None:
         return Verdict("C10", "inconclusive", criterion, evidence, "E6", statement)
-    subs = [
-        main[k]
-        for k in (
-            "b_numerical_saturates",
-            "c_energy_over_small_compress_large",
-            "d_mixer_informative_softmax_saturated_linear",
-        )
-    ]
+    subs = [main[k]["holds"] for k in C10_SUBCLAIMS]
+    evidence["sub_claims_holding"] = sum(s is True for s in subs)
+    evidence["sub_claims_contradicted"] = sum(s is False for s in subs)
     verdict = (
-        "refuted"
-        if not main["a_partial"]
-        else ("confirmed" if all(s is True for s in subs) else "inconclusive")
+        "refuted" if False in subs else ("confirmed" if all(s is True for s in subs) else "inconclusive")
     )
     return Verdict("C10", verdict, criterion, evidence, "E6", statement)
 
@@ -309,10 +366,58 @@ def verdict_x1(cfg, table: pd.DataFrame, frontier: pd.DataFrame) -> Verdict:
     }
     if not by_sigma:
         return Verdict("X1", "inconclusive", criterion, evidence, "E6", statement)
+    evidence["min_rate_inside"] = min(min(r.values()) for r in by_sigma.values())
     exact = all(min(r.values()) >= cfg.rate for r in by_sigma.values())
     flagged = all(v >= cfg.flag_rate for v in evidence["out_of_domain_flagged"].values())
     evidence["exact_inside"], evidence["flagged_outside"] = exact, flagged
     return Verdict("X1", decide(exact and flagged), criterion, evidence, "E6", statement)
+
+
+#: E6 boundary axes: (config key, result column).
+AXES = (("ns", "task.n"), ("spectra", "task.spectrum"), ("seed", "seed"))
+
+
+def _sigma_options(cfg, verdict_fn, table: pd.DataFrame) -> list:
+    """The verdict judged at every other noise level of the grid (``sigma_max``)."""
+    levels = sorted(set(cfg.sigmas) | {cfg.sigma_ref})
+    return [
+        ({"sigma_max": s}, lambda s=s: verdict_fn(with_option(cfg, sigma_max=s), table))
+        for s in levels
+        if s != cfg.sigma_max
+    ]
+
+
+def c9_with_boundary(cfg, table: pd.DataFrame) -> Verdict:
+    """C9, decided again per n, spectrum and seed, and at every noise level of the grid."""
+    rows = table[table["method"].isin(["linear_v_known", "linear_v_unknown"])]
+    default = grid_setting(cfg, "ns", "spectra", "sigma_max")
+    options = _sigma_options(cfg, verdict_c9, rows)
+    return sliced_boundary(lambda r: verdict_c9(cfg, r), rows, default, AXES, "min_rate_in_domain", options)
+
+
+def c10_with_boundary(cfg, table: pd.DataFrame) -> Verdict:
+    """C10, decided again per n, spectrum and seed, and in the other V setting."""
+    table = table[table["method"] == "softmax_linearised"]
+    options = [
+        ({"c10_v": v}, lambda v=v: verdict_c10(with_option(cfg, c10_v=v), table))
+        for v in cfg.v_settings
+        if v != cfg.c10_v
+    ]
+    default = grid_setting(cfg, "ns", "spectra", "c10_v")
+    return sliced_boundary(lambda r: verdict_c10(cfg, r), table, default, AXES, "sub_claims_holding", options)
+
+
+def x1_with_boundary(cfg, table: pd.DataFrame, frontier: pd.DataFrame) -> Verdict:
+    """X1, decided again per n (where users work: n = d = d_v), spectrum and seed, and at every noise level."""
+
+    def fn(c, r):
+        return verdict_x1(c, r, frontier)
+
+    rows = table[table["method"] == "softmax_log_attention"]
+    default = {**grid_setting(cfg, "spectra", "sigma_max"), "ns": sorted({*cfg.ns, *cfg.x1_ns})}
+    return sliced_boundary(
+        lambda r: fn(cfg, r), rows, default, AXES, "min_rate_inside", _sigma_options(cfg, fn, rows)
+    )
 
 
 def _with_reasons(table: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
@@ -329,7 +434,11 @@ def analyse_e6(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     rates = rate_table(ok)
     frontier = frontier_table(rates, cfg.sigma_ref, cfg.rate)
     estimates = estimate_table(ok)
-    verdicts = [verdict_c9(cfg, ok), verdict_c10(cfg, ok), verdict_x1(cfg, ok, frontier)]
+    verdicts = [
+        c9_with_boundary(cfg, ok),
+        c10_with_boundary(cfg, ok),
+        x1_with_boundary(cfg, ok, frontier),
+    ]
     figures = {
         **plot_rate_heatmaps(rates, cfg.sigma_ref),
         "e6_estimates_vs_r_star": plot_estimates(estimates, cfg.sigma_ref),

@@ -63,6 +63,12 @@ class E6Config:
     d: int = param(32, ge=2, le=256, doc="input features")
     d_v: int = param(32, ge=1, le=256, doc="output features")
     ns: tuple[int, ...] = param((16,), ge=2, doc="tokens per sequence (n > d_v shows where X1 ends)")
+    x1_ns: tuple[int, ...] = param(
+        (32,),
+        ge=2,
+        doc="further n run for X1 only (softmax_log_attention, softmax teacher) at the largest N and sigma_ref: "
+        "n = d = d_v, where users work, kept cheap",
+    )
     teachers: tuple[str, ...] = param(TEACHER_KINDS, choices=TEACHER_KINDS)
     methods: tuple[str, ...] = param(tuple(METHOD_SETTINGS), choices=tuple(METHOD_SETTINGS))
     v_settings: tuple[str, ...] = param(V_SETTINGS, choices=V_SETTINGS)
@@ -130,7 +136,8 @@ class E6Predictability(Experiment):
     def default_config(cls, scale: str) -> E6Config:
         if scale == "paper":
             return E6Config(
-                ns=(16, 48),
+                ns=(16, 32, 48),
+                x1_ns=(),
                 sample_counts=(2, 4, 8, 16, 32, 64, 128, 256, 1024),
                 sigmas=(0.0, 0.001, 0.01, 0.03, 0.1, 0.3),
                 seeds=5,
@@ -140,8 +147,16 @@ class E6Predictability(Experiment):
     def specs(self) -> list[RunSpec]:
         c = self.cfg
         out = []
-        for (kind, method, v), n, r_star, spectrum, (N, sigma) in itertools.product(
-            settings(c), c.ns, c.r_stars, c.spectra, cells(c)
+        grid = [(s, n, cell) for s in settings(c) for n in c.ns for cell in cells(c)]
+        x1_cell = (max(c.sample_counts), c.sigma_ref)
+        grid += [
+            (s, n, x1_cell)
+            for s in settings(c)
+            for n in c.x1_ns
+            if n not in c.ns and s[1] == "softmax_log_attention"
+        ]
+        for ((kind, method, v), n, (N, sigma)), r_star, spectrum in itertools.product(
+            grid, c.r_stars, c.spectra
         ):
             params = {
                 "teacher": kind,

@@ -1,7 +1,5 @@
 """The claim-boundary table of the report: for each verdict with a ``robustness`` entry (shape in
-:mod:`entropic_bound.experiments.robustness`), where the claim holds and how each setting came out.
-
-Written here for the report page; a shared ``report/boundaries.py`` table may replace it."""
+:mod:`entropic_bound.experiments.robustness`), where the claim holds and how each setting came out."""
 
 from __future__ import annotations
 

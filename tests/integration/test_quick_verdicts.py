@@ -1,0 +1,27 @@
+"""The quick defaults decide C1, C2, C4, C5, C9 and X1 as confirmed, each with its boundary (slow).
+
+Full quick runs of E1, E3, E4 and E6 (about 2 CPU minutes together). The fast tests asserting the
+same verdicts are tests/unit/test_verdicts_on_quick_rows.py (on the rows these runs store) and the
+tiny variants in test_cli_e1_e2.py (C1, C2), test_cli_e3.py (C4) and test_cli_e6.py (C9, X1).
+"""
+
+import json
+
+import pytest
+
+from entropic_bound.cli import main
+
+CONFIRMED = {"E1": ("C1", "C2"), "E3": ("C4",), "E4": ("C5",), "E6": ("C9", "X1")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("experiment", sorted(CONFIRMED))
+def test_quick_defaults_confirm(experiment, tmp_path):
+    assert main(["run", experiment, "--scale", "quick", "--out", str(tmp_path), "--quiet"]) == 0
+    verdicts = json.loads((tmp_path / "verdicts.json").read_text())
+    for claim in CONFIRMED[experiment]:
+        assert verdicts[claim]["verdict"] == "confirmed", verdicts[claim]["evidence"]
+    for v in verdicts.values():
+        rob = v["robustness"]
+        assert len(rob["settings"]) >= 2 and rob["settings"][0]["verdict"] == v["verdict"]
+        assert rob["robust"] == (len({s["verdict"] for s in rob["settings"]}) == 1) and rob["holds_when"]
