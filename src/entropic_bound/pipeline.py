@@ -69,6 +69,28 @@ def split_by_experiment(items: dict, names: Sequence[str]) -> dict[str, dict]:
     return out
 
 
+class OverallProgress:
+    """Forwards each experiment's ``progress(done, total, description)`` and keeps an ``all`` line
+    counting the runs of every experiment of the command (its time left is estimated from them)."""
+
+    def __init__(self, progress: ProgressFn | None, total: int, experiments: int) -> None:
+        self.progress, self.total, self.experiments = progress, total, experiments
+        self.finished = 0  # runs of the experiments already swept
+
+    def for_experiment(self) -> ProgressFn | None:
+        if self.progress is None:
+            return None
+        offset = self.finished
+
+        def update(done: int, total: int, description: str) -> None:
+            self.finished = offset + total
+            self.progress(done, total, description)
+            if self.experiments > 1:
+                self.progress(offset + done, self.total, f"all: {self.experiments} experiments")
+
+        return update
+
+
 def run_experiments(
     names: Sequence[str],
     *,
@@ -98,11 +120,18 @@ def run_experiments(
             exp.max_memory_bytes = int(max_memory_mb * 2**20)
             exp.groups(exp.specs())  # a budget below one model fails here, before any work
     summaries = {}
+    specs = {exp.name: exp.specs() for exp in bound}
+    overall = OverallProgress(progress, sum(len(s) for s in specs.values()), len(bound))
     with RunStore(store_path) as run_store:
         for exp in bound:
             run_store.put_experiment(exp.name, scale, to_dict(exp.cfg))
             summaries[exp.name] = run_sweep(
-                exp, exp.specs(), run_store, progress=progress, workers=workers, backend=backend
+                exp,
+                specs[exp.name],
+                run_store,
+                progress=overall.for_experiment(),
+                workers=workers,
+                backend=backend,
             )
         report = write_report(run_store, out_dir)
     return PipelineResult(summaries, report, store_path)
