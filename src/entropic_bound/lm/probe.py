@@ -5,7 +5,7 @@
   acts on the normalised input), spectrum in a ``d_head × d_head`` core; ``dK`` — its change from
   initialisation ``K_t − K_0`` as the product of the width-``2·d_head`` factors
   ``[W_Q^t, −W_Q^0]`` and ``[W_K^t, W_K^0]`` (both folded), so the random init's rank does not mask
-  what training wrote. Every SPEC §4 estimator on each: keys ``K_<estimator>``, ``dK_<estimator>``.
+  what training wrote (a change below 1e-9 of the kernel's norm is round-off: rank 0). Every SPEC §4 estimator on each: keys ``K_<estimator>``, ``dK_<estimator>``.
 - ``qk_norm``: ``sqrt(||W_Q||² + ||W_K||²)`` (folded) per head — a statistic that drifts over
   training and serves as C12's control.
 - **Realised mixers** on fixed held-out windows: :func:`~entropic_bound.lm.structure.structure_summary`.
@@ -40,6 +40,8 @@ class KernelProbe:
         Q0, K0 = self.init
         sv = factored_singular_values(W_Q, W_K)  # (E, L, H, dk)
         dsv = factored_singular_values(np.concatenate([W_Q, -Q0], -1), np.concatenate([W_K, K0], -1))
+        unchanged = dsv[..., :1] <= 1e-9 * np.maximum(sv[..., :1], 1e-300)  # round-off only: rank 0
+        dsv = np.where(unchanged, 0.0, dsv)
         stats = {**_ranks(sv, "K"), **_ranks(dsv, "dK")}
         stats["qk_norm"] = np.sqrt((W_Q**2).sum(axis=(-2, -1)) + (W_K**2).sum(axis=(-2, -1)))
         return sv, stats

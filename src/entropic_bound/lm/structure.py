@@ -21,8 +21,8 @@ With ``B`` windows ``P_{−b}`` is a mean of ``B − 1`` mixers, so ``content_tv
 positive sampling floor for heads whose attention varies at random; use ``B ≥ 8``.
 
 :func:`head_categories` names each head: ``content`` when ``content_tv`` reaches its threshold,
-otherwise the content-independent structure that describes it — ``sink``, ``local``,
-``positional`` (content-independent but far from uniform) or ``averaging`` (near uniform).
+otherwise the content-independent structure that describes it — ``averaging`` (near uniform),
+``sink``, ``local`` or ``positional`` (content-independent, far from uniform, neither of those).
 """
 
 from __future__ import annotations
@@ -108,14 +108,16 @@ def head_categories(
 ) -> np.ndarray:
     """Each head's category (``CATEGORIES``), elementwise over the score arrays.
 
-    ``content`` when ``content_tv ≥ content``; otherwise ``sink`` (sink score > ``sink``), ``local``
-    (locality mass ≥ ``locality``), ``positional`` (``uniform_tv ≥ structure``) or ``averaging``.
-    A NaN ``content_tv`` (one window) counts as content: no evidence that the head is content-independent.
+    ``content`` when ``content_tv ≥ content``; otherwise ``averaging`` when the head is within
+    ``structure`` (total variation) of uniform attention — its sink score and locality mass are
+    then those of uniform attention on short windows, not a learned prior — else ``sink`` (sink
+    score > ``sink``), ``local`` (locality mass ≥ ``locality``) or ``positional``. A NaN
+    ``content_tv`` (one window) counts as content: no evidence that the head is content-independent.
     """
     ctv = np.asarray(scores["content_tv"], dtype=float)
-    out = np.full(ctv.shape, "averaging", dtype=object)
-    out[np.asarray(scores["uniform_tv"], dtype=float) >= structure] = "positional"
+    out = np.full(ctv.shape, "positional", dtype=object)
     out[np.asarray(scores["locality_mass"], dtype=float) >= locality] = "local"
     out[np.asarray(scores["sink_score"], dtype=float) > sink] = "sink"
+    out[np.asarray(scores["uniform_tv"], dtype=float) < structure] = "averaging"
     out[~(ctv < content)] = "content"
     return out
