@@ -12,7 +12,7 @@ import pandas as pd
 from entropic_bound.cli import main
 
 TINY = [
-    "corpora=tinyshakespeare,pydoc_prose,stdlib_code,markov_v8_k2_a0.1,recall_m2",
+    "corpora=tinyshakespeare,pydoc_prose,stdlib_code,markov_v4_k3_a0.1,recall_m2",
     "corpus_tokens=4000",
     "kgram_max_order=3",
     "n_ctx=16",
@@ -25,7 +25,7 @@ TINY = [
     "train.checkpoints=4",
     "train.eval_windows=4",
     "bootstrap=100",
-    "learned_max_gap_bits=100",  # nothing learns in 12 steps; let every run count so the verdicts compute
+    "learned_max_gap_fraction=100",  # nothing learns in 12 steps; let every run count so the verdicts compute
     "learned_min_uniform_tv=0",
     "checkpoint_windows=4",
     "checkpoint_window_len=24",

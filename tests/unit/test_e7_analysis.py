@@ -172,14 +172,14 @@ def test_learned_flag_uses_both_thresholds():
             "corpus.name": ["tinyshakespeare"] * 4,
             "entropy_rate_bits": np.nan,
             "compression_bits": 2.0,
-            "loss_gap_bits": [0.1, 0.9, 0.1, 0.1],
+            "loss_gap_fraction": [0.1, 0.9, 0.1, 0.1],
             "uniform_tv": [0.3, 0.3, 0.01, 0.3],
         }
     )
     runs = run_table(E7Config(), table)
     assert list(runs["learned"]) == [True, False, False, False]
     assert list(runs["kind"]) == ["natural"] * 4 and (runs["information_bits"] == 2.0).all()
-    loose = run_table(E7Config(learned_max_gap_bits=1.0, learned_min_uniform_tv=0.0), table)
+    loose = run_table(E7Config(learned_max_gap_fraction=1.0, learned_min_uniform_tv=0.0), table)
     assert list(loose["learned"]) == [True, True, True, False]
 
 

@@ -1,9 +1,9 @@
 """E7's analysis: learned flags, corpus / checkpoint / head tables, verdicts C11–C13 and their boundaries.
 
 Pure functions of the stored rows and curves. A language model counts as evidence only when it
-has **learned** its corpus: held-out bits within ``learned_max_gap_bits`` of the reference (the
-exact entropy rate of a synthetic source, otherwise the best compression estimate on the same
-split) *and* attention at least ``learned_min_uniform_tv`` from uniform (total variation, head
+has **learned** its corpus: it has closed all but ``learned_max_gap_fraction`` of the gap between
+the unigram model and the reference (the exact entropy rate of a synthetic source, otherwise the
+best held-out k-gram model on the same split), ``(bits − ref)/(unigram − ref)``, *and* attention at least ``learned_min_uniform_tv`` from uniform (total variation, head
 mean). Runs that fail are set aside and counted in every verdict. The verdict rules are in
 :mod:`.e7_verdicts`; each verdict's robustness grid re-decides it under other settings of its
 config keys (:func:`boundaries`).
@@ -45,7 +45,7 @@ def run_table(cfg, table: pd.DataFrame) -> pd.DataFrame:
     ok = lm["status"] == "ok"
     learned = (
         ok
-        & (lm["loss_gap_bits"] <= cfg.learned_max_gap_bits)
+        & (lm["loss_gap_fraction"] <= cfg.learned_max_gap_fraction)
         & (lm["uniform_tv"] >= cfg.learned_min_uniform_tv)
     )
     return lm.assign(learned=learned.to_numpy(bool)).reset_index(drop=True)
@@ -317,6 +317,7 @@ def analyse_e7(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
                 "val_bits",
                 "reference_bits",
                 "loss_gap_bits",
+                "loss_gap_fraction",
                 "uniform_tv",
                 "learned",
             ]
@@ -333,8 +334,8 @@ def _notes(cfg, runs: pd.DataFrame, n_ckpt: int) -> list[str]:
         f"Models: {len(runs)} causal LMs ({cfg.n_layers} layers x {cfg.n_heads} heads, d_model {cfg.d_model}, context "
         f"{cfg.n_ctx}, byte vocabulary), trained {cfg.ensemble_size} at a time as one batched ensemble; AdamW lr "
         f"{cfg.train.lr:g}, {cfg.train.steps} steps of batch {cfg.train.batch_size}; {cfg.seeds} seed(s) per corpus.",
-        f"Learned = held-out bits within {cfg.learned_max_gap_bits:g} of the reference (entropy rate of a synthetic "
-        f"source; else min of lzma, bz2 and the held-out Witten-Bell k-gram on the same split) and attention at least "
+        f"Learned = (held-out bits - reference)/(unigram bits - reference) at most {cfg.learned_max_gap_fraction:g} "
+        f"(reference: entropy rate of a synthetic source, else the held-out Witten-Bell k-gram on the same split) and attention at least "
         f"{cfg.learned_min_uniform_tv:g} TV from uniform. {len(aside)} of {len(runs)} run(s) set aside"
         + (f": {', '.join(sorted(set(aside['corpus'])))}." if len(aside) else "."),
         f"Kernel for C11/C12: {cfg.kernel_measure} ({'LN1 gain folded into W_Q, W_K' if cfg.kernel_measure == 'folded' else 'K_t - K_0, gains folded'}), "

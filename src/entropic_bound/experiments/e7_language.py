@@ -33,11 +33,11 @@ QUICK_CORPORA = (
     "tinyshakespeare",
     "pydoc_prose",
     "stdlib_code",
-    "markov_v16_k2_a1",
-    "markov_v8_k3_a1",
+    "markov_v4_k3_a0.1",
+    "markov_v8_k2_a0.1",
     "recall_m2",
 )
-PAPER_CORPORA = (*QUICK_CORPORA, "markov_v4_k2_a1", "recall_m4", "recall_m8")
+PAPER_CORPORA = (*QUICK_CORPORA, "markov_v4_k2_a0.1", "markov_v16_k2_a0.1", "recall_m4")
 VERSIONED = {"stdlib_code", "pydoc_prose"}  # read from the running Python's standard library
 SOURCES = (*KINDS, "checkpoint")
 
@@ -51,7 +51,7 @@ class E7Config:
     val_fraction: float = param(0.1, gt=0.0, lt=0.5)
     kgram_max_order: int = param(5, ge=0, le=6, doc="largest order of the k-gram compression estimate")
     seeds: int = param(2, ge=1, le=1000, doc="models per corpus (init and batch order)")
-    n_ctx: int = param(64, ge=4, le=4096)
+    n_ctx: int = param(32, ge=4, le=4096)
     d_model: int = param(32, ge=4, le=4096)
     n_layers: int = param(2, ge=1, le=64)
     n_heads: int = param(2, ge=1, le=256)
@@ -71,8 +71,8 @@ class E7Config:
         "energy_effective_rank", choices=ESTIMATOR_KEYS, doc="kernel rank for C11/C12"
     )
     complexity_measure: str = param("information", choices=COMPLEXITY_MEASURES, doc="C11's complexity axis")
-    learned_max_gap_bits: float = param(
-        0.6, ge=0.0, doc="learned: held-out bits - reference bits at most this"
+    learned_max_gap_fraction: float = param(
+        0.35, ge=0.0, doc="learned: (held-out bits - reference) / (unigram bits - reference) at most this"
     )
     learned_min_uniform_tv: float = param(
         0.05, ge=0.0, le=1.0, doc="learned: attention TV from uniform at least this"
@@ -143,7 +143,7 @@ class E7Language(Experiment):
                 robustness_grid="paper",
                 train=LMTrainConfig(steps=2000, batch_size=32, lr=2e-3, warmup=50, checkpoints=16),
             )
-        return E7Config(train=LMTrainConfig(steps=500, batch_size=16, lr=3e-3, warmup=20, checkpoints=10))
+        return E7Config(train=LMTrainConfig(steps=600, batch_size=32, lr=1e-2, warmup=20, checkpoints=10))
 
     @property
     def max_group(self) -> int:  # type: ignore[override]
