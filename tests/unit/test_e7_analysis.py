@@ -126,7 +126,7 @@ def test_c12_confirmed_only_when_rank_tracks_progress_beyond_the_drifting_contro
 
 def _structured_heads(n_struct: int, n_content: int) -> pd.DataFrame:
     """Heads scored by the real structure code on mixers with known structure."""
-    n, rng = 12, np.random.default_rng(0)
+    n, rng = 24, np.random.default_rng(0)
     band = np.eye(n, k=-1) + np.eye(n) * 1e-3  # previous-token head, the same on every window
     band /= band.sum(-1, keepdims=True)
     rows = []

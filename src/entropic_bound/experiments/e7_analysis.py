@@ -255,6 +255,7 @@ def grids(cfg) -> dict[str, list[dict]]:
         {"c13_sources": ["natural"]},
         {"c13_sources": ["checkpoint"]},
         {"c13_sources": ["natural", "code", "synthetic"]},
+        {"c13_content_tv": 0.35},
     ]
     if paper:
         c11 += [{"rank_estimator": e} for e in ("stable_rank", "numerical_rank", "entropy_effective_rank")]
@@ -262,7 +263,7 @@ def grids(cfg) -> dict[str, list[dict]]:
         c12 += [{"rank_estimator": e} for e in ("stable_rank", "numerical_rank")] + [
             {"c12_controls": ["weight_norm"]}
         ]
-        c13 += [{"c13_content_tv": v} for v in (0.15, 0.4)] + [{"c13_locality_threshold": 0.3}]
+        c13 += [{"c13_content_tv": v} for v in (0.25, 0.65)] + [{"c13_locality_threshold": 0.3}]
     return {"C11": c11, "C12": c12, "C13": c13}
 
 

@@ -87,7 +87,12 @@ class E7Config:
     c13_sources: tuple[str, ...] = param(
         ("natural", "checkpoint"), choices=SOURCES, doc="heads C13 is decided on"
     )
-    c13_content_tv: float = param(0.25, gt=0.0, le=1.0, doc="a head is content routing at this content TV")
+    c13_content_tv: float = param(
+        0.5,
+        gt=0.0,
+        le=1.0,
+        doc="a head is content routing when this share of its attention moves with content",
+    )
     c13_sink_threshold: float = param(0.3, ge=0.0, le=1.0)
     c13_locality_threshold: float = param(0.5, ge=0.0, le=1.0)
     c13_structure_tv: float = param(

@@ -20,9 +20,9 @@ a head that routes by content); ``band_explained`` = ``1 − Σ_b ||M_b − T||�
 With ``B`` windows ``P_{−b}`` is a mean of ``B − 1`` mixers, so ``content_tv`` carries a small
 positive sampling floor for heads whose attention varies at random; use ``B ≥ 8``.
 
-:func:`head_categories` names each head: ``content`` when ``content_tv`` reaches its threshold,
-otherwise the content-independent structure that describes it — ``averaging`` (near uniform),
-``sink``, ``local`` or ``positional`` (content-independent, far from uniform, neither of those).
+:func:`head_categories` names each head by the structural prior that holds its attention —
+``averaging`` (near uniform), ``sink``, ``local`` — else ``content`` when ``content_tv`` reaches its
+threshold, else ``positional`` (content-independent, far from uniform).
 """
 
 from __future__ import annotations
@@ -106,18 +106,19 @@ def head_categories(
     locality: float,
     structure: float,
 ) -> np.ndarray:
-    """Each head's category (``CATEGORIES``), elementwise over the score arrays.
+    """Each head's category (``CATEGORIES``), elementwise over the score arrays, first match wins:
 
-    ``content`` when ``content_tv ≥ content``; otherwise ``averaging`` when the head is within
-    ``structure`` (total variation) of uniform attention — its sink score and locality mass are
-    then those of uniform attention on short windows, not a learned prior — else ``sink`` (sink
-    score > ``sink``), ``local`` (locality mass ≥ ``locality``) or ``positional``. A NaN
-    ``content_tv`` (one window) counts as content: no evidence that the head is content-independent.
+    ``averaging`` — within ``structure`` (total variation) of uniform attention (its sink score and
+    locality mass are then those of uniform attention on short windows, not a learned prior);
+    ``sink`` — sink score > ``sink``; ``local`` — locality mass ≥ ``locality`` (the band holds the
+    attention, whatever content decides inside it); ``content`` — ``content_tv ≥ content``, most of
+    the remaining attention moves with the content; ``positional`` — content-independent and far
+    from uniform. A NaN ``content_tv`` (one window) counts as content: no evidence of independence.
     """
     ctv = np.asarray(scores["content_tv"], dtype=float)
     out = np.full(ctv.shape, "positional", dtype=object)
+    out[~(ctv < content)] = "content"
     out[np.asarray(scores["locality_mass"], dtype=float) >= locality] = "local"
     out[np.asarray(scores["sink_score"], dtype=float) > sink] = "sink"
     out[np.asarray(scores["uniform_tv"], dtype=float) < structure] = "averaging"
-    out[~(ctv < content)] = "content"
     return out
