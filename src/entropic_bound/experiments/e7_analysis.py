@@ -271,13 +271,14 @@ def _setting_cfg(cfg, setting: dict):
     return replace(cfg, **{k: tuple(v) if isinstance(v, list) else v for k, v in setting.items()})
 
 
-def boundaries(cfg, decide: dict) -> dict[str, dict]:
-    """``{claim: robustness entry}``: each claim re-decided under every setting of its grid."""
+def boundaries(cfg, decide: dict, defaults: dict) -> dict[str, dict]:
+    """``{claim: robustness entry}``: each claim re-decided under every setting of its grid (the
+    first setting is the default, whose verdict ``defaults[claim]`` is already decided)."""
     out = {}
     for claim, settings in grids(cfg).items():
         outcomes = []
         for i, setting in enumerate(settings):
-            v = decide[claim](_setting_cfg(cfg, setting) if i else cfg)
+            v = decide[claim](_setting_cfg(cfg, setting)) if i else defaults[claim]
             stat = v.evidence.get("share_structural" if claim == "C13" else "rho")
             outcomes.append(SettingOutcome(setting, v.verdict, stat))
         out[claim] = summarise_boundary(outcomes)
@@ -291,14 +292,14 @@ def analyse_e7(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     n_ckpt = int(table["probe.checkpoint"].notna().sum()) if "probe.checkpoint" in table else 0
     heads = head_table(cfg, table, runs, records)
     decide = {
-        "C11": lambda c: c11_with_every_measure(c, runs)[0],
+        "C11": lambda c: decide_c11(c, runs)[0],
         "C12": lambda c: decide_c12(c, runs, records),
         "C13": lambda c: decide_c13(c, heads, runs, n_ckpt),
     }
-    bounds = boundaries(cfg, decide)
     c11, corpora = c11_with_every_measure(cfg, runs)
-    verdicts = [c11, decide["C12"](cfg), decide["C13"](cfg)]
-    verdicts = [v.with_robustness(bounds[v.claim]) for v in verdicts]
+    defaults = {"C11": c11, "C12": decide["C12"](cfg), "C13": decide["C13"](cfg)}
+    bounds = boundaries(cfg, decide, defaults)
+    verdicts = [v.with_robustness(bounds[claim]) for claim, v in defaults.items()]
     figures = {
         "e7_loss_curves": plot_loss_curves(runs, curves_by_run(records)),
         "e7_rank_vs_complexity": plot_rank_vs_complexity(corpora, kernel_key(cfg)),

@@ -117,20 +117,16 @@ def verdict_c11(
 
 def _cluster_partials(points: pd.DataFrame, target: str, controls: list[str], n_boot: int, seed: int):
     """Partial ρ(rank, target | controls) on ``points`` and its bootstrap interval over runs."""
+    data = points[["rank", target, *controls]].to_numpy(float)  # (N, 2 + k)
+    rows = [np.flatnonzero(points["run_id"].to_numpy() == r) for r in sorted(points["run_id"].unique())]
 
-    def stat(df):
-        return partial_spearman(df["rank"], df[target], df[controls].to_numpy(float))
+    def stat(idx: np.ndarray) -> float:
+        return partial_spearman(data[idx, 0], data[idx, 1], data[idx, 2:])
 
-    rho = stat(points)
-    groups = [g for _, g in points.groupby("run_id", sort=True)]
     rng = np.random.default_rng(seed)
-    boots = np.array(
-        [
-            stat(pd.concat([groups[i] for i in rng.integers(0, len(groups), len(groups))]))
-            for i in range(n_boot)
-        ]
-    )
-    return (rho, *_interval(boots))
+    draws = rng.integers(0, len(rows), size=(n_boot, len(rows)))
+    boots = np.array([stat(np.concatenate([rows[i] for i in d])) for d in draws])
+    return (stat(np.arange(len(data))), *_interval(boots))
 
 
 def verdict_c12(
