@@ -79,6 +79,7 @@ def corpus_table(cfg, runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def decide_c11(cfg, runs: pd.DataFrame):
+    runs = runs[runs["seed"] < cfg.seeds]  # a robustness setting may keep fewer seeds
     corpora = corpus_table(cfg, runs)
     info = {
         "measure": cfg.complexity_measure,
@@ -144,6 +145,7 @@ def progress_points(cfg, runs: pd.DataFrame, records: list[dict]) -> pd.DataFram
 
 
 def decide_c12(cfg, runs: pd.DataFrame, records: list[dict]):
+    runs = runs[runs["seed"] < cfg.seeds]
     points = progress_points(cfg, runs, records)
     sel = runs[runs["kind"].isin(cfg.c12_kinds)]
     info = {
@@ -239,6 +241,7 @@ def grids(cfg) -> dict[str, list[dict]]:
         {"complexity_measure": "compression"},
         {"complexity_measure": "mixing_data"},
         {"c11_kinds": ["natural", "code"]},
+        {"seeds": 1},
     ]
     c12 = [
         {
@@ -249,6 +252,7 @@ def grids(cfg) -> dict[str, list[dict]]:
         {"c12_controls": ["step"]},
         {"kernel_measure": "delta" if cfg.kernel_measure == "folded" else "folded"},
         {"c12_kinds": ["natural"]},
+        {"seeds": 1},
     ]
     c13 = [
         {"c13_sources": list(cfg.c13_sources), "c13_content_tv": cfg.c13_content_tv},
