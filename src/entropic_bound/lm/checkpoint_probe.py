@@ -20,8 +20,7 @@ def resolve_checkpoint(name: str) -> tuple[str, str] | None:
     """``(folder, version)`` of a checkpoint name, or None when it is not available here.
 
     ``minilm``: the package's model folder and the package version; otherwise ``name`` is a folder
-    path (version: its ``config.json`` size and modification time are not used — the folder path is
-    the identity).
+    with a ``config.json`` (version ``"local"``: the folder path is the run's identity).
     """
     if name == "minilm":
         try:
