@@ -119,9 +119,6 @@ def test_c12_confirmed_only_when_rank_tracks_progress_beyond_the_drifting_contro
     assert by_step.verdict == "refuted" and abs(by_step.evidence["rho"]) < 0.3
     assert verdict_c12(_points("complexity"), **kw).verdict == "refuted"  # tracks the corpus, not progress
     assert verdict_c12(_points("progress", runs=2), **kw).verdict == "inconclusive"
-    assert verdict_c12(
-        _points("progress", runs=5).sample(frac=0.3, random_state=0), **{**kw, "n_boot": 100}
-    ).verdict in ("confirmed", "inconclusive")
 
 
 def _structured_heads(n_struct: int, n_content: int) -> pd.DataFrame:
