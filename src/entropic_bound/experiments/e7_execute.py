@@ -97,8 +97,8 @@ class _Recorder:
         }
 
 
-def execute_lm_group(group: list[RunSpec]) -> list[RunResult]:
-    """Train the group's members as one ensemble; one result per spec."""
+def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResult]:
+    """Train the group's members as one ensemble on ``device``; one result per spec."""
     start, p = time.perf_counter(), group[0].params
     corpora = {}
     for spec in group:
@@ -117,7 +117,7 @@ def execute_lm_group(group: list[RunSpec]) -> list[RunResult]:
         d_model=p["model.d_model"],
         n_layers=p["model.n_layers"],
         n_heads=p["model.n_heads"],
-    )
+    ).to(device)
     probe_idx = torch.stack(
         [
             windows(

@@ -217,7 +217,7 @@ class E7Language(Experiment):
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         if "probe.checkpoint" in group[0].params:
             return [execute_checkpoint(spec) for spec in group]
-        return execute_lm_group(group)
+        return execute_lm_group(group, getattr(self, "device", "cpu"))  # a `--device` hook for the CLI
 
     def analyse(self, table, records):
         table, records = self.select(table, records)

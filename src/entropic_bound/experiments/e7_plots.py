@@ -129,7 +129,9 @@ def plot_structure(heads: pd.DataFrame):
     for cat, colour in _CATEGORY_COLOURS.items():
         g = heads[heads["category"] == cat]
         axes[0][1].scatter(g["uniform_tv"], g["content_tv"], s=10, color=colour, label=cat)
-    axes[0][1].set_xlabel("distance from uniform (TV); content TV: from the position-only mean mixer", fontsize=7)
+    axes[0][1].set_xlabel(
+        "distance from uniform (TV); content TV: from the position-only mean mixer", fontsize=7
+    )
     axes[0][1].set_ylabel("content TV", fontsize=8)
     fig.suptitle(
         "E7: content routing vs content-independent structure per head (final checkpoint)", fontsize=10

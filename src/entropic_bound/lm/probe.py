@@ -52,9 +52,9 @@ def ensemble_mixers(model: EnsembleLM, idx: torch.Tensor) -> np.ndarray:
     """Attention patterns on ``idx (E, B, n)``: ``(E, B, n_layers, n_heads, n, n)`` float64."""
     was_training = model.training
     model.eval()
-    _, mixers = model(idx, return_mixers=True)
+    _, mixers = model(idx.to(next(model.parameters()).device), return_mixers=True)
     model.train(was_training)
-    return mixers.double().numpy()
+    return mixers.double().cpu().numpy()
 
 
 def mixer_stats(model: EnsembleLM, idx: torch.Tensor, *, window: int) -> dict[str, np.ndarray]:

@@ -7,7 +7,8 @@ clipped per member (each member's own global norm), so member ``e`` follows exac
 would follow alone. The learning rate warms up linearly over ``warmup`` steps, then follows a
 cosine to ``lr · lr_final_ratio``. At log-spaced steps (:func:`checkpoint_steps`, step 0 included)
 the loss is measured on fixed windows of each member's training and held-out splits and
-``on_checkpoint(step, model)`` is called (the probes). The mean training-batch loss is kept every
+``on_checkpoint(step, model)`` is called (the probes). The model may live on any device (windows
+are cut on the CPU and moved to it); outcomes are CPU arrays. The mean training-batch loss is kept every
 ``max(1, steps // 100)`` steps (the loss curve). A member whose loss turns non-finite is recorded
 as diverged at that step and contributes nothing from then on.
 """
@@ -69,14 +70,12 @@ def member_windows(splits: list[torch.Tensor], starts: list[torch.Tensor], n_ctx
 @torch.no_grad()
 def eval_losses(model: EnsembleLM, x: torch.Tensor, y: torch.Tensor, chunk: int = 32) -> np.ndarray:
     """Mean next-token cross-entropy (nats) of each member on its windows ``(E, W, n)``: ``(E,)``."""
-    was_training = model.training
+    was_training, device = model.training, next(model.parameters()).device
     model.eval()
     total = torch.zeros(x.shape[0], dtype=torch.float64)
     for i in range(0, x.shape[1], chunk):
-        total += (
-            model.member_losses(x[:, i : i + chunk], y[:, i : i + chunk]).double()
-            * x[:, i : i + chunk].shape[1]
-        )
+        xs, ys = x[:, i : i + chunk].to(device), y[:, i : i + chunk].to(device)
+        total += model.member_losses(xs, ys).double().cpu() * xs.shape[1]
     model.train(was_training)
     return (total / x.shape[1]).numpy()
 
@@ -118,6 +117,17 @@ def _optimizer(model: EnsembleLM, cfg: LMTrainConfig) -> torch.optim.AdamW:
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.99))
 
 
+def _step(model: EnsembleLM, opt, x: torch.Tensor, y: torch.Tensor, alive: torch.Tensor, clip: float):
+    """One AdamW step on the live members' summed losses; the members' losses ``(E,)`` (float64, CPU)."""
+    losses = model.member_losses(x, y)  # (E,)
+    live = alive.to(losses.device) & torch.isfinite(losses).detach()
+    opt.zero_grad(set_to_none=True)
+    torch.where(live, losses, torch.zeros_like(losses)).sum().backward()
+    clip_per_member(list(model.parameters()), clip)
+    opt.step()
+    return losses.detach().double().cpu()
+
+
 def train_ensemble(
     model: EnsembleLM,
     splits: list[tuple[np.ndarray, np.ndarray]],
@@ -126,7 +136,7 @@ def train_ensemble(
     on_checkpoint: Callable[[int, EnsembleLM], None] | None = None,
 ) -> EnsembleOutcome:
     """Train ``model`` in place, member ``e`` on ``splits[e] = (train, held_out)`` with ``gens[e]``."""
-    E, n = model.n_members, model.n_ctx
+    E, n, device = model.n_members, model.n_ctx, next(model.parameters()).device
     train = [torch.as_tensor(t, dtype=torch.long) for t, _ in splits]
     val = [torch.as_tensor(v, dtype=torch.long) for _, v in splits]
     fixed = {
@@ -160,15 +170,10 @@ def train_ensemble(
         x, y = member_windows(
             train, [random_starts(len(t), n, cfg.batch_size, g) for t, g in zip(train, gens)], n
         )
-        losses = model.member_losses(x, y)  # (E,)
-        finite = torch.isfinite(losses).detach()
-        diverged[(alive & ~finite).numpy()] = step
-        alive &= finite
-        opt.zero_grad(set_to_none=True)
-        torch.where(alive, losses, torch.zeros_like(losses)).sum().backward()
-        clip_per_member(list(model.parameters()), cfg.grad_clip)
-        opt.step()
-        running += torch.where(alive, losses.detach().double(), torch.full_like(running, float("nan")))
+        losses = _step(model, opt, x.to(device), y.to(device), alive, cfg.grad_clip)  # (E,) on the CPU
+        diverged[(alive & ~torch.isfinite(losses)).numpy()] = step
+        alive &= torch.isfinite(losses)
+        running += torch.where(alive, losses, torch.full_like(running, float("nan")))
         if step % every == 0:
             out.curve_steps.append(step)
             out.batch_loss.append((running / every).numpy().copy())
