@@ -4,21 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib import colormaps
 
 from ..plotting import figure_grid
 
-_COLOURS = (
-    "tab:blue",
-    "tab:orange",
-    "tab:green",
-    "tab:red",
-    "tab:purple",
-    "tab:brown",
-    "tab:pink",
-    "tab:gray",
-    "tab:olive",
-    "tab:cyan",
-)
 _MARKERS = {"natural": "o", "code": "s", "synthetic": "^", "checkpoint": "D"}
 _CATEGORY_COLOURS = {
     "content": "tab:red",
@@ -29,8 +18,8 @@ _CATEGORY_COLOURS = {
 }
 
 
-def _colour(i: int) -> str:
-    return _COLOURS[i % len(_COLOURS)]
+def _colour(i: int):
+    return colormaps["tab10"](i % 10)
 
 
 def plot_loss_curves(runs: pd.DataFrame, curves: dict[str, dict]):
