@@ -22,13 +22,12 @@ from ..lm.checkpoint_probe import resolve_checkpoint
 from ..lm.corpora import CORPORA, KINDS, file_digest, text_name
 from ..lm.trainer import LMTrainConfig
 from ..registry import EXPERIMENTS
-from ..spectra import PANEL
+from ..spectra import ESTIMATOR_KEYS
 from ..sweep.spec import RunResult, RunSpec
 from .base import Experiment, flat_params
 from .e7_analysis import COMPLEXITY_MEASURES, analyse_e7
 from .e7_execute import execute_checkpoint, execute_lm_group
 
-ESTIMATOR_KEYS = tuple(key for key, _, _ in PANEL)
 QUICK_CORPORA = (
     "tinyshakespeare",
     "pydoc_prose",

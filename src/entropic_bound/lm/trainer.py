@@ -15,7 +15,6 @@ as diverged at that step and contributes nothing from then on.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -24,6 +23,7 @@ import torch
 
 from ..config import param
 from ..errors import DataError
+from ..training.schedules import checkpoint_steps, cosine_lr
 from .model import EnsembleLM
 
 
@@ -38,12 +38,6 @@ class LMTrainConfig:
     grad_clip: float = param(1.0, gt=0.0)
     checkpoints: int = param(12, ge=2, le=1000, doc="log-spaced steps at which the probes run")
     eval_windows: int = param(32, ge=1, le=100_000, doc="fixed windows per split for the checkpoint losses")
-
-
-def checkpoint_steps(steps: int, count: int) -> list[int]:
-    """Step 0 and up to ``count - 1`` distinct log-spaced steps in ``[1, steps]``, ``steps`` included."""
-    logs = np.unique(np.rint(np.geomspace(1, steps, max(count - 1, 1))).astype(int))
-    return [0, *logs.tolist()]
 
 
 def windows(tokens: torch.Tensor, starts: torch.Tensor, n_ctx: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -82,11 +76,7 @@ def eval_losses(model: EnsembleLM, x: torch.Tensor, y: torch.Tensor, chunk: int 
 
 def lr_at(step: int, cfg: LMTrainConfig) -> float:
     """Linear warm-up, then cosine from ``lr`` to ``lr · lr_final_ratio``."""
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    progress = (step - cfg.warmup) / max(cfg.steps - cfg.warmup, 1)
-    floor = cfg.lr * cfg.lr_final_ratio
-    return floor + 0.5 * (cfg.lr - floor) * (1 + math.cos(math.pi * min(progress, 1.0)))
+    return cosine_lr(step, cfg.steps, cfg.lr, cfg.lr * cfg.lr_final_ratio, cfg.warmup)
 
 
 @dataclass
