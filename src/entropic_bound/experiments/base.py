@@ -150,6 +150,8 @@ class Experiment(ABC):
 
     max_group: int = 64
     max_memory_bytes: int | None = None  # set by ``--max-memory``: chunk ensembles to this budget
+    devices: tuple[str, ...] = ("cpu",)  # where ``execute`` can train
+    device: str = "cpu"  # set by ``--device`` when it is one of :attr:`devices`
 
     def member_bytes(self, spec: RunSpec) -> int:
         """Estimated training memory of one ensemble member (activations kept for backward)."""

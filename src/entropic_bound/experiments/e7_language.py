@@ -132,6 +132,7 @@ class E7Language(Experiment):
     title = "Natural language: small causal LMs on corpora of known and estimated complexity"
     claims = ("C11", "C12", "C13")
     config_class = E7Config
+    devices = ("cpu", "cuda")  # the language models train on a GPU with --device cuda
 
     @classmethod
     def default_config(cls, scale: str) -> E7Config:
@@ -216,7 +217,7 @@ class E7Language(Experiment):
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         if "probe.checkpoint" in group[0].params:
             return [execute_checkpoint(spec) for spec in group]
-        return execute_lm_group(group, getattr(self, "device", "cpu"))  # a `--device` hook for the CLI
+        return execute_lm_group(group, self.device)
 
     def analyse(self, table, records):
         table, records = self.select(table, records)
