@@ -232,6 +232,13 @@ def curves_by_run(records: list[dict]) -> dict[str, dict]:
     return {r["run_id"]: r.get("curves") or {} for r in records}
 
 
+def draw_figures(
+    plots: dict[str, Callable[..., Any]], cfg: Any, ok: pd.DataFrame, records: list[dict]
+) -> dict:
+    """``name → plot(cfg, ok, records)`` for each of ``plots``; no figures when no run is ok."""
+    return {name: plot(cfg, ok, records) for name, plot in plots.items()} if len(ok) else {}
+
+
 def member_result(
     spec: RunSpec,
     m: int,
@@ -267,6 +274,11 @@ def spec_params(spec: RunSpec, prefix: str) -> dict:
 def spec_config(spec: RunSpec, prefix: str, config_class: type) -> Any:
     """The typed, validated config section ``prefix`` of a run spec (the inverse of :func:`flat_params`)."""
     return cfglib.validate(config_class(**spec_params(spec, prefix)))
+
+
+def config_params(cfg: Any, prefix: str, names: tuple[str, ...]) -> dict:
+    """The config fields ``names`` as run params ``prefix.name`` (an experiment's settings of its task)."""
+    return {f"{prefix}.{name}": getattr(cfg, name) for name in names}
 
 
 def flat_params(obj: Any, prefix: str) -> dict:
