@@ -32,7 +32,7 @@ from ..theory import (
 )
 from ..training import FixedData, FreshData, MomentData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
-from .base import Experiment, flat_params, member_result, spec_config, spec_params
+from .base import Experiment, config_params, flat_params, member_result, spec_config, spec_params
 from .e1_analysis import analyse_e1
 
 
@@ -99,14 +99,8 @@ class E1LinearSurrogate(Experiment):
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        fixed = {
-            "task.n": c.n,
-            "task.d": c.d,
-            "task.decay": c.decay,
-            "task.sigma": c.sigma,
-            "init_scale": c.init_scale,
-            **flat_params(c.train, "train"),
-        }
+        task = config_params(c, "task", ("n", "d", "decay", "sigma"))
+        fixed = {**task, "init_scale": c.init_scale, **flat_params(c.train, "train")}
         out = []
         for r_star in c.r_stars:  # the student ranks depend on r*
             grid = {"task.spectrum": c.spectra, "v": c.v_settings, "rank": c.student_ranks(r_star)}

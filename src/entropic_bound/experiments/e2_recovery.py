@@ -24,7 +24,7 @@ from ..tasks.operators import SPECTRA
 from ..theory import clean_signal, population_excess_risk
 from ..training import MomentData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
-from .base import Experiment, flat_params, member_result, spec_config, spec_params
+from .base import Experiment, config_params, flat_params, member_result, spec_config, spec_params
 from .e2_analysis import analyse_e2
 
 
@@ -81,7 +81,7 @@ class E2Recovery(Experiment):
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        task = {"task.n": c.n, "task.d": c.d, "task.decay": c.decay, "task.sigma": c.sigma}
+        task = config_params(c, "task", ("n", "d", "decay", "sigma"))
         grid = {"task.r_star": c.r_stars, "task.spectrum": c.spectra, "init_scale": c.init_scales}
         out = []
         for n_samples in c.sample_counts:

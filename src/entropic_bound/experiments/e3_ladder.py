@@ -36,7 +36,7 @@ from ..theory import clean_signal, population_excess_risk
 from ..training import FixedData, FreshData, TrainConfig, train_ensemble
 from ..training.evaluation import held_out_excess
 from ..training.trainer import DTYPES
-from .base import Experiment, derive_seed, flat_params, member_result, spec_config
+from .base import Experiment, config_params, derive_seed, flat_params, member_result, spec_config
 from .e3_analysis import analyse_e3
 
 RUNGS = ("B0", "B1", "B2", "B3")
@@ -174,14 +174,7 @@ class E3Ladder(Experiment):
     # -- the grid --------------------------------------------------------------------------
     def _task_params(self, kind: str, operator: str = "low_rank") -> dict:
         c = self.cfg
-        p = {
-            "task.kind": kind,
-            "task.n": c.n,
-            "task.d": c.d,
-            "task.r_star": c.r_star,
-            "task.spectrum": c.spectrum,
-            "task.sigma": c.sigma,
-        }
+        p = {"task.kind": kind, **config_params(c, "task", ("n", "d", "r_star", "spectrum", "sigma"))}
         if kind == "linear_qk_teacher":
             p["task.c"] = c.teacher_c
         else:
