@@ -81,8 +81,8 @@ class Analysis:
 
 
 class Experiment(ABC):
-    """Base class; subclasses set ``title``, ``claims`` and ``config_class``, and implement
-    :meth:`default_config`, :meth:`specs`, :meth:`group_key`, :meth:`execute` and :meth:`analyse_rows`.
+    """Base class; subclasses set ``title``, ``claims``, ``config_class`` and ``scale_settings`` (or
+    override :meth:`default_config`), and implement :meth:`specs`, :meth:`execute` and :meth:`analyse_rows`.
 
     The name is the class name's ``E<k>`` prefix (``E1LinearSurrogate`` → ``E1``); it is the
     registry key (``@EXPERIMENTS.register(summary=…)``), every run spec's ``experiment`` and the
@@ -109,10 +109,13 @@ class Experiment(ABC):
         return derive_seed(f"{self.name}/{purpose}", *parts)
 
     # -- configuration -------------------------------------------------------------------
+    scale_settings: dict[str, dict[str, Any]] = {}  # scale → the fields that differ from config_class()
+
     @classmethod
-    @abstractmethod
     def default_config(cls, scale: str) -> Any:
-        """The embedded config for ``scale`` (``quick`` or ``paper``)."""
+        """The embedded config for ``scale`` (``quick`` or ``paper``): ``config_class`` with that
+        scale's :attr:`scale_settings`."""
+        return cls.config_class(**cls.scale_settings.get(scale, {}))
 
     @classmethod
     def configure(cls, scale: str = "quick", overrides: Any = ()) -> Any:

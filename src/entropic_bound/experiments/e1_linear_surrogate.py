@@ -86,16 +86,15 @@ class E1LinearSurrogate(Experiment):
     member_params = ("rank",)
     config_class = E1Config
 
-    @classmethod
-    def default_config(cls, scale: str) -> E1Config:
-        if scale == "paper":
-            return E1Config(
-                r_stars=(2, 4, 8),
-                spectra=("flat", "geometric", "power"),
-                seeds=3,
-                train=TrainConfig(optimizer="adam", lr=1e-2, lr_final=1e-4, steps=2000, n_samples=128),
-            )
-        return E1Config(ranks=(1, 2, 3, 4, 5, 6, 8, 12, 16))
+    scale_settings = {
+        "quick": {"ranks": (1, 2, 3, 4, 5, 6, 8, 12, 16)},
+        "paper": {
+            "r_stars": (2, 4, 8),
+            "spectra": ("flat", "geometric", "power"),
+            "seeds": 3,
+            "train": TrainConfig(optimizer="adam", lr=1e-2, lr_final=1e-4, steps=2000, n_samples=128),
+        },
+    }
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg

@@ -67,17 +67,16 @@ class E2Recovery(Experiment):
     member_params = ("init_scale",)
     config_class = E2Config
 
-    @classmethod
-    def default_config(cls, scale: str) -> E2Config:
-        if scale == "paper":
-            return E2Config(
-                r_stars=(2, 4, 8),
-                spectra=("flat", "geometric"),
-                sample_counts=(2, 8, 64, 256),
-                seeds=3,
-                train=TrainConfig(optimizer="gd", lr=0.1, steps=5000, checkpoints=32),
-            )
-        return E2Config(train=TrainConfig(optimizer="gd", lr=0.1, steps=1500, checkpoints=20))
+    scale_settings = {
+        "quick": {"train": TrainConfig(optimizer="gd", lr=0.1, steps=1500, checkpoints=20)},
+        "paper": {
+            "r_stars": (2, 4, 8),
+            "spectra": ("flat", "geometric"),
+            "sample_counts": (2, 8, 64, 256),
+            "seeds": 3,
+            "train": TrainConfig(optimizer="gd", lr=0.1, steps=5000, checkpoints=32),
+        },
+    }
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg

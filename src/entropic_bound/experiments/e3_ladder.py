@@ -156,20 +156,18 @@ class E3Ladder(Experiment):
     config_class = E3Config
     renamed_keys = {"n_mix": "n_mixer"}
 
-    @classmethod
-    def default_config(cls, scale: str) -> E3Config:
-        if scale == "paper":
-            return E3Config(
-                seeds=3,
-                ranks=(1, 2, 4, 8, 12),
-                x2_ranks=(2, 4, 8, 16),
-                x2_heads=(1, 2),
-                x2_v_settings=("known", "learned"),
-                n_test=4096,
-                train=_train(2000, 1e-2),
-                x2_train=_train(6000, 3e-2),
-            )
-        return E3Config()
+    scale_settings = {
+        "paper": {
+            "seeds": 3,
+            "ranks": (1, 2, 4, 8, 12),
+            "x2_ranks": (2, 4, 8, 16),
+            "x2_heads": (1, 2),
+            "x2_v_settings": ("known", "learned"),
+            "n_test": 4096,
+            "train": _train(2000, 1e-2),
+            "x2_train": _train(6000, 3e-2),
+        },
+    }
 
     # -- the grid --------------------------------------------------------------------------
     def _task_params(self, kind: str, operator: str = "low_rank") -> dict:
