@@ -81,8 +81,8 @@ class Analysis:
 
 
 class Experiment(ABC):
-    """Base class; subclasses set ``title``, ``claims`` and ``config_class``, and implement
-    :meth:`default_config`, :meth:`specs`, :meth:`group_key`, :meth:`execute` and :meth:`analyse_rows`.
+    """Base class; subclasses set ``title``, ``claims``, ``config_class`` and ``scale_settings`` (or
+    override :meth:`default_config`), and implement :meth:`specs`, :meth:`execute` and :meth:`analyse_rows`.
 
     The name is the class name's ``E<k>`` prefix (``E1LinearSurrogate`` → ``E1``); it is the
     registry key (``@EXPERIMENTS.register(summary=…)``), every run spec's ``experiment`` and the
@@ -109,10 +109,13 @@ class Experiment(ABC):
         return derive_seed(f"{self.name}/{purpose}", *parts)
 
     # -- configuration -------------------------------------------------------------------
+    scale_settings: dict[str, dict[str, Any]] = {}  # scale → the fields that differ from config_class()
+
     @classmethod
-    @abstractmethod
     def default_config(cls, scale: str) -> Any:
-        """The embedded config for ``scale`` (``quick`` or ``paper``)."""
+        """The embedded config for ``scale`` (``quick`` or ``paper``): ``config_class`` with that
+        scale's :attr:`scale_settings`."""
+        return cls.config_class(**cls.scale_settings.get(scale, {}))
 
     @classmethod
     def configure(cls, scale: str = "quick", overrides: Any = ()) -> Any:
@@ -234,6 +237,13 @@ def curves_by_run(records: list[dict]) -> dict[str, dict]:
     return {r["run_id"]: r.get("curves") or {} for r in records}
 
 
+def draw_figures(
+    plots: dict[str, Callable[..., Any]], cfg: Any, ok: pd.DataFrame, records: list[dict]
+) -> dict:
+    """``name → plot(cfg, ok, records)`` for each of ``plots``; no figures when no run is ok."""
+    return {name: plot(cfg, ok, records) for name, plot in plots.items()} if len(ok) else {}
+
+
 def member_result(
     spec: RunSpec,
     m: int,
@@ -269,6 +279,11 @@ def spec_params(spec: RunSpec, prefix: str) -> dict:
 def spec_config(spec: RunSpec, prefix: str, config_class: type) -> Any:
     """The typed, validated config section ``prefix`` of a run spec (the inverse of :func:`flat_params`)."""
     return cfglib.validate(config_class(**spec_params(spec, prefix)))
+
+
+def config_params(cfg: Any, prefix: str, names: tuple[str, ...]) -> dict:
+    """The config fields ``names`` as run params ``prefix.name`` (an experiment's settings of its task)."""
+    return {f"{prefix}.{name}": getattr(cfg, name) for name in names}
 
 
 def flat_params(obj: Any, prefix: str) -> dict:

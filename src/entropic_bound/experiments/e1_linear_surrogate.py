@@ -32,7 +32,7 @@ from ..theory import (
 )
 from ..training import FixedData, FreshData, MomentData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
-from .base import Experiment, flat_params, member_result, spec_config, spec_params
+from .base import Experiment, config_params, flat_params, member_result, spec_config, spec_params
 from .e1_analysis import analyse_e1
 
 
@@ -86,27 +86,20 @@ class E1LinearSurrogate(Experiment):
     member_params = ("rank",)
     config_class = E1Config
 
-    @classmethod
-    def default_config(cls, scale: str) -> E1Config:
-        if scale == "paper":
-            return E1Config(
-                r_stars=(2, 4, 8),
-                spectra=("flat", "geometric", "power"),
-                seeds=3,
-                train=TrainConfig(optimizer="adam", lr=1e-2, lr_final=1e-4, steps=2000, n_samples=128),
-            )
-        return E1Config(ranks=(1, 2, 3, 4, 5, 6, 8, 12, 16))
+    scale_settings = {
+        "quick": {"ranks": (1, 2, 3, 4, 5, 6, 8, 12, 16)},
+        "paper": {
+            "r_stars": (2, 4, 8),
+            "spectra": ("flat", "geometric", "power"),
+            "seeds": 3,
+            "train": TrainConfig(optimizer="adam", lr=1e-2, lr_final=1e-4, steps=2000, n_samples=128),
+        },
+    }
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        fixed = {
-            "task.n": c.n,
-            "task.d": c.d,
-            "task.decay": c.decay,
-            "task.sigma": c.sigma,
-            "init_scale": c.init_scale,
-            **flat_params(c.train, "train"),
-        }
+        task = config_params(c, "task", ("n", "d", "decay", "sigma"))
+        fixed = {**task, "init_scale": c.init_scale, **flat_params(c.train, "train")}
         out = []
         for r_star in c.r_stars:  # the student ranks depend on r*
             grid = {"task.spectrum": c.spectra, "v": c.v_settings, "rank": c.student_ranks(r_star)}

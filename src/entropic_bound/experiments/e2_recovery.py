@@ -24,7 +24,7 @@ from ..tasks.operators import SPECTRA
 from ..theory import clean_signal, population_excess_risk
 from ..training import MomentData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
-from .base import Experiment, flat_params, member_result, spec_config, spec_params
+from .base import Experiment, config_params, flat_params, member_result, spec_config, spec_params
 from .e2_analysis import analyse_e2
 
 
@@ -67,21 +67,20 @@ class E2Recovery(Experiment):
     member_params = ("init_scale",)
     config_class = E2Config
 
-    @classmethod
-    def default_config(cls, scale: str) -> E2Config:
-        if scale == "paper":
-            return E2Config(
-                r_stars=(2, 4, 8),
-                spectra=("flat", "geometric"),
-                sample_counts=(2, 8, 64, 256),
-                seeds=3,
-                train=TrainConfig(optimizer="gd", lr=0.1, steps=5000, checkpoints=32),
-            )
-        return E2Config(train=TrainConfig(optimizer="gd", lr=0.1, steps=1500, checkpoints=20))
+    scale_settings = {
+        "quick": {"train": TrainConfig(optimizer="gd", lr=0.1, steps=1500, checkpoints=20)},
+        "paper": {
+            "r_stars": (2, 4, 8),
+            "spectra": ("flat", "geometric"),
+            "sample_counts": (2, 8, 64, 256),
+            "seeds": 3,
+            "train": TrainConfig(optimizer="gd", lr=0.1, steps=5000, checkpoints=32),
+        },
+    }
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        task = {"task.n": c.n, "task.d": c.d, "task.decay": c.decay, "task.sigma": c.sigma}
+        task = config_params(c, "task", ("n", "d", "decay", "sigma"))
         grid = {"task.r_star": c.r_stars, "task.spectrum": c.spectra, "init_scale": c.init_scales}
         out = []
         for n_samples in c.sample_counts:
