@@ -22,6 +22,7 @@ SIDECAR_SUFFIXES = ("-wal", "-shm")
 
 
 def damaged(path: Path, why: str) -> UserInputError:
+    why = " ".join(why.split())  # SQLite's integrity report spans lines
     return UserInputError(
         f"Run store '{path}' is damaged ({why}); it was left untouched: restore it from a backup, "
         "or move it aside and rerun to start a new store."
