@@ -36,7 +36,8 @@ def not_a_database(path: Path) -> UserInputError:
 
 
 def _has_hot_journal(path: Path) -> bool:
-    """A non-empty WAL or rollback journal: pages the file itself may not hold yet."""
+    """A non-empty WAL or rollback journal: pages the file itself may not hold yet, or a writer
+    copying them into it."""
     for suffix in ("-wal", "-journal"):
         side = Path(f"{path}{suffix}")
         if side.is_file() and side.stat().st_size > 0:
@@ -68,11 +69,12 @@ def check_store_file(path: Path) -> None:
     page_size = 65536 if page_size == 1 else page_size
     if page_size < 512 or page_size & (page_size - 1):
         raise damaged(path, f"its header gives the impossible page size {page_size}")
+    if _has_hot_journal(path):
+        return  # a checkpoint may be writing the file now (another process); SQLite's check decides
     if size % page_size:
         raise damaged(path, f"truncated: {size} bytes is not a whole number of {page_size}-byte pages")
     pages = int.from_bytes(header[28:32], "big")
-    header_valid = header[24:28] == header[92:96]
-    if header_valid and pages * page_size > size and not _has_hot_journal(path):
+    if header[24:28] == header[92:96] and pages * page_size > size:
         raise damaged(path, f"truncated: {size // page_size} of its {pages} pages are left")
 
 
