@@ -170,20 +170,33 @@ def _terminate_at(server: ForkServer, argv: list[str], store: Path, rows: int, d
     return server.wait(pid)
 
 
-@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])  # 2: spawns workers
-def test_sigterm_mid_run_exits_143_in_one_line_and_the_same_command_resumes(
-    server, reference, tmp_path, workers
+MOMENTS = [
+    pytest.param(1, "sweep", id="mid-sweep"),
+    pytest.param(2, "sweep", id="mid-sweep-2-workers", marks=pytest.mark.slow),  # spawns workers
+    pytest.param(1, "report", id="writing-the-report"),
+]
+
+
+@pytest.mark.parametrize(("workers", "moment"), MOMENTS)
+def test_sigterm_exits_143_in_one_line_and_the_same_command_resumes(
+    server, reference, tmp_path, workers, moment
 ):
     out = tmp_path / "out"
     argv = _run_e1(out, "--workers", str(workers))
     total = len(_store_rows(reference / "runs.sqlite"))
-    rng = np.random.default_rng([FAULT_SEED, workers])
-    target, delay = int(rng.integers(1, total)), float(rng.uniform(0.0, 0.2))
-    code = _terminate_at(server, argv, out / "runs.sqlite", target, delay)
+    rng = np.random.default_rng([FAULT_SEED, workers, moment == "report"])
+    target = int(rng.integers(1, total)) if moment == "sweep" else total
+    delay = float(rng.uniform(0.0, 0.2))
+    for _ in range(4):  # a run that finished before the signal is redone with a shorter delay
+        shutil.rmtree(out, ignore_errors=True)
+        code = _terminate_at(server, argv, out / "runs.sqlite", target, delay)
+        if code != 0:
+            break
+        delay /= 4
     assert code == 128 + signal.SIGTERM, server.log()
     _one_error_line(server.log(), "terminated (SIGTERM)", "resumes")
     stored = _assert_stored_part_of(out, reference)
-    assert target <= len(stored) < total  # the kill landed mid-sweep
+    assert target <= len(stored) and (len(stored) < total or moment == "report")
     _check_artefacts(out, final=True)  # the store was closed cleanly: no -wal, no temporaries
     assert server.wait(server.start(argv)) == 0, server.log()
     _assert_same_as(out, reference)
