@@ -13,7 +13,7 @@ from .errors import ConfigError, UserInputError
 from .registry import EXPERIMENTS
 from .report.writer import check_out_dir, write_report
 from .store import RunStore
-from .sweep.runner import SweepSummary, run_sweep
+from .sweep.runner import Backend, SweepSummary, make_backend, run_sweep
 
 ProgressFn = Callable[[int, int, str], None]
 
@@ -31,6 +31,15 @@ def resolve_paths(out: str | Path | None, store: str | Path | None) -> tuple[Pat
     if store_path.exists() and store_path.is_dir():
         raise UserInputError(f"Run store '{store_path}' is a folder; give a file path with --store.")
     return out_dir, store_path
+
+
+def sweep_backend(backend: str | Backend | None, workers: int, address: str | None) -> str | Backend | None:
+    """The backend to sweep with: its name, or a Ray backend bound to ``address``."""
+    if address is not None and backend != "ray":
+        raise UserInputError(
+            f"The '--address' option needs '--backend ray'. Got --backend {backend or 'local'} instead."
+        )
+    return make_backend("ray", workers, address=address) if backend == "ray" else backend
 
 
 def configure(name: str, scale: str, overrides: dict | None = None):
@@ -69,14 +78,18 @@ def run_experiments(
     store: str | Path | None = None,
     progress: ProgressFn | None = None,
     workers: int = 1,
-    backend: str | None = None,
+    backend: str | Backend | None = None,
+    address: str | None = None,
     max_memory_mb: float | None = None,
 ) -> PipelineResult:
     """Validate every config first, then sweep each experiment into the store and write the report.
 
-    ``max_memory_mb`` caps the estimated training memory of one ensemble (models are split into
-    more, smaller ensembles); a budget too small for a single model is an error before any work.
+    ``backend``: ``local``, ``process`` or ``ray`` (default by ``workers``); ``address`` joins a
+    running Ray cluster (``auto`` or ``HOST:PORT``) with ``backend="ray"``. ``max_memory_mb`` caps the
+    estimated training memory of one ensemble (models are split into more, smaller ensembles); a
+    budget too small for a single model is an error before any work.
     """
+    backend = sweep_backend(backend, workers, address)
     out_dir, store_path = resolve_paths(out, store)
     overrides = overrides or {}
     bound = [configure(n, scale, overrides.get(n)) for n in names]

@@ -2,13 +2,94 @@
 
 Figures are built with :class:`matplotlib.figure.Figure` directly (no pyplot global state), so
 plotting is safe in worker processes and never opens a window.
+
+One palette for every figure: :func:`colour` maps a setting's value (a spectrum, a teacher, a
+student, an optimiser, an estimator, ``"V known"``…) to the same colour wherever it appears, and
+:func:`sweep_colour` maps a numeric sweep value (r*, init scale, N, σ) to a fixed position of one
+sequential colormap (a fixed log range per quantity), so two figures that share a setting draw it alike.
 """
 
 from __future__ import annotations
 
 import io
+import zlib
 
+import numpy as np
+from matplotlib import colormaps
 from matplotlib.figure import Figure
+
+MAX_COLUMNS = 4  # panels per row: a figure shown in a report column stays legible
+
+# Named settings → colour (Okabe–Ito based, colour-blind safe where possible).
+PALETTE = {
+    "known": "#0072B2",
+    "learned": "#D55E00",
+    "flat": "#0072B2",
+    "geometric": "#E69F00",
+    "linear": "#0072B2",
+    "softmax": "#CC3311",
+    "gd": "#009E73",
+    "adam": "#CC79A7",
+    "B0": "#555555",
+    "B1": "#0072B2",
+    "B2": "#E69F00",
+    "B3": "#009E73",
+    "closed form": "#000000",
+    # E6's data-only predictors
+    "linear_v_known": "#0072B2",
+    "linear_v_unknown": "#56B4E9",
+    "softmax_linearised": "#D55E00",
+    "softmax_log_attention": "#009E73",
+}
+_CYCLE = [
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#D55E00",
+    "#56B4E9",
+    "#882255",
+    "#555555",
+    "#44AA99",
+    "#BBBB00",
+]
+
+
+def colour(setting) -> str:
+    """The palette colour of a named setting; unknown names get a fixed colour from their text."""
+    key = str(setting)
+    if key in PALETTE:
+        return PALETTE[key]
+    return _CYCLE[zlib.crc32(key.encode()) % len(_CYCLE)]
+
+
+# Numeric sweeps: a fixed log range per quantity, so a value has one colour in every figure.
+SWEEP_RANGES = {"init": (1e-4, 10.0), "r_star": (1.0, 64.0), "N": (1.0, 4096.0), "sigma": (1e-3, 1.0)}
+
+
+def series_colours(names) -> dict:
+    """Distinct colours for a set of named series (corpora…): palette colours where named, else the
+    cycle in sorted-name order, so every figure given the same names colours them alike."""
+    out, free = {}, [c for c in _CYCLE]
+    for name in sorted({str(n) for n in names}):
+        out[name] = PALETTE.get(name) or free[len(out) % len(free)]
+    return out
+
+
+def rank_colour(r: int) -> str:
+    """A distinct fixed colour per rank r* (1, 2, 4, 8, 16 and the ranks between them differ)."""
+    return _CYCLE[int(round(2 * np.log2(max(1, int(r))))) % len(_CYCLE)]
+
+
+def sweep_colour(value: float, quantity: str) -> str:
+    """Colour of a numeric sweep value (an init scale, r*, N, σ) on its quantity's fixed log scale."""
+    if quantity == "r_star":
+        return rank_colour(int(value))
+    lo, hi = SWEEP_RANGES[quantity]
+    v = min(max(float(value), lo), hi)
+    t = (np.log(v) - np.log(lo)) / (np.log(hi) - np.log(lo))
+    rgba = colormaps["viridis"](0.92 - 0.84 * t)
+    return "#{:02x}{:02x}{:02x}".format(*(int(255 * c) for c in rgba[:3]))
 
 
 def figure_grid(nrows: int, ncols: int, *, width: float = 3.4, height: float = 2.8):
@@ -16,6 +97,45 @@ def figure_grid(nrows: int, ncols: int, *, width: float = 3.4, height: float = 2
     fig = Figure(figsize=(max(1, ncols) * width, max(1, nrows) * height), layout="constrained")
     axes = fig.subplots(max(1, nrows), max(1, ncols), squeeze=False)
     return fig, axes
+
+
+def panel_grid(n_panels: int, *, width: float = 3.4, height: float = 2.8, max_cols: int = MAX_COLUMNS):
+    """``n_panels`` axes wrapped at ``max_cols`` per row; returns ``(fig, flat list of axes)``.
+
+    Axes beyond ``n_panels`` in the last row are hidden.
+    """
+    ncols = max(1, min(n_panels, max_cols))
+    nrows = max(1, -(-n_panels // ncols))
+    fig, axes = figure_grid(nrows, ncols, width=width, height=height)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[n_panels:]:
+        ax.set_visible(False)
+    return fig, flat[: max(1, n_panels)]
+
+
+def legend_below(fig: Figure, axes, ncol: int | None = None, fontsize: float = 7) -> None:
+    """One legend for the whole figure, below the panels (off the data), with every labelled series."""
+    handles, labels = [], []
+    for ax in np.ravel(axes):
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels and not label.startswith("_"):
+                handles.append(h)
+                labels.append(label)
+    if handles:
+        ncol = ncol or min(len(labels), 4)
+        rows = -(-len(labels) // ncol)
+        fig.set_figheight(fig.get_figheight() + 0.2 + 0.16 * rows * fontsize / 7)  # room for the legend
+        fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=fontsize, frameon=False)
+
+
+def heatmap(fig: Figure, ax, values, *, cmap: str = "viridis", vmin=None, vmax=None, label: str = "", **kw):
+    """``imshow`` with a colorbar beside the axes (every heatmap states its scale)."""
+    im = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, **kw)
+    bar = fig.colorbar(im, ax=ax, shrink=0.85, pad=0.02)
+    if label:
+        bar.set_label(label, fontsize=7)
+    bar.ax.tick_params(labelsize=6)
+    return im
 
 
 def mark_floor(ax, value: float, label: str) -> None:
@@ -30,6 +150,28 @@ def mark_floor(ax, value: float, label: str) -> None:
         fontsize=6,
         color="tab:gray",
     )
+
+
+def log_with_zero(ax, smallest_positive: float) -> float:
+    """A symlog y axis whose linear band below ``smallest_positive`` shows exact zeros at 0 honestly.
+
+    Returns the linear threshold used; call after plotting.
+    """
+    linthresh = 10 ** np.floor(np.log10(max(smallest_positive, 1e-300)))
+    ax.set_yscale("symlog", linthresh=linthresh, linscale=0.5)
+    ax.set_ylim(bottom=0)
+    ax.axhspan(0, linthresh, color="#f2f2f2", zorder=0, lw=0)
+    ax.text(
+        0.99,
+        linthresh / 2,
+        f"linear below {linthresh:g}",
+        transform=ax.get_yaxis_transform(),
+        ha="right",
+        va="center",
+        fontsize=5.5,
+        color="#777777",
+    )
+    return float(linthresh)
 
 
 def to_png(fig: Figure, dpi: int = 130) -> bytes:

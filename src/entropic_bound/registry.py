@@ -21,12 +21,15 @@ class Registry(Generic[T]):
         self._items: dict[str, T] = {}
         self._summaries: dict[str, str] = {}
 
-    def register(self, name: str, *, summary: str = "") -> Callable[[T], T]:
+    def register(self, name: str | None = None, *, summary: str = "") -> Callable[[T], T]:
+        """Register under ``name``, or the object's own ``name`` attribute when none is given."""
+
         def decorator(obj: T) -> T:
-            if name in self._items:
-                raise ValueError(f"{self.kind} '{name}' is already registered")
-            self._items[name] = obj
-            self._summaries[name] = summary or (getattr(obj, "__doc__", "") or "").strip().split("\n")[0]
+            key = name if name is not None else obj.name
+            if key in self._items:
+                raise ValueError(f"{self.kind} '{key}' is already registered")
+            self._items[key] = obj
+            self._summaries[key] = summary or (getattr(obj, "__doc__", "") or "").strip().split("\n")[0]
             return obj
 
         return decorator
@@ -38,6 +41,19 @@ class Registry(Generic[T]):
                 f"Unknown {self.kind} '{name}'. Available: {available}.{did_you_mean(name, self._items)}"
             )
         return self._items[name]
+
+    def build(self, name: str, *args, **kwargs):
+        """``name``'s entry called with ``args`` and the keyword arguments it accepts.
+
+        An entry that declares ``accepts`` (a tuple of keyword names, as every student does) gets
+        only those of ``kwargs``, so one call builds any entry from the same settings (``temperature``
+        reaches B2 and B3, not B1); an entry without ``accepts`` (a task dataclass) gets them all.
+        """
+        obj = self.get(name)
+        accepts = getattr(obj, "accepts", None)
+        if accepts is not None:
+            kwargs = {k: v for k, v in kwargs.items() if k in accepts}
+        return obj(*args, **kwargs)
 
     def summary(self, name: str) -> str:
         self.get(name)

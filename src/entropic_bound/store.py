@@ -31,8 +31,8 @@ import pandas as pd
 
 from .atomic import atomic_write_bytes, atomic_write_text
 from .errors import UserInputError
+from .results import RunResult, canonical_json
 from .store_health import absent_sidecars, check_store_file, damaged, not_a_database, remove_empty_sidecars
-from .sweep.spec import RunResult, canonical_json
 
 SCHEMA_VERSION = 1
 

@@ -34,7 +34,7 @@ def test_output_folder_contract(tiny_run, read_outputs):
         "e2_final_spectra.png",
     } <= figures
     html = (tiny_run / "report.html").read_text()
-    assert html.index("Verdicts") < html.index("E1 — ") and "data:image/png;base64," in html
+    assert html.index("Verdicts") < html.index("E1 — ") and "src='figures/e1_excess_vs_rank.png'" in html
 
 
 def test_trained_students_match_the_closed_form(tiny_run, read_outputs):
@@ -56,8 +56,21 @@ def test_store_records_provenance_and_rerun_skips(tiny_run, capsys, tiny_args):
     before = len(rows)
     rc = main(["reproduce", "--only", "E1,E2", "--out", str(tiny_run), *tiny_args("E1", "E2")])
     assert rc == 0
-    assert "0 run(s) trained" in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert "0 run(s) trained" in err
+    # the terminal ends with the verdict table (every claim, its verdict, one line of evidence), then the path
+    verdicts = json.loads((tiny_run / "verdicts.json").read_text())
+    assert out.index("C1") < out.index("C2") < out.index("C3")
+    assert all(v["verdict"] in out for v in verdicts.values()) and "median" in out
+    assert out.strip().splitlines()[-1] == str(tiny_run / "report.html")
     assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == before
+
+
+def test_json_flag_prints_the_verdicts_in_claim_order(tiny_run, capsys, tiny_args):
+    rc = main(["reproduce", "--only", "E1,E2", "--out", str(tiny_run), "--json", *tiny_args("E1", "E2")])
+    assert rc == 0
+    verdicts = json.loads(capsys.readouterr().out)
+    assert list(verdicts) == ["C1", "C2", "C3"] and verdicts["C1"]["experiment"] == "E1"
 
 
 def test_report_and_export_rebuild_from_the_store(tiny_run, tmp_path, read_outputs):

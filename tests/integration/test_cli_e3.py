@@ -18,7 +18,7 @@ TINY = [
     "x2_train.steps=100",
     "x2_ranks=[8]",
     "n_test=256",
-    "n_mix=16",
+    "n_mixer=16",
 ]
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from entropic_bound.cli import main
-from entropic_bound.inspect import inspect_model
+from entropic_bound.inspect import GD_NOT_APPLICABLE, analyze, inspect_model
 
 PANEL_KEYS = {
     "numerical_rank",
@@ -37,6 +37,11 @@ MIXER_KEYS = {
 def run_json(capsys, *argv):
     assert main(["inspect", *map(str, argv), "--json"]) == 0
     return json.loads(capsys.readouterr().out)
+
+
+def run_out(capsys, *argv) -> str:
+    assert main(["inspect", *map(str, argv)]) == 0
+    return capsys.readouterr().out
 
 
 def one_line_error(capsys, *argv) -> str:
@@ -160,7 +165,7 @@ def test_bad_inputs_are_one_line_errors(capsys, tmp_path, tiny):
     assert "has no config.json" in one_line_error(capsys, tmp_path)
     (tmp_path / "model.bin").write_bytes(b"\x80\x04")
     assert "pickle" in one_line_error(capsys, tmp_path / "model.bin")
-    assert "Supported: bert, gpt2, llama" in one_line_error(capsys, tiny / "gpt2", "--arch", "t5")
+    assert "Available: bert, gpt2, llama" in one_line_error(capsys, tiny / "gpt2", "--arch", "t5")
     assert "does not divide the width" in one_line_error(capsys, tiny / "gpt2", "--n-heads", "5")
     assert "text file" in one_line_error(capsys, tiny / "gpt2", "--text", tmp_path / "nope.txt")
     bad = tmp_path / "bad"
@@ -169,3 +174,97 @@ def test_bad_inputs_are_one_line_errors(capsys, tmp_path, tiny):
     (bad / "model.safetensors").write_bytes(data[: len(data) // 2])
     assert "not a valid safetensors file" in one_line_error(capsys, bad)
     assert "--window" in one_line_error(capsys, tiny / "gpt2", "--window", "-1")
+
+
+def test_analyze_minilm_is_a_72_row_frame_with_every_estimator(minilm):
+    frame = analyze(minilm)
+    assert len(frame) == 72 and {"layer", "head", "kv_head"} | PANEL_KEYS <= set(frame)
+    assert frame["numerical_rank"].dtype.kind == "i" and frame["energy_effective_rank"].between(1, 32).all()
+    assert list(frame[["layer", "head"]].iloc[13]) == [1, 1] and (frame["kv_head"] == frame["head"]).all()
+    # Gavish-Donoho on a weight product: not applicable (NaN + reason), never a misleading 0
+    assert frame["optimal_hard_threshold"].isna().all()
+    assert (frame["optimal_hard_threshold_reason"] == GD_NOT_APPLICABLE).all()
+    assert frame.attrs["arch"] == "bert" and frame.attrs["n_heads"] == 12 and frame.attrs["text"] is None
+    assert not {"sink_score", "locality_mass", "positional_prior_explained"} & set(frame)
+
+
+def test_format_csv_prints_every_head_and_table_fits_120_columns(capsys, minilm):
+    import io
+
+    import pandas as pd
+
+    csv = pd.read_csv(io.StringIO(run_out(capsys, minilm, "--format", "csv")))
+    assert len(csv) == 72 and PANEL_KEYS | {"layer", "head", "kv_head"} <= set(csv)
+    np.testing.assert_allclose(
+        csv["energy_effective_rank"], analyze(minilm)["energy_effective_rank"], rtol=1e-5
+    )
+    assert csv["optimal_hard_threshold"].isna().all()
+    table = run_out(capsys, minilm, "--format", "table")
+    assert max(map(len, table.splitlines())) <= 120 and len(table.splitlines()) >= 73
+    assert " n/a " in table.splitlines()[3] + " " and "GD = optimal_hard_threshold" in table
+    wide = run_out(capsys, minilm, "--wide")
+    assert max(map(len, wide.splitlines())) > 120 and "participation_ratio" in wide
+
+
+def test_json_flag_is_format_json_and_gd_is_null_with_reason(capsys, minilm):
+    out = run_json(capsys, minilm)
+    assert out == json.loads(run_out(capsys, minilm, "--format", "json"))
+    head = out["heads"][0]
+    assert (
+        head["optimal_hard_threshold"] is None and head["optimal_hard_threshold_reason"] == GD_NOT_APPLICABLE
+    )
+    assert "--json means --format json" in one_line_error(capsys, minilm, "--json", "--format", "csv")
+
+
+def test_sink_definitions_ours_and_gu2025(capsys, tiny):
+    ours = run_json(capsys, tiny / "gpt2", "--text", tiny / "text.txt", "--window-len", "16")
+    gu = run_json(
+        capsys,
+        tiny / "gpt2",
+        "--text",
+        tiny / "text.txt",
+        "--window-len",
+        "16",
+        "--sink-definition",
+        "gu2025",
+    )
+    assert ours["text"]["sink_definition"] == "ours" and gu["text"]["sink_definition"] == "gu2025"
+    n = 16
+    for a, b in zip(ours["heads"], gu["heads"]):
+        # causal: query 0 sees only token 0, so the all-queries mean adds (1 - ours) / n
+        assert b["sink_score"] == pytest.approx((1 + (n - 1) * a["sink_score"]) / n, abs=1e-12)
+        assert b["sink_head"] == (b["sink_score"] > 0.3)
+        assert b["locality_mass"] == a["locality_mass"]
+    assert gu["text"]["sink_ratio"] == np.mean([h["sink_head"] for h in gu["heads"]])
+    assert "choose from 'ours', 'gu2025'" in one_line_error(capsys, tiny / "gpt2", "--sink-definition", "x")
+
+
+def test_third_party_progress_bars_are_silenced(capfd, tiny):
+    assert main(["inspect", str(tiny / "llama"), "--text", "--window-len", "16"]) == 0
+    out, err = capfd.readouterr()
+    assert "Loading weights" not in err + out and err == ""
+    assert max(map(len, out.splitlines())) <= 120
+
+
+def fake_hub_cache(root, repo_id, folder):
+    """The layout huggingface_hub's cache uses: models--owner--name/{refs/main, snapshots/<commit>/…}."""
+    repo = root / ("models--" + repo_id.replace("/", "--"))
+    commit = "0" * 40
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    shutil.copytree(folder, repo / "snapshots" / commit)
+    return root
+
+
+def test_hugging_face_id_is_read_from_the_local_cache_only(capsys, monkeypatch, tmp_path, tiny):
+    from huggingface_hub import constants
+
+    cache = fake_hub_cache(tmp_path / "hub", "someone/tiny-gpt2", tiny / "gpt2")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    frame = analyze("someone/tiny-gpt2")
+    assert len(frame) == 8 and frame.attrs["arch"] == "gpt2"
+    assert frame.equals(analyze(tiny / "gpt2"))
+    assert len(run_out(capsys, "someone/tiny-gpt2", "--format", "csv").splitlines()) == 9
+    err = one_line_error(capsys, "someone/not-cached")
+    assert "not in the Hugging Face cache" in err and "hf download someone/not-cached" in err
+    assert "valid Hugging Face model id" in one_line_error(capsys, "bad id")

@@ -50,7 +50,7 @@ TINY = {
         "x2_train.steps": 20,
         "x2_ranks": [8],
         "n_test": 64,
-        "n_mix": 8,
+        "n_mixer": 8,
     },
     "E4": {
         "n": 6,

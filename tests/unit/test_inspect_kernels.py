@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from entropic_bound.errors import UserInputError
-from entropic_bound.inspect import arch_config, head_kernels, kernel_spectra, kernel_table
+from entropic_bound.inspect import ARCHITECTURES, arch_config, head_kernels, kernel_spectra, kernel_table
 
 
 def bert_weights(rng, L=2, H=4, d=16, prefix=""):
@@ -91,7 +91,11 @@ def norm_scale(w, arch, layer):
 MAKERS = {"bert": bert_weights, "gpt2": gpt2_weights, "llama": llama_weights}
 
 
-@pytest.mark.parametrize("arch", ["bert", "gpt2", "llama"])
+def test_every_registered_architecture_has_a_synthetic_checkpoint_here():
+    assert sorted(MAKERS) == ARCHITECTURES.names()
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES.names())
 def test_head_kernels_equal_dense_per_head_products(arch):
     w, config = MAKERS[arch](np.random.default_rng(0))
     cfg = arch_config(w, config)
@@ -103,7 +107,7 @@ def test_head_kernels_equal_dense_per_head_products(arch):
     assert seen == cfg.n_layers * cfg.n_heads
 
 
-@pytest.mark.parametrize("arch", ["bert", "gpt2", "llama"])
+@pytest.mark.parametrize("arch", ARCHITECTURES.names())
 @pytest.mark.parametrize("fold_ln", [False, True])
 def test_kernel_spectra_match_dense_svd(arch, fold_ln):
     w, config = MAKERS[arch](np.random.default_rng(1))
@@ -170,7 +174,7 @@ def test_single_file_needs_heads_and_checks_divisibility():
 def test_unknown_arch_lists_supported_and_wrong_arch_is_explained():
     w, config = gpt2_weights(np.random.default_rng(6))
     with pytest.raises(
-        UserInputError, match="Unknown architecture 'gtp2'. Supported: bert, gpt2, llama. Did you mean 'gpt2'"
+        UserInputError, match="Unknown architecture 'gtp2'. Available: bert, gpt2, llama. Did you mean 'gpt2'"
     ):
         arch_config(w, {**config, "model_type": "gtp2"})
     with pytest.raises(UserInputError, match="really a 'llama' model"):

@@ -40,8 +40,25 @@ def test_sink_and_locality_match_loops():
             local[idx], np.mean([sum(m[i, j] for j in range(7) if abs(i - j) <= 1) for i in range(7)])
         )
     assert np.allclose(locality_mass(M, window=6), 1.0)
+    gu = sink_score(M, "gu2025")
+    for idx in np.ndindex(3, 2, 4):
+        assert np.isclose(gu[idx], np.mean([M[idx][i, 0] for i in range(7)]))  # every query, Gu et al.
     with pytest.raises(UserInputError, match="'window' parameter must be an int >= 0"):
         locality_mass(M, window=-1)
+
+
+def test_gu2025_sink_definition_moves_heads_across_the_threshold():
+    n = 64
+    M = np.tril(np.ones((n, n)))
+    M[1:, 0] = 0.29  # every later query puts 0.29 on token 0: below ε = 0.3 by ours
+    M[1:, 1:] = np.tril(np.ones((n - 1, n - 1))) * (0.71 / np.arange(1, n)[:, None])
+    M = M[None, None, None]  # (batch, layers, heads, n, n), causal: row 0 is [1, 0, ...]
+    ours = mixer_summary(M, causal=True)
+    gu = mixer_summary(M, causal=True, sink_definition="gu2025")
+    assert np.isclose(ours["sink_score"], 0.29).all() and not ours["sink_head"].any()
+    assert np.isclose(gu["sink_score"], (1 + 63 * 0.29) / 64).all() and gu["sink_head"].all()
+    with pytest.raises(UserInputError, match="sink definition must be one of ours, gu2025"):
+        sink_score(M, "gu")
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -101,7 +118,10 @@ def test_read_text_errors(tmp_path):
     (tmp_path / "empty.txt").write_text("  \n")
     with pytest.raises(UserInputError, match="is empty"):
         read_text(tmp_path / "empty.txt")
-    assert read_text(None) == BUILTIN_TEXT
+    assert read_text(BUILTIN_TEXT) == BUILTIN_TEXT  # a str is the text itself, a Path a file
+    assert read_text("missing.txt") == "missing.txt"
+    with pytest.raises(UserInputError, match="The text is empty"):
+        read_text(" ")
 
 
 def test_minilm_tokenizer_adds_cls_and_sep():

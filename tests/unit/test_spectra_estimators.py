@@ -31,16 +31,7 @@ from entropic_bound.spectra import (
     stable_rank,
 )
 
-NAMES = [
-    "numerical_rank",
-    "energy_effective_rank",
-    "entropy_effective_rank",
-    "stable_rank",
-    "participation_ratio",
-    "energy_threshold_rank",
-    "largest_gap_rank",
-    "optimal_hard_threshold",
-]
+NAMES = ESTIMATORS.names()
 CONTINUOUS = [energy_effective_rank, entropy_effective_rank, stable_rank, participation_ratio]
 SCALE_FREE = [
     numerical_rank,

@@ -1,28 +1,18 @@
-"""``entropic-bound inspect MODEL``: per-head kernel ranks (and realised mixers) of a real checkpoint."""
+"""``entropic-bound inspect MODEL``: per-head kernel ranks (and realised mixers) of a real checkpoint.
+
+Parsing and printing only: the analysis is :func:`entropic_bound.inspect.inspect_model`, the
+formats :mod:`entropic_bound.inspect.report`, the figures :mod:`entropic_bound.inspect.plots`.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from ..errors import UserInputError
 
-SUMMARY_COLUMNS = [
-    "layer",
-    "head",
-    "kv_head",
-    "numerical_rank",
-    "energy_effective_rank",
-    "stable_rank",
-    "largest_gap_rank",
-    "sv_1",
-    "sink_score",
-    "locality_mass",
-    "positional_prior_explained",
-    "mixer_energy_effective_rank",
-]
+FORMATS = ("table", "json", "csv")
 
 
 def add_parser(subparsers) -> None:
@@ -34,7 +24,10 @@ def add_parser(subparsers) -> None:
         "positional-prior scores from a forward pass. Weights are read with safetensors only.",
     )
     p.add_argument(
-        "model", metavar="MODEL", help="model folder (config.json + *.safetensors) or a .safetensors file"
+        "model",
+        metavar="MODEL",
+        help="model folder (config.json + *.safetensors), a .safetensors file, or a Hugging Face model id "
+        "already in the local cache (never downloaded)",
     )
     p.add_argument("--arch", help="architecture: bert, gpt2 or llama (default: config.json's model_type)")
     p.add_argument("--n-heads", type=int, help="query heads per layer (default: from config.json)")
@@ -50,23 +43,36 @@ def add_parser(subparsers) -> None:
         default=None,
         help="realised mixers on this text file (no FILE: a built-in sample)",
     )
+    p.add_argument(
+        "--sink-definition",
+        choices=("ours", "gu2025"),
+        default="ours",
+        help="sink score: 'ours' averages attention to token 0 over queries i >= 1; 'gu2025' over all "
+        "queries (Gu et al., ICLR 2025); a sink head has a score > 0.3 either way (default ours)",
+    )
     p.add_argument("--window", type=int, default=2, help="locality window ±w tokens (default 2)")
     p.add_argument("--window-len", type=int, default=64, help="tokens per text window (default 64)")
     p.add_argument("--max-windows", type=int, default=8, help="text windows at most (default 8)")
     p.add_argument("--top-k", type=int, default=8, help="top singular values in the table/CSV (default 8)")
+    p.add_argument("--format", choices=FORMATS, default=None, help="output on stdout (default table)")
+    p.add_argument("--wide", action="store_true", help="table: every column (default: compact, ≤ 120 wide)")
     out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print the result as JSON")
+    out.add_argument("--json", action="store_true", help="same as --format json")
     out.add_argument("--csv", metavar="OUT", help="write the per-head table to this CSV file")
     p.add_argument("--out", metavar="DIR", help="write figures (PNG) to this folder")
     p.set_defaults(func=handler)
 
 
-def _check_ints(args: argparse.Namespace) -> None:
+def _check_args(args: argparse.Namespace) -> str:
+    """Validate the numbers and return the output format."""
     for name, low in (("window", 0), ("window_len", 3), ("max_windows", 1), ("top_k", 1)):
         value = getattr(args, name)
         if value < low:
             flag = "--" + name.replace("_", "-")
             raise UserInputError(f"The '{flag}' option must be an int >= {low}. Got {value} instead.")
+    if args.json and args.format not in (None, "json"):
+        raise UserInputError(f"--json means --format json. Got --json with --format {args.format}.")
+    return "json" if args.json else args.format or "table"
 
 
 def _progress(quiet: bool):
@@ -86,38 +92,18 @@ def _progress(quiet: bool):
     return on_layer, bar.stop
 
 
-def _write_figures(result, out: Path) -> list[Path]:
-    import matplotlib.pyplot as plt
+def _text(arg: str | None):
+    from ..inspect import BUILTIN_TEXT
 
-    from ..inspect.plots import head_heatmap, spectra_figure, spectra_table
-
-    out.mkdir(parents=True, exist_ok=True)
-    figures = {
-        "energy_effective_rank_heatmap.png": head_heatmap(
-            result.table, "energy_effective_rank", title="static kernel energy effective rank"
-        ),
-        "kernel_spectra.png": spectra_figure(spectra_table(result.singular_values)),
-    }
-    if "sink_score" in result.table:
-        figures["sink_score_heatmap.png"] = head_heatmap(
-            result.table, "sink_score", title="attention-sink score"
-        )
-        figures["locality_mass_heatmap.png"] = head_heatmap(
-            result.table, "locality_mass", title="locality mass"
-        )
-    paths = []
-    for name, fig in figures.items():
-        fig.savefig(out / name, dpi=110)
-        plt.close(fig)
-        paths.append(out / name)
-    return paths
+    return None if arg is None else Path(arg) if arg else BUILTIN_TEXT
 
 
 def handler(args: argparse.Namespace) -> int:
     from ..inspect import inspect_model
+    from ..inspect.report import format_csv, format_json, format_table
 
-    _check_ints(args)
-    on_layer, stop = _progress(args.json)
+    fmt = _check_args(args)
+    on_layer, stop = _progress(fmt != "table")
     try:
         result = inspect_model(
             args.model,
@@ -125,8 +111,8 @@ def handler(args: argparse.Namespace) -> int:
             n_heads=args.n_heads,
             n_kv_heads=args.n_kv_heads,
             fold_ln=args.fold_ln,
-            text=args.text or None,
-            realised=args.text is not None,
+            text=_text(args.text),
+            sink_definition=args.sink_definition,
             window=args.window,
             window_len=args.window_len,
             max_windows=args.max_windows,
@@ -135,24 +121,20 @@ def handler(args: argparse.Namespace) -> int:
         )
     finally:
         stop()
-    if args.json:
-        print(json.dumps(result.to_json(), allow_nan=False))
-    elif args.csv:
+    if args.csv:
         Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
-        result.table.to_csv(args.csv, index=False)
+        Path(args.csv).write_text(format_csv(result))
         print(f"wrote {len(result.table)} rows to {args.csv}")
+    elif fmt == "json":
+        print(format_json(result))
+    elif fmt == "csv":
+        sys.stdout.write(format_csv(result))
     else:
-        cols = [c for c in SUMMARY_COLUMNS if c in result.table]
-        c = result.config
-        print(
-            f"{result.model}: {c.arch}, {c.n_layers} layers x {c.n_heads} heads "
-            f"({c.n_kv_heads} kv), d_model={c.d_model}, d_head={c.d_head}, fold_ln={result.fold_ln}"
-        )
-        print(result.table[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-        for note in result.notes:
-            print(f"note: {note}")
+        print(format_table(result, wide=args.wide))
     if args.out:
-        paths = _write_figures(result, Path(args.out))
-        if not args.json:
+        from ..inspect.plots import write_figures
+
+        paths = write_figures(result, args.out)
+        if fmt == "table":
             print(f"wrote {len(paths)} figures to {args.out}")
     return 0

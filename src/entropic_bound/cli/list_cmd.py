@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..registry import ESTIMATORS, EXPERIMENTS, STUDENTS, TASKS
 
@@ -11,6 +14,15 @@ from ..registry import ESTIMATORS, EXPERIMENTS, STUDENTS, TASKS
 def add_parser(sub) -> None:
     p = sub.add_parser("list", help="list experiments, tasks, students and rank estimators")
     p.set_defaults(func=_list)
+
+
+_ROLE = re.compile(r":(?:math|class|func|meth|data|mod|attr):`([^`]*)`")
+
+
+def plain(text: str) -> str:
+    """A reStructuredText summary as plain text: ``code``, `x` and :math:`x` lose their markup."""
+    text = _ROLE.sub(lambda m: m.group(1).lstrip("~"), text)
+    return re.sub(r"``([^`]*)``|`([^`]*)`", lambda m: m.group(1) or m.group(2) or "", text)
 
 
 def _list(args) -> int:
@@ -25,7 +37,7 @@ def _list(args) -> int:
     ):
         table = Table(title=title, title_justify="left", show_header=False)
         for name in registry.names():
-            table.add_row(name, registry.summary(name))  # experiment summaries name their claims
+            table.add_row(name, Text(plain(registry.summary(name))))  # experiment summaries name their claims
         console.print(table)
     try:
         from ..predict import PREDICTORS
@@ -33,6 +45,6 @@ def _list(args) -> int:
         return 0
     table = Table(title="predictors", title_justify="left", show_header=False)
     for name in PREDICTORS.names():
-        table.add_row(name, PREDICTORS.summary(name))
+        table.add_row(name, Text(plain(PREDICTORS.summary(name))))
     console.print(table)
     return 0

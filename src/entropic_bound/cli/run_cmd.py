@@ -7,8 +7,9 @@ import sys
 
 from ..defaults import DEFAULT_OUT, SCALES
 from ..errors import UserInputError
-from ..sweep.runner import make_backend
+from ..sweep.runner import BACKENDS
 from .progress import sweep_progress
+from .summary import print_outcome
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -28,7 +29,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--backend",
         default=None,
-        choices=("local", "process", "ray"),
+        choices=BACKENDS.names(),
         help="execution backend (default local; process when --workers > 1; ray needs the [ray] extra)",
     )
     p.add_argument(
@@ -52,6 +53,9 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="memory budget of one ensemble in MiB (default: at most 64 models per ensemble)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the report path")
+    p.add_argument(
+        "--json", action="store_true", help="print the verdicts JSON to stdout instead of the table"
+    )
 
 
 def add_parser(sub) -> None:
@@ -78,15 +82,6 @@ def _check_workers(args) -> None:
     torch.set_num_threads(args.threads)
 
 
-def _backend(args):
-    """The backend name, or a Ray backend bound to ``--address``."""
-    if args.address is not None and args.backend != "ray":
-        raise UserInputError(
-            f"The '--address' option needs '--backend ray'. Got --backend {args.backend or 'local'} instead."
-        )
-    return make_backend("ray", args.workers, address=args.address) if args.backend == "ray" else args.backend
-
-
 def _execute(names: list[str], overrides: dict, args) -> int:
     from ..pipeline import run_experiments  # heavy: imports every experiment
 
@@ -100,7 +95,8 @@ def _execute(names: list[str], overrides: dict, args) -> int:
             store=args.store,
             progress=progress,
             workers=args.workers,
-            backend=_backend(args),
+            backend=args.backend,
+            address=args.address,
             max_memory_mb=args.max_memory,
         )
     if not args.quiet:
@@ -110,7 +106,7 @@ def _execute(names: list[str], overrides: dict, args) -> int:
                 f"({s.wall_s:.1f} s)",
                 file=sys.stderr,
             )
-    print(result.report)
+    print_outcome(result.report, as_json=args.json, quiet=args.quiet)
     return 0
 
 

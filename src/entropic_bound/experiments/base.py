@@ -9,18 +9,19 @@ computed from stored numbers with a stated criterion and can come out refuted.
 from __future__ import annotations
 
 import hashlib
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from .. import config as cfglib
 from ..defaults import SCALES
 from ..errors import ConfigError
-from ..sweep.spec import RunResult, RunSpec
+from ..jsonable import json_safe
+from ..results import RunResult, RunSpec
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
 
@@ -54,33 +55,18 @@ class Verdict:
         out = {
             "verdict": self.verdict,
             "criterion": self.criterion,
-            "evidence": _jsonable(self.evidence),
+            "evidence": json_safe(self.evidence),
             "experiment": self.experiment,
             "statement": self.statement,
         }
         if self.robustness is not None:
-            out["robustness"] = _jsonable(self.robustness)
+            out["robustness"] = json_safe(self.robustness)
         return out
 
 
 def decide(ok: bool | None) -> str:
     """``True`` → confirmed, ``False`` → refuted, ``None`` (not enough data) → inconclusive."""
     return "inconclusive" if ok is None else ("confirmed" if ok else "refuted")
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, (np.floating, float)):
-        v = float(obj)
-        return v if np.isfinite(v) else None
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj
 
 
 @dataclass
@@ -95,15 +81,32 @@ class Analysis:
 
 
 class Experiment(ABC):
-    """Base class; subclasses set ``name``, ``title``, ``claims`` and ``config_class``."""
+    """Base class; subclasses set ``title``, ``claims`` and ``config_class``, and implement
+    :meth:`default_config`, :meth:`specs`, :meth:`group_key`, :meth:`execute` and :meth:`analyse_rows`.
+
+    The name is the class name's ``E<k>`` prefix (``E1LinearSurrogate`` → ``E1``); it is the
+    registry key (``@EXPERIMENTS.register(summary=…)``), every run spec's ``experiment`` and the
+    first part of every seed the experiment derives (:meth:`seed`).
+    """
 
     name: str = ""
     title: str = ""
     claims: tuple[str, ...] = ()
     config_class: type = object
+    renamed_keys: dict[str, str] = {}  # old config key → new, so a store written before a rename still reads
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__:
+            match = re.match(r"E\d+", cls.__name__)
+            cls.name = match.group(0) if match else cls.__name__
 
     def __init__(self, cfg: Any) -> None:
         self.cfg = cfglib.validate(cfg)
+
+    def seed(self, purpose: str, *parts: Any) -> int:
+        """A seed for ``purpose`` (``"teacher"``, ``"data"``, ``"init"`` …) of this experiment."""
+        return derive_seed(f"{self.name}/{purpose}", *parts)
 
     # -- configuration -------------------------------------------------------------------
     @classmethod
@@ -124,16 +127,22 @@ class Experiment(ABC):
     @classmethod
     def from_dict(cls, data: dict) -> Any:
         """Rebuild a stored config (as written by :func:`entropic_bound.config.to_dict`)."""
-        return cfglib.validate(cfglib.apply_overrides(cls.default_config("quick"), cfglib.flatten(data)))
+        flat = {cls.renamed_keys.get(k, k): v for k, v in cfglib.flatten(data).items()}
+        return cfglib.validate(cfglib.apply_overrides(cls.default_config("quick"), flat))
 
     # -- the sweep -----------------------------------------------------------------------
     @abstractmethod
     def specs(self) -> list[RunSpec]:
         """Every run of the grid."""
 
-    @abstractmethod
+    member_params: tuple[str, ...] = ()  # params that differ between members of one ensemble
+    seeds_share_group: bool = False  # True: replicates (seeds) train in one ensemble too
+
     def group_key(self, spec: RunSpec) -> Hashable:
-        """Runs with equal keys share data and shapes and train as one ensemble."""
+        """Runs with equal keys share data and shapes and train as one ensemble: the runs whose
+        params differ only in :attr:`member_params` (and the seed, if :attr:`seeds_share_group`)."""
+        shared = tuple(sorted((k, str(v)) for k, v in spec.params.items() if k not in self.member_params))
+        return shared if self.seeds_share_group else (shared, spec.seed)
 
     @abstractmethod
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
@@ -182,9 +191,23 @@ class Experiment(ABC):
         return out
 
     # -- analysis ------------------------------------------------------------------------
-    @abstractmethod
     def analyse(self, table: pd.DataFrame, records: list[dict]) -> Analysis:
-        """Tables, figures and verdicts from this config's rows of the store."""
+        """Tables, figures and verdicts from this config's rows of the store.
+
+        Selects this grid's rows (:meth:`select`), hands them to the experiment's
+        :meth:`analyse_rows` and notes the runs that diverged (which every verdict excludes:
+        ``split_status`` gives the analysis the ``ok`` rows).
+        """
+        table, records = self.select(table, records)
+        analysis = self.analyse_rows(table, records)
+        _, n_diverged = split_status(table)
+        if n_diverged:
+            analysis.notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
+        return analysis
+
+    def analyse_rows(self, table: pd.DataFrame, records: list[dict]) -> Analysis:
+        """The experiment's own analysis of its rows (the hook :meth:`analyse` calls)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement analyse_rows")
 
     def select(self, table: pd.DataFrame, records: list[dict]) -> tuple[pd.DataFrame, list[dict]]:
         """Keep the store's rows that belong to this config's grid."""
@@ -195,6 +218,13 @@ class Experiment(ABC):
     @property
     def name_with_title(self) -> str:
         return f"{self.name} — {self.title}"
+
+
+def split_status(table: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``(the rows with status "ok", the number of diverged runs)`` of a store table."""
+    if not len(table):
+        return table, 0
+    return table[table["status"] == "ok"], int((table["status"] == "diverged").sum())
 
 
 def curves_by_run(records: list[dict]) -> dict[str, dict]:
@@ -232,6 +262,11 @@ def spec_params(spec: RunSpec, prefix: str) -> dict:
     """The params of ``spec`` under ``prefix.`` with the prefix removed."""
     n = len(prefix) + 1
     return {k[n:]: v for k, v in spec.params.items() if k.startswith(prefix + ".")}
+
+
+def spec_config(spec: RunSpec, prefix: str, config_class: type) -> Any:
+    """The typed, validated config section ``prefix`` of a run spec (the inverse of :func:`flat_params`)."""
+    return cfglib.validate(config_class(**spec_params(spec, prefix)))
 
 
 def flat_params(obj: Any, prefix: str) -> dict:

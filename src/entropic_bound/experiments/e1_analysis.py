@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..plotting import figure_grid, mark_floor
+from ..plotting import colour, figure_grid, legend_below, log_with_zero, mark_floor, panel_grid, sweep_colour
 from ..theory import tail_energy_curve
-from .base import Analysis, Verdict, curves_by_run, decide
+from .base import Analysis, Verdict, curves_by_run, decide, split_status
 
 RESULT_COLUMNS = [
     "run_id",
@@ -35,8 +35,7 @@ RESULT_COLUMNS = [
 
 def analyse_e1(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
-    ok = table[table["status"] == "ok"] if len(table) else table
-    n_diverged = int((table["status"] == "diverged").sum()) if len(table) else 0
+    ok, n_diverged = split_status(table)
     verdicts = [_verdict_c1(cfg, ok, n_diverged), _verdict_c2(cfg, ok, n_diverged)]
     figures = {}
     if len(ok):
@@ -54,8 +53,6 @@ def analyse_e1(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         + f"; n = {cfg.n}, d = {cfg.d}, σ = {cfg.sigma:g}. Excess risk is the exact population value (SPEC §5);"
         " the closed form is the population minimum, so a finite N adds estimation error that shrinks with N.",
     ]
-    if n_diverged:
-        notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
     return Analysis(results=results, verdicts=verdicts, figures=figures, notes=notes)
 
 
@@ -143,52 +140,55 @@ def _verdict_c2(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
 
 
 def plot_excess_vs_rank(cfg, ok: pd.DataFrame, records: list[dict]):
-    """Relative excess risk vs rank, one panel per (spectrum, r*), with the tail-energy curve."""
+    """Relative excess risk vs rank, one panel per (spectrum, r*), with the tail-energy curve.
+
+    The closed form is exactly 0 at r >= r*: a symlog axis (linear band shaded near 0) draws it at 0
+    rather than at an arbitrary floor. V known / V learned sit at small x offsets; the finite-N
+    optimum is an open marker over each trained (filled) one so neither hides the other.
+    """
     curves = curves_by_run(records)
     spectra, r_stars = sorted(ok["task.spectrum"].unique()), sorted(ok["task.r_star"].unique())
-    fig, axes = figure_grid(len(spectra), len(r_stars), width=3.4, height=2.8)
-    floor = 1e-7
-    for i, spectrum in enumerate(spectra):
-        for j, r_star in enumerate(r_stars):
-            ax = axes[i][j]
-            g = ok[(ok["task.spectrum"] == spectrum) & (ok["task.r_star"] == r_star)]
-            if not len(g):
-                ax.set_visible(False)
+    fig, axes = panel_grid(len(spectra) * len(r_stars), width=3.4, height=2.8)
+    positive = ok["rel_excess"][ok["rel_excess"] > 0]
+    smallest = float(positive.min()) if len(positive) else 1e-6
+    for k, (spectrum, r_star) in enumerate((s, r) for s in spectra for r in r_stars):
+        ax = axes[k]
+        g = ok[(ok["task.spectrum"] == spectrum) & (ok["task.r_star"] == r_star)]
+        if not len(g):
+            ax.set_visible(False)
+            continue
+        s = np.asarray(curves[g["run_id"].iloc[0]].get("teacher_singular_values", []))
+        ranks = np.arange(0, cfg.n + 1)
+        if len(s):
+            tail = tail_energy_curve(s, ranks) / np.sum(s**2)
+            ax.plot(ranks, tail, "-", color=colour("closed form"), lw=1.2, label="closed form (tail energy)")
+        for v, dx in (("known", -0.15), ("learned", 0.15)):
+            gv = g[g["v"] == v]
+            if not len(gv):
                 continue
-            s = np.asarray(curves[g["run_id"].iloc[0]].get("teacher_singular_values", []))
-            ranks = np.arange(0, cfg.n + 1)
-            if len(s):
-                tail = tail_energy_curve(s, ranks) / np.sum(s**2)
-                ax.plot(ranks, np.maximum(tail, floor), "k-", lw=1.2, label="closed form (tail energy)")
-            for v, marker in (("known", "o"), ("learned", "x")):
-                gv = g[g["v"] == v]
-                if len(gv):
-                    ax.plot(
-                        gv["rank"],
-                        np.maximum(gv["rel_excess"], floor),
-                        marker,
-                        ms=4,
-                        ls="",
-                        label=f"trained, V {v}",
-                    )
-                    opt = gv["finite_sample_optimum"] / gv["signal"]
-                    if np.isfinite(opt).any():
-                        ax.plot(
-                            gv["rank"],
-                            np.maximum(opt, floor),
-                            ".",
-                            ms=3,
-                            alpha=0.6,
-                            label=f"finite-N optimum, V {v}",
-                        )
-            ax.axvline(r_star, color="tab:red", lw=0.8, ls=":")
-            mark_floor(ax, cfg.eps_floor, "ε_floor")
-            ax.set_yscale("log")
-            ax.set_title(f"{spectrum}, r* = {r_star}", fontsize=9)
-            ax.set_xlabel("student rank r")
-            ax.set_ylabel("relative excess risk")
-    axes[0][0].legend(fontsize=6, loc="lower left")
-    fig.suptitle("E1: excess risk vs rank (B0) and the tail-energy closed form", fontsize=10)
+            c = colour(v)
+            ax.plot(gv["rank"] + dx, gv["rel_excess"], "o", ms=4, color=c, ls="", label=f"trained, V {v}")
+            opt = gv["finite_sample_optimum"] / gv["signal"]
+            if np.isfinite(opt).any():
+                ax.plot(
+                    gv["rank"] + dx,
+                    opt,
+                    "D",
+                    ms=6,
+                    mfc="none",
+                    mec=c,
+                    mew=0.9,
+                    ls="",
+                    label=f"finite-N optimum, V {v}",
+                )
+        ax.axvline(r_star, color="tab:red", lw=0.8, ls=":")
+        mark_floor(ax, cfg.eps_floor, "ε_floor")
+        log_with_zero(ax, smallest)
+        ax.set_title(f"{spectrum}, r* = {r_star}", fontsize=9)
+        ax.set_xlabel("student rank r")
+        ax.set_ylabel("relative excess risk")
+    legend_below(fig, axes, ncol=3)
+    fig.suptitle("E1: excess risk vs rank (B0); the closed form is exactly 0 at r ≥ r*", fontsize=10)
     return fig
 
 
@@ -212,10 +212,12 @@ def plot_learned_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
                 np.maximum(s, 1e-12),
                 marker=".",
                 lw=0.8,
+                color=sweep_colour(row["task.r_star"], "r_star"),
+                ls="-" if row["v"] == "known" else "--",
                 label=f"r* = {row['task.r_star']}, V {row['v']}",
             )
         ax.set_title(f"learned A (r = {int(ok['rank'].max())}), {spectrum}", fontsize=9)
         ax.set_xlabel("index i")
-        ax.set_ylabel("σ_i(A)")
-        ax.legend(fontsize=6)
+        ax.set_ylabel("singular value σ_i(A)")
+    legend_below(fig, axes, ncol=4)
     return fig

@@ -9,7 +9,6 @@ least squares for V learned).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,8 +18,9 @@ from ..config import param
 from ..errors import ConfigError
 from ..models import LinearOperatorEnsemble, MemberSpec
 from ..registry import EXPERIMENTS
+from ..results import RunResult, RunSpec
 from ..spectra import estimate_all
-from ..sweep.spec import RunResult, RunSpec  # noqa: F401  (RunResult: execute's return type)
+from ..sweep.spec import grid_specs
 from ..tasks import FixedOperatorTask
 from ..tasks.operators import SPECTRA
 from ..theory import (
@@ -32,7 +32,7 @@ from ..theory import (
 )
 from ..training import FixedData, FreshData, MomentData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
-from .base import Experiment, derive_seed, flat_params, member_result, spec_params
+from .base import Experiment, flat_params, member_result, spec_config, spec_params
 from .e1_analysis import analyse_e1
 
 
@@ -78,12 +78,12 @@ class E1Config:
 
 
 @EXPERIMENTS.register(
-    "E1", summary="linear surrogate: excess risk vs rank against the tail-energy closed form (C1, C2)"
+    summary="linear surrogate: excess risk vs rank against the tail-energy closed form (C1, C2)"
 )
 class E1LinearSurrogate(Experiment):
-    name = "E1"
     title = "Linear surrogate: deficiency and achievability"
     claims = ("C1", "C2")
+    member_params = ("rank",)
     config_class = E1Config
 
     @classmethod
@@ -99,45 +99,31 @@ class E1LinearSurrogate(Experiment):
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        train = flat_params(c.train, "train")
+        fixed = {
+            "task.n": c.n,
+            "task.d": c.d,
+            "task.decay": c.decay,
+            "task.sigma": c.sigma,
+            "init_scale": c.init_scale,
+            **flat_params(c.train, "train"),
+        }
         out = []
-        for r_star in c.r_stars:
-            for spectrum in c.spectra:
-                for v in c.v_settings:
-                    for rank in c.student_ranks(r_star):
-                        for seed in range(c.seeds):
-                            params = {
-                                "task.n": c.n,
-                                "task.d": c.d,
-                                "task.r_star": r_star,
-                                "task.spectrum": spectrum,
-                                "task.decay": c.decay,
-                                "task.sigma": c.sigma,
-                                "v": v,
-                                "rank": rank,
-                                "init_scale": c.init_scale,
-                                **train,
-                            }
-                            out.append(RunSpec(self.name, params, seed))
+        for r_star in c.r_stars:  # the student ranks depend on r*
+            grid = {"task.spectrum": c.spectra, "v": c.v_settings, "rank": c.student_ranks(r_star)}
+            out += grid_specs(self.name, grid, range(c.seeds), {**fixed, "task.r_star": r_star})
         return out
 
-    def group_key(self, spec: RunSpec):
-        p = spec.params
-        return (p["task.r_star"], p["task.spectrum"], p["v"], spec.seed)
-
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
-        start = time.perf_counter()
         p0, seed = group[0].params, group[0].seed
         task = FixedOperatorTask(**spec_params(group[0], "task"))
-        teacher = task.teacher(torch.Generator().manual_seed(derive_seed("E1/teacher", task, seed)))
+        teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, seed)))
         truth = teacher.truth
-        train = TrainConfig(**spec_params(group[0], "train"))
+        train = spec_config(group[0], "train", TrainConfig)
         dtype = DTYPES[train.dtype]
-        data_gen = torch.Generator().manual_seed(derive_seed("E1/data", task, seed))
+        data_gen = torch.Generator().manual_seed(self.seed("data", task, seed))
         V_known = teacher.V if p0["v"] == "known" else None
         members = [
-            MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E1/init", s.run_id))
-            for s in group
+            MemberSpec(s.params["rank"], s.params["init_scale"], self.seed("init", s.run_id)) for s in group
         ]
         model = LinearOperatorEnsemble(
             members, n=task.n, d=task.d, d_v=task.d_out, V_known=V_known, dtype=dtype
@@ -165,7 +151,6 @@ class E1LinearSurrogate(Experiment):
             else [np.nan] * len(ranks)
         )
         estimates = estimate_all(model.spectra()["A"], shape=(task.n, task.n))
-        wall = (time.perf_counter() - start) / len(group)
         teacher_curves = {"teacher_singular_values": truth["singular_values"].tolist()}
         return [
             member_result(
@@ -187,13 +172,11 @@ class E1LinearSurrogate(Experiment):
                 },
                 keep=("steps_run", "noise_floor", "signal"),
                 curves=teacher_curves,
-                wall_s=wall,
             )
             for m, spec in enumerate(group)
         ]
 
-    def analyse(self, table, records):
-        table, records = self.select(table, records)
+    def analyse_rows(self, table, records):
         return analyse_e1(self.cfg, table, records)
 
 

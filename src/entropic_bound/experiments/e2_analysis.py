@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..plotting import figure_grid
-from ..spectra import PANEL, estimate_all
-from .base import Analysis, Verdict, curves_by_run, decide
+from ..plotting import legend_below, panel_grid, sweep_colour
+from ..spectra import ESTIMATOR_KEYS, estimate_all
+from .base import Analysis, Verdict, curves_by_run, decide, split_status
 
-KEYS = [key for key, _, _ in PANEL]
+KEYS = list(ESTIMATOR_KEYS)
 
 
 def recovery_table(ok: pd.DataFrame) -> pd.DataFrame:
@@ -33,8 +33,7 @@ def recovery_table(ok: pd.DataFrame) -> pd.DataFrame:
 
 
 def analyse_e2(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
-    ok = table[table["status"] == "ok"] if len(table) else table
-    n_diverged = int((table["status"] == "diverged").sum()) if len(table) else 0
+    ok, n_diverged = split_status(table)
     tables = {"recovery": recovery_table(ok)} if len(ok) else {}
     figures = {}
     if len(ok):
@@ -46,8 +45,6 @@ def analyse_e2(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         f"sequences identifies A when N·d_v ≥ n (here N ≥ {int(np.ceil(cfg.n / cfg.d))}).",
         "Estimates are rounded to the nearest integer for the exact-recovery rates.",
     ]
-    if n_diverged:
-        notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
     results = (
         table.drop(
             columns=[
@@ -122,16 +119,10 @@ def plot_rank_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
     """Energy effective rank and the C3 estimator of A over training, per r* and N."""
     curves = curves_by_run(records)
     r_stars, counts = sorted(ok["task.r_star"].unique()), sorted(ok["train.n_samples"].unique())
-    fig, axes = figure_grid(len(r_stars), len(counts), width=3.6, height=2.8)
-    colours = dict(
-        zip(
-            sorted(ok["init_scale"].unique()),
-            ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"],
-        )
-    )
+    fig, axes = panel_grid(len(r_stars) * len(counts), width=3.6, height=2.8)
     for i, r_star in enumerate(r_stars):
         for j, n_samples in enumerate(counts):
-            ax = axes[i][j]
+            ax = axes[i * len(counts) + j]
             g = ok[
                 (ok["task.r_star"] == r_star)
                 & (ok["train.n_samples"] == n_samples)
@@ -144,7 +135,7 @@ def plot_rank_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
                     np.maximum(steps, 1),
                     values,
                     ls,
-                    color=colours.get(row["init_scale"], "k"),
+                    color=sweep_colour(row["init_scale"], "init"),
                     lw=1.1,
                     label=f"{row['train.optimizer']}, init {row['init_scale']:g}",
                 )
@@ -152,9 +143,9 @@ def plot_rank_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
             ax.set_xscale("log")
             ident = "identified" if cfg.identified(int(n_samples)) else "under-identified"
             ax.set_title(f"r* = {r_star}, N = {n_samples} ({ident})", fontsize=9)
-            ax.set_xlabel("step")
+            ax.set_xlabel("training step")
             ax.set_ylabel("energy effective rank of A")
-    axes[0][0].legend(fontsize=6)
+    legend_below(fig, axes)
     fig.suptitle("E2: effective rank of the learned A over training (GD solid, Adam dashed)", fontsize=10)
     return fig
 
@@ -163,9 +154,9 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
     """Final singular values of A (log scale) per init scale, identified data, r* marked."""
     curves = curves_by_run(records)
     r_stars = sorted(ok["task.r_star"].unique())
-    fig, axes = figure_grid(1, len(r_stars), width=3.6, height=2.8)
+    fig, axes = panel_grid(len(r_stars), width=3.6, height=2.8)
     for j, r_star in enumerate(r_stars):
-        ax = axes[0][j]
+        ax = axes[j]
         g = ok[(ok["task.r_star"] == r_star) & (ok["identified"] > 0.5) & (ok["seed"] == ok["seed"].min())]
         g = g[g["train.n_samples"] == g["train.n_samples"].max()]
         for _, row in g.sort_values(["train.optimizer", "init_scale"]).iterrows():
@@ -175,6 +166,7 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
                 np.arange(1, len(s) + 1),
                 np.maximum(s, 1e-14),
                 ls,
+                color=sweep_colour(row["init_scale"], "init"),
                 marker=".",
                 lw=0.9,
                 label=f"{row['train.optimizer']}, init {row['init_scale']:g}",
@@ -182,6 +174,7 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
         ax.axvline(r_star + 0.5, color="tab:red", lw=0.8, ls=":")
         ax.set_title(f"final spectrum of A, r* = {r_star}", fontsize=9)
         ax.set_xlabel("index i")
-        ax.set_ylabel("σ_i(A)")
-    axes[0][0].legend(fontsize=6)
+        ax.set_ylabel("singular value σ_i(A)")
+    legend_below(fig, axes)
+    fig.suptitle("E2: final spectrum of A, identified data (GD solid, Adam dashed)", fontsize=10)
     return fig

@@ -7,7 +7,6 @@ Every rank estimator of the learned ``A`` is recorded over training and at the e
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -17,17 +16,16 @@ from ..config import param
 from ..errors import ConfigError
 from ..models import LinearOperatorEnsemble, MemberSpec
 from ..registry import EXPERIMENTS
-from ..spectra import PANEL, estimate_all
-from ..sweep.spec import RunResult, RunSpec
+from ..results import RunResult, RunSpec
+from ..spectra import ESTIMATOR_KEYS, estimate_all
+from ..sweep.spec import grid_specs
 from ..tasks import FixedOperatorTask
 from ..tasks.operators import SPECTRA
 from ..theory import clean_signal, population_excess_risk
 from ..training import MomentData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
-from .base import Experiment, derive_seed, flat_params, member_result, spec_params
+from .base import Experiment, flat_params, member_result, spec_config, spec_params
 from .e2_analysis import analyse_e2
-
-ESTIMATOR_KEYS = tuple(key for key, _, _ in PANEL)
 
 
 @dataclass(frozen=True)
@@ -62,11 +60,11 @@ class E2Config:
         return n_samples * self.d >= self.n
 
 
-@EXPERIMENTS.register("E2", summary="linear surrogate recovery: GD from small init finds rank r* (C3)")
+@EXPERIMENTS.register(summary="linear surrogate recovery: GD from small init finds rank r* (C3)")
 class E2Recovery(Experiment):
-    name = "E2"
     title = "Linear surrogate: recovery by gradient descent from small init"
     claims = ("C3",)
+    member_params = ("init_scale",)
     config_class = E2Config
 
     @classmethod
@@ -83,47 +81,26 @@ class E2Recovery(Experiment):
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
+        task = {"task.n": c.n, "task.d": c.d, "task.decay": c.decay, "task.sigma": c.sigma}
+        grid = {"task.r_star": c.r_stars, "task.spectrum": c.spectra, "init_scale": c.init_scales}
         out = []
-        for r_star in c.r_stars:
-            for spectrum in c.spectra:
-                for n_samples in c.sample_counts:
-                    for opt in c.optimizers:
-                        lr = c.train.lr if opt == "gd" else c.adam_lr
-                        train = flat_params(
-                            replace(c.train, optimizer=opt, lr=lr, n_samples=n_samples), "train"
-                        )
-                        for init in c.init_scales:
-                            for seed in range(c.seeds):
-                                params = {
-                                    "task.n": c.n,
-                                    "task.d": c.d,
-                                    "task.r_star": r_star,
-                                    "task.spectrum": spectrum,
-                                    "task.decay": c.decay,
-                                    "task.sigma": c.sigma,
-                                    "init_scale": init,
-                                    **train,
-                                }
-                                out.append(RunSpec(self.name, params, seed))
+        for n_samples in c.sample_counts:
+            for opt in c.optimizers:
+                lr = c.train.lr if opt == "gd" else c.adam_lr
+                train = flat_params(replace(c.train, optimizer=opt, lr=lr, n_samples=n_samples), "train")
+                out += grid_specs(self.name, grid, range(c.seeds), {**task, **train})
         return out
 
-    def group_key(self, spec: RunSpec):
-        p = spec.params
-        return (p["task.r_star"], p["task.spectrum"], p["train.n_samples"], p["train.optimizer"], spec.seed)
-
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
-        start = time.perf_counter()
         seed = group[0].seed
         task = FixedOperatorTask(**spec_params(group[0], "task"))
-        teacher = task.teacher(torch.Generator().manual_seed(derive_seed("E2/teacher", task, seed)))
+        teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, seed)))
         truth = teacher.truth
-        train = TrainConfig(**spec_params(group[0], "train"))
+        train = spec_config(group[0], "train", TrainConfig)
         dtype = DTYPES[train.dtype]
-        data_gen = torch.Generator().manual_seed(derive_seed("E2/data", task, train.n_samples, seed))
+        data_gen = torch.Generator().manual_seed(self.seed("data", task, train.n_samples, seed))
         batch = teacher.sample(train.n_samples, data_gen, dtype=dtype)
-        members = [
-            MemberSpec(task.n, s.params["init_scale"], derive_seed("E2/init", s.run_id)) for s in group
-        ]
+        members = [MemberSpec(task.n, s.params["init_scale"], self.seed("init", s.run_id)) for s in group]
         model = LinearOperatorEnsemble(
             members, n=task.n, d=task.d, d_v=task.d_out, V_known=teacher.V, dtype=dtype
         )
@@ -136,7 +113,7 @@ class E2Recovery(Experiment):
         )
         rel_error = np.linalg.norm(A - truth["A"], axis=(1, 2)) / np.linalg.norm(truth["A"])
         estimates = estimate_all(model.spectra()["A"], shape=(task.n, task.n))
-        signal, wall = clean_signal(truth["A"], truth["V"]), (time.perf_counter() - start) / len(group)
+        signal = clean_signal(truth["A"], truth["V"])
         identified = float(self.cfg.identified(train.n_samples))
         teacher_curves = {"teacher_singular_values": truth["singular_values"].tolist()}
         return [
@@ -154,11 +131,9 @@ class E2Recovery(Experiment):
                 },
                 keep=("identified", "steps_run"),
                 curves=teacher_curves,
-                wall_s=wall,
             )
             for m, spec in enumerate(group)
         ]
 
-    def analyse(self, table, records):
-        table, records = self.select(table, records)
+    def analyse_rows(self, table, records):
         return analyse_e2(self.cfg, table, records)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .base import Analysis, Verdict, decide
+from .base import Analysis, Verdict, decide, split_status
 from .e3_plots import plot_excess_vs_rank, plot_full_rank_bars, plot_mixers
 
 SETTING = ["role", "task.kind", "task.operator", "rung", "v", "positional", "n_heads", "rank"]
@@ -75,8 +75,8 @@ def summary_table(ok: pd.DataFrame) -> pd.DataFrame:
 
 def analyse_e3(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
-    ok = _fill(table[table["status"] == "ok"]) if len(table) else table
-    n_diverged = int((table["status"] == "diverged").sum()) if len(table) else 0
+    ok, n_diverged = split_status(table)
+    ok = _fill(ok) if len(table) else ok
     summary = summary_table(ok)
     verdicts = [verdict_c4(cfg, summary, n_diverged), verdict_x2(cfg, summary, n_diverged)]
     figures = {}
@@ -97,8 +97,6 @@ def analyse_e3(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         "signal; B0 also stores the exact population value (rel_excess_population). Heads are averaged, so a "
         f"softmax model's mean mixer is row-stochastic whatever its head count. B2/B3 temperature: {cfg.temperature}.",
     ]
-    if n_diverged:
-        notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
     return Analysis(
         results=results, verdicts=verdicts, figures=figures, tables={"summary": summary}, notes=notes
     )

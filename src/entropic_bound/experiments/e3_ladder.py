@@ -13,13 +13,12 @@ initialisations (``seeds``). Three roles of runs:
 
 Relative excess risk = held-out ``mean ||f(X) − f*(X)||² / mean ||f*(X)||²`` on ``n_test`` fresh
 samples against the clean target (SPEC §1); B0 also records the exact population value (SPEC §5).
-Each run stores the mean realised mixer ``E_X M(X)`` (over the first ``n_mix`` held-out inputs,
+Each run stores the mean realised mixer ``E_X M(X)`` (over the first ``n_mixer`` held-out inputs,
 heads averaged) beside the task's, so the mixer figure is rebuilt from the store alone.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,32 +26,20 @@ import torch
 
 from ..config import param
 from ..errors import ConfigError
-from ..models import (
-    LinearOperatorEnsemble,
-    LinearQKEnsemble,
-    MemberSpec,
-    SoftmaxAttentionEnsemble,
-    TransformerBlockEnsemble,
-)
+from ..models import MemberSpec
 from ..models.softmax_attention import TEMPERATURES
-from ..registry import EXPERIMENTS
+from ..registry import EXPERIMENTS, STUDENTS, TASKS
+from ..results import RunResult, RunSpec
 from ..spectra import estimate_all
-from ..sweep.spec import RunResult, RunSpec
-from ..tasks import FixedOperatorTask, LinearQKTeacherTask
 from ..tasks.operators import SPECTRA
 from ..theory import clean_signal, population_excess_risk
 from ..training import FixedData, FreshData, TrainConfig, train_ensemble
 from ..training.evaluation import held_out_excess
 from ..training.trainer import DTYPES
-from .base import Experiment, derive_seed, flat_params, member_result, spec_params
+from .base import Experiment, derive_seed, flat_params, member_result, spec_config
+from .e3_analysis import analyse_e3
 
 RUNGS = ("B0", "B1", "B2", "B3")
-STUDENT_CLASSES = {
-    "B0": LinearOperatorEnsemble,
-    "B1": LinearQKEnsemble,
-    "B2": SoftmaxAttentionEnsemble,
-    "B3": TransformerBlockEnsemble,
-}
 POSITIONAL_RUNGS = ("B1", "B2")
 OPERATORS = ("low_rank", "row_stochastic")
 ROLES = ("ladder", "control_b", "x2")
@@ -90,7 +77,7 @@ class E3Config:
     init_scale: float = param(0.25, gt=0.0, doc="std of the query–key factor entries at init (B1–B3)")
     b0_init_scale: float = param(0.1, gt=0.0, doc="std of B0's factor entries at init")
     n_test: int = param(1024, ge=16, le=10_000_000, doc="fresh held-out samples for the excess risk")
-    n_mix: int = param(64, ge=1, le=100_000, doc="held-out inputs the stored mean mixer averages over")
+    n_mixer: int = param(64, ge=1, le=100_000, doc="held-out inputs the stored mean mixer averages over")
     control_b: bool = param(True, doc="control (b): B1 on a linear_qk_teacher task")
     teacher_c: float = param(2.0, gt=0.0, doc="control (b): logit scale c of the B1 teacher")
     positional_rungs: tuple[str, ...] = param(
@@ -152,23 +139,22 @@ class E3Config:
         return sorted({r for r in self.ranks if r <= full} | {full})
 
 
-def task_of(params: dict) -> FixedOperatorTask | LinearQKTeacherTask:
-    """The task a run's params describe (``task.*`` keys)."""
+def task_of(params: dict):
+    """The task a run's params describe (``task.kind`` names it in ``TASKS``, the other ``task.*`` keys)."""
     p = {k[5:]: v for k, v in params.items() if k.startswith("task.")}
-    kind = p.pop("kind")
-    if kind == "linear_qk_teacher":
-        return LinearQKTeacherTask(**p)
-    return FixedOperatorTask(**p)
+    return TASKS.build(p.pop("kind"), **p)
 
 
 @EXPERIMENTS.register(
-    "E3", summary="interpolation ladder B0–B3 on fixed_operator; controls; learned positions (C4, X2)"
+    summary="interpolation ladder B0–B3 on fixed_operator; controls; learned positions (C4, X2)"
 )
 class E3Ladder(Experiment):
-    name = "E3"
     title = "Interpolation ladder B0 → B3 on a fixed operator"
     claims = ("C4", "X2")
+    member_params = ("rank",)
+    seeds_share_group = True  # all seeds and ranks of one (role, task, rung, V, positional, heads, training)
     config_class = E3Config
+    renamed_keys = {"n_mix": "n_mixer"}
 
     @classmethod
     def default_config(cls, scale: str) -> E3Config:
@@ -221,7 +207,7 @@ class E3Ladder(Experiment):
             **task,
             "task_seed": c.task_seed,
             "n_test": c.n_test,
-            "n_mix": c.n_mix,
+            "n_mix": c.n_mixer,  # the stored param keeps its name: run ids are the store's key
             "rung": rung,
             "v": v,
             "positional": positional,
@@ -257,28 +243,19 @@ class E3Ladder(Experiment):
                             out += self._runs("x2", task, rung, v, x2_ranks, positional, heads, c.x2_train)
         return out
 
-    def group_key(self, spec: RunSpec):
-        """All seeds and ranks of one (role, task, rung, V, positional, heads, training) train together."""
-        p = spec.params
-        return tuple(sorted((k, str(v)) for k, v in p.items() if k != "rank"))
-
     # -- one ensemble ----------------------------------------------------------------------
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
-        start = time.perf_counter()
         p0 = group[0].params
         task = task_of(p0)
-        teacher = task.teacher(
-            torch.Generator().manual_seed(derive_seed("E3/teacher", task, p0["task_seed"]))
-        )
-        train = TrainConfig(**spec_params(group[0], "train"))
+        teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, p0["task_seed"])))
+        train = spec_config(group[0], "train", TrainConfig)
         dtype = DTYPES[train.dtype]
         model = build_student(group, teacher, dtype)
         outcome = train_ensemble(model, training_data(teacher, task, p0["task_seed"], train), train)
         test = teacher.sample(
-            p0["n_test"], torch.Generator().manual_seed(derive_seed("E3/test", task, p0["task_seed"]))
+            p0["n_test"], torch.Generator().manual_seed(self.seed("test", task, p0["task_seed"]))
         )
         metrics, mixers, target_mixer = evaluate(model, teacher, test, p0["n_mix"])
-        wall = (time.perf_counter() - start) / len(group)
         results = []
         for m, spec in enumerate(group):
             row = {k: v[m] for k, v in metrics.items()}
@@ -297,15 +274,11 @@ class E3Ladder(Experiment):
                     row,
                     keep=("steps_run", "noise_floor", "full_rank", "signal"),
                     curves=curves,
-                    wall_s=wall,
                 )
             )
         return results
 
-    def analyse(self, table, records):
-        from .e3_analysis import analyse_e3
-
-        table, records = self.select(table, records)
+    def analyse_rows(self, table, records):
         return analyse_e3(self.cfg, table, records)
 
 
@@ -313,27 +286,26 @@ def build_student(group: list[RunSpec], teacher, dtype: torch.dtype):
     """The ensemble of one group: one member per spec (its rank, init scale and a run-derived seed)."""
     p0 = group[0].params
     members = [
-        MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E3/init", s.run_id)) for s in group
+        MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed(f"{E3Ladder.name}/init", s.run_id))
+        for s in group
     ]
-    kwargs = dict(
+    return STUDENTS.build(
+        p0["rung"],
+        members,
         n=teacher.n,
         d=teacher.d,
         d_v=teacher.d_v,
         dtype=dtype,
         positional=p0["positional"],
         V_known=teacher.V.to(dtype) if p0["v"] == "known" else None,
+        **{k: p0[k] for k in ("n_heads", "temperature") if k in p0},  # the rung's spec has what it uses
     )
-    if p0["rung"] != "B0":
-        kwargs["n_heads"] = p0["n_heads"]
-    if p0["rung"] in ("B2", "B3"):
-        kwargs["temperature"] = p0["temperature"]
-    return STUDENT_CLASSES[p0["rung"]](members, **kwargs)
 
 
 def training_data(teacher, task, task_seed: int, train: TrainConfig):
     """Fresh batches (``n_samples = 0``) or one fixed data set, from a generator that depends on the
     task only: every rung and role trained on this task sees exactly the same data."""
-    g = torch.Generator().manual_seed(derive_seed("E3/data", task, task_seed))
+    g = torch.Generator().manual_seed(derive_seed(f"{E3Ladder.name}/data", task, task_seed))
     dtype = DTYPES[train.dtype]
     if not train.n_samples:
         return FreshData(teacher, train.batch_size, g, dtype)

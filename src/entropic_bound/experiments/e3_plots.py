@@ -5,10 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..plotting import figure_grid, mark_floor
+from ..plotting import colour, figure_grid, legend_below, mark_floor, panel_grid
 from .base import curves_by_run
 
-RUNG_COLOURS = {"B0": "tab:gray", "B1": "tab:blue", "B2": "tab:orange", "B3": "tab:green"}
+RUNG_COLOURS = {r: colour(r) for r in ("B0", "B1", "B2", "B3")}
+RUNG_MARKERS = {"B0": "s", "B1": "o", "B2": "^", "B3": "D"}
+# Coinciding series stay visible: each rung sits at its own small offset along the log2 rank axis.
+RUNG_OFFSETS = {"B0": 2**-0.12, "B1": 2**-0.04, "B2": 2**0.04, "B3": 2**0.12}
 FLOOR = 1e-6  # plotted values are clipped here on log axes
 
 
@@ -55,14 +58,19 @@ def plot_full_rank_bars(cfg, ok: pd.DataFrame):
     return fig
 
 
-def _line(ax, rows: pd.DataFrame, label: str, colour: str, ls: str = "-") -> None:
+def _line(ax, rows: pd.DataFrame, label: str, rung: str, ls: str = "-") -> None:
     rows = rows.sort_values("rank")
     if not len(rows):
         return
+    colour = RUNG_COLOURS.get(rung, "k")
+    x = rows["rank"].to_numpy(dtype=float) * RUNG_OFFSETS.get(rung, 1.0)
     med = np.maximum(rows["rel_excess_median"].to_numpy(dtype=float), FLOOR)
-    ax.plot(rows["rank"], med, ls, marker="o", ms=3, color=colour, label=label)
+    marker = RUNG_MARKERS.get(rung, "o")
+    ax.plot(
+        x, med, ls, marker=marker, ms=4, mfc="none" if ls != "-" else colour, color=colour, lw=1, label=label
+    )
     ax.fill_between(
-        rows["rank"],
+        x,
         np.maximum(rows["rel_excess_min"], FLOOR),
         np.maximum(rows["rel_excess_max"], FLOOR),
         color=colour,
@@ -78,18 +86,18 @@ def plot_excess_vs_rank(cfg, summary: pd.DataFrame):
     x2 = summary[summary["role"] == "x2"]
     panels = [("ladder", v) for v in cfg.v_settings if len(ladder[ladder["v"] == v])]
     panels += [("x2", o) for o in cfg.x2_operators if len(x2[x2["task.operator"] == o])]
-    fig, axes = figure_grid(1, max(1, len(panels)), width=3.6, height=3.0)
+    fig, axes = panel_grid(len(panels), width=3.6, height=3.0)
     for j, (role, key) in enumerate(panels):
-        ax = axes[0][j]
+        ax = axes[j]
         if role == "ladder":
             for rung in cfg.rungs:
-                _line(ax, ladder[(ladder["v"] == key) & (ladder["rung"] == rung)], rung, RUNG_COLOURS[rung])
+                _line(ax, ladder[(ladder["v"] == key) & (ladder["rung"] == rung)], rung, rung)
             ax.set_title(f"ladder, V {key}", fontsize=9)
         else:
             sel = x2[x2["task.operator"] == key]
             for (rung, pos, heads, v), g in sel.groupby(["rung", "positional", "n_heads", "v"]):
                 label = f"{rung}{' + pos' if pos != 'none' else ''}, h={heads}, V {v}"
-                _line(ax, g, label, RUNG_COLOURS[rung], "--" if pos != "none" else "-")
+                _line(ax, g, label, rung, "--" if pos != "none" else "-")
             ax.set_title(f"X2, {key.replace('_', '-')} A*", fontsize=9)
         ax.axvline(cfg.r_star, color="tab:red", lw=0.8, ls=":")
         mark_floor(ax, cfg.eps_floor, "ε_floor")
@@ -97,8 +105,11 @@ def plot_excess_vs_rank(cfg, summary: pd.DataFrame):
         ax.set_yscale("log")
         ax.set_xlabel("rank r (per head)")
         ax.set_ylabel("relative excess risk")
-        ax.legend(fontsize=5.5, loc="lower left")
-    fig.suptitle("E3: relative excess risk vs rank (r* dotted)", fontsize=10)
+    legend_below(fig, axes, ncol=4)
+    fig.suptitle(
+        "E3: relative excess risk vs rank (r* dotted; rungs slightly offset so coinciding curves stay visible)",
+        fontsize=10,
+    )
     return fig
 
 
@@ -139,20 +150,29 @@ def plot_mixers(cfg, ok: pd.DataFrame, records: list[dict]):
                 )
         if found:
             rows.append((operator, found))
-    fig, axes = figure_grid(
-        max(1, len(rows)), 1 + max([len(f) for _, f in rows] or [0]), width=2.3, height=2.3
-    )
+    # Per operator two rows of three: A*, B1, B2 above; B1 + positions, B2 + positions below; one colour scale.
+    fig, grid = figure_grid(2 * max(1, len(rows)), 3, width=2.2, height=2.1)
     for i, (operator, found) in enumerate(rows):
         target = found[0][2]
         scale = float(np.abs(target).max()) or 1.0
-        panels = [(f"A* ({operator.replace('_', '-')})", target)] + [(label, M) for label, M, _ in found]
-        for j, (label, M) in enumerate(panels):
-            ax = axes[i][j]
-            ax.imshow(M, cmap="RdBu_r", vmin=-scale, vmax=scale)
-            ax.set_title(label, fontsize=6.5)
+        cells = [(0, 0, f"A* ({operator.replace('_', '-')})", target)]
+        for label, M, _ in found:
+            below = "positions" in label
+            cells.append((1 if below else 0, 2 if label.startswith("B2") else 1, label, M))
+        used = set()
+        image = None
+        for r, c, label, M in cells:
+            ax = grid[2 * i + r][c]
+            image = ax.imshow(M, cmap="RdBu_r", vmin=-scale, vmax=scale)
+            ax.set_title(label, fontsize=7)
             ax.set_xticks([])
             ax.set_yticks([])
-        for j in range(len(panels), len(axes[i])):
-            axes[i][j].set_visible(False)
-    fig.suptitle("E3: mean realised mixers E_X M(X) of trained students next to A*", fontsize=10)
+            used.add((r, c))
+        bar = fig.colorbar(image, ax=[grid[2 * i][2], grid[2 * i + 1][2]], shrink=0.8, pad=0.03)
+        bar.set_label(f"mixer entry ({operator.replace('_', '-')} row)", fontsize=7)
+        for r in range(2):
+            for c in range(3):
+                if (r, c) not in used:
+                    grid[2 * i + r][c].set_visible(False)
+    fig.suptitle("E3: mean realised mixers E_X M(X)\nof trained students next to A*", fontsize=10)
     return fig

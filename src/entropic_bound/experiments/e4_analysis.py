@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..plotting import figure_grid, mark_floor
-from .base import Analysis, Verdict, decide
+from ..plotting import colour, figure_grid, legend_below, mark_floor, panel_grid
+from .base import Analysis, Verdict, decide, split_status
 
 RESULT_COLUMNS = [
     "run_id",
@@ -97,8 +97,7 @@ def saturation_table(ok: pd.DataFrame) -> pd.DataFrame:
 
 def analyse_e4(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
-    ok = table[table["status"] == "ok"] if len(table) else table
-    n_diverged = int((table["status"] == "diverged").sum()) if len(table) else 0
+    ok, n_diverged = split_status(table)
     trans = transition_table(ok) if len(ok) else pd.DataFrame()
     pairs = paired_ratios(trans)
     verdicts = [verdict_c5(cfg, ok, n_diverged), verdict_c6(cfg, ok, pairs, n_diverged)]
@@ -119,8 +118,6 @@ def analyse_e4(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         "Linear and softmax teachers of one (r*, spectrum, seed) share K*, V* and the inputs. Softmax saturation "
         "(row entropy / log n, mean max attention) is in the 'saturation' table.",
     ]
-    if n_diverged:
-        notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
     return Analysis(results=results, verdicts=verdicts, figures=figures, tables=tables, notes=notes)
 
 
@@ -212,25 +209,19 @@ def plot_excess_vs_rank(cfg, ok: pd.DataFrame):
         sorted(ok["task.r_star"].unique()),
         [k for k in ("linear", "softmax") if k in set(ok["teacher"])],
     )
-    fig, axes = figure_grid(len(r_stars), len(kinds), width=3.6, height=2.6)
-    styles = {
-        ("flat", "known"): "o-",
-        ("flat", "learned"): "x--",
-        ("geometric", "known"): "s-",
-        ("geometric", "learned"): "+--",
-        ("power", "known"): "^-",
-        ("power", "learned"): "v--",
-    }
+    fig, axes = panel_grid(len(r_stars) * len(kinds), width=3.6, height=2.6)
     for i, r_star in enumerate(r_stars):
         for j, kind in enumerate(kinds):
-            ax = axes[i][j]
+            ax = axes[i * len(kinds) + j]
             g = ok[(ok["task.r_star"] == r_star) & (ok["teacher"] == kind)]
             for (spectrum, v), gv in g.groupby(["task.spectrum", "v"]):
                 curve = gv.groupby("rank")["rel_excess"].median()
                 ax.plot(
                     curve.index,
                     np.maximum(curve.to_numpy(), 1e-7),
-                    styles.get((spectrum, v), ".-"),
+                    "-" if v == "known" else "--",
+                    marker="o" if v == "known" else "x",
+                    color=colour(spectrum),
                     ms=4,
                     lw=0.9,
                     label=f"{spectrum}, V {v}",
@@ -239,13 +230,19 @@ def plot_excess_vs_rank(cfg, ok: pd.DataFrame):
             mark_floor(ax, cfg.eps_floor, "ε_floor")
             if len(g):
                 mark_floor(ax, float(g["noise_floor"].median() / g["signal"].median()), "noise σ² / signal")
-                ax.axhline(float(g["k0_rel_excess"].median()), color="tab:olive", lw=0.8, ls="-.")
+                ax.axhline(
+                    float(g["k0_rel_excess"].median()),
+                    color="tab:olive",
+                    lw=0.8,
+                    ls="-.",
+                    label="K = 0 model",
+                )
             ax.set_yscale("log")
             ax.set_title(f"{kind} teacher ({'B1' if kind == 'linear' else 'B2'}), r* = {r_star}", fontsize=9)
             ax.set_xlabel("student rank r")
-            ax.set_ylabel("relative excess risk")
-    axes[0][0].legend(fontsize=6, loc="lower left")
-    fig.suptitle(f"E4: held-out excess risk vs rank (c = {cfg.c:g}; dash-dot: K = 0 model)", fontsize=10)
+            ax.set_ylabel("relative excess risk (held out)")
+    legend_below(fig, axes, ncol=5)
+    fig.suptitle(f"E4: held-out excess risk vs rank (c = {cfg.c:g}; r* dotted)", fontsize=10)
     return fig
 
 
@@ -257,14 +254,14 @@ def plot_transition_size(cfg, pairs: pd.DataFrame):
     ):
         by = pairs.groupby("task.r_star")[[f"linear_{col}", f"softmax_{col}"]].median()
         x = np.arange(len(by))
-        ax.bar(x - 0.2, by[f"linear_{col}"], width=0.4, label="linear (B1)")
-        ax.bar(x + 0.2, by[f"softmax_{col}"], width=0.4, label="softmax (B2)")
+        ax.bar(x - 0.2, by[f"linear_{col}"], width=0.4, color=colour("linear"), label="linear teacher, B1")
+        ax.bar(x + 0.2, by[f"softmax_{col}"], width=0.4, color=colour("softmax"), label="softmax teacher, B2")
         ax.set_xticks(x, [str(r) for r in by.index])
         ax.set_xlabel("r*")
         ax.set_ylabel(label)
         ax.set_title(
             label + (" [verdict]" if (col == "over_k0") == (cfg.c6_normalisation == "k0") else ""), fontsize=8
         )
-    axes[0][0].legend(fontsize=6)
-    fig.suptitle("E4 / C6: size of the transition at r = r*", fontsize=10)
+    legend_below(fig, axes)
+    fig.suptitle("E4 / C6: size of the transition at r = r* (median over pairs)", fontsize=10)
     return fig

@@ -16,22 +16,23 @@ steps), which would read as a false deficiency; Adam reaches the floor there in 
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from ..config import param
 from ..errors import ConfigError
 from ..models.base import MemberSpec
 from ..registry import EXPERIMENTS
-from ..sweep.spec import RunResult, RunSpec
+from ..results import RunResult, RunSpec
+from ..sweep.spec import grid_specs
 from ..tasks.operators import SPECTRA
 from ..training import TrainConfig
 from ..training.evaluation import held_out_excess, signal_power
-from .base import Experiment, derive_seed, flat_params, member_result
+from .base import Experiment, flat_params, member_result
 from .e4_analysis import analyse_e4
 from .e4_e5_common import (
     TEACHER_KINDS,
     GroupSetup,
+    attention_task_params,
     saturation_stats,
     uniform_attention_excess,
 )
@@ -96,12 +97,12 @@ class E4Config:
 
 
 @EXPERIMENTS.register(
-    "E4", summary="attention-native teacher-student: excess risk vs rank, linear and softmax (C5, C6)"
+    summary="attention-native teacher-student: excess risk vs rank, linear and softmax (C5, C6)"
 )
 class E4AttentionTeacher(Experiment):
-    name = "E4"
     title = "Attention-native teacher–student: deficiency and achievability"
     claims = ("C5", "C6")
+    member_params = ("rank",)
     config_class = E4Config
 
     @classmethod
@@ -125,51 +126,29 @@ class E4AttentionTeacher(Experiment):
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        train = flat_params(c.train, "train")
+        fixed = {**attention_task_params(c), "init_scale": c.init_scale, "n_test": c.n_test}
+        fixed.update(flat_params(c.train, "train"))
         out = []
         for kind in c.teachers:
-            for r_star in c.r_stars:
-                for spectrum in c.spectra:
-                    for v in c.v_settings:
-                        for rank in c.student_ranks(r_star):
-                            for seed in range(c.seeds):
-                                params = {
-                                    "teacher": kind,
-                                    "task.n": c.n,
-                                    "task.d": c.d,
-                                    "task.r_star": r_star,
-                                    "task.spectrum": spectrum,
-                                    "task.decay": c.decay,
-                                    "task.c": c.c,
-                                    "task.sigma": c.sigma,
-                                    "v": v,
-                                    "rank": rank,
-                                    "init_scale": c.init_scale,
-                                    "n_test": c.n_test,
-                                    **train,
-                                }
-                                out.append(RunSpec(self.name, params, seed))
+            for r_star in c.r_stars:  # the student ranks depend on r*
+                grid = {"task.spectrum": c.spectra, "v": c.v_settings, "rank": c.student_ranks(r_star)}
+                out += grid_specs(
+                    self.name, grid, range(c.seeds), {**fixed, "teacher": kind, "task.r_star": r_star}
+                )
         return out
 
-    def group_key(self, spec: RunSpec):
-        p = spec.params
-        return (p["teacher"], p["task.r_star"], p["task.spectrum"], p["v"], spec.seed)
-
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
-        start = time.perf_counter()
-        setup = GroupSetup.of("E4", group)
+        setup = GroupSetup.of(self, group)
         kind, task, teacher, test = setup.kind, setup.task, setup.teacher, setup.test
         v_known = group[0].params["v"] == "known"
         members = [
-            MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed("E4/init", s.run_id))
-            for s in group
+            MemberSpec(s.params["rank"], s.params["init_scale"], self.seed("init", s.run_id)) for s in group
         ]
-        model, outcome = setup.train_students("E4", members, v_known)
+        model, outcome = setup.train_students(members, v_known)
         excess = held_out_excess(model.double(), test.X, test.clean)  # (M,)
         signal = signal_power(test.clean)
         k0 = uniform_attention_excess(test, teacher.V if v_known else None, kind)
         sat = saturation_stats(teacher, test.X)
-        wall = (time.perf_counter() - start) / len(group)
         results = []
         for m, spec in enumerate(group):
             metrics = {
@@ -195,9 +174,8 @@ class E4AttentionTeacher(Experiment):
                 "mean_max_attention",
             )
             curves = {"teacher_singular_values": teacher.truth["singular_values"].tolist()}
-            results.append(member_result(spec, m, outcome, metrics, keep=keep, curves=curves, wall_s=wall))
+            results.append(member_result(spec, m, outcome, metrics, keep=keep, curves=curves))
         return results
 
-    def analyse(self, table, records):
-        table, records = self.select(table, records)
+    def analyse_rows(self, table, records):
         return analyse_e4(self.cfg, table, records)

@@ -18,25 +18,33 @@ import numpy as np
 import torch
 
 from ..models.base import MemberSpec
-from ..models.linear_qk import LinearQKEnsemble
-from ..models.softmax_attention import SoftmaxAttentionEnsemble
+from ..registry import STUDENTS, TASKS
+from ..results import RunSpec
 from ..spectra import estimate_all, singular_values
-from ..sweep.spec import RunSpec
-from ..tasks import Batch, LinearQKTeacherTask, SoftmaxTeacherTask
+from ..tasks import ATTENTION_TEACHERS, Batch
 from ..training import FixedData, TrainConfig, TrainOutcome, train_ensemble
 from ..training.evaluation import signal_power
 from ..training.trainer import DTYPES
-from .base import derive_seed, spec_params
+from .base import derive_seed, spec_config, spec_params
 
-TEACHER_KINDS = ("linear", "softmax")
-TASK_CLASSES = {"linear": LinearQKTeacherTask, "softmax": SoftmaxTeacherTask}
-STUDENT_CLASSES = {"linear": LinearQKEnsemble, "softmax": SoftmaxAttentionEnsemble}
-STUDENT_RUNG = {"linear": "B1", "softmax": "B2"}
+TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
+STUDENT_RUNG = {"linear": "B1", "softmax": "B2"}  # names in STUDENTS
+
+
+def attention_task_params(c) -> dict:
+    """The ``task.*`` params E4 and E5 share (all but ``task.r_star`` and ``task.spectrum``, swept)."""
+    return {
+        "task.n": c.n,
+        "task.d": c.d,
+        "task.decay": c.decay,
+        "task.c": c.c,
+        "task.sigma": c.sigma,
+    }
 
 
 def draw_teacher(experiment: str, kind: str, task_params: dict, seed: int):
     """``(task, teacher)`` for ``kind``; ``K*``, ``V*`` depend on ``task_params`` and ``seed`` only."""
-    task = TASK_CLASSES[kind](**task_params)
+    task = TASKS.build(ATTENTION_TEACHERS[kind], **task_params)
     g = torch.Generator().manual_seed(derive_seed(f"{experiment}/teacher", sorted(task_params.items()), seed))
     return task, task.teacher(g)
 
@@ -55,13 +63,16 @@ def draw_data(
 def build_student(kind: str, members: list[MemberSpec], teacher, v_known: bool, dtype: torch.dtype):
     """B1 for the linear teacher, B2 (temperature √d, the teacher's) for the softmax teacher."""
     V = teacher.V.to(dtype) if v_known else None
-    return STUDENT_CLASSES[kind](members, n=teacher.n, d=teacher.d, d_v=teacher.d_v, V_known=V, dtype=dtype)
+    return STUDENTS.build(
+        STUDENT_RUNG[kind], members, n=teacher.n, d=teacher.d, d_v=teacher.d_v, V_known=V, dtype=dtype
+    )
 
 
 @dataclass
 class GroupSetup:
     """What every run of one E4/E5 group shares: the teacher, its training and held-out data."""
 
+    experiment: str
     kind: str
     task_params: dict
     task: object
@@ -73,22 +84,23 @@ class GroupSetup:
     seed: int
 
     @classmethod
-    def of(cls, experiment: str, group: list[RunSpec]) -> GroupSetup:
+    def of(cls, experiment, group: list[RunSpec]) -> GroupSetup:
+        """``experiment``: the :class:`~.base.Experiment` whose name the group's seeds derive from."""
         p0, seed = group[0].params, group[0].seed
         kind, task_params = p0["teacher"], spec_params(group[0], "task")
-        task, teacher = draw_teacher(experiment, kind, task_params, seed)
-        train = TrainConfig(**spec_params(group[0], "train"))
+        task, teacher = draw_teacher(experiment.name, kind, task_params, seed)
+        train = spec_config(group[0], "train", TrainConfig)
         dtype = DTYPES[train.dtype]
-        data = draw_data(experiment, "train", teacher, task_params, train.n_samples, seed, dtype)
-        test = draw_data(experiment, "test", teacher, task_params, p0["n_test"], seed, torch.float64)
-        return cls(kind, task_params, task, teacher, train, dtype, data, test, seed)
+        data = draw_data(experiment.name, "train", teacher, task_params, train.n_samples, seed, dtype)
+        test = draw_data(experiment.name, "test", teacher, task_params, p0["n_test"], seed, torch.float64)
+        return cls(experiment.name, kind, task_params, task, teacher, train, dtype, data, test, seed)
 
-    def train_students(
-        self, experiment: str, members: list[MemberSpec], v_known: bool
-    ) -> tuple[object, TrainOutcome]:
+    def train_students(self, members: list[MemberSpec], v_known: bool) -> tuple[object, TrainOutcome]:
         """Build the group's ensemble and train it on the shared data (minibatch order seeded per group)."""
         model = build_student(self.kind, members, self.teacher, v_known, self.dtype)
-        gen = torch.Generator().manual_seed(derive_seed(f"{experiment}/batches", self.task_params, self.seed))
+        gen = torch.Generator().manual_seed(
+            derive_seed(f"{self.experiment}/batches", self.task_params, self.seed)
+        )
         return model, train_ensemble(
             model, FixedData(self.data.X, self.data.Y, self.train.batch_size, gen), self.train
         )

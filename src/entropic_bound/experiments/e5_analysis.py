@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..plotting import figure_grid
-from ..spectra import PANEL, estimate_all
-from .base import Analysis, Verdict, decide
+from ..plotting import figure_grid, legend_below, panel_grid, sweep_colour
+from ..spectra import ESTIMATOR_KEYS, estimate_all
+from .base import Analysis, Verdict, decide, split_status
 
-KEYS = [key for key, _, _ in PANEL]
+KEYS = list(ESTIMATOR_KEYS)
 ENERGY = "energy_effective_rank"
 
 
@@ -52,8 +52,7 @@ def estimator_ranking(errors: pd.DataFrame, teacher: str) -> pd.Series:
 
 
 def analyse_e5(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
-    ok = table[table["status"] == "ok"] if len(table) else table
-    n_diverged = int((table["status"] == "diverged").sum()) if len(table) else 0
+    ok, n_diverged = split_status(table)
     small = ok[ok["init_scale"] <= cfg.small_init_max] if len(ok) else ok
     errors = error_table(small) if len(small) else pd.DataFrame()
     verdicts = [verdict_c7(cfg, small, ok, n_diverged), verdict_c8(cfg, errors, n_diverged)]
@@ -73,8 +72,6 @@ def analyse_e5(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         f"Realised-mixer ranks use {cfg.n_mixer} held-out inputs; the teacher's own realised-mixer ranks are the "
         "teacher_mixer_* / teacher_meanmixer_* columns. Gavish-Donoho returns 0 when r* >= d/2 (SPEC §4).",
     ]
-    if n_diverged:
-        notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
     return Analysis(results=table, verdicts=verdicts, figures=figures, tables=tables, notes=notes)
 
 
@@ -164,12 +161,10 @@ def plot_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
     """Energy effective rank (solid) and the C7 estimator (dashed) of K over training, per r* and init."""
     curves = {r["run_id"]: r.get("curves") or {} for r in records}
     r_stars, panels = sorted(ok["task.r_star"].unique()), _panels(ok)
-    fig, axes = figure_grid(len(r_stars), len(panels), width=3.3, height=2.5)
-    inits = sorted(ok["init_scale"].unique())
-    colours = dict(zip(inits, ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]))
+    fig, axes = panel_grid(len(r_stars) * len(panels), width=3.3, height=2.5)
     for i, r_star in enumerate(r_stars):
         for j, (kind, spectrum) in enumerate(panels):
-            ax = axes[i][j]
+            ax = axes[i * len(panels) + j]
             g = ok[
                 (ok["task.r_star"] == r_star) & (ok["teacher"] == kind) & (ok["task.spectrum"] == spectrum)
             ]
@@ -180,15 +175,15 @@ def plot_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
                     continue
                 est = estimate_all(spectra.mean(1), shape=(cfg.d, cfg.d))
                 steps = np.maximum(np.asarray(c["step"]), 1)
-                colour = colours.get(row["init_scale"], "k")
+                colour = sweep_colour(row["init_scale"], "init")
                 ax.plot(steps, est[ENERGY], "-", color=colour, lw=1.0, label=f"init {row['init_scale']:g}")
                 ax.plot(steps, est[cfg.c7_estimator], "--", color=colour, lw=0.8)
             ax.axhline(r_star, color="k", lw=0.8, ls=":")
             ax.set_xscale("log")
             ax.set_title(f"{kind}, {spectrum}, r* = {r_star}", fontsize=8)
-            ax.set_xlabel("step")
+            ax.set_xlabel("training step")
             ax.set_ylabel("rank estimate of K")
-    axes[0][0].legend(fontsize=6)
+    legend_below(fig, axes)
     fig.suptitle(
         f"E5: energy effective rank (solid) and {cfg.c7_estimator} (dashed) of K over training", fontsize=10
     )
@@ -199,9 +194,9 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
     """Final singular values of the learned K (smallest init, first seed), r* marked per curve."""
     curves = {r["run_id"]: r.get("curves") or {} for r in records}
     panels = _panels(ok)
-    fig, axes = figure_grid(1, len(panels), width=3.4, height=2.8)
+    fig, axes = panel_grid(len(panels), width=3.4, height=2.8)
     for j, (kind, spectrum) in enumerate(panels):
-        ax = axes[0][j]
+        ax = axes[j]
         g = ok[(ok["teacher"] == kind) & (ok["task.spectrum"] == spectrum)]
         g = g[(g["init_scale"] == g["init_scale"].min()) & (g["seed"] == g["seed"].min())]
         for _, row in g.sort_values("task.r_star").iterrows():
@@ -212,13 +207,15 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
                 marker=".",
                 ms=3,
                 lw=0.8,
+                color=sweep_colour(row["task.r_star"], "r_star"),
                 label=f"r* = {row['task.r_star']}",
             )
             ax.axvline(row["task.r_star"] + 0.5, color=line.get_color(), lw=0.7, ls=":")
         ax.set_title(f"learned K, {kind}, {spectrum}", fontsize=9)
         ax.set_xlabel("index i")
-        ax.set_ylabel("σ_i(K)")
-        ax.legend(fontsize=6)
+        ax.set_ylabel("singular value σ_i(K)")
+    legend_below(fig, axes)
+    fig.suptitle("E5: final spectrum of the learned K (smallest init; r* dotted)", fontsize=10)
     return fig
 
 

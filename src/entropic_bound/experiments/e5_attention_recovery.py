@@ -10,7 +10,6 @@ The teacher's own realised-mixer ranks are stored beside them for reference.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,23 +18,23 @@ from ..config import param
 from ..errors import ConfigError
 from ..models.base import MemberSpec
 from ..registry import EXPERIMENTS
-from ..spectra import PANEL, estimate_all
-from ..sweep.spec import RunResult, RunSpec
+from ..results import RunResult, RunSpec
+from ..spectra import ESTIMATOR_KEYS, estimate_all
+from ..sweep.spec import grid_specs
 from ..tasks.operators import SPECTRA
 from ..training import TrainConfig
 from ..training.evaluation import held_out_excess, signal_power
-from .base import Experiment, derive_seed, flat_params, member_result
+from .base import Experiment, flat_params, member_result
 from .e4_e5_common import (
     TEACHER_KINDS,
     GroupSetup,
+    attention_task_params,
     kernel_matrices,
     mixer_estimates,
     saturation_stats,
     teacher_mixers,
 )
 from .e5_analysis import analyse_e5
-
-ESTIMATOR_KEYS = tuple(key for key, _, _ in PANEL)
 
 
 @dataclass(frozen=True)
@@ -85,12 +84,12 @@ class E5Config:
 
 
 @EXPERIMENTS.register(
-    "E5", summary="attention-native recovery: GD from small init, estimators of K = W_Q W_K^T (C7, C8)"
+    summary="attention-native recovery: GD from small init, estimators of K = W_Q W_K^T (C7, C8)"
 )
 class E5AttentionRecovery(Experiment):
-    name = "E5"
     title = "Attention-native recovery and rank estimators"
     claims = ("C7", "C8")
+    member_params = ("init_scale",)
     config_class = E5Config
 
     @classmethod
@@ -110,44 +109,22 @@ class E5AttentionRecovery(Experiment):
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        train = flat_params(c.train, "train")
-        out = []
-        for kind in c.teachers:
-            for r_star in c.r_stars:
-                for spectrum in c.spectra:
-                    for v in c.v_settings:
-                        for init in c.init_scales:
-                            for seed in range(c.seeds):
-                                params = {
-                                    "teacher": kind,
-                                    "task.n": c.n,
-                                    "task.d": c.d,
-                                    "task.r_star": r_star,
-                                    "task.spectrum": spectrum,
-                                    "task.decay": c.decay,
-                                    "task.c": c.c,
-                                    "task.sigma": c.sigma,
-                                    "v": v,
-                                    "init_scale": init,
-                                    "n_test": c.n_test,
-                                    "n_mixer": c.n_mixer,
-                                    **train,
-                                }
-                                out.append(RunSpec(self.name, params, seed))
-        return out
-
-    def group_key(self, spec: RunSpec):
-        p = spec.params
-        return (p["teacher"], p["task.r_star"], p["task.spectrum"], p["v"], spec.seed)
+        fixed = {**attention_task_params(c), "n_test": c.n_test, "n_mixer": c.n_mixer}
+        fixed.update(flat_params(c.train, "train"))
+        grid = {
+            "teacher": c.teachers,
+            "task.r_star": c.r_stars,
+            "task.spectrum": c.spectra,
+            "v": c.v_settings,
+            "init_scale": c.init_scales,
+        }
+        return grid_specs(self.name, grid, range(c.seeds), fixed)
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
-        start = time.perf_counter()
-        setup = GroupSetup.of("E5", group)
+        setup = GroupSetup.of(self, group)
         p0, task, teacher, test = group[0].params, setup.task, setup.teacher, setup.test
-        members = [
-            MemberSpec(task.d, s.params["init_scale"], derive_seed("E5/init", s.run_id)) for s in group
-        ]
-        model, outcome = setup.train_students("E5", members, p0["v"] == "known")
+        members = [MemberSpec(task.d, s.params["init_scale"], self.seed("init", s.run_id)) for s in group]
+        model, outcome = setup.train_students(members, p0["v"] == "known")
         model = model.double()
         excess = held_out_excess(model, test.X, test.clean) / signal_power(test.clean)  # (M,) relative
         K, K_star = kernel_matrices(model).numpy(), teacher.truth["K"]  # (M, d, d), (d, d)
@@ -159,7 +136,6 @@ class E5AttentionRecovery(Experiment):
             f"teacher_{k}": float(v[0]) for k, v in mixer_estimates(teacher_mixers(teacher, X_mix)).items()
         }
         sat = saturation_stats(teacher, test.X)
-        wall = (time.perf_counter() - start) / len(group)
         results = []
         for m, spec in enumerate(group):
             metrics = {
@@ -174,12 +150,9 @@ class E5AttentionRecovery(Experiment):
             }
             curves = {"teacher_singular_values": teacher.truth["singular_values"].tolist()}
             results.append(
-                member_result(
-                    spec, m, outcome, metrics, keep=("steps_run", *ref, *sat), curves=curves, wall_s=wall
-                )
+                member_result(spec, m, outcome, metrics, keep=("steps_run", *ref, *sat), curves=curves)
             )
         return results
 
-    def analyse(self, table, records):
-        table, records = self.select(table, records)
+    def analyse_rows(self, table, records):
         return analyse_e5(self.cfg, table, records)

@@ -37,16 +37,15 @@ import torch
 from ..config import param
 from ..errors import ConfigError
 from ..predict import predict_r_star
-from ..registry import EXPERIMENTS
+from ..registry import EXPERIMENTS, TASKS
+from ..results import RunResult, RunSpec
 from ..spectra import energy_effective_rank, estimate_all
-from ..sweep.spec import RunResult, RunSpec
-from ..tasks import LinearQKTeacherTask, SoftmaxTeacherTask
+from ..tasks import ATTENTION_TEACHERS
 from ..tasks.operators import SPECTRA
 from .base import Experiment, derive_seed
 from .e6_analysis import analyse_e6
 
-TEACHER_KINDS = ("linear", "softmax")
-TASK_CLASSES = {"linear": LinearQKTeacherTask, "softmax": SoftmaxTeacherTask}
+TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
 PREDICT_TEACHER = {"linear": "linear-qk", "softmax": "softmax"}
 #: method → (teachers, V settings) it is run in.
 METHOD_SETTINGS = {
@@ -118,13 +117,13 @@ def settings(cfg: E6Config) -> list[tuple[str, str, str]]:
 
 
 @EXPERIMENTS.register(
-    "E6", summary="data-only predictability frontier: r* from (X, Y) without training (C9, C10, X1)"
+    summary="data-only predictability frontier: r* from (X, Y) without training (C9, C10, X1)"
 )
 class E6Predictability(Experiment):
-    name = "E6"
     title = "Data-only predictability frontier"
     claims = ("C9", "C10", "X1")
     config_class = E6Config
+    member_params = ("method", "v")  # the predictors of one data draw share it
     max_group = 256
 
     @classmethod
@@ -161,26 +160,13 @@ class E6Predictability(Experiment):
             out.extend(RunSpec(self.name, params, seed) for seed in range(c.seeds))
         return out
 
-    def group_key(self, spec: RunSpec):
-        p = spec.params
-        return (
-            p["teacher"],
-            p["task.n"],
-            p["task.r_star"],
-            p["task.spectrum"],
-            p["n_samples"],
-            p["task.sigma"],
-            spec.seed,
-        )
-
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         p0, seed = group[0].params, group[0].seed
         teacher, X, Y = draw(p0, seed)
         ref = reference_metrics(teacher, X)
         return [predict_run(spec, teacher, X, Y, ref) for spec in group]
 
-    def analyse(self, table, records):
-        table, records = self.select(table, records)
+    def analyse_rows(self, table, records):
         return analyse_e6(self.cfg, table, records)
 
 
@@ -191,7 +177,7 @@ def _task_params(p: dict) -> dict:
 def draw(p: dict, seed: int):
     """``(teacher, X (N, n, d), Y (N, n, d_v))`` float64 numpy for one group's params ``p``."""
     task_params = _task_params(p)
-    task = TASK_CLASSES[p["teacher"]](**task_params)
+    task = TASKS.build(ATTENTION_TEACHERS[p["teacher"]], **task_params)
     shared = sorted((k, v) for k, v in task_params.items() if k != "sigma")  # same K*, V* across σ, N, kind
     teacher = task.teacher(torch.Generator().manual_seed(derive_seed("E6/teacher", shared, seed)))
     gen = torch.Generator().manual_seed(derive_seed("E6/data", shared, p["n_samples"], seed))

@@ -1,13 +1,29 @@
 """Rank analysis of real checkpoints (SPEC X3): safetensors loading, per-head static kernels
 ``K_h = W_Q^h W_K^hᵀ`` from the factors, realised mixers on text, sink/locality/positional scores.
+
+:func:`analyze` is the library entry point (a pandas DataFrame, one row per head); one adapter file
+per architecture lives in :mod:`.architectures` (registry :data:`ARCHITECTURES`).
 """
 
 from __future__ import annotations
 
-from .arch import ROPE_NOTE, SUPPORTED_ARCHS, ArchConfig, LayerWeights, arch_config, check_arch, read_layer
+from .arch import (
+    ROPE_NOTE,
+    SUPPORTED_ARCHS,
+    ArchConfig,
+    LayerWeights,
+    adapter,
+    arch_config,
+    check_arch,
+    read_layer,
+)
+from .architectures import ARCHITECTURES, Architecture
 from .checkpoint import Checkpoint, SafetensorsWeights, open_checkpoint
+from .dataframe import analyze
+from .hub import resolve_model
 from .kernels import HeadKernel, LayerHeads, head_kernels, kernel_singular_values, kernel_spectra, split_heads
 from .mixers import (
+    SINK_DEFINITIONS,
     SINK_THRESHOLD,
     locality_mass,
     mixer_ranks,
@@ -17,19 +33,27 @@ from .mixers import (
     sink_score,
     uniform_mixer,
 )
-from .model import InspectResult, inspect_model, kernel_table
+from .model import GD_NOT_APPLICABLE, InspectResult, inspect_model, kernel_table
+from .text import BUILTIN_TEXT
 
 __all__ = [
+    "ARCHITECTURES",
+    "BUILTIN_TEXT",
+    "GD_NOT_APPLICABLE",
     "ROPE_NOTE",
+    "SINK_DEFINITIONS",
     "SINK_THRESHOLD",
     "SUPPORTED_ARCHS",
     "ArchConfig",
+    "Architecture",
     "Checkpoint",
     "HeadKernel",
     "InspectResult",
     "LayerHeads",
     "LayerWeights",
     "SafetensorsWeights",
+    "adapter",
+    "analyze",
     "arch_config",
     "check_arch",
     "head_kernels",
@@ -44,6 +68,7 @@ __all__ = [
     "positional_prior_explained",
     "read_layer",
     "realised_mixers",
+    "resolve_model",
     "sink_score",
     "split_heads",
     "uniform_mixer",

@@ -4,9 +4,18 @@ A realised mixer ``M`` is one head's row-stochastic ``n × n`` attention matrix 
 Statistics take ``mixers`` of shape ``(batch, ..., n, n)`` (batch = text windows first; usually
 ``(batch, layers, heads, n, n)``) and return one value per head ``(...)``:
 
-- **sink score**: mean over queries ``i ≥ 1`` of ``M[i, 0]``, the share of attention on the first
-  token (query 0 is left out: in a causal model it can only see token 0). A head with a sink score
-  above :data:`SINK_THRESHOLD` = 0.3 is a *sink head*.
+- **sink score**, two definitions (:data:`SINK_DEFINITIONS`), both the share of attention on the
+  first token, averaged over queries:
+
+  - ``"ours"`` (default): mean over queries ``i ≥ 1`` of ``M[i, 0]``. Query 0 is left out because in
+    a causal model it can only see token 0 (its row is ``[1, 0, …]`` whatever the head does).
+  - ``"gu2025"``: mean over *all* queries ``i ≥ 0``, the metric of Gu et al., "When attention sink
+    emerges in language models: an empirical view" (ICLR 2025), ``α_1 = (1/T) Σ_t A[t, 1]``. In a
+    causal model it exceeds ours by ``(1 − ours) / n``, up to 0.016 at ``n = 64``: use it to compare
+    with published tables.
+
+  Either way a head whose score is above :data:`SINK_THRESHOLD` = ε = 0.3 (Gu et al.'s ε) is a
+  *sink head*; Gu et al.'s model-level "sink ratio" is the share of sink heads.
 - **locality mass**: mean over queries of ``Σ_{|i-j| ≤ w} M[i, j]``, attention within ±w tokens.
 - **positional prior explained**: ``1 − Σ_b ||M_b − P_b||² / Σ_b ||M_b − U||²``, where ``U`` is uniform
   attention over the keys a query may see (all ``n``, or ``j ≤ i`` when causal) and ``P_b`` is the
@@ -26,6 +35,7 @@ import numpy as np
 from ..errors import UserInputError
 
 SINK_THRESHOLD = 0.3
+SINK_DEFINITIONS = ("ours", "gu2025")
 
 
 def realised_mixers(model: Any, token_ids: Any) -> np.ndarray:
@@ -55,14 +65,28 @@ def realised_mixers(model: Any, token_ids: Any) -> np.ndarray:
     return mixers[0] if single else mixers
 
 
-def sink_score(mixers: np.ndarray) -> np.ndarray:
-    """Share of attention on the first token, mean over queries ``i ≥ 1``: ``(..., n, n) → (...)``."""
+def check_sink_definition(definition: str) -> str:
+    if definition not in SINK_DEFINITIONS:
+        raise UserInputError(
+            f"The sink definition must be one of {', '.join(SINK_DEFINITIONS)}. Got {definition!r} instead."
+        )
+    return definition
+
+
+def sink_score(mixers: np.ndarray, definition: str = "ours") -> np.ndarray:
+    """Share of attention on the first token: ``(..., n, n) → (...)``.
+
+    ``definition="ours"`` averages over queries ``i ≥ 1``; ``"gu2025"`` over all queries (Gu et al.,
+    ICLR 2025). See the module docstring.
+    """
+    check_sink_definition(definition)
     mixers = np.asarray(mixers, dtype=np.float64)
     if mixers.shape[-1] < 2:
         raise UserInputError(
             f"A sink score needs windows of at least 2 tokens. Got n={mixers.shape[-1]} instead."
         )
-    return mixers[..., 1:, 0].mean(axis=-1)
+    first = 1 if definition == "ours" else 0
+    return mixers[..., first:, 0].mean(axis=-1)
 
 
 def locality_mass(mixers: np.ndarray, window: int = 2) -> np.ndarray:
@@ -112,9 +136,11 @@ def mixer_ranks(mixers: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
-def mixer_summary(mixers: np.ndarray, *, causal: bool, window: int = 2) -> dict[str, np.ndarray]:
+def mixer_summary(
+    mixers: np.ndarray, *, causal: bool, window: int = 2, sink_definition: str = "ours"
+) -> dict[str, np.ndarray]:
     """All per-head statistics of ``mixers (batch, layers, heads, n, n)``: ``{name: (layers, heads)}``."""
-    sink = sink_score(mixers).mean(axis=0)
+    sink = sink_score(mixers, sink_definition).mean(axis=0)
     out = {
         "sink_score": sink,
         "sink_head": sink > SINK_THRESHOLD,

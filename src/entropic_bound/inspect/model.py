@@ -1,10 +1,14 @@
 """``inspect_model``: one checkpoint → one row per (layer, head) with every rank estimate.
 
-Static part (always): per-head kernel spectra from the factors (:mod:`.kernels`), the SPEC §4 panel
-on each, bias norms. Gavish–Donoho on a kernel uses its ``d_head`` nonzero singular values as a
-``d_head × d_head`` core (the other ``d_model − d_head`` are exactly zero, which would make the
-median 0). Realised part (``text`` given or ``builtin_text=True``): a forward pass on text windows
-and the statistics of :mod:`.mixers`.
+Static part (always): per-head kernel spectra from the factors (:mod:`.kernels`), every SPEC §4
+estimator on each (columns named after the panel keys), a spectrum summary (``frobenius_norm``,
+``sv_1..sv_k``) and bias norms. Gavish–Donoho (``optimal_hard_threshold``) is *not applicable* to a
+static kernel: its noise level is estimated from the median singular value on the assumption that the
+matrix is a low-rank signal plus i.i.d. noise, whose singular values form a Marchenko–Pastur bulk. A
+product of trained weights ``W_Q W_Kᵀ`` has no such bulk (its small singular values are weights, not
+noise), and the median rule then reads most heads as rank 0. The column is NaN and
+``optimal_hard_threshold_reason`` says why. Realised part (text given): a forward pass on text
+windows and the statistics of :mod:`.mixers`.
 """
 
 from __future__ import annotations
@@ -18,9 +22,18 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserInputError
-from .arch import ROPE_NOTE, ArchConfig, arch_config
+from .arch import ArchConfig, adapter, arch_config
 from .checkpoint import SafetensorsWeights, open_checkpoint
+from .hub import resolve_model
 from .kernels import kernel_spectra
+from .mixers import SINK_THRESHOLD, check_sink_definition
+
+GD_KEY = "optimal_hard_threshold"
+GD_REASON_KEY = "optimal_hard_threshold_reason"
+GD_NOT_APPLICABLE = (
+    "not applicable: a weight product W_Q W_K^T has no noise bulk, and Gavish-Donoho assumes "
+    "a low-rank signal plus i.i.d. noise"
+)
 
 
 @dataclass
@@ -35,17 +48,8 @@ class InspectResult:
     notes: list[str] = field(default_factory=list)
     text_info: dict | None = None
 
-    def to_json(self) -> dict:
-        """JSON-ready dict: ``{"model", "arch", ..., "heads": [{"layer", "head", "kv_head", "singular_values", …}]}``."""
-        heads = []
-        sv_cols = [c for c in self.table.columns if c.startswith("sv_")]
-        for row, sv in zip(
-            self.table.drop(columns=sv_cols).to_dict("records"),
-            self.singular_values.reshape(-1, self.config.d_head),
-        ):
-            entry = {k: _json_value(v) for k, v in row.items()}
-            entry["singular_values"] = [float(x) for x in sv]
-            heads.append(entry)
+    def header(self) -> dict:
+        """Everything but the per-head rows, JSON-ready."""
         c = self.config
         return {
             "model": self.model,
@@ -59,8 +63,30 @@ class InspectResult:
             "estimator_params": _panel_params(),
             "notes": self.notes,
             "text": self.text_info,
-            "heads": heads,
         }
+
+    def to_json(self) -> dict:
+        """JSON-ready dict: the :meth:`header` and ``"heads": [{"layer", "head", "kv_head", …}]``.
+
+        NaN becomes null (Gavish–Donoho beside its ``optimal_hard_threshold_reason``); each head
+        carries its full kernel spectrum as ``singular_values`` instead of the ``sv_i`` columns.
+        """
+        heads = []
+        sv_cols = [c for c in self.table.columns if c.startswith("sv_")]
+        for row, sv in zip(
+            self.table.drop(columns=sv_cols).to_dict("records"),
+            self.singular_values.reshape(-1, self.config.d_head),
+        ):
+            entry = {k: _json_value(v) for k, v in row.items()}
+            entry["singular_values"] = [float(x) for x in sv]
+            heads.append(entry)
+        return {**self.header(), "heads": heads}
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-head table, with the :meth:`header` in ``frame.attrs``."""
+        frame = self.table.copy()
+        frame.attrs.update(self.header())
+        return frame
 
 
 def _json_value(v):
@@ -80,8 +106,9 @@ def _panel_params() -> dict:
 
 
 def kernel_table(spectra: dict[str, np.ndarray], cfg: ArchConfig, *, top_k: int = 8) -> pd.DataFrame:
-    """One row per head: layer, head, kv_head, every panel estimate, bias norms, ``sv_1..sv_top_k``."""
-    from ..spectra import estimate_all, panel_description
+    """One row per head: layer, head, kv_head, every panel estimate (Gavish–Donoho NaN with its
+    reason), ``frobenius_norm``, bias norms, ``sv_1..sv_top_k``."""
+    from ..spectra import PANEL, estimate_all, panel_description
 
     integer = {key for key, d in panel_description().items() if d["integer"]}
     sv = spectra["singular_values"]  # (L, H, d_head)
@@ -92,8 +119,14 @@ def kernel_table(spectra: dict[str, np.ndarray], cfg: ArchConfig, *, top_k: int 
         "head": head.ravel(),
         "kv_head": np.array([cfg.kv_head(h) for h in head.ravel()]),
     }
-    for key, value in estimate_all(sv, shape=(d_head, d_head)).items():
-        cols[key] = np.asarray(value).ravel().astype(np.int64 if key in integer else np.float64)
+    estimates = estimate_all(sv)  # without a shape the Gavish-Donoho key is skipped
+    for key, _, _ in PANEL:
+        if key == GD_KEY:
+            cols[GD_KEY] = np.full(L * H, np.nan)
+            cols[GD_REASON_KEY] = np.full(L * H, GD_NOT_APPLICABLE, dtype=object)
+        else:
+            cols[key] = np.asarray(estimates[key]).ravel().astype(np.int64 if key in integer else np.float64)
+    cols["frobenius_norm"] = np.sqrt((sv**2).sum(axis=-1)).ravel()
     cols["b_Q_norm"] = spectra["b_Q_norm"].ravel()
     cols["b_K_norm"] = spectra["b_K_norm"].ravel()
     for i in range(min(top_k, d_head)):
@@ -101,7 +134,15 @@ def kernel_table(spectra: dict[str, np.ndarray], cfg: ArchConfig, *, top_k: int 
     return pd.DataFrame(cols)
 
 
-def _realised(ckpt, cfg: ArchConfig, text: str | None, *, window: int, window_len: int, max_windows: int):
+def _text_source(text: str | Path) -> str:
+    from .text import BUILTIN_TEXT
+
+    if isinstance(text, Path):
+        return str(text)
+    return "built-in sample" if text == BUILTIN_TEXT else f"a string of {len(text)} characters"
+
+
+def _realised(ckpt, cfg: ArchConfig, text: str | Path, *, window, window_len, max_windows, sink_definition):
     from .mixers import mixer_summary, realised_mixers
     from .text import load_hf_model, load_tokenizer, max_positions, read_text, token_windows
 
@@ -116,13 +157,17 @@ def _realised(ckpt, cfg: ArchConfig, text: str | None, *, window: int, window_le
     vocab = int(ckpt.config.get("vocab_size", 256))
     ids = token_windows(raw, tokenizer, vocab_size=vocab, window_len=n, max_windows=max_windows)
     mixers = realised_mixers(load_hf_model(ckpt.config_dir), ids)  # (B, L, H, n, n)
-    stats = {k: v.ravel() for k, v in mixer_summary(mixers, causal=cfg.causal, window=window).items()}
+    summary = mixer_summary(mixers, causal=cfg.causal, window=window, sink_definition=sink_definition)
+    stats = {k: v.ravel() for k, v in summary.items()}
     info = {
-        "source": str(text) if text is not None else "built-in sample",
+        "source": _text_source(text),
         "windows": int(ids.shape[0]),
         "window_len": int(ids.shape[1]),
         "locality_window": window,
         "tokenizer": type(tokenizer).__name__ if tokenizer is not None else "bytes modulo vocab_size",
+        "sink_definition": sink_definition,
+        "sink_threshold": SINK_THRESHOLD,
+        "sink_ratio": float(np.mean(stats["sink_head"])),
     }
     return stats, info
 
@@ -135,19 +180,21 @@ def inspect_model(
     n_kv_heads: int | None = None,
     fold_ln: bool = False,
     text: str | Path | None = None,
-    realised: bool = False,
     window: int = 2,
     window_len: int = 64,
     max_windows: int = 8,
     top_k: int = 8,
+    sink_definition: str = "ours",
+    cache_dir: str | Path | None = None,
     on_layer: Callable[[int, int], None] | None = None,
 ) -> InspectResult:
-    """Inspect the checkpoint at ``path`` (folder or ``.safetensors`` file).
+    """Inspect the checkpoint ``path``: a folder, a ``.safetensors`` file, or a cached Hugging Face id.
 
-    ``realised=True`` (implied by ``text``) adds realised-mixer statistics on ``text`` (a file) or
-    the built-in sample. ``on_layer(layer, n_layers)`` reports progress. Raises :class:`UserInputError`.
+    ``text`` (a string of text, or a :class:`~pathlib.Path` to a UTF-8 file) adds realised-mixer
+    statistics. ``on_layer(layer, n_layers)`` reports progress. Raises :class:`UserInputError`.
     """
-    ckpt = open_checkpoint(path)
+    check_sink_definition(sink_definition)
+    ckpt = open_checkpoint(resolve_model(path, cache_dir=cache_dir))
     weights = SafetensorsWeights(ckpt.files)
     cfg = arch_config(weights, ckpt.config, arch=arch, n_heads=n_heads, n_kv_heads=n_kv_heads)
     if text is not None:
@@ -157,19 +204,17 @@ def inspect_model(
     hook = (lambda layer: on_layer(layer, cfg.n_layers)) if on_layer else None
     spectra = kernel_spectra(weights, cfg, fold_ln=fold_ln, on_layer=hook)
     table = kernel_table(spectra, cfg, top_k=top_k)
-    notes = [ROPE_NOTE] if cfg.rope else []
-    notes.append(
-        "Gavish-Donoho on a kernel uses its d_head nonzero singular values as a d_head x d_head core."
-    )
+    notes = [*adapter(cfg.arch).notes, f"Gavish-Donoho (optimal_hard_threshold) is {GD_NOT_APPLICABLE}."]
     info = None
-    if realised or text is not None:
+    if text is not None:
         stats, info = _realised(
             ckpt,
             cfg,
-            None if text is None else str(text),
+            text,
             window=window,
             window_len=window_len,
             max_windows=max_windows,
+            sink_definition=sink_definition,
         )
         table = pd.concat([table, pd.DataFrame(stats)], axis=1)
     return InspectResult(str(path), cfg, table, spectra["singular_values"], fold_ln, notes, info)

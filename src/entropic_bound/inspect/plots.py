@@ -1,6 +1,9 @@
-"""Figures of an inspection. Pure functions of tables that return figures; saving is the caller's job."""
+"""Figures of an inspection: pure functions of tables that return figures, and :func:`write_figures`
+that saves an inspection's set as PNG files."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -70,3 +73,34 @@ def spectra_figure(spectra: pd.DataFrame, *, max_cols: int = 4):
     axes[0, 0].set_ylabel("σ_i / σ_1")
     fig.suptitle("static kernel spectra W_Q^h W_K^hᵀ (one line per head)")
     return fig
+
+
+def write_figures(result, out: str | Path) -> list[Path]:
+    """Save the inspection's figures as PNG files in the folder ``out``; returns their paths.
+
+    Always the energy-effective-rank heatmap and the kernel spectra; with realised mixers also the
+    sink-score and locality-mass heatmaps.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    figures = {
+        "energy_effective_rank_heatmap.png": head_heatmap(
+            result.table, "energy_effective_rank", title="static kernel energy effective rank"
+        ),
+        "kernel_spectra.png": spectra_figure(spectra_table(result.singular_values)),
+    }
+    if "sink_score" in result.table:
+        definition = (result.text_info or {}).get("sink_definition", "ours")
+        figures["sink_score_heatmap.png"] = head_heatmap(
+            result.table, "sink_score", title=f"attention-sink score ({definition})"
+        )
+        figures["locality_mass_heatmap.png"] = head_heatmap(
+            result.table, "locality_mass", title="locality mass"
+        )
+    plt = _pyplot()
+    paths = []
+    for name, fig in figures.items():
+        fig.savefig(out / name, dpi=110)
+        plt.close(fig)
+        paths.append(out / name)
+    return paths

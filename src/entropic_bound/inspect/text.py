@@ -42,24 +42,36 @@ def _transformers():
         raise UserInputError(
             "Realised mixers need the optional 'transformers' package: pip install 'entropic-bound[hf]'."
         ) from None
-    transformers.logging.set_verbosity_error()
+    quiet_third_party()
     return transformers
 
 
-def read_text(path: str | Path | None) -> str:
-    """The text in ``path`` (UTF-8), or :data:`BUILTIN_TEXT` when ``path`` is None."""
-    if path is None:
-        return BUILTIN_TEXT
-    path = Path(path)
+def quiet_third_party() -> None:
+    """Silence transformers' and huggingface_hub's logging and progress bars ("Loading weights")."""
+    import transformers
+    from huggingface_hub.utils import disable_progress_bars
+
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    disable_progress_bars()
+
+
+def read_text(text: str | Path) -> str:
+    """The text to run: ``text`` itself when a ``str``, the UTF-8 contents of the file when a ``Path``."""
+    if isinstance(text, str):
+        if not text.strip():
+            raise DataError("The text is empty.")
+        return text
+    path = Path(text)
     if not path.is_file():
         raise DataError(f"The text file '{path}' does not exist.")
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        content = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise DataError(f"Cannot read the text file '{path}': {exc}.") from None
-    if not text.strip():
+    if not content.strip():
         raise DataError(f"The text file '{path}' is empty.")
-    return text
+    return content
 
 
 def load_tokenizer(model_dir: Path | None) -> Any | None:

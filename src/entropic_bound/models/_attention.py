@@ -31,20 +31,10 @@ import torch
 from torch import Tensor, nn
 
 from ..errors import UserInputError
-from .base import EnsembleStudent, MemberSpec, check_rank, member_generator, stack_padded
+from ..validation import check_choice, check_positive_int, check_rank
+from .base import EnsembleStudent, MemberSpec, member_generator, stack_padded
 
 POSITIONAL = ("none", "learned_absolute")
-
-
-def check_positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise UserInputError(f"The '{name}' parameter must be an int in [1, inf). Got {value!r} instead.")
-
-
-def check_choice(name: str, value: object, choices: Sequence[str]) -> None:
-    if value not in choices:
-        listed = ", ".join(repr(c) for c in choices)
-        raise UserInputError(f"The '{name}' parameter must be one of {listed}. Got {value!r} instead.")
 
 
 def shared_logits(X: Tensor, K: Tensor) -> Tensor:
@@ -96,6 +86,10 @@ class QKEnsemble(EnsembleStudent):
     """
 
     supports_positional = True
+    accepts: tuple[str, ...] = (
+        "n", "d", "d_v", "V_known", "n_heads", "positional", "v_init_scale", "dtype", "device",
+    )  # fmt: skip
+    factors = ("W_Q", "W_K")  # rank-padded: columns past a member's rank stay zero
 
     def __init__(
         self,
@@ -123,7 +117,7 @@ class QKEnsemble(EnsembleStudent):
         if not members:
             raise UserInputError("An ensemble needs at least one member. Got 0 instead.")
         for m in members:
-            check_rank("rank", m.rank, d, f"the per-head query–key width is at most d={d}")
+            check_rank("rank", m.rank, d, what=f"the per-head query–key width is at most d={d}")
         if V_known is not None and tuple(V_known.shape) != (d, d_v):
             raise UserInputError(
                 f"The 'V_known' matrix must have shape ({d}, {d_v}). Got {tuple(V_known.shape)} instead."

@@ -20,8 +20,6 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ..errors import UserInputError
-
 
 @dataclass(frozen=True)
 class MemberSpec:
@@ -45,13 +43,6 @@ def stack_padded(factors: Sequence[Tensor], width: int) -> Tensor:
         assert pad >= 0, f"factor width {f.shape[-1]} exceeds ensemble width {width}"
         out.append(torch.nn.functional.pad(f, (0, pad)))
     return torch.stack(out)
-
-
-def check_rank(name: str, rank: int, upper: int, what: str) -> None:
-    if not isinstance(rank, (int, np.integer)) or not 1 <= rank <= upper:
-        raise UserInputError(
-            f"The '{name}' parameter must be an int in [1, {upper}] ({what}). Got {rank!r} instead."
-        )
 
 
 class EnsembleStudent(nn.Module):

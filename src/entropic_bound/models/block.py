@@ -10,9 +10,10 @@ from torch import Tensor
 
 from ..errors import UserInputError
 from ..registry import STUDENTS
-from ._attention import QKEnsemble, check_positive_int, general_logits, general_mix
+from ..validation import check_choice, check_positive_int
+from ._attention import QKEnsemble, general_logits, general_mix
 from .base import MemberSpec
-from .softmax_attention import TEMPERATURES, check_choice, row_softmax, temperatures
+from .softmax_attention import TEMPERATURES, row_softmax, temperatures
 
 
 def layer_norm(X: Tensor, gain: Tensor, bias: Tensor, eps: float = 1e-5) -> Tensor:
@@ -40,6 +41,7 @@ class TransformerBlockEnsemble(QKEnsemble):
 
     rung = "B3"
     supports_positional = False
+    accepts = (*QKEnsemble.accepts, "ffn_width", "temperature")
 
     def __init__(
         self,

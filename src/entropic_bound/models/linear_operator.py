@@ -10,7 +10,8 @@ from torch import Tensor, nn
 
 from ..errors import UserInputError
 from ..registry import STUDENTS
-from .base import EnsembleStudent, MemberSpec, check_rank, member_generator, stack_padded
+from ..validation import check_rank
+from .base import EnsembleStudent, MemberSpec, member_generator, stack_padded
 
 
 @STUDENTS.register("B0", summary="linear surrogate A X V with A = P Qᵀ (fixed token mixer)")
@@ -22,6 +23,9 @@ class LinearOperatorEnsemble(EnsembleStudent):
     """
 
     rung = "B0"
+
+    accepts = ("n", "d", "d_v", "V_known", "v_init_scale", "dtype", "positional")
+    factors = ("P", "Q")  # rank-padded: columns past a member's rank stay zero
 
     def __init__(
         self,
@@ -42,8 +46,9 @@ class LinearOperatorEnsemble(EnsembleStudent):
                 f"Got positional={positional!r} for B0."
             )
         for m in members:
-            check_rank("rank", m.rank, n, f"the operator is n×n with n={n}")
+            check_rank("rank", m.rank, n, what=f"the operator is n×n with n={n}")
         self.n_models, self.n, self.d, self.d_v = len(members), n, d, d_v
+        self.ranks = [int(m.rank) for m in members]
         width = max(m.rank for m in members)
         P, Q, V = [], [], []
         for m in members:

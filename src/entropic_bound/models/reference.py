@@ -1,4 +1,4 @@
-"""Plain single-model versions of B1–B3: the code a researcher would write.
+"""Plain single-model versions of B0–B3: the code a researcher would write.
 
 They are the correctness oracle of the ensembles (computed the textbook way, through
 ``Q = X̃ W_Q`` and ``K = X̃ W_K`` with a Python loop over heads, never through the kernel
@@ -12,6 +12,19 @@ import math
 
 import torch
 from torch import Tensor, nn
+
+
+class LinearOperator(nn.Module):
+    """``f(X) = A X V`` with ``A = P Qᵀ`` (B0); ``X (B, n, d)``."""
+
+    def __init__(self, P: Tensor, Q: Tensor, V: Tensor, *, learn_v: bool = True) -> None:
+        super().__init__()
+        self.P, self.Q = nn.Parameter(P.clone()), nn.Parameter(Q.clone())  # (n, r) each
+        self.V = nn.Parameter(V.clone(), requires_grad=learn_v)  # (d, d_v)
+
+    def forward(self, X: Tensor) -> Tensor:
+        A = self.P @ self.Q.T  # (n, n)
+        return A @ X @ self.V  # (B, n, d_v)
 
 
 class LinearQK(nn.Module):
@@ -91,6 +104,12 @@ class TransformerBlock(nn.Module):
 def member_module(ensemble: nn.Module, m: int) -> nn.Module:
     """The plain module with member ``m``'s current weights (factors trimmed to its rank)."""
     r = ensemble.ranks[m]
+    if ensemble.rung == "B0":
+        learn_v = ensemble.V is not None
+        V = (ensemble.V[m] if learn_v else ensemble.V_fixed).detach()
+        return LinearOperator(
+            ensemble.P[m, :, :r].detach(), ensemble.Q[m, :, :r].detach(), V, learn_v=learn_v
+        )
     W_Q, W_K = ensemble.W_Q[m, ..., :r].detach(), ensemble.W_K[m, ..., :r].detach()
     if ensemble.rung == "B3":
         learn_out = ensemble.W_out is not None

@@ -9,7 +9,8 @@ import torch
 from torch import Tensor
 
 from ..registry import STUDENTS
-from ._attention import QKEnsemble, check_choice
+from ..validation import check_choice
+from ._attention import QKEnsemble
 from .base import MemberSpec
 
 TEMPERATURES = ("sqrt_d", "sqrt_r")
@@ -42,6 +43,7 @@ class SoftmaxAttentionEnsemble(QKEnsemble):
     """
 
     rung = "B2"
+    accepts = (*QKEnsemble.accepts, "temperature")
 
     def __init__(self, members: Sequence[MemberSpec], *, temperature: str = "sqrt_d", **kwargs) -> None:
         check_choice("temperature", temperature, TEMPERATURES)

@@ -1,111 +1,180 @@
-"""The HTML report: one self-contained page, verdict table at the top, figures inline."""
+"""The HTML report: verdict summary first, then one section per experiment.
+
+Layout, top to bottom: the verdict table (claim, verdict, one line of key evidence), the claim
+boundaries when verdicts carry them, a table of contents, then each experiment — its claims with
+their full evidence in a collapsible block, its settings in words, its figures (files in
+``figures/`` beside the page, shown at most at their natural size, a click opens the full image)
+and previews of its tables (the full tables are the CSVs in ``results/``). Provenance closes the
+page. Nothing is wider than the window: every table scrolls inside its own box.
+"""
 
 from __future__ import annotations
 
-import base64
 import html
-import json
+import struct
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..provenance import provenance
+from .boundary_view import boundary_table_html
+from .evidence import evidence_html, evidence_line
+from .format import settings
+from .tables import key_value_html, table_preview
 
 COLOURS = {"confirmed": "#1a7f37", "refuted": "#cf222e", "inconclusive": "#9a6700"}
 
 STYLE = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;
-padding:0 1em;color:#1f2328;line-height:1.45}
-table{border-collapse:collapse;margin:1em 0;font-size:0.9em}td,th{border:1px solid #d0d7de;padding:4px 8px;
-vertical-align:top;text-align:left}th{background:#f6f8fa}.v{font-weight:600;color:#fff;padding:2px 8px;
-border-radius:4px}img{max-width:100%;border:1px solid #eee;margin:0.5em 0}code,pre{font-size:0.85em;
-background:#f6f8fa}pre{padding:0.6em;overflow-x:auto}details{margin:0.5em 0}.small{font-size:0.85em;color:#57606a}
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1320px;margin:1.5em auto;
+padding:0 16px;color:#1f2328;line-height:1.45;font-size:15px}
+h1{margin:0 0 .2em}h2{margin:1.6em 0 .4em;border-bottom:1px solid #d0d7de;padding-bottom:.2em}
+h3{margin:1.2em 0 .3em}h4{margin:1em 0 .2em}p{max-width:110ch;margin:.4em 0}
+table{border-collapse:collapse;font-size:.88em}td,th{border:1px solid #d0d7de;padding:3px 7px;vertical-align:top;
+text-align:left}th{background:#f6f8fa;font-weight:600}
+.scroll{max-width:100%;overflow-x:auto;margin:.4em 0}
+.v{font-weight:600;color:#fff;padding:1px 7px;border-radius:4px;white-space:nowrap;font-size:.9em}
+.small{font-size:.86em;color:#57606a}
+figure{margin:.8em 0}figure img{max-width:100%;height:auto;border:1px solid #eee;display:block}
+figcaption{font-size:.85em;color:#57606a}
+details{margin:.3em 0}summary{cursor:pointer;color:#0969da}
+nav ol{columns:2;margin:.3em 0}
+ul.settings{columns:2;column-gap:2.5em;font-size:.88em;padding-left:1.2em;margin:.3em 0}
+ul.settings li{break-inside:avoid}ul.outcomes{margin:0;padding-left:1.1em}
+.claim{border-left:4px solid #d0d7de;padding-left:.8em;margin:.8em 0}
+table.kv th{white-space:nowrap}code{font-size:.9em;background:#f6f8fa;padding:0 3px}
 """
 
 
-def _badge(verdict: str) -> str:
-    return (
-        f'<span class="v" style="background:{COLOURS.get(verdict, "#57606a")}">{html.escape(verdict)}</span>'
-    )
+def badge(verdict: str) -> str:
+    colour = COLOURS.get(verdict, "#57606a")
+    return f'<span class="v" style="background:{colour}">{html.escape(verdict)}</span>'
 
 
-def _short(value):
-    """Floats to 4 significant digits, recursively (display only; verdicts.json keeps full precision)."""
-    if isinstance(value, float):
-        return float(f"{value:.4g}")
-    if isinstance(value, dict):
-        return {k: _short(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_short(v) for v in value]
-    return value
-
-
-def _evidence_text(evidence: dict, limit: int = 6) -> str:
-    items = []
-    for k, v in list(evidence.items())[:limit]:
-        if isinstance(v, float):
-            v = f"{v:.4g}"
-        elif isinstance(v, (dict, list)):
-            v = json.dumps(_short(v), default=str)[:160]
-        items.append(f"<code>{html.escape(str(k))}</code> = {html.escape(str(v))}")
-    return "<br>".join(items)
-
-
-def _verdict_table(reports) -> str:
-    rows = [
-        "<tr><th>claim</th><th>experiment (scale)</th><th>verdict</th><th>criterion</th><th>evidence</th></tr>"
-    ]
-    for r in reports:
-        for v in r.analysis.verdicts:
-            rows.append(
-                f"<tr><td><b>{html.escape(v.claim)}</b><br><span class=small>{html.escape(v.statement)}</span></td>"
-                f"<td>{html.escape(v.experiment)} ({html.escape(r.scale)})</td><td>{_badge(v.verdict)}</td>"
-                f"<td>{html.escape(v.criterion)}</td><td class=small>{_evidence_text(v.evidence)}</td></tr>"
-            )
-    return "<table>" + "".join(rows) + "</table>"
-
-
-def _figure(path: Path, name: str) -> str:
-    data = base64.b64encode(path.read_bytes()).decode()
-    return f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,{data}"><figcaption class=small>{html.escape(name)}</figcaption></figure>'
-
-
-def _section(r, out_dir: Path, config: dict) -> str:
-    a = r.analysis
-    parts = [
-        f"<h2 id='{r.experiment.name}'>{html.escape(r.experiment.name_with_title)}</h2>",
-        f"<p class=small>scale: <b>{html.escape(r.scale)}</b>; runs analysed: {len(a.results)}</p>",
-    ]
-    parts += [f"<p>{html.escape(n)}</p>" for n in a.notes]
-    for v in a.verdicts:
-        parts.append(
-            f"<h3>{html.escape(v.claim)} {_badge(v.verdict)}</h3><p>{html.escape(v.statement)}</p>"
-            f"<p><b>Criterion.</b> {html.escape(v.criterion)}</p>"
-            f"<details><summary>evidence</summary><pre>{html.escape(json.dumps(v.to_dict()['evidence'], indent=1))}</pre></details>"
+def _summary_table(verdicts: list[dict]) -> str:
+    head = "<tr><th>claim</th><th>verdict</th><th>key evidence</th><th>experiment</th></tr>"
+    rows = []
+    for v in verdicts:
+        claim = html.escape(v["claim"])
+        rows.append(
+            f"<tr><td><a href='#claim-{claim}'><b>{claim}</b></a><br><span class=small>"
+            f"{html.escape(v.get('statement', ''))}</span></td><td>{badge(v['verdict'])}</td>"
+            f"<td>{html.escape(evidence_line(v['claim'], v.get('evidence') or {}))}</td>"
+            f"<td><a href='#{html.escape(v['experiment'])}'>{html.escape(v['experiment'])}</a></td></tr>"
         )
-    for name, rel in r.figure_files.items():
-        parts.append(_figure(out_dir / rel, name))
-    for name, table in a.tables.items():
-        table_html = table.to_html(index=False, float_format=lambda x: f"{x:.4g}", border=0)
-        parts.append(f"<h4>{html.escape(name)}</h4><div style='overflow-x:auto'>{table_html}</div>")
-    parts.append(
-        f"<details><summary>config</summary><pre>{html.escape(json.dumps(config, indent=1))}</pre></details>"
-        f"<p class=small>All rows: <code>results/{html.escape(r.experiment.name)}.csv</code></p>"
+    return f"<div class=scroll><table class=summary>{head}{''.join(rows)}</table></div>"
+
+
+def _png_size(path: Path) -> tuple[int, int] | None:
+    """Width and height from a PNG header (to reserve the image's box before it loads)."""
+    head = path.read_bytes()[:24] if path.is_file() else b""
+    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    return struct.unpack(">II", head[16:24])
+
+
+def _figure(out_dir: Path, rel: str, name: str) -> str:
+    src = html.escape(rel)
+    size = _png_size(out_dir / rel)
+    dims = f" width={size[0]} height={size[1]}" if size else ""
+    return (
+        f"<figure id='fig-{html.escape(name)}'><a href='{src}' title='open full size'>"
+        f"<img src='{src}' alt='{html.escape(name)}'{dims}></a>"
+        f"<figcaption>{html.escape(name)} (click for full size)</figcaption></figure>"
     )
+
+
+def _claim_block(v: dict) -> str:
+    claim = html.escape(v["claim"])
+    return (
+        f"<div class=claim id='claim-{claim}'><h3>{claim} {badge(v['verdict'])}</h3>"
+        f"<p>{html.escape(v.get('statement', ''))}</p>"
+        f"<p><b>Criterion.</b> {html.escape(v.get('criterion', ''))}</p>"
+        f"<p><b>Key evidence.</b> {html.escape(evidence_line(v['claim'], v.get('evidence') or {}))}</p>"
+        f"<details class=evidence><summary>full evidence for {claim}</summary>"
+        f"{evidence_html(v.get('evidence') or {})}</details></div>"
+    )
+
+
+def _settings_block(r) -> str:
+    rows = settings(r.experiment.cfg)
+    items = "".join(
+        f"<li>{html.escape(doc)}: <b>{html.escape(value)}</b> <code>{html.escape(key)}</code></li>"
+        for key, doc, value in rows
+    )
+    return (
+        f"<details class=settings><summary>settings of {html.escape(r.experiment.name)} in words "
+        f"({len(rows)} values; the code name is what <code>--set</code> takes)</summary>"
+        f"<ul class=settings>{items}</ul></details>"
+    )
+
+
+def _section(r, verdicts: list[dict], out_dir: Path) -> str:
+    name = r.experiment.name
+    a = r.analysis
+    results_href = f"results/{name}.csv"
+    parts = [
+        f"<section><h2 id='{html.escape(name)}'>{html.escape(r.experiment.name_with_title)}</h2>",
+        f"<p class=small>scale <b>{html.escape(r.scale)}</b>; {len(a.results)} runs analysed; every run: "
+        f"<a href='{html.escape(results_href)}'>{html.escape(results_href)}</a></p>",
+    ]
+    parts += [_claim_block(v) for v in verdicts if v["experiment"] == name]
+    parts.append(_settings_block(r))
+    parts += [f"<p class=small>{html.escape(n)}</p>" for n in a.notes]
+    parts += [_figure(out_dir, rel, fig) for fig, rel in r.figure_files.items()]
+    for table_name, table in a.tables.items():
+        href = f"results/{name}_{table_name}.csv"
+        parts.append(table_preview(table, href, f"{name}: {table_name}", f"{name}-{table_name}"))
+    parts.append("</section>")
     return "\n".join(parts)
 
 
-def render_report(reports, *, out_dir: Path, store_path: str, configs: dict) -> str:
-    """The page; figures are read from ``out_dir`` (where the writer just put them) and inlined."""
+def _toc(reports, has_boundaries: bool) -> str:
+    items = ["<li><a href='#verdicts'>Verdicts</a></li>"]
+    if has_boundaries:
+        items.append("<li><a href='#boundaries'>Claim boundaries</a></li>")
+    for r in reports:
+        claims = ", ".join(r.experiment.claims)
+        items.append(
+            f"<li><a href='#{html.escape(r.experiment.name)}'>{html.escape(r.experiment.name_with_title)}</a>"
+            + (f" <span class=small>({html.escape(claims)})</span>" if claims else "")
+            + "</li>"
+        )
+    items.append("<li><a href='#provenance'>Provenance</a></li>")
+    return f"<nav id=contents><h2>Contents</h2><ol>{''.join(items)}</ol></nav>"
+
+
+def _provenance(store_path: str) -> str:
     prov = provenance()
-    sections = [_section(r, Path(out_dir), configs[r.experiment.name]) for r in reports]
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    body = (
-        "<h1>entropic-bound report</h1>"
-        f"<p class=small>generated {when} from <code>{html.escape(store_path)}</code>; "
-        f"git {html.escape(str(prov.get('git_commit')))}; "
-        f"versions {html.escape(json.dumps(prov.get('versions', {}), default=str))}</p>"
-        "<h2>Verdicts</h2>"
-        + (_verdict_table(reports) if reports else "<p>No experiment in the store yet.</p>")
-        + "".join(sections)
+    rows = [("generated", when), ("run store", store_path), ("git commit", str(prov.get("git_commit")))]
+    rows += [(k, str(v)) for k, v in (prov.get("versions") or {}).items()]
+    return f"<h2 id=provenance>Provenance</h2>{key_value_html(rows)}"
+
+
+def render_report(reports, *, out_dir: Path, store_path: str, verdicts: list[dict]) -> str:
+    """The page. ``verdicts`` are the verdict dicts in claim order (as in verdicts.json, with ``claim``)."""
+    counts = {k: sum(v["verdict"] == k for v in verdicts) for k in COLOURS}
+    tally = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+    boundaries = boundary_table_html(verdicts)
+    body = [
+        "<h1>entropic-bound report</h1>",
+        f"<p class=small>{len(reports)} experiment(s), {len(verdicts)} claim(s): {tally or 'none'}.</p>",
+        "<h2 id=verdicts>Verdicts</h2>",
+        _summary_table(verdicts) if verdicts else "<p>No experiment in the store yet.</p>",
+    ]
+    if boundaries:
+        body += [
+            "<h2 id=boundaries>Claim boundaries</h2>",
+            "<p class=small>Each claim decided again under every setting along the axis that matters.</p>",
+            boundaries,
+        ]
+    body.append(_toc(reports, bool(boundaries)))
+    body += [_section(r, verdicts, Path(out_dir)) for r in reports]
+    body.append(_provenance(store_path))
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        "<meta name=viewport content='width=device-width,initial-scale=1'>"
+        f"<title>entropic-bound report</title><style>{STYLE}</style></head><body>"
+        + "\n".join(body)
+        + "</body></html>"
     )
-    return f"<!doctype html><html><head><meta charset=utf-8><title>entropic-bound report</title><style>{STYLE}</style></head><body>{body}</body></html>"

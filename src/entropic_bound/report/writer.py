@@ -1,7 +1,9 @@
 """Assemble the output folder from the run store alone.
 
-``DIR/report.html`` (verdict table first, figures inline), ``DIR/verdicts.json``,
-``DIR/results/<experiment>.csv`` and ``DIR/figures/*.png``. Every file is written atomically
+``DIR/report.html`` (verdict table first; figures linked from ``DIR/figures/*.png``),
+``DIR/verdicts.json`` (claims in claim order) and ``DIR/results/<experiment>[_<table>].csv`` (rows
+sorted by their parameters, whole numbers as integers, floats to 6 significant digits; the store
+keeps full precision). Every file is written atomically
 (write-then-rename), so a killed process never leaves half a report.
 """
 
@@ -11,13 +13,17 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from ..atomic import atomic_write_bytes, atomic_write_text, remove_stale_temporaries
-from ..config import to_dict
+from ..config import flatten
 from ..errors import UserInputError
 from ..experiments.base import Analysis, Experiment
 from ..plotting import to_png
 from ..registry import EXPERIMENTS
 from ..store import RunStore
+from .format import natural_key, sorted_naturally
 from .html import render_report
 
 
@@ -53,6 +59,52 @@ def analyse_store(store: RunStore, only: list[str] | None = None) -> list[tuple[
     return out
 
 
+def csv_text(df: pd.DataFrame, sort_by: list[str] | None = None) -> str:
+    """``df`` as CSV: rows sorted by ``sort_by`` (None: the table's own order, which a derived table
+    chose), columns whose values are all whole numbers written as integers, other floats to 6
+    significant digits."""
+    out = df.copy()
+    for col in out.columns:
+        values = out[col]
+        if pd.api.types.is_float_dtype(values):
+            finite = values.dropna()
+            if len(finite) and np.isfinite(finite).all() and (finite == finite.round()).all():
+                if (finite.abs() < 2**53).all():
+                    out[col] = values.astype("Int64")
+    keys = [c for c in sort_by or () if c in out.columns]
+    if keys and len(out):
+        try:
+            out = out.sort_values(keys, kind="mergesort", na_position="last")
+        except TypeError:  # mixed types in a column: order by text
+            out = out.sort_values(keys, key=lambda s: s.astype(str), kind="mergesort")
+    return out.to_csv(index=False, float_format="%.6g")
+
+
+def _param_columns(store: RunStore, name: str) -> list[str]:
+    """A results table's sort order: every run parameter (in the store's order), then the seed."""
+    cols: dict[str, None] = {}
+    for rec in store.records(name):
+        for key in flatten(rec.get("params") or {}):
+            cols.setdefault(key, None)
+    return [c for c in cols if c != "seed"] + ["seed", "run_id"]
+
+
+def ordered_verdicts(reports: list[ExperimentReport]) -> list[dict]:
+    """Every verdict as a dict with its ``claim`` and ``scale``, in claim order (C1…C13, then X1…)."""
+    rows = [
+        {"claim": v.claim, **sorted_naturally({**v.to_dict(), "scale": r.scale})}
+        for r in reports
+        for v in r.analysis.verdicts
+    ]
+    return sorted(rows, key=lambda row: natural_key(row["claim"]))
+
+
+def verdicts_json(verdicts: list[dict]) -> str:
+    """``verdicts.json``: claim → verdict, claims in claim order, nested numeric keys in numeric order."""
+    data = {v["claim"]: {k: val for k, val in v.items() if k != "claim"} for v in verdicts}
+    return json.dumps(data, indent=2) + "\n"
+
+
 def write_report(store: RunStore, out_dir: str | Path, *, only: list[str] | None = None) -> Path:
     """Write the report folder for every experiment recorded in ``store``; returns report.html."""
     out = check_out_dir(out_dir)
@@ -63,16 +115,12 @@ def write_report(store: RunStore, out_dir: str | Path, *, only: list[str] | None
         for fig_name, fig in analysis.figures.items():
             path = atomic_write_bytes(out / "figures" / f"{fig_name}.png", to_png(fig))
             files[fig_name] = str(path.relative_to(out))
-        atomic_write_text(out / "results" / f"{exp.name}.csv", analysis.results.to_csv(index=False))
+        results_csv = csv_text(analysis.results, _param_columns(store, exp.name))
+        atomic_write_text(out / "results" / f"{exp.name}.csv", results_csv)
         for table_name, table in analysis.tables.items():
-            atomic_write_text(out / "results" / f"{exp.name}_{table_name}.csv", table.to_csv(index=False))
+            atomic_write_text(out / "results" / f"{exp.name}_{table_name}.csv", csv_text(table))
         reports.append(ExperimentReport(exp, scale, analysis, files))
-    verdicts = {v.claim: {**v.to_dict(), "scale": r.scale} for r in reports for v in r.analysis.verdicts}
-    atomic_write_text(out / "verdicts.json", json.dumps(verdicts, indent=2, sort_keys=True) + "\n")
-    html = render_report(
-        reports,
-        out_dir=out,
-        store_path=str(store.path),
-        configs={r.experiment.name: to_dict(r.experiment.cfg) for r in reports},
-    )
-    return atomic_write_text(out / "report.html", html)
+    verdicts = ordered_verdicts(reports)
+    atomic_write_text(out / "verdicts.json", verdicts_json(verdicts))
+    page = render_report(reports, out_dir=out, store_path=str(store.path), verdicts=verdicts)
+    return atomic_write_text(out / "report.html", page)

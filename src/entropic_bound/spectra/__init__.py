@@ -17,10 +17,11 @@ from .estimators import (
     stable_rank,
 )
 from .marchenko_pastur import lambda_star, mp_cdf, mp_median, omega, omega_approx
-from .panel import KNOWN_NOISE_KEY, PANEL, estimate_all, panel_description, round_estimate
+from .panel import ESTIMATOR_KEYS, KNOWN_NOISE_KEY, PANEL, estimate_all, panel_description, round_estimate
 from .svd import as_float64_tensor, factored_singular_values, singular_values
 
 __all__ = [
+    "ESTIMATOR_KEYS",
     "Estimator",
     "KNOWN_NOISE_KEY",
     "PANEL",

@@ -27,6 +27,8 @@ PANEL: list[tuple[str, str, dict[str, Any]]] = [
     ("largest_gap_rank", "largest_gap_rank", {}),
     ("optimal_hard_threshold", "optimal_hard_threshold", {}),
 ]
+#: The panel's keys in report order (the columns ``<prefix>_<key>`` experiments store).
+ESTIMATOR_KEYS: tuple[str, ...] = tuple(key for key, _, _ in PANEL)
 KNOWN_NOISE_KEY = "optimal_hard_threshold_known_noise"
 _NEEDS_SHAPE = "optimal_hard_threshold"
 

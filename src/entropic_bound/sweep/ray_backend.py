@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import UserInputError
-from .spec import RunSpec
+from ..results import RunSpec
 
 _ADDRESS = re.compile(r"^(?:ray://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})$")
 

@@ -15,6 +15,7 @@ an uninterrupted one, none twice.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -24,8 +25,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import UserInputError
 from ..registry import Registry
+from ..results import RunResult, RunSpec
 from .ray_backend import RayBackend
-from .spec import RunResult, RunSpec
 
 Progress = Callable[[int, int, str], None]
 GroupFn = Callable[[list], Any]
@@ -168,6 +169,19 @@ def _by_id(results: list[RunResult], group: list[RunSpec], name: str) -> dict[st
     return by_id
 
 
+def timed_execute(executor: Executor, group: list[RunSpec]) -> list[RunResult]:
+    """``executor.execute(group)`` with each result's ``wall_s`` set to the group's wall time over its
+    size (where the executor did not time a run itself). Module-level, so process and Ray workers
+    can unpickle it."""
+    start = time.perf_counter()
+    results = executor.execute(group)
+    per_run = (time.perf_counter() - start) / max(len(group), 1)
+    for result in results:
+        if not result.wall_s:
+            result.wall_s = per_run
+    return results
+
+
 def run_sweep(
     executor: Executor,
     specs: Sequence[RunSpec],
@@ -201,7 +215,7 @@ def run_sweep(
         progress(
             done, len(specs), f"{executor.name}: {skipped} run(s) already stored, {len(todo)} group(s) to run"
         )
-    outputs = make_backend(backend, workers).map_groups(executor.execute, todo)
+    outputs = make_backend(backend, workers).map_groups(functools.partial(timed_execute, executor), todo)
     try:
         for finished, (index, results) in enumerate(outputs, start=1):
             group = todo[index]

@@ -6,7 +6,13 @@ in :data:`entropic_bound.registry.TASKS`.
 
 from __future__ import annotations
 
-from .attention_teachers import LinearQKTeacher, LinearQKTeacherTask, SoftmaxTeacher, SoftmaxTeacherTask
+from .attention_teachers import (
+    ATTENTION_TEACHERS,
+    LinearQKTeacher,
+    LinearQKTeacherTask,
+    SoftmaxTeacher,
+    SoftmaxTeacherTask,
+)
 from .base import Batch, Teacher, as_generator
 from .fixed_operator import FixedOperatorTask, FixedOperatorTeacher
 from .operators import (
@@ -21,6 +27,7 @@ from .operators import (
 )
 
 __all__ = [
+    "ATTENTION_TEACHERS",
     "Batch",
     "Teacher",
     "as_generator",

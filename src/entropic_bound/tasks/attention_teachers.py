@@ -22,7 +22,7 @@ import torch
 
 from ..config import param
 from ..registry import TASKS
-from .base import Teacher, as_generator, check_rank, check_task, singular_values
+from .base import TaskParams, Teacher, as_generator, singular_values
 from .operators import SPECTRA, low_rank_matrix, make_spectrum, value_matrix
 
 
@@ -78,7 +78,7 @@ class SoftmaxTeacher(_KernelTeacher):
 
 
 @dataclass(frozen=True)
-class _KernelTask:
+class _KernelTask(TaskParams):
     """Shared parameters of the kernel teachers; ``teacher(generator)`` draws ``K*`` then ``V*``."""
 
     n: int = param(16, ge=1, doc="tokens per sequence")
@@ -93,16 +93,7 @@ class _KernelTask:
     v_kind: str = param("orthogonal", choices=("orthogonal", "gaussian"), doc="how V* is drawn")
 
     _teacher_cls = _KernelTeacher
-
-    def __post_init__(self) -> None:
-        check_task(self)
-
-    def check(self) -> None:
-        check_rank(self.r_star, self.d)
-
-    @property
-    def d_out(self) -> int:
-        return self.d if self.d_v is None else self.d_v
+    rank_side = "d"  # K* is d×d
 
     def teacher(self, generator: torch.Generator | int) -> _KernelTeacher:
         g = as_generator(generator)
@@ -136,3 +127,7 @@ class SoftmaxTeacherTask(_KernelTask):
 
     def teacher(self, generator: torch.Generator | int) -> SoftmaxTeacher:
         return super().teacher(generator)  # type: ignore[return-value]
+
+
+# The two attention teachers by kind (E4–E6's ``teacher`` param) → their names in ``TASKS``.
+ATTENTION_TEACHERS = {"linear": "linear_qk_teacher", "softmax": "softmax_teacher"}

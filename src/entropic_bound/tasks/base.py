@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from ..config import config_error, validate
+from ..validation import check_rank
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,18 @@ def check_task(task: Any) -> None:
     validate(task)  # ranges, choices, then task.check()
 
 
-def check_rank(r_star: int, upper: int) -> None:
-    """``1 <= r_star <= upper`` or a ConfigError stating the range."""
-    if not 1 <= r_star <= upper:
-        raise config_error("r_star", f"an int in [1, {upper}]", r_star)
+class TaskParams:
+    """What every task dataclass shares: validated on construction (:func:`check_task`), ``r*``
+    within the side of the matrix it ranks (``rank_side``: ``"n"`` or ``"d"``), and ``d_out``."""
+
+    rank_side = "n"
+
+    def __post_init__(self) -> None:
+        check_task(self)
+
+    def check(self) -> None:
+        check_rank("r_star", self.r_star, getattr(self, self.rank_side))
+
+    @property
+    def d_out(self) -> int:
+        return self.d if self.d_v is None else self.d_v

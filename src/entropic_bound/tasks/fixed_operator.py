@@ -27,7 +27,7 @@ import torch
 
 from ..config import param
 from ..registry import TASKS
-from .base import Teacher, as_generator, check_rank, check_task, singular_values
+from .base import TaskParams, Teacher, as_generator, singular_values
 from .operators import SPECTRA, ar1_covariance, low_rank_matrix, make_spectrum, sqrtm_psd, value_matrix
 
 
@@ -75,7 +75,7 @@ class FixedOperatorTeacher(Teacher):
     "fixed_operator", summary="Y = A* X V* + E with a rank-r* token mixer A* (the linear surrogate's task)"
 )
 @dataclass(frozen=True)
-class FixedOperatorTask:
+class FixedOperatorTask(TaskParams):
     """Parameters of the fixed-operator task; ``teacher(generator)`` draws ``A*`` then ``V*``."""
 
     n: int = param(16, ge=1, doc="tokens per sequence")
@@ -94,16 +94,6 @@ class FixedOperatorTask:
         "low_rank", choices=("low_rank", "row_stochastic"), doc="A* itself, or softmax of rank-r* logits"
     )
     logit_scale: float = param(2.0, ge=0.0, doc="row_stochastic: rms of the logits")
-
-    def __post_init__(self) -> None:
-        check_task(self)
-
-    def check(self) -> None:
-        check_rank(self.r_star, self.n)
-
-    @property
-    def d_out(self) -> int:
-        return self.d if self.d_v is None else self.d_v
 
     def teacher(self, generator: torch.Generator | int) -> FixedOperatorTeacher:
         """Draw the ground truth: ``U``, ``W`` of ``A*`` then ``V*`` from ``generator``."""

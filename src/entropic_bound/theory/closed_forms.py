@@ -24,7 +24,7 @@ from collections.abc import Iterable
 import numpy as np
 import torch
 
-from ..errors import UserInputError
+from ..validation import check_rank
 
 ArrayLike = np.ndarray | torch.Tensor
 
@@ -33,12 +33,6 @@ def _np64(x: ArrayLike) -> np.ndarray:
     if isinstance(x, torch.Tensor):
         return x.detach().to("cpu", torch.float64).numpy()
     return np.asarray(x, dtype=np.float64)
-
-
-def _check_rank(r: int, upper: int) -> int:
-    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 0 <= r <= upper:
-        raise UserInputError(f"The 'r' parameter must be an int in [0, {upper}]. Got {r!r} instead.")
-    return int(r)
 
 
 def tail_energy(singular_values: ArrayLike, r: int) -> float:
@@ -50,7 +44,7 @@ def tail_energy_curve(singular_values: ArrayLike, ranks: Iterable[int]) -> np.nd
     """``[Σ_{i>r} σ_i² for r in ranks]``, float64 ``(len(ranks),)``; ranks in ``[0, m]``."""
     s = np.sort(np.abs(_np64(singular_values)).ravel())[::-1]  # (m,) non-increasing
     tails = np.concatenate([np.cumsum((s**2)[::-1])[::-1], [0.0]])  # tails[r] = Σ_{i>r} σ_i², (m+1,)
-    idx = [_check_rank(r, s.size) for r in ranks]
+    idx = [check_rank("r", r, s.size, lower=0) for r in ranks]
     return tails[idx]
 
 

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from ..errors import UserInputError
+from ..validation import check_rank
 
 _CHUNK = 4096  # samples per accumulation step
 
@@ -45,12 +46,6 @@ def _check_data(X: torch.Tensor, Y: torch.Tensor, V: torch.Tensor | None = None)
         )
     if V is not None and tuple(V.shape) != (X.shape[2], Y.shape[2]):
         raise UserInputError(f"V must have shape ({X.shape[2]}, {Y.shape[2]}). Got {tuple(V.shape)} instead.")
-
-
-def _check_rank(r: int, n: int) -> int:
-    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 1 <= r <= n:
-        raise UserInputError(f"The 'r' parameter must be an int in [1, {n}]. Got {r!r} instead.")
-    return int(r)
 
 
 def normal_equations(X: torch.Tensor, Y: torch.Tensor, V: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -80,7 +75,7 @@ def reduced_rank_path(X, Y, V, ranks: Iterable[int]) -> torch.Tensor:
     X = _t64(X)
     Y, V = _t64(Y, X.device), _t64(V, X.device)
     _check_data(X, Y, V)
-    ranks = [_check_rank(r, X.shape[1]) for r in ranks]
+    ranks = [check_rank("r", r, X.shape[1]) for r in ranks]
     return _rrr_from_moments(*normal_equations(X, Y, V), ranks)
 
 
@@ -146,7 +141,7 @@ def rank_constrained_least_squares(
     X = _t64(X)
     Y = _t64(Y, X.device)
     _check_data(X, Y)
-    r = _check_rank(r, X.shape[1])
+    r = check_rank("r", r, X.shape[1])
     V = moment_init(X, Y)[1] if V_init is None else _t64(V_init, X.device)
     _check_data(X, Y, V)
     prev = float("inf")

@@ -2,6 +2,7 @@
 
 from .config import TrainConfig
 from .moments import MomentData, QuadraticMoments
+from .schedules import cosine_lr
 from .trainer import (
     DTYPES,
     FixedData,
@@ -22,6 +23,7 @@ __all__ = [
     "TrainConfig",
     "TrainOutcome",
     "checkpoint_steps",
+    "cosine_lr",
     "learning_rate",
     "per_model_loss",
     "train_ensemble",

@@ -8,7 +8,6 @@ its numbers are those of the step at which it stopped.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -19,6 +18,7 @@ from torch import Tensor
 
 from ..models.base import EnsembleStudent
 from .config import TrainConfig
+from .schedules import checkpoint_steps, cosine_lr
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -88,19 +88,8 @@ class TrainOutcome:
         return out
 
 
-def checkpoint_steps(steps: int, count: int) -> list[int]:
-    """``count`` log-spaced steps in ``[0, steps]``, always including 0 and ``steps``."""
-    if count <= 0:
-        return [steps]
-    grid = np.unique(np.round(np.geomspace(1, steps + 1, count)).astype(int) - 1)
-    return sorted(set(grid.tolist()) | {0, steps})
-
-
 def learning_rate(cfg: TrainConfig, step: int) -> float:
-    if cfg.lr_final is None:
-        return cfg.lr
-    cos = 0.5 * (1 + math.cos(math.pi * step / max(cfg.steps, 1)))
-    return cfg.lr_final + (cfg.lr - cfg.lr_final) * cos
+    return cfg.lr if cfg.lr_final is None else cosine_lr(step, cfg.steps, cfg.lr, cfg.lr_final)
 
 
 def make_optimizer(params: list[Tensor], cfg: TrainConfig) -> torch.optim.Optimizer:

@@ -1,0 +1,25 @@
+"""BERT (post-LN encoder): ``encoder.layer.{i}.attention.self.{query,key}.{weight,bias}``.
+
+``nn.Linear`` weights are ``(out, in)``, so ``W_Q = weightᵀ``. Post-LN: the norm before layer ``i``'s
+attention is ``embeddings.LayerNorm`` (``i = 0``) or ``encoder.layer.{i-1}.output.LayerNorm``.
+Bidirectional attention (not causal).
+"""
+
+from __future__ import annotations
+
+from .base import ARCHITECTURES, Architecture, ConfigFields, LayerWeights, linear_layer
+
+
+@ARCHITECTURES.register("bert", summary="BERT encoders (post-LN, bidirectional), e.g. MiniLM")
+class Bert(Architecture):
+    """BERT encoders (post-LN, bidirectional)."""
+
+    anchor = "encoder.layer.{i}.attention.self.query.weight"
+    fields = ConfigFields("num_attention_heads", "num_hidden_layers", "hidden_size")
+    causal = False
+
+    def read_layer(self, weights, cfg, layer) -> LayerWeights:
+        p = cfg.prefix
+        base = f"{p}encoder.layer.{layer}.attention.self."
+        norm = f"{p}embeddings.LayerNorm" if layer == 0 else f"{p}encoder.layer.{layer - 1}.output.LayerNorm"
+        return linear_layer(weights, base + "query", base + "key", norm)

@@ -1,0 +1,56 @@
+"""``analyze``: the library face of ``entropic-bound inspect``, one pandas row per attention head."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from .model import inspect_model
+
+
+def analyze(
+    model: str | Path,
+    text: str | Path | None = None,
+    fold_ln: bool = False,
+    *,
+    arch: str | None = None,
+    n_heads: int | None = None,
+    n_kv_heads: int | None = None,
+    sink_definition: str = "ours",
+    window: int = 2,
+    window_len: int = 64,
+    max_windows: int = 8,
+    top_k: int = 8,
+    cache_dir: str | Path | None = None,
+    on_layer: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """Per-head rank analysis of a real checkpoint, as a DataFrame (one row per query head).
+
+    Args:
+        model: a Hugging Face-format folder (``config.json`` + ``*.safetensors``), a single
+            ``.safetensors`` file (then give ``arch`` and ``n_heads``), or a Hugging Face model id read
+            from the local cache only (``huggingface_hub``, ``local_files_only=True``).
+        text: None for the static kernels only; a string of text, or a :class:`~pathlib.Path` to a
+            UTF-8 file, to add realised-mixer statistics from a forward pass (needs ``transformers``).
+            :data:`entropic_bound.inspect.BUILTIN_TEXT` is a ready sample.
+        fold_ln: fold the preceding LayerNorm / RMSNorm scale into ``W_Q`` and ``W_K``.
+        sink_definition: ``"ours"`` (mean over queries ``i >= 1``) or ``"gu2025"`` (all queries, Gu
+            et al., ICLR 2025); a head is a sink head when its score is above ε = 0.3.
+        window: locality band ``±window`` tokens; ``window_len``/``max_windows``: text windows.
+        top_k: how many leading singular values get a column ``sv_1..sv_top_k``.
+
+    Returns:
+        Columns ``layer``, ``head``, ``kv_head`` (GQA key head), one column per SPEC §4 estimator key
+        (``numerical_rank``, ``energy_effective_rank``, …, ``optimal_hard_threshold`` = NaN with
+        ``optimal_hard_threshold_reason``), ``frobenius_norm``, ``b_Q_norm``, ``b_K_norm``,
+        ``sv_1..``; with text also ``sink_score``, ``sink_head``, ``locality_mass``,
+        ``positional_prior_explained``, ``mixer_<estimator>`` and ``mean_mixer_<estimator>``.
+        ``frame.attrs`` holds the architecture, notes and text settings.
+
+    Raises:
+        UserInputError: one-line message for a missing, unreadable or unsupported model or text.
+    """
+    options = {name: value for name, value in locals().items() if name != "model"}  # the parameters
+    return inspect_model(model, **options).to_frame()

@@ -1,0 +1,109 @@
+"""How an inspection is printed: the compact terminal table (≤ 120 columns), the wide one, CSV and JSON.
+
+The compact table keeps one column per idea under a short header, explained in a legend under the
+table; ``wide=True`` prints every column under its full name. NaN prints as ``n/a`` (Gavish–Donoho
+on a weight product, a positional share with all-uniform mixers).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import textwrap
+
+import numpy as np
+import pandas as pd
+
+from .model import GD_REASON_KEY, InspectResult
+
+#: ``(column, short header)`` of the compact table, in print order; absent columns are skipped.
+COMPACT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("layer", "L"),
+    ("head", "H"),
+    ("kv_head", "kv"),
+    ("numerical_rank", "num"),
+    ("energy_effective_rank", "energy"),
+    ("entropy_effective_rank", "entropy"),
+    ("stable_rank", "stable"),
+    ("largest_gap_rank", "gap"),
+    ("optimal_hard_threshold", "GD"),
+    ("sv_1", "sv1"),
+    ("sink_score", "sink"),
+    ("locality_mass", "local"),
+    ("positional_prior_explained", "pos"),
+    ("mixer_energy_effective_rank", "mix_energy"),
+)
+MAX_WIDTH = 120
+
+
+def _cell(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return "n/a" if value != value else f"{value:.3g}" if abs(value) >= 1000 else f"{value:.3f}"
+    return str(value)
+
+
+def _render(frame: pd.DataFrame) -> str:
+    cells = frame.map(_cell) if hasattr(frame, "map") else frame.applymap(_cell)
+    return cells.to_string(index=False)
+
+
+def _legend(shown: list[tuple[str, str]]) -> list[str]:
+    """``short = full`` pairs, wrapped at :data:`MAX_WIDTH`."""
+    lines, line = [], "columns:"
+    for full, short in shown:
+        if short == full:
+            continue
+        item = f" {short} = {full};"
+        if len(line) + len(item) > MAX_WIDTH:
+            lines.append(line)
+            line = "        "
+        line += item
+    return [*lines, line.rstrip(";")]
+
+
+def _wrap(line: str) -> str:
+    return textwrap.fill(line, MAX_WIDTH, subsequent_indent="      ", break_long_words=True)
+
+
+def header_line(result: InspectResult) -> str:
+    c = result.config
+    return (
+        f"{result.model}: {c.arch}, {c.n_layers} layers x {c.n_heads} heads ({c.n_kv_heads} kv), "
+        f"d_model={c.d_model}, d_head={c.d_head}, fold_ln={result.fold_ln}"
+    )
+
+
+def format_table(result: InspectResult, *, wide: bool = False) -> str:
+    """The terminal report: a header line, the per-head table, a legend (compact) and the notes."""
+    table = result.table.drop(columns=[GD_REASON_KEY], errors="ignore")
+    if wide:
+        shown = [(c, c) for c in table.columns]
+    else:
+        shown = [(c, short) for c, short in COMPACT_COLUMNS if c in table]
+    body = _render(table[[c for c, _ in shown]].set_axis([s for _, s in shown], axis=1))
+    lines = [_wrap(header_line(result)), body]
+    if not wide:
+        lines += _legend(shown)
+    if result.text_info:
+        t = result.text_info
+        lines.append(
+            _wrap(
+                f"text: {t['source']}, {t['windows']} windows x {t['window_len']} tokens ({t['tokenizer']}); "
+                f"sink ({t['sink_definition']}, > {t['sink_threshold']}) in {t['sink_ratio']:.0%} of heads"
+            )
+        )
+    lines += [_wrap(f"note: {note}") for note in result.notes]
+    return "\n".join(lines)
+
+
+def format_csv(result: InspectResult) -> str:
+    """The per-head table as CSV (floats to 6 significant digits, NaN as an empty field)."""
+    buffer = io.StringIO()
+    result.table.to_csv(buffer, index=False, float_format="%.6g")
+    return buffer.getvalue()
+
+
+def format_json(result: InspectResult) -> str:
+    return json.dumps(result.to_json(), allow_nan=False)

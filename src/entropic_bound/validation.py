@@ -1,0 +1,35 @@
+"""Argument checks for code paths outside the configs (model constructors, closed forms, tasks).
+
+Each raises a :class:`~entropic_bound.errors.ConfigError` (a ``UserInputError``) built by
+:func:`entropic_bound.config.config_error`, so every message follows the one template::
+
+    The 'rank' parameter must be an int in [1, 8] (the operator is n×n with n=8). Got 9 instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .config import config_error
+
+
+def check_rank(name: str, value: object, upper: int, *, lower: int = 1, what: str = "") -> int:
+    """``value`` as an int in ``[lower, upper]`` (``what`` says where the bound comes from)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lower <= value <= upper:
+        raise config_error(name, f"an int in [{lower}, {upper}]" + (f" ({what})" if what else ""), value)
+    return int(value)
+
+
+def check_positive_int(name: str, value: object) -> int:
+    """``value`` as an int ``>= 1``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise config_error(name, "an int in [1, inf)", value)
+    return int(value)
+
+
+def check_choice(name: str, value: object, choices: Sequence[str]) -> None:
+    """``value`` is one of ``choices``."""
+    if value not in choices:
+        raise config_error(name, "one of " + ", ".join(repr(c) for c in choices), value)

@@ -1,0 +1,39 @@
+"""A tiny-config run of every experiment in ``EXPERIMENTS``: sweep, store, report, verdicts, resume.
+
+The tiny overrides are those of the golden-numbers test (E1–E6) and of E7's CLI test; a newly
+registered experiment fails here until it gets a tiny config in ``TINY_BY_NAME``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from test_cli_e7 import TINY as E7_ASSIGNMENTS
+from test_golden_numbers import TINY
+
+from entropic_bound.config import parse_assignment
+from entropic_bound.experiments.base import VERDICTS
+from entropic_bound.pipeline import configure, run_experiments
+from entropic_bound.registry import EXPERIMENTS
+
+TINY_BY_NAME = {**TINY, "E7": dict(parse_assignment(a) for a in E7_ASSIGNMENTS)}
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS.names())
+def test_tiny_run_stores_every_run_and_decides_every_claim(name, tmp_path):
+    assert name in TINY_BY_NAME, f"{name} has no tiny config for the smoke test"
+    overrides = {name: TINY_BY_NAME[name]}
+    first = run_experiments([name], overrides=overrides, out=tmp_path)
+    n_specs = len(configure(name, "quick", overrides[name]).specs())
+    assert first.summaries[name].total == n_specs and first.summaries[name].ran == n_specs
+
+    verdicts = json.loads((tmp_path / "verdicts.json").read_text())
+    for claim in EXPERIMENTS.get(name).claims:
+        assert verdicts[claim]["verdict"] in VERDICTS and verdicts[claim]["experiment"] == name
+    results = pd.read_csv(tmp_path / "results" / f"{name}.csv")
+    assert len(results) and set(results["status"]) <= {"ok", "diverged"}
+
+    again = run_experiments([name], overrides=overrides, out=tmp_path)  # resume: nothing left to run
+    assert again.summaries[name].ran == 0 and again.summaries[name].skipped == n_specs
