@@ -1,4 +1,4 @@
-"""``report`` and ``export``: rebuild the report folder, or export tables, from a run store."""
+"""``report`` and ``export``: rebuild the report folder, or export tables and tracker runs, from a run store."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..defaults import DEFAULT_OUT, STORE_NAME
 from ..errors import UserInputError
+from ..export import FORMATS
 
 
 def add_parser(sub) -> None:
@@ -16,10 +17,18 @@ def add_parser(sub) -> None:
     p.add_argument("--store", default=None, help="run store file (default OUT/runs.sqlite)")
     p.add_argument("--only", default=None, help="comma-separated experiments")
     p.set_defaults(func=_report)
-    e = sub.add_parser("export", help="export every experiment's table as CSV or Parquet")
+    e = sub.add_parser(
+        "export", help="export the store: tables (CSV, Parquet) or runs with curves (TensorBoard, MLflow)"
+    )
     e.add_argument("--store", default=str(Path(DEFAULT_OUT) / STORE_NAME), help="run store file")
     e.add_argument("--out", default=str(Path(DEFAULT_OUT) / "export"), help="folder for the exported files")
-    e.add_argument("--format", default="csv", choices=("csv", "parquet"))
+    e.add_argument(
+        "--format",
+        default="csv",
+        choices=FORMATS,
+        help="csv / parquet: one table per experiment; tensorboard: event files per run; "
+        "mlflow: a local MLflow store (one experiment per E). Default csv",
+    )
     e.set_defaults(func=_export)
 
 
@@ -34,9 +43,10 @@ def _report(args) -> int:
 def _export(args) -> int:
     if not Path(args.store).is_file():
         raise UserInputError(f"Run store '{args.store}' does not exist; pass an existing file with --store.")
+    from ..export import export_store
     from ..store import RunStore
 
     with RunStore(args.store, readonly=True) as store:
-        for path in store.export(args.out, fmt=args.format):
-            print(path)
+        for line in export_store(store, args.out, fmt=args.format):
+            print(line)
     return 0
