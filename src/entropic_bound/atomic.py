@@ -2,16 +2,32 @@
 
 The data goes to a temporary file in the destination's directory (same file system), is flushed
 and ``fsync``-ed, then renamed over the destination with :func:`os.replace`, which is atomic on
-POSIX and Windows. A crash leaves at most a stray ``.<name>.*.tmp`` file beside the destination.
+POSIX and Windows. A crash leaves at most a stray ``.<name>.pid<PID>.*.tmp`` file beside the
+destination; the writer's process id in the name lets a later writer tell a killed writer's
+leftover from a temporary another live process (a second run writing the same folder) is filling.
+A full disk is a one-line :class:`UserInputError` naming the file, with the old file kept.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import tempfile
 from pathlib import Path
 
 from .errors import UserInputError
+
+#: errno values that mean "no room": the disk, or the user's quota, is full.
+NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
+_TMP_PID = re.compile(r"\.pid(\d+)\.[^.]+\.tmp$")
+
+
+def no_space_error(path: str | os.PathLike, exc: OSError) -> UserInputError:
+    return UserInputError(
+        f"Cannot write '{path}': no space left on the device ({exc.strerror or exc}). "
+        "Free space and rerun the same command: finished runs are in the store and it resumes."
+    )
 
 
 def _umask() -> int:
@@ -44,8 +60,10 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
         raise UserInputError(f"Cannot write '{path}': it is a directory.")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.pid{os.getpid()}.", suffix=".tmp")
     except OSError as exc:
+        if exc.errno in NO_SPACE:
+            raise no_space_error(path, exc) from None
         raise UserInputError(f"Cannot write '{path}': {exc.strerror or exc}.") from None
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -54,27 +72,45 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and exc.errno in NO_SPACE:
+            raise no_space_error(path, exc) from None
         raise
     _fsync_dir(path.parent)
     return path
 
 
+def _writer_alive(tmp: Path) -> bool:
+    """Whether the process named in a temporary's name still runs (on this machine)."""
+    match = _TMP_PID.search(tmp.name)
+    if match is None:
+        return False  # written before temporaries carried a pid: no writer of that age is alive
+    try:
+        os.kill(int(match.group(1)), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
 def remove_stale_temporaries(directory: str | os.PathLike) -> list[Path]:
     """Delete temporaries (``.<name>.*.tmp``) that a killed writer left under ``directory``.
 
-    Only the single writer of an output folder calls this, before it writes, so no temporary in
-    use can be removed.
+    A temporary whose writer is still running (another process writing the same folder) is kept,
+    so two runs writing one output folder at once never delete each other's files.
     """
     root = Path(directory)
     if not root.is_dir():
         return []
     removed = []
     for tmp in root.rglob(".*.tmp"):
+        if _writer_alive(tmp):
+            continue
         try:
             tmp.unlink()
             removed.append(tmp)

@@ -32,6 +32,7 @@ import pandas as pd
 from .atomic import atomic_write_bytes, atomic_write_text
 from .errors import UserInputError
 from .results import RunResult, canonical_json
+from .store_health import absent_sidecars, check_store_file, damaged, not_a_database, remove_empty_sidecars
 
 SCHEMA_VERSION = 1
 
@@ -97,11 +98,13 @@ class RunStore:
     a :class:`UserInputError`. Use as a context manager or call :meth:`close`.
     """
 
-    def __init__(self, path, *, readonly: bool = False, timeout: float = 5.0) -> None:
+    def __init__(self, path, *, readonly: bool = False, timeout: float = 30.0) -> None:
         self.path = Path(path)
         self.readonly = readonly
         self.timeout = float(timeout)
         self._check_path()
+        check_store_file(self.path)
+        sidecars = absent_sidecars(self.path)
         with self._errors():
             if readonly:
                 uri = self.path.resolve().as_uri() + "?mode=ro"
@@ -110,11 +113,13 @@ class RunStore:
                 self._conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         try:
             with self._errors():
+                self._check_integrity()  # before anything is written: a damaged store stays as it was
                 if not readonly:
                     self._conn.execute("PRAGMA journal_mode=WAL")
                 self._upgrade()
         except BaseException:
             self._conn.close()
+            remove_empty_sidecars(sidecars)
             raise
 
     # -- opening --------------------------------------------------------------------------------
@@ -178,6 +183,12 @@ class RunStore:
                 )
             version += 1
 
+    def _check_integrity(self) -> None:
+        """SQLite's own structural check (every page reachable, every b-tree in order), read-only."""
+        verdict = self._conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+        if verdict != "ok":
+            raise damaged(self.path, f"integrity check: {verdict}")
+
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
         """Turn SQLite failures the user can cause into one-line :class:`UserInputError` s."""
@@ -186,35 +197,50 @@ class RunStore:
         except (sqlite3.OperationalError, sqlite3.DatabaseError) as exc:
             if isinstance(exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError)):
                 raise
-            msg = str(exc)
-            where = f"Run store '{self.path}'"
-            if "locked" in msg or "busy" in msg:
-                text = (
-                    f"{where} is locked by another process (waited {self.timeout:g} s); "
-                    "wait for it to finish or use another store."
-                )
-            elif "not a database" in msg or "encrypted" in msg:
-                text = f"'{self.path}' is not a run store: the file is not an SQLite database."
-            elif "readonly" in msg or "read-only" in msg:
-                text = f"{where} is read-only; make it writable or write to another store."
-            elif "unable to open" in msg:
-                text = f"Cannot open run store '{self.path}' ({msg})."
-            else:
-                text = f"{where}: {msg}."
-            raise UserInputError(" ".join(text.split())) from None
+            raise self._user_error(str(exc)) from None
+
+    def _user_error(self, msg: str) -> UserInputError:
+        where = f"Run store '{self.path}'"
+        if "locked" in msg or "busy" in msg:
+            text = (
+                f"{where} is locked by another process (waited {self.timeout:g} s); "
+                "wait for it to finish or use another store."
+            )
+        elif "disk is full" in msg or "disk I/O error" in msg:
+            text = (
+                f"{where} could not be written ({msg}): the disk is full or failing. Every run "
+                "committed before is kept; free space and rerun the same command to resume."
+            )
+        elif "not a database" in msg or "encrypted" in msg:
+            return not_a_database(self.path)
+        elif "malformed" in msg or "corrupt" in msg:
+            return damaged(self.path, msg)
+        elif "readonly" in msg or "read-only" in msg:
+            text = f"{where} is read-only; make it writable or write to another store."
+        elif "unable to open" in msg:
+            text = f"Cannot open run store '{self.path}' ({msg})."
+        else:
+            text = f"{where}: {msg}."
+        return UserInputError(" ".join(text.split()))
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE … COMMIT``; any exception (a SIGTERM raised in Python, a full
+        disk) rolls it back, so a run is stored whole or not at all."""
         if self.readonly:
             raise UserInputError(f"Run store '{self.path}' was opened read-only; it cannot be written.")
         with self._errors():
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
+                self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                # SQLite may already have rolled back (SQLITE_FULL does); a failing ROLLBACK must not
+                # hide the error that caused it.
+                if self._conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
 
     def close(self) -> None:
         self._conn.close()

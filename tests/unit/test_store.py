@@ -443,3 +443,86 @@ def test_stale_temporaries_of_a_killed_writer_are_removed(tmp_path):
     assert remove_stale_temporaries(tmp_path) == [stale]
     assert not stale.exists() and keep.read_text() == "<html></html>"
     assert remove_stale_temporaries(tmp_path / "missing") == []
+
+
+def test_a_live_writers_temporaries_are_kept_and_a_dead_ones_removed(tmp_path):
+    import subprocess
+    import sys
+
+    from entropic_bound.atomic import remove_stale_temporaries
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
+    dead_pid = int(dead.stdout)
+    live = tmp_path / f".report.html.pid{os.getpid()}.k2j4x9q1.tmp"  # another run writing this folder
+    stale = tmp_path / f".report.html.pid{dead_pid}.a8c3m0zz.tmp"
+    for tmp in (live, stale):
+        tmp.write_bytes(b"half")
+    assert remove_stale_temporaries(tmp_path) == [stale]
+    assert live.exists() and not stale.exists()
+
+
+def test_a_full_disk_during_an_atomic_write_is_one_line_and_keeps_the_old_file(tmp_path, monkeypatch):
+    import errno
+
+    path = atomic_write_text(tmp_path / "verdicts.json", "old")
+
+    def no_space(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", no_space)
+    with pytest.raises(UserInputError) as exc:
+        atomic_write_text(path, "new")
+    assert "no space left" in _one_line(exc) and str(path) in _one_line(exc)
+    assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["verdicts.json"]
+
+
+def test_a_full_store_rolls_back_the_failing_put_and_keeps_the_others(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    with RunStore(path) as s:
+        s.put(_result(lr=0.1), provenance=PROV)
+        pages = s._conn.execute("PRAGMA page_count").fetchone()[0]
+        s._conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLITE_FULL at the next new page
+        big = _result(lr=0.2, **{f"m{i}": float(i) for i in range(2000)})
+        with pytest.raises(UserInputError) as exc:
+            s.put(big, provenance=PROV)
+        assert "database or disk is full" in _one_line(exc) and "rerun the same command" in _one_line(exc)
+        assert not s._conn.in_transaction and s.count() == 1
+        s._conn.execute(f"PRAGMA max_page_count = {pages + 100}")  # space freed: the same put works
+        assert s.put(big, provenance=PROV) and s.count() == 2
+    assert _sqlite_ok(path)
+
+
+def _sqlite_ok(path) -> bool:
+    with sqlite3.connect(path) as conn:
+        return conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _valid_store_bytes(tmp_path) -> bytes:
+    path = tmp_path / "valid.sqlite"
+    with RunStore(path) as s:
+        for i in range(20):
+            s.put(_result(lr=i / 10, **{f"m{k}": float(k) for k in range(100)}), provenance=PROV)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("cut", "message"),
+    [
+        (lambda b: b[: len(b) // 8192 * 4096], "pages are left"),
+        (lambda b: b[: len(b) - 100], "not a whole number"),
+        (lambda b: b[:60], "shorter than its header"),
+        (lambda b: b[:16] + b"\x00\x03" + b[18:], "impossible page size"),
+        (lambda b: b[:4096] + b"\xff" * 8192 + b[3 * 4096 :], "integrity check"),
+    ],
+    ids=["half", "mid-page", "in-header", "bad-page-size", "garbage-pages"],
+)
+@pytest.mark.parametrize("readonly", [False, True])
+def test_a_damaged_store_is_refused_before_it_is_touched(tmp_path, cut, message, readonly):
+    path = tmp_path / "runs.sqlite"
+    path.write_bytes(cut(_valid_store_bytes(tmp_path)))
+    before = (path.read_bytes(), path.stat().st_mtime_ns)
+    with pytest.raises(UserInputError) as exc:
+        RunStore(path, readonly=readonly)
+    assert "is damaged" in _one_line(exc) and message in _one_line(exc) and "left untouched" in _one_line(exc)
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.sqlite", "valid.sqlite"]

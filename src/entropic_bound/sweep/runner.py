@@ -102,8 +102,18 @@ class ProcessBackend:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in sorted(finished, key=pending.get):
                     yield pending.pop(future), future.result()
+        except BaseException:
+            # the caller stopped (SIGTERM, a full disk, an error): groups in flight cannot be stored,
+            # so end their workers now rather than wait minutes for them
+            _terminate_workers(pool)
+            raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
 
 
 BACKENDS.register(
