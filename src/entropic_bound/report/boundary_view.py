@@ -20,8 +20,8 @@ def _outcome(entry: dict) -> str:
     stat = entry.get("statistic")
     stat_text = f" ({number(stat)})" if stat is not None else ""
     return (
-        f"<li>{html.escape(_setting_text(entry.get('setting') or {}))}: "
-        f"<b style='color:{colour}'>{html.escape(verdict)}</b>{html.escape(stat_text)}</li>"
+        f"<span class=outcome>{html.escape(_setting_text(entry.get('setting') or {}))}: "
+        f"<b style='color:{colour}'>{html.escape(verdict)}</b>{html.escape(stat_text)}</span>"
     )
 
 
@@ -40,7 +40,7 @@ def boundary_table_html(verdicts: list[dict]) -> str:
         rows.append(
             f"<tr><td><a href='#claim-{html.escape(v['claim'])}'>{html.escape(v['claim'])}</a></td>"
             f"<td>{robust}</td><td>{html.escape(str(rob.get('holds_when', '')))}</td>"
-            f"<td><ul class=outcomes>{outcomes}</ul></td></tr>"
+            f"<td class=outcomes>{outcomes}</td></tr>"
         )
     if not rows:
         return ""

@@ -39,7 +39,7 @@ figcaption{font-size:.85em;color:#57606a}
 details{margin:.3em 0}summary{cursor:pointer;color:#0969da}
 nav ol{columns:2;margin:.3em 0}
 ul.settings{columns:2;column-gap:2.5em;font-size:.88em;padding-left:1.2em;margin:.3em 0}
-ul.settings li{break-inside:avoid}ul.outcomes{margin:0;padding-left:1.1em}
+ul.settings li{break-inside:avoid}td.outcomes{font-size:.85em;line-height:1.5}span.outcome{display:inline-block;margin-right:1.2em;white-space:nowrap}
 .claim{border-left:4px solid #d0d7de;padding-left:.8em;margin:.8em 0}
 table.kv th{white-space:nowrap}code{font-size:.9em;background:#f6f8fa;padding:0 3px}
 """
