@@ -180,7 +180,9 @@ def _per_sample(X, Y, rng) -> Fit:
 @PREDICTORS.register(
     "linear_v_unknown", summary="linear QK, V unknown: eliminate V (pinv(X_i) Y_i), rank of the stack"
 )
-def linear_v_unknown(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator) -> Fit:
+def linear_v_unknown(
+    X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator, held=None
+) -> Fit:
     """Rank-revealing spectrum for ``Y_i = X_i K X_iᵀX_i V`` without V (module docstring for the rule).
 
     Shapes: ``X (N, n, d)``, ``Y (N, n, d_v)``; ``V`` is ignored (this is the V-unknown setting).
@@ -196,4 +198,9 @@ def linear_v_unknown(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng:
             n_unknowns=n_unk,
             too_few_samples=True,
         )
-    return _pooled(X, Y, rng) if n >= d else _per_sample(X, Y, rng)
+    fit = _pooled(X, Y, rng) if n >= d else _per_sample(X, Y, rng)
+    fit.untested_reason = (
+        "linear QK, V unknown: V is eliminated rather than fitted, so there is no fitted teacher to "
+        "test on held-out samples"
+    )
+    return fit
