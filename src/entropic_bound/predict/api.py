@@ -22,7 +22,14 @@ from ..spectra import estimate_all, panel_description, round_estimate
 from .base import PREDICTORS, Fit
 from .cut import cross_checked_cut, cut_params
 from .data import check_arrays
-from .goodness import dispersion_test, held_out, not_tested, split_description
+from .goodness import (
+    FREE_SIGMA_SAMPLES,
+    class_test,
+    held_out,
+    not_tested,
+    outside_row_sigma,
+    split_description,
+)
 from .result import Prediction
 
 TEACHERS = ("linear-qk", "softmax")
@@ -50,15 +57,17 @@ def _estimates(fit: Fit, r_cut: int) -> tuple[dict[str, float], dict[str, Any]]:
     return estimates, params
 
 
-def _goodness_of_fit(fit: Fit, X, Y, held, r_hat: int, split: dict) -> dict[str, Any]:
+def _goodness_of_fit(fit: Fit, X, Y, V, held, r_hat: int, split: dict) -> dict[str, Any]:
     """The held-out test of the teacher class (:mod:`.goodness`), or why it was not run."""
-    if fit.singular_values.size == 0:
-        return not_tested(f"not tested: nothing was fitted ({fit.reason})", split)
     if held is None:
         return not_tested(f"not tested: {split['held_out']} held-out samples are too few", split)
-    if fit.heldout_model is None:
-        return not_tested(f"not tested: {fit.untested_reason}", split)
-    return {**dispersion_test(X[held], Y[held], fit.heldout_model, r_hat, fit.sigma), "split": split}
+    train = np.flatnonzero(~held)[:FREE_SIGMA_SAMPLES]
+    free = outside_row_sigma(X[train], Y[train], V)
+    result = class_test(fit, X[held], Y[held], r_hat, free)
+    if result is None:
+        why = fit.untested_reason if fit.singular_values.size else f"nothing was fitted ({fit.reason})"
+        return not_tested(f"not tested: {why}", split)
+    return {**result, "split": split}
 
 
 def _check_choice(name: str, value: Any, choices: Any) -> None:
@@ -109,7 +118,7 @@ def predict_r_star(
                 + did_you_mean(estimator, estimates)
             )
         r_hat = int(round_estimate(estimates[estimator]))
-    gof = _goodness_of_fit(fit, X, Y, held, int(r_hat), split_description(N, held, seed))
+    gof = _goodness_of_fit(fit, X, Y, V, held, int(r_hat), split_description(N, held, seed))
     identifiable, reason = fit.identifiable, fit.reason
     if identifiable and fit.rank_cap is not None and r_hat >= fit.rank_cap:
         identifiable, reason = False, fit.cap_reason

@@ -44,6 +44,9 @@ class Fit:
         heldout_model: ``(X_h, r) -> Ŷ_h``, the teacher class fitted on the training samples only with
             its kernel truncated to rank ``r``; ``None`` when the method cannot fit its class
             (``untested_reason`` says why).
+        heldout_constraint: ``(X_h, Y_h) -> (R, what, k)``, residuals the teacher class fixes without a
+            fit (``k`` dof of ``N(0, σ²)`` noise per sample under the class), used when there is no
+            ``heldout_model``.
     """
 
     singular_values: np.ndarray
@@ -61,6 +64,7 @@ class Fit:
     extra: dict[str, float] = dataclasses.field(default_factory=dict)
     params: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     heldout_model: Callable[[np.ndarray, int], np.ndarray] | None = None
+    heldout_constraint: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, str, int]] | None = None
     untested_reason: str = "no training-only fit of the teacher class (too few training samples?)"
 
 

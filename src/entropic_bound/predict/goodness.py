@@ -18,11 +18,13 @@ about ``χ²_{N_h−1} / (N_h − 1)`` under the model (``N_h`` held-out samples
 fit that also varies across samples). It needs no noise level from the model itself, so it works
 where no model-free σ̂ exists (``n = d_v``, where ``Y_i`` determines ``A_i`` exactly). The mean
 ratio ``ē / σ̂²`` against the predictor's noise estimate is reported beside it.
+
+Where a method fitted no model (not identifiable) or has none of the class (V eliminated), the same
+test runs on a residual the class fixes without any fit: the row sums of ``Â_i`` (softmax rows sum
+to one), or ``Y_i`` outside ``col(X_i)`` (a linear teacher's ``X_i K X_iᵀ X_i V``, for ``n > d``).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 from scipy import stats
@@ -31,6 +33,8 @@ HOLD_FRACTION = 0.2
 MIN_HELD = 8
 ALPHA = 1e-3
 ALLOWANCE = 1.5
+ALLOWANCE_MEAN = 1.25
+FREE_SIGMA_SAMPLES = 512
 
 
 def truncate(K: np.ndarray, r: int) -> np.ndarray:
@@ -64,27 +68,68 @@ def not_tested(reason: str, split: dict) -> dict:
     return {"teacher_rejected": False, "statistic": None, "threshold": None, "reason": reason, "split": split}
 
 
-def dispersion_test(
-    X: np.ndarray, Y: np.ndarray, model: Callable[[np.ndarray, int], np.ndarray], r: int, sigma: float
-) -> dict:
-    """The test of the module docstring on held-out ``X (N_h, n, d)``, ``Y (N_h, n, d_v)``."""
-    e = np.mean((Y - model(X, r)) ** 2, axis=(1, 2))  # (N_h,)
-    k, N_h = Y.shape[1] * Y.shape[2], Y.shape[0]
-    mean = float(np.mean(e))
+def outside_row_sigma(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None) -> tuple[float, int] | None:
+    """Model-free σ̂ for any mixer teacher ``Y_i = M_i X_i V + E_i`` with V known: the part of ``Y_i``
+    outside ``row(X_i V)`` is pure noise (``n (d_v − n)`` dof per sample). ``None`` when ``n ≥ d_v``
+    or V is unknown."""
+    if V is None or X.shape[1] >= Y.shape[2]:
+        return None
+    Q = np.linalg.qr((X @ V).transpose(0, 2, 1))[0]  # (N, d_v, n) basis of row(U_i)
+    resid = Y - (Y @ Q) @ Q.transpose(0, 2, 1)
+    dof = X.shape[0] * X.shape[1] * (Y.shape[2] - X.shape[1])
+    return float(np.sqrt(np.sum(resid**2) / dof)), dof
+
+
+def _dispersion(e: np.ndarray, k: int) -> tuple[float, float]:
+    """``(D, threshold)``: the excess dispersion of per-sample energies ``e (N_h,)`` of ``k`` entries."""
+    N_h, mean = e.size, float(np.mean(e))
     statistic = float(np.var(e, ddof=1) / (2 * mean**2 / k)) if mean > 0 else 0.0
-    threshold = float(ALLOWANCE * stats.chi2.ppf(1 - ALPHA, N_h - 1) / (N_h - 1))
-    ratio = mean / sigma**2 if sigma > 0 else float("inf")
+    return statistic, float(ALLOWANCE * stats.chi2.ppf(1 - ALPHA, N_h - 1) / (N_h - 1))
+
+
+def _mean_ratio(e: np.ndarray, k: int, free: tuple[float, int]) -> tuple[float, float]:
+    """``(ē / σ̂²_free, threshold)``: the residual level against the model-free noise estimate."""
+    sigma, dof = free
+    ratio = float(np.mean(e) / sigma**2) if sigma > 0 else float("inf")
+    return ratio, float(ALLOWANCE_MEAN * stats.f.ppf(1 - ALPHA, e.size * k, dof))
+
+
+def dispersion_test(
+    R: np.ndarray, what: str, free: tuple[float, int] | None = None, k: int | None = None
+) -> dict:
+    """The tests of the module docstring on held-out residuals ``R (N_h, ...)`` (``k`` degrees of
+    freedom per sample, default every entry, of iid ``N(0, σ²)`` noise under the class): dispersion
+    always, level against ``free = (σ̂, dof)`` when given. ``statistic``/``threshold`` are those of the
+    test furthest past its threshold."""
+    k = R[0].size if k is None else k
+    e = np.sum(R.reshape(R.shape[0], -1) ** 2, axis=1) / k  # (N_h,)
+    tests = {"dispersion": _dispersion(e, k)}
+    if free is not None:
+        tests["level_vs_model_free_noise"] = _mean_ratio(e, k, free)
+    name = max(tests, key=lambda t: tests[t][0] / tests[t][1])
+    statistic, threshold = tests[name]
     rejected = statistic > threshold
-    reason = (
-        f"held-out residual energy varies {statistic:.3g}× more across samples than noise at its level "
-        f"(threshold {threshold:.3g}): the residual is structured misfit, not noise"
-        if rejected
-        else f"held-out residuals vary like noise ({statistic:.3g} ≤ {threshold:.3g})"
-    )
+    if name == "dispersion":
+        how = f"vary {statistic:.3g}× more across held-out samples than noise at their level"
+    else:
+        how = f"are {statistic:.3g}× the model-free noise level σ̂² ({free[1]} dof)"
+    verdict = "structured misfit, not noise" if rejected else "consistent with noise"
     return {
         "teacher_rejected": bool(rejected),
         "statistic": statistic,
         "threshold": threshold,
-        "reason": reason + f"; mean residual / noise estimate σ̂² = {ratio:.3g}.",
-        "residual_to_noise": ratio,
+        "reason": f"{what} {how} (threshold {threshold:.3g}): {verdict}.",
+        "test": name,
+        "tests": {t: {"statistic": v[0], "threshold": v[1]} for t, v in tests.items()},
     }
+
+
+def class_test(fit, X: np.ndarray, Y: np.ndarray, r_hat: int, free: tuple[float, int] | None) -> dict | None:
+    """The test on held-out ``X, Y``: the fitted model's residual if the method has one, else the
+    class's model-free constraint residual, else ``None``. ``free``: model-free ``(σ̂, dof)`` or None."""
+    if fit.heldout_model is not None:
+        return dispersion_test(Y - fit.heldout_model(X, r_hat), "residuals of the fitted teacher", free)
+    if fit.heldout_constraint is not None:
+        R, what, k = fit.heldout_constraint(X, Y)
+        return dispersion_test(R, what, free, k)
+    return None

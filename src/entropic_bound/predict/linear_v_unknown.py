@@ -199,8 +199,21 @@ def linear_v_unknown(
             too_few_samples=True,
         )
     fit = _pooled(X, Y, rng) if n >= d else _per_sample(X, Y, rng)
+    if n > d:
+        fit.heldout_constraint = outside_columns
     fit.untested_reason = (
-        "linear QK, V unknown: V is eliminated rather than fitted, so there is no fitted teacher to "
-        "test on held-out samples"
+        f"linear QK, V unknown, n = {n} ≤ d = {d}: V is eliminated rather than fitted and Y_i has no part "
+        "the class fixes without a fit (n > d gives Y_i outside col(X_i))"
     )
     return fit
+
+
+def outside_columns(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, str, int]:
+    """``Y_i`` outside ``col(X_i)`` (``N(0, σ²)`` under a linear teacher ``X_i K X_iᵀ X_i V``, n > d)."""
+    Q = np.linalg.qr(X)[0]  # (N, n, d)
+    R = Y - Q @ (Q.transpose(0, 2, 1) @ Y)
+    return (
+        R,
+        "parts of Y_i outside col(X_i) (zero for a linear teacher)",
+        (X.shape[1] - X.shape[2]) * Y.shape[2],
+    )

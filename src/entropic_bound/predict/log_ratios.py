@@ -111,11 +111,11 @@ def normal_core(X: torch.Tensor, eq: Equations) -> tuple[torch.Tensor, torch.Ten
 
 
 def null_draws(
-    X: torch.Tensor, P: torch.Tensor, eq: Equations, sigma: float, gen: torch.Generator, draws: int
+    X: torch.Tensor, P: torch.Tensor, eq: Equations, sigma: float, rng: np.random.Generator, draws: int
 ) -> torch.Tensor:
     """``draws`` right-hand sides ``Σ w η φ`` of the first-order noise (module docstring) → ``(draws, d, d)``."""
     c, n, _ = X.shape
-    E = sigma * torch.randn((c, draws * n, P.shape[1]), generator=gen, dtype=X.dtype)
+    E = torch.from_numpy(sigma * rng.standard_normal((c, draws * n, P.shape[1])))
     eps = torch.bmm(E, P).reshape(c, draws, n, n)  # noise of Â, per draw
     eps_m = eps.gather(3, eq.m[:, None, :, None].expand(-1, draws, -1, 1))  # (c, draws, n, 1)
     R_m = eq.ref.gather(2, eq.m[..., None])[:, None]  # (c, 1, n, 1)

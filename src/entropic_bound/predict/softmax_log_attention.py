@@ -152,7 +152,7 @@ class _System:
         return torch.cholesky_solve(rhs, torch.from_numpy(L)).T.reshape(-1, self.d, self.d).numpy()
 
 
-def _pass(X, Y, V, sigma, *, K_ref=None, held=None, gen=None, draws=0) -> _System:
+def _pass(X, Y, V, sigma, *, K_ref=None, held=None, rng=None, draws=0) -> _System:
     """Stream the weighted system over chunks; mask, weights and references from ``K_ref`` if given."""
     Vt, d = _t(V), X.shape[2]
     scale = float(np.max(np.abs(Y)))
@@ -165,7 +165,7 @@ def _pass(X, Y, V, sigma, *, K_ref=None, held=None, gen=None, draws=0) -> _Syste
         eq = equations(Xc, rec.A, A_ref, rec.col, sigma, scale)
         system.add(Xc, eq, torch.from_numpy(held[sl]))
         if draws and sl.start < NULL_SAMPLES:
-            system.null += null_draws(Xc, rec.P, eq, sigma, gen, draws)
+            system.null += null_draws(Xc, rec.P, eq, sigma, rng, draws)
     if draws:
         system.null *= np.sqrt(X.shape[0] / min(X.shape[0], NULL_SAMPLES))  # a multiple of CHUNK_SAMPLES
     return system
@@ -199,6 +199,11 @@ def _first_pass(X, Y, V, held):
     return sigma, dof, K0
 
 
+def _with_constraint(fit: Fit, V: np.ndarray) -> Fit:
+    fit.heldout_constraint = _rowsum_constraint(V)
+    return fit
+
+
 def _heldout_model(K_train: torch.Tensor | None, V: np.ndarray):
     """``(X_h, r) ↦ softmax(X_h K̂_r X_hᵀ) X_h V`` with ``K̂_r`` the training fit truncated to rank r."""
     if K_train is None:
@@ -209,6 +214,18 @@ def _heldout_model(K_train: torch.Tensor | None, V: np.ndarray):
         return softmax_rows(Xh @ Kr @ Xh.transpose(0, 2, 1)) @ (Xh @ V)
 
     return model
+
+
+def _rowsum_constraint(V: np.ndarray):
+    """``(X_h, Y_h) ↦`` the row sums ``(Â_i 1 − 1) / ||P_i 1||`` (``N(0, σ²)`` under any softmax teacher)."""
+
+    def constraint(Xh: np.ndarray, Yh: np.ndarray) -> tuple[np.ndarray, str, int]:
+        Vt = _t(V)
+        parts = [recover(_t(Xh[sl]), _t(Yh[sl]), Vt).noise_residuals()[1] for sl in chunks(Xh.shape[0])]
+        R = torch.cat(parts).numpy()  # (N_h, n)
+        return R, "row sums of the recovered attention (softmax rows sum to one)", R.shape[1]
+
+    return constraint
 
 
 @PREDICTORS.register(
@@ -234,19 +251,21 @@ def softmax_log_attention(
             too_few_samples=True,
         )
     sigma, dof, K0 = _first_pass(X, Y, V, held)
-    gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
     # second pass: mask, weights and references from the fitted attention (the first pass's choice
     # from noisy Â biases the kept logs upward); at σ̂ = 0 there is no selection to undo
     ref = K0 if (K0 is not None and sigma > 0) else None
-    system = _pass(X, Y, V, sigma, K_ref=ref, held=held, gen=gen, draws=NOISE_DRAWS)
+    system = _pass(X, Y, V, sigma, K_ref=ref, held=held, rng=rng, draws=NOISE_DRAWS)
     K_hat, L = system.solve()
     if K_hat is None or system.kept <= n_unk:
-        return not_identifiable(
-            f"softmax log-attention: after masking attention entries below {MASK_LEVELS:g} noise levels "
-            f"(σ̂ = {sigma:.3g}), {system.kept} equations do not determine the {n_unk} entries of K "
-            "(noise too large, attention too saturated or too few samples).",
-            n_equations=system.kept,
-            n_unknowns=n_unk,
+        return _with_constraint(
+            not_identifiable(
+                f"softmax log-attention: after masking attention entries below {MASK_LEVELS:g} noise levels "
+                f"(σ̂ = {sigma:.3g}), {system.kept} equations do not determine the {n_unk} entries of K "
+                "(noise too large, attention too saturated or too few samples).",
+                n_equations=system.kept,
+                n_unknowns=n_unk,
+            ),
+            V,
         )
     E = system.noise(L)  # (draws, d, d)
     how = f"Y outside row(X_i V) and the row sums of Â_i ({dof} dof)"
