@@ -23,6 +23,8 @@ from .base import PREDICTORS, Fit
 from .cut import cross_checked_cut, cut_params
 from .data import check_arrays
 from .goodness import (
+    HOLD_FRACTION,
+    MIN_HELD,
     FREE_SIGMA_SAMPLES,
     class_test,
     held_out,
@@ -60,7 +62,11 @@ def _estimates(fit: Fit, r_cut: int) -> tuple[dict[str, float], dict[str, Any]]:
 def _goodness_of_fit(fit: Fit, X, Y, V, held, r_hat: int, split: dict) -> dict[str, Any]:
     """The held-out test of the teacher class (:mod:`.goodness`), or why it was not run."""
     if held is None:
-        return not_tested(f"not tested: {split['held_out']} held-out samples are too few", split)
+        return not_tested(
+            f"not tested: N = {X.shape[0]} would hold out {round(HOLD_FRACTION * X.shape[0])} samples, fewer "
+            f"than {MIN_HELD}",
+            split,
+        )
     train = np.flatnonzero(~held)[:FREE_SIGMA_SAMPLES]
     free = outside_row_sigma(X[train], Y[train], V)
     result = class_test(fit, X[held], Y[held], r_hat, free)

@@ -133,10 +133,11 @@ def cross_checked_cut(s: np.ndarray, noise_top: np.ndarray, **kwargs: float) -> 
         )
         margin = _margin(s, r_gap, tau, null.noise_level)
         return dataclasses.replace(null, **pick, r_hat=r_gap, margin=margin, chosen="gap", why=why)
-    why = (
-        f"s_{r_gap + 1} = {first_past:.3g} is more than {GAP_NOISE_FACTOR:g} × the threshold past a "
-        f"{ratio:.3g}× gap: signal, the null rank stands"
-    )
+    if first_past > GAP_NOISE_FACTOR * tau:
+        why = f"s_{r_gap + 1} = {first_past:.3g} is more than {GAP_NOISE_FACTOR:g} × the threshold {tau:.3g}"
+    else:
+        why = f"the largest gap ({ratio:.3g}×) is under {MIN_GAP_RATIO:g}×, no clear edge"
+    why += f": the values past the gap are read as signal, the null rank {r_null} stands"
     return dataclasses.replace(null, **pick, why=why)
 
 
