@@ -23,9 +23,9 @@ from .base import PREDICTORS, Fit
 from .cut import cross_checked_cut, cut_params
 from .data import check_arrays
 from .goodness import (
+    FREE_SIGMA_SAMPLES,
     HOLD_FRACTION,
     MIN_HELD,
-    FREE_SIGMA_SAMPLES,
     class_test,
     held_out,
     not_tested,
