@@ -42,7 +42,8 @@ NOISE_DRAWS = 16
 # The null is simulated on the first NULL_SAMPLES samples and scaled by √(N / NULL_SAMPLES): b_k is a
 # sum of independent per-sample terms, and ~10⁶ log-ratio equations pin its covariance down.
 NULL_SAMPLES = 2048
-CHUNK_SAMPLES = 256
+# 64 samples keep the (c n, T) triangle arrays (4 MB) in cache: measured 1.45× less CPU than 256
+CHUNK_SAMPLES = 64
 
 
 def pinv_rows(U: torch.Tensor) -> torch.Tensor:
