@@ -162,3 +162,32 @@ def test_bad_input_subprocess_has_no_traceback(tmp_path):
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and "must be 3-D" in proc.stderr
+
+
+def _softmax_teacher_file(tmp_path):
+    import torch
+
+    from entropic_bound.tasks import SoftmaxTeacherTask
+
+    teacher = SoftmaxTeacherTask(n=16, d=32, d_v=32, r_star=3, sigma=0.01).teacher(
+        torch.Generator().manual_seed(0)
+    )
+    batch = teacher.sample(200, torch.Generator().manual_seed(1))
+    np.savez(tmp_path / "soft.npz", X=batch.X.numpy(), Y=batch.Y.numpy(), V=teacher.V.numpy())
+    return tmp_path / "soft.npz"
+
+
+@pytest.mark.parametrize("teacher, rejected", [("linear-qk", True), ("softmax", False)])
+def test_json_fit_key_flags_the_wrong_teacher(tmp_path, capsys, teacher, rejected):
+    path = _softmax_teacher_file(tmp_path)
+    code, out, err = _run(capsys, path, "--teacher", teacher, "--v-known", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    fit = result["fit"]
+    assert set(fit) >= {"teacher_rejected", "statistic", "threshold", "reason"}
+    assert fit["teacher_rejected"] is rejected and isinstance(fit["statistic"], float)
+    assert isinstance(fit["threshold"], float) and "\n" not in fit["reason"]
+    assert (fit["statistic"] > fit["threshold"]) is rejected
+    assert result["cut"]["chosen"] in ("null", "gap") and "null_rank" in result["cut"]
+    code, out, _ = _run(capsys, path, "--teacher", teacher, "--v-known")
+    assert ("WARNING: the linear-qk teacher does not fit" in out) is rejected

@@ -73,11 +73,11 @@ def _predict(args) -> int:
     if args.json:
         print(json.dumps(pred.to_dict()))
     else:
-        _print_table(pred)
+        _print_table(pred, args.teacher)
     return 0
 
 
-def _print_table(pred: Prediction) -> None:
+def _print_table(pred: Prediction, teacher: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -99,3 +99,19 @@ def _print_table(pred: Prediction) -> None:
     )
     verdict = "identifiable" if pred.identifiable else "NOT identifiable"
     console.print(f"r_hat = {pred.r_hat} ({verdict}): {pred.reason}", highlight=False)
+    if pred.cut:
+        console.print(
+            f"cut: null threshold gives {pred.cut['null_rank']}, largest gap {pred.cut['gap_rank']}; "
+            f"chose the {pred.cut['chosen']} ({pred.cut['why']})",
+            highlight=False,
+        )
+    fit = pred.fit
+    if fit.get("teacher_rejected"):
+        console.print(
+            f"WARNING: the {teacher} teacher does not fit these data (held-out {fit['test']} test "
+            f"{fit['statistic']:.3g} > {fit['threshold']:.3g}): {fit['reason']} r_hat assumes a class the data reject.",
+            style="bold red",
+            highlight=False,
+        )
+    elif fit:
+        console.print(f"teacher class check: {fit['reason']}", highlight=False)

@@ -20,8 +20,18 @@ import numpy as np
 from ..errors import UnknownNameError, UserInputError, did_you_mean
 from ..spectra import estimate_all, panel_description, round_estimate
 from .base import PREDICTORS, Fit
-from .cut import FLOOR, SAFETY, cut_params, noise_calibrated_cut
+from .cut import cross_checked_cut, cut_params
 from .data import check_arrays
+from .goodness import (
+    FREE_SIGMA_SAMPLES,
+    HOLD_FRACTION,
+    MIN_HELD,
+    class_test,
+    held_out,
+    not_tested,
+    outside_row_sigma,
+    split_description,
+)
 from .result import Prediction
 
 TEACHERS = ("linear-qk", "softmax")
@@ -49,6 +59,23 @@ def _estimates(fit: Fit, r_cut: int) -> tuple[dict[str, float], dict[str, Any]]:
     return estimates, params
 
 
+def _goodness_of_fit(fit: Fit, X, Y, V, held, r_hat: int, split: dict) -> dict[str, Any]:
+    """The held-out test of the teacher class (:mod:`.goodness`), or why it was not run."""
+    if held is None:
+        return not_tested(
+            f"not tested: N = {X.shape[0]} would hold out {round(HOLD_FRACTION * X.shape[0])} samples, fewer "
+            f"than {MIN_HELD}",
+            split,
+        )
+    train = np.flatnonzero(~held)[:FREE_SIGMA_SAMPLES]
+    free = outside_row_sigma(X[train], Y[train], V)
+    result = class_test(fit, X[held], Y[held], r_hat, free)
+    if result is None:
+        why = fit.untested_reason if fit.singular_values.size else f"nothing was fitted ({fit.reason})"
+        return not_tested(f"not tested: {why}", split)
+    return {**result, "split": split}
+
+
 def _check_choice(name: str, value: Any, choices: Any) -> None:
     if value not in choices:
         raise UserInputError(
@@ -73,8 +100,9 @@ def predict_r_star(
     (``Y = softmax(X K Xᵀ) X V + E``), any scale of ``K``. ``r_hat`` is the noise-calibrated cut
     (:mod:`.cut`: ``#{σ_i(K̂) > safety · max ||Ê||₂}``, ``Ê`` simulated estimation noise at the
     residual noise level) unless ``estimator`` names a key of ``estimates`` (then its rounded
-    value). ``seed`` seeds the noise simulation only. Bad arrays raise :class:`DataError`;
-    well-formed but non-identifiable data give ``identifiable=False`` with the reason.
+    value). ``seed`` seeds the noise simulation and the held-out split of the goodness-of-fit test
+    (:mod:`.goodness`, result ``fit``). Bad arrays raise :class:`DataError`; well-formed but
+    non-identifiable data give ``identifiable=False`` with the reason.
     """
     start = time.perf_counter()
     _check_choice("teacher", teacher, TEACHERS)
@@ -83,8 +111,9 @@ def predict_r_star(
     d_v = Y.shape[2]
     name = method or default_method(teacher, n, d, d_v, V is not None)
     fn = PREDICTORS.get(name)
-    fit: Fit = fn(X, Y, V, rng=np.random.default_rng(seed))
-    cut = noise_calibrated_cut(fit.singular_values, fit.noise_top, safety=SAFETY, floor=FLOOR)
+    held = held_out(N, seed)
+    fit: Fit = fn(X, Y, V, rng=np.random.default_rng(seed), held=held)
+    cut = cross_checked_cut(fit.singular_values, fit.noise_top)
     estimates, params = _estimates(fit, cut.r_hat)
     r_hat = cut.r_hat if fit.singular_values.size else -1
     if estimator is not None and estimator != CUT_KEY:
@@ -95,6 +124,7 @@ def predict_r_star(
                 + did_you_mean(estimator, estimates)
             )
         r_hat = int(round_estimate(estimates[estimator]))
+    gof = _goodness_of_fit(fit, X, Y, V, held, int(r_hat), split_description(N, held, seed))
     identifiable, reason = fit.identifiable, fit.reason
     if identifiable and fit.rank_cap is not None and r_hat >= fit.rank_cap:
         identifiable, reason = False, fit.cap_reason
@@ -116,4 +146,6 @@ def predict_r_star(
         n_equations=fit.n_equations,
         n_unknowns=fit.n_unknowns,
         too_few_samples=fit.too_few_samples,
+        cut=cut.describe() if fit.singular_values.size else {},
+        fit=gof,
     )

@@ -1,7 +1,8 @@
 """The predictor registry and the record every method returns.
 
-A method is a pure function of arrays ``fn(X, Y, V, *, rng) -> Fit``: ``X (N, n, d)``,
-``Y (N, n, d_v)``, ``V (d, d_v)`` or ``None``. It returns the spectrum of a matrix whose rank is
+A method is a pure function of arrays ``fn(X, Y, V, *, rng, held=None) -> Fit``: ``X (N, n, d)``,
+``Y (N, n, d_v)``, ``V (d, d_v)`` or ``None``; ``held (N,)`` marks the samples its goodness-of-fit
+model (:mod:`.goodness`) must not see. It returns the spectrum of a matrix whose rank is
 ``r*`` (usually the kernel estimate ``K̂``) together with draws of that matrix's *estimation noise*
 under the fitted noise level, which :mod:`.cut` turns into the noise-calibrated ``r_hat``.
 """
@@ -40,6 +41,12 @@ class Fit:
         too_few_samples: the data have no more scalar equations than unknowns (a sample count problem).
         rank_cap: estimates ``>= rank_cap`` are not identifiable (``cap_reason`` says why).
         extra: further estimates (``{key: value}``) and ``params`` (``{key: dict}``).
+        heldout_model: ``(X_h, r) -> Ŷ_h``, the teacher class fitted on the training samples only with
+            its kernel truncated to rank ``r``; ``None`` when the method cannot fit its class
+            (``untested_reason`` says why).
+        heldout_constraint: ``(X_h, Y_h) -> (R, what, k)``, residuals the teacher class fixes without a
+            fit (``k`` dof of ``N(0, σ²)`` noise per sample under the class), used when there is no
+            ``heldout_model``.
     """
 
     singular_values: np.ndarray
@@ -56,6 +63,9 @@ class Fit:
     cap_reason: str = ""
     extra: dict[str, float] = dataclasses.field(default_factory=dict)
     params: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    heldout_model: Callable[[np.ndarray, int], np.ndarray] | None = None
+    heldout_constraint: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, str, int]] | None = None
+    untested_reason: str = "no training-only fit of the teacher class (too few training samples?)"
 
 
 def not_identifiable(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import PREDICTORS, Fit, chunks, not_identifiable
+from .goodness import truncate
 from .normal_equations import KronSystem, kernel_noise_draws, top_singular_values
 
 NOISE_DRAWS = 16
@@ -56,17 +57,57 @@ def _no_kernel(reason: str, **counts) -> tuple[Fit, None]:
     return not_identifiable(reason, **counts), None
 
 
+def split_systems(d: int, held: np.ndarray | None, N: int):
+    """``{False: training, True: held-out}`` :class:`KronSystem` pair and the row masks per chunk."""
+    held = np.zeros(N, dtype=bool) if held is None else held
+    return {False: KronSystem(d), True: KronSystem(d)}, held
+
+
+def add_split(systems: dict, held: np.ndarray, X: np.ndarray, B: np.ndarray, T: np.ndarray) -> None:
+    """Add one chunk's samples to the training or the held-out system as ``held (c,)`` says."""
+    for flag in (False, True):
+        rows = held == flag
+        if rows.any():
+            systems[flag].add(X[rows], B[rows], T[rows])
+
+
+def train_kernel(system: KronSystem) -> np.ndarray | None:
+    """``K̂`` from the training samples alone (the goodness-of-fit model), or ``None``."""
+    if system.n_equations <= system.d**2:
+        return None
+    solved = system.solve()
+    return None if solved is None else solved[0]
+
+
+def linear_model(K: np.ndarray | None, V: np.ndarray):
+    """``(X_h, r) ↦ X_h K̂_r X_hᵀ X_h V`` (``K̂_r``: ``K`` truncated to rank r), or ``None``."""
+    if K is None:
+        return None
+
+    def model(Xh: np.ndarray, r: int) -> np.ndarray:
+        U = Xh @ V  # (N_h, n, d_v)
+        return (Xh @ truncate(K, r) @ Xh.transpose(0, 2, 1)) @ U
+
+    return model
+
+
 @PREDICTORS.register("linear_v_known", summary="linear QK, V known: least squares for K, rank of K̂")
-def linear_v_known(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator) -> Fit:
+def linear_v_known(
+    X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator, held=None
+) -> Fit:
     """``K̂ = argmin Σ ||Y_i − X_i K X_iᵀX_i V||²`` (streamed), spectrum of ``K̂``.
 
-    Shapes: ``X (N, n, d)``, ``Y (N, n, d_v)``, ``V (d, d_v)`` (required).
+    Shapes: ``X (N, n, d)``, ``Y (N, n, d_v)``, ``V (d, d_v)`` (required); ``held (N,)`` marks the
+    samples the goodness-of-fit model is not fitted on.
     """
     if V is None:
         return not_identifiable("linear_v_known needs V (d, d_v); use linear_v_unknown without it.")
-    system = KronSystem(X.shape[2])
+    systems, mask = split_systems(X.shape[2], held, X.shape[0])
     for sl in chunks(X.shape[0]):
         Xc = X[sl]
         B = Xc.transpose(0, 2, 1) @ (Xc @ V)  # (c, d, d_v) = XᵢᵀXᵢV
-        system.add(Xc, B, Y[sl])
-    return solve_kernel(system, rng, what="linear QK with V known")[0]
+        add_split(systems, mask[sl], Xc, B, Y[sl])
+    fit = solve_kernel(systems[False].merged(systems[True]), rng, what="linear QK with V known")[0]
+    if held is not None and fit.identifiable:
+        fit.heldout_model = linear_model(train_kernel(systems[False]), V)
+    return fit

@@ -180,7 +180,9 @@ def _per_sample(X, Y, rng) -> Fit:
 @PREDICTORS.register(
     "linear_v_unknown", summary="linear QK, V unknown: eliminate V (pinv(X_i) Y_i), rank of the stack"
 )
-def linear_v_unknown(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator) -> Fit:
+def linear_v_unknown(
+    X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator, held=None
+) -> Fit:
     """Rank-revealing spectrum for ``Y_i = X_i K X_iᵀX_i V`` without V (module docstring for the rule).
 
     Shapes: ``X (N, n, d)``, ``Y (N, n, d_v)``; ``V`` is ignored (this is the V-unknown setting).
@@ -196,4 +198,22 @@ def linear_v_unknown(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng:
             n_unknowns=n_unk,
             too_few_samples=True,
         )
-    return _pooled(X, Y, rng) if n >= d else _per_sample(X, Y, rng)
+    fit = _pooled(X, Y, rng) if n >= d else _per_sample(X, Y, rng)
+    if n > d:
+        fit.heldout_constraint = outside_columns
+    fit.untested_reason = (
+        f"linear QK, V unknown, n = {n} ≤ d = {d}: V is eliminated rather than fitted and Y_i has no part "
+        "the class fixes without a fit (n > d gives Y_i outside col(X_i))"
+    )
+    return fit
+
+
+def outside_columns(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, str, int]:
+    """``Y_i`` outside ``col(X_i)`` (``N(0, σ²)`` under a linear teacher ``X_i K X_iᵀ X_i V``, n > d)."""
+    Q = np.linalg.qr(X)[0]  # (N, n, d)
+    R = Y - Q @ (Q.transpose(0, 2, 1) @ Y)
+    return (
+        R,
+        "parts of Y_i outside col(X_i) (zero for a linear teacher)",
+        (X.shape[1] - X.shape[2]) * Y.shape[2],
+    )

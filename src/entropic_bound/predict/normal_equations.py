@@ -82,6 +82,13 @@ class KronSystem:
         self.tt += float(np.sum(T * T))
         self.n_equations += T.size
 
+    def merged(self, other: KronSystem) -> KronSystem:
+        """The system of both sample sets (normal equations add)."""
+        out = KronSystem(self.d)
+        out.core, out.b = self.core + other.core, self.b + other.b
+        out.tt, out.n_equations = self.tt + other.tt, self.n_equations + other.n_equations
+        return out
+
     def solve(self) -> tuple[np.ndarray, np.ndarray, float] | None:
         """``(K̂ (d, d), L (d², d²) Cholesky factor of G, RSS)``, or ``None`` if G is singular."""
         self.G = expand_core(self.core, self.d, self.d)

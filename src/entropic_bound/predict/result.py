@@ -47,6 +47,10 @@ class Prediction:
         n_samples: N. shapes: ``{"X": [...], "Y": [...], "V": [...] or None}``.
         n_equations, n_unknowns: scalar equations used and unknowns solved for by the method.
         too_few_samples: not identifiable because there are no more equations than unknowns.
+        cut: what the null threshold and the largest gap each give, which was chosen and why
+            (:meth:`.cut.Cut.describe`).
+        fit: the held-out goodness-of-fit test of the teacher class (:mod:`.goodness`):
+            ``teacher_rejected``, ``statistic``, ``threshold``, ``reason``, ``split``.
     """
 
     r_hat: int
@@ -66,6 +70,8 @@ class Prediction:
     n_equations: int = 0
     n_unknowns: int = 0
     too_few_samples: bool = False
+    cut: dict[str, Any] = dataclasses.field(default_factory=dict)
+    fit: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (floats that are NaN/inf become ``None``)."""

@@ -12,49 +12,83 @@ Model ``Y_i = A_i X_i V + E_i``, ``A_i = softmax(X_i K X_iᵀ)`` row-wise, K of 
    weights ``1 / (δ_st²/Â_st² + δ_sm²/Â_sm²)`` (delta method). A second pass takes the mask, the
    weights and the references from the fitted ``softmax(X_i K̂₀ X_iᵀ)`` instead of the noisy ``Â``
    (iteratively reweighted; removes the selection bias of masking on noisy values; the first pass
-   reads at most ``FIRST_PASS_SAMPLES`` samples), so the weighted least squares
-   ``G vec K̂ = b``, ``G = Σ w φ φᵀ`` (``d² × d²``, streamed via :func:`kron_core`) has
-   ``Cov(vec K̂) ≈ G⁻¹`` — which the noise-calibrated cut simulates. Correlations between
-   log-ratios sharing a reference are ignored (the cut's safety factor absorbs them).
+   reads at most ``FIRST_PASS_SAMPLES`` training samples), giving the weighted least squares
+   ``G vec K̂ = b``, ``G = Σ w φ φᵀ`` (``d² × d²``, streamed by :mod:`.log_ratios`).
+4. **Null.** The weights ignore the correlations of the noise of ``Â_i`` (through ``P_iᵀP_i``) and of
+   log-ratios sharing a reference, so ``G⁻¹`` understates ``Cov(K̂)``; the cut's null instead pushes
+   fresh noise ``E_i`` through the same equations and weights (:func:`.log_ratios.null_draws`).
 
 σ̂ is model-free: from the part of ``Y_i`` outside ``row(U_i)`` (``N n (d_v − n)`` dof) and from
-the row sums of ``Â_i``, which must be 1 (``N n`` dof, so ``n = d_v`` works too). Identifiable when ``n ≤ min(d, d_v)``, ``rank V ≥ n`` and the unmasked equations
+the row sums of ``Â_i``, which must be 1 (``N n`` dof, so ``n = d_v`` works too), on the first-pass
+samples. ``Â_i`` comes from a QR of ``U_iᵀ`` (backward stable; an SVD-based pinv costs 5× more). Identifiable when ``n ≤ min(d, d_v)``, ``rank V ≥ n`` and the unmasked equations
 determine K (``G`` non-singular). Reference: SPEC §5b X1 (prototype: exact at σ = 0, N ≥ 8, and at
 σ = 0.01, N = 128 with n = 16, d = 32).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import torch
 
 from .base import PREDICTORS, Fit, chunks, not_identifiable
-from .normal_equations import (
-    cholesky_or_none,
-    expand_core,
-    kernel_noise_draws,
-    kron_core,
-    top_singular_values,
-)
+from .goodness import truncate
+from .log_ratios import MASK_LEVELS, back_project, equations, normal_core, null_draws, outer_sum
+from .normal_equations import cholesky_or_none, expand_core, top_singular_values
 
-MASK_LEVELS = 3.0
 FIRST_PASS_SAMPLES = 512
-SIGMA_SAMPLES = 4096
 NOISE_DRAWS = 16
-# Relative round-off of Â_i = Y_i pinv(U_i): a floor on δ so that σ̂ = 0 still gives finite weights.
-ROUNDOFF = 1e-13
+# The null is simulated on the first NULL_SAMPLES samples and scaled by √(N / NULL_SAMPLES): b_k is a
+# sum of independent per-sample terms, and ~10⁶ log-ratio equations pin its covariance down.
+NULL_SAMPLES = 2048
+# 64 samples keep the (c n, T) triangle arrays (4 MB) in cache: measured 1.45× less CPU than 256
+CHUNK_SAMPLES = 64
+
+
+def pinv_rows(U: torch.Tensor) -> torch.Tensor:
+    """``pinv(U_i)`` for ``U (c, n, d_v)`` of full row rank → ``(c, d_v, n)``: ``U_i⁻¹`` when square,
+    else ``Q R⁻ᵀ`` from ``U_iᵀ = Q R`` (LAPACK's batched solve; torch's batched triangular solve was
+    measured 10× slower here)."""
+    if U.shape[1] == U.shape[2]:
+        return torch.from_numpy(np.linalg.inv(U.numpy()))
+    Q, R = torch.linalg.qr(U.transpose(1, 2))  # (c, d_v, n), (c, n, n)
+    return torch.from_numpy(np.linalg.solve(R.numpy(), Q.transpose(1, 2).numpy())).transpose(1, 2)
+
+
+@dataclasses.dataclass
+class Recovered:
+    """``Â (c, n, n)``, ``P = pinv(U) (c, d_v, n)``, column noise factors ``||P[:, t]|| (c, n)`` and
+    the inputs ``U = X V``, ``Y`` for :meth:`noise_residuals`."""
+
+    A: torch.Tensor
+    P: torch.Tensor
+    col: torch.Tensor
+    U: torch.Tensor
+    Y: torch.Tensor
+
+    def noise_residuals(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``Y`` outside ``row(U_i)`` ``(c, n, d_v)`` and the row sums ``(Â_i 1 − 1) / ||P_i 1|| (c, n)``
+        (softmax rows sum to one, so both are iid ``N(0, σ²)`` under the softmax teacher)."""
+        rowsum = (self.A.sum(dim=2) - 1.0) / torch.linalg.norm(self.P.sum(dim=2), dim=1)[:, None]
+        return self.Y - self.A @ self.U, rowsum
+
+
+def recover(X: torch.Tensor, Y: torch.Tensor, V: torch.Tensor) -> Recovered:
+    U = X @ V  # (c, n, d_v)
+    P = pinv_rows(U)
+    return Recovered(Y @ P, P, torch.linalg.norm(P, dim=1), U, Y)
+
+
+def _t(a: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64))
 
 
 def recover_attention(X: np.ndarray, Y: np.ndarray, V: np.ndarray):
-    """``Â (c, n, n)``, column noise factors ``||pinv(U_i)[:, t]|| (c, n)``, and two noise residuals:
-    ``Y`` outside ``row(U_i)`` ``(c, n, d_v)`` and the row sums ``(Â_i 1 − 1) / ||pinv(U_i) 1|| (c, n)``
-    (softmax rows sum to one, so these are iid ``N(0, σ²)``)."""
-    U = X @ V  # (c, n, d_v)
-    P = np.linalg.pinv(U)  # (c, d_v, n)
-    A = Y @ P  # (c, n, n)
-    resid = Y - A @ U  # (c, n, d_v)
-    rowsum = (A.sum(axis=2) - 1.0) / np.linalg.norm(P.sum(axis=2), axis=1)[:, None]  # (c, n)
-    return A, np.linalg.norm(P, axis=1), resid, rowsum
+    """Numpy view of :func:`recover`: ``(Â, column factors, Y outside row(U), row-sum residuals)``."""
+    rec = recover(_t(X), _t(Y), _t(V))
+    resid, rowsum = rec.noise_residuals()
+    return rec.A.numpy(), rec.col.numpy(), resid.numpy(), rowsum.numpy()
 
 
 def softmax_rows(logits: np.ndarray) -> np.ndarray:
@@ -63,72 +97,79 @@ def softmax_rows(logits: np.ndarray) -> np.ndarray:
     return A / A.sum(axis=-1, keepdims=True)
 
 
-def _log_ratio_system(X, A, A_ref, col, sigma, scale):
-    """One chunk's ``(core of G, b, equations)`` for ``log Â_st − log Â_sm = x_sᵀ K (x_t − x_m)``.
-
-    The mask, the weights and the reference column ``m`` are read from ``A_ref`` (``Â`` itself in the
-    first pass, the fitted ``softmax(X K̂₀ Xᵀ)`` in the second): choosing them from the noisy ``Â``
-    biases the kept logs upward (selection at the mask), as weighted log-regressions are known to do.
-    """
-    c, n, d = X.shape
-    delta = np.sqrt(sigma**2 + (ROUNDOFF * scale) ** 2) * col[:, None, :]  # (c, n_s, n_t)
-    m = np.argmax(A_ref, axis=2)  # (c, n) reference column per row
-    R_m = np.take_along_axis(A_ref, m[..., None], axis=2)  # (c, n, 1)
-    A_m = np.take_along_axis(A, m[..., None], axis=2)
-    d_m = np.take_along_axis(delta, m[..., None], axis=2)
-    keep = (A_ref > MASK_LEVELS * delta) & (A > 0) & (A_m > 0)
-    keep &= np.arange(n)[None, None, :] != m[..., None]
-    safe, safe_m = np.where(keep, A, 1.0), np.where(A_m > 0, A_m, 1.0)
-    ell = np.where(keep, np.log(safe) - np.log(safe_m), 0.0)  # (c, n_s, n_t)
-    w = np.where(keep, 1.0 / ((delta / np.where(keep, A_ref, 1.0)) ** 2 + (d_m / R_m) ** 2), 0.0)
-    x_m = np.take_along_axis(X, m[..., None], axis=1)  # (c, n_s, d) reference token per row
-    xx = X[..., :, None] * X[..., None, :]  # (c, n, d, d) token outer products
-    XwX = torch.bmm(torch.from_numpy(np.ascontiguousarray(w)), torch.from_numpy(xx.reshape(c, n, d * d)))
-    XwX = XwX.numpy().reshape(c, n, d, d)  # Σ_t w_st x_t x_tᵀ (one batched GEMM)
-    Xw = np.einsum("cst,cta->csa", w, X)
-    sw = w.sum(axis=2)[..., None, None]
-    Q = (
-        XwX
-        - Xw[..., :, None] * x_m[..., None, :]
-        - x_m[..., :, None] * Xw[..., None, :]
-        + sw * x_m[..., :, None] * x_m[..., None, :]
-    )  # (c, n_s, d, d) = Σ_t w z_t z_tᵀ, z_t = x_t − x_m
-    core = kron_core(xx.reshape(-1, d, d), Q.reshape(-1, d, d))
-    r = np.einsum("cst,cta->csa", w * ell, X) - (w * ell).sum(axis=2)[..., None] * x_m  # Σ_t w ℓ z_t
-    b = np.einsum("csa,csb->ab", X, r).reshape(-1)
-    return core, b, int(keep.sum())
-
-
-def _solve(X, Y, V, sigma, K_ref=None):
-    """Stream the weighted system over chunks; ``(K̂, L, equations)`` or ``None`` if singular.
-
-    ``K_ref``: a first-pass kernel whose attention chooses the mask, weights and references.
-    """
-    d = X.shape[2]
-    core, b, n_eq = 0.0, np.zeros(d * d), 0
-    scale = float(np.max(np.abs(Y)))
-    for sl in chunks(X.shape[0], 256):
-        Xc = X[sl]
-        A, col, _, _ = recover_attention(Xc, Y[sl], V)
-        A_ref = A if K_ref is None else softmax_rows(Xc @ K_ref @ Xc.transpose(0, 2, 1))
-        cc, bc, kc = _log_ratio_system(Xc, A, A_ref, col, sigma, scale)
-        core, b, n_eq = core + cc, b + bc, n_eq + kc
-    L = cholesky_or_none(expand_core(core, d, d))
-    if L is None:
-        return None, None, n_eq
-    k = torch.cholesky_solve(torch.from_numpy(b)[:, None], torch.from_numpy(L))[:, 0].numpy()
-    return k.reshape(d, d), L, n_eq
+def _sigma_from(recs: list[Recovered], n: int, d_v: int) -> tuple[float, int]:
+    ss = sum(float(sum((t**2).sum() for t in r.noise_residuals())) for r in recs)
+    dof = sum(r.A.shape[0] for r in recs) * n * (d_v - n + 1)
+    return float(np.sqrt(ss / dof)), dof
 
 
 def estimate_sigma(X, Y, V) -> tuple[float, int]:
-    """σ̂ from the model-free residuals of :func:`recover_attention`, and its degrees of freedom."""
-    ss = 0.0
-    for sl in chunks(X.shape[0]):
-        _, _, resid, rowsum = recover_attention(X[sl], Y[sl], V)
-        ss += float(np.sum(resid**2) + np.sum(rowsum**2))
-    N, n, _ = X.shape
-    dof = N * n * (Y.shape[2] - n) + N * n
-    return float(np.sqrt(ss / dof)), dof
+    """σ̂ from the model-free residuals of :func:`recover`, and its degrees of freedom."""
+    Vt = _t(V)
+    recs = [recover(_t(X[sl]), _t(Y[sl]), Vt) for sl in chunks(X.shape[0], CHUNK_SAMPLES)]
+    return _sigma_from(recs, X.shape[1], Y.shape[2])
+
+
+class _System:
+    """``G``'s core and ``b`` over all samples (``False``) and over the held-out ones (``True``), and the
+    null right-hand sides."""
+
+    def __init__(self, d: int, draws: int) -> None:
+        T = d * (d + 1) // 2
+        self.d = d
+        self.core = {
+            False: torch.zeros(T, T, dtype=torch.float64),
+            True: torch.zeros(T, T, dtype=torch.float64),
+        }
+        self.b = {False: torch.zeros(d, d, dtype=torch.float64), True: torch.zeros(d, d, dtype=torch.float64)}
+        self.null = torch.zeros(draws, d, d, dtype=torch.float64)
+        self.kept = 0
+
+    def add(self, X, eq, held: torch.Tensor) -> None:
+        """Add one chunk; the held-out rows are also summed alone (training = all − held out)."""
+        xx, Q = normal_core(X, eq)  # (c, n, T)
+        r = back_project(X, eq.x_m, (eq.w * eq.ell)[:, None])  # (c, n, 1, d)
+        self.core[False] += xx.flatten(0, 1).T @ Q.flatten(0, 1)
+        self.b[False] += outer_sum(X, r)[0]
+        if bool(held.any()):
+            self.core[True] += xx[held].flatten(0, 1).T @ Q[held].flatten(0, 1)
+            self.b[True] += outer_sum(X[held], r[held])[0]
+        self.kept += eq.kept
+
+    def solve(self, training_only: bool = False):
+        """``(K̂, L)`` from all samples (or the training ones alone), or ``(None, None)`` if singular."""
+        core, b = self.core[False], self.b[False]  # sums over all samples
+        if training_only:
+            core, b = core - self.core[True], b - self.b[True]
+        L = cholesky_or_none(expand_core(core.numpy(), self.d, self.d))
+        if L is None:
+            return None, None
+        k = torch.cholesky_solve(b.reshape(-1, 1), torch.from_numpy(L))[:, 0]
+        return k.reshape(self.d, self.d), L
+
+    def noise(self, L: np.ndarray) -> np.ndarray:
+        """Null draws ``G⁻¹ b_k`` of ``K̂``'s estimation noise → ``(draws, d, d)``."""
+        rhs = self.null.reshape(self.null.shape[0], -1).T  # (d², draws)
+        return torch.cholesky_solve(rhs, torch.from_numpy(L)).T.reshape(-1, self.d, self.d).numpy()
+
+
+def _pass(X, Y, V, sigma, *, K_ref=None, held=None, rng=None, draws=0) -> _System:
+    """Stream the weighted system over chunks; mask, weights and references from ``K_ref`` if given."""
+    Vt, d = _t(V), X.shape[2]
+    scale = float(np.max(np.abs(Y)))
+    system = _System(d, draws)
+    held = np.zeros(X.shape[0], dtype=bool) if held is None else held
+    for sl in chunks(X.shape[0], CHUNK_SAMPLES):
+        Xc, Yc = _t(X[sl]), _t(Y[sl])
+        rec = recover(Xc, Yc, Vt)
+        A_ref = rec.A if K_ref is None else torch.softmax(Xc @ K_ref @ Xc.transpose(1, 2), dim=2)
+        eq = equations(Xc, rec.A, A_ref, rec.col, sigma, scale)
+        system.add(Xc, eq, torch.from_numpy(held[sl]))
+        if draws and sl.start < NULL_SAMPLES:
+            system.null += null_draws(Xc, rec.P, eq, sigma, rng, draws)
+    if draws:
+        system.null *= np.sqrt(X.shape[0] / min(X.shape[0], NULL_SAMPLES))  # a multiple of CHUNK_SAMPLES
+    return system
 
 
 def _check_setting(X, Y, V) -> str:
@@ -149,14 +190,54 @@ def _check_setting(X, Y, V) -> str:
     return ""
 
 
+def _first_pass(X, Y, V, held):
+    """σ̂ and a first kernel from up to ``FIRST_PASS_SAMPLES`` training samples."""
+    train = np.flatnonzero(~held)[:FIRST_PASS_SAMPLES] if held is not None else slice(0, FIRST_PASS_SAMPLES)
+    Xf, Yf, Vt = X[train], Y[train], _t(V)
+    recs = [recover(_t(Xf[sl]), _t(Yf[sl]), Vt) for sl in chunks(Xf.shape[0], CHUNK_SAMPLES)]
+    sigma, dof = _sigma_from(recs, X.shape[1], Y.shape[2])
+    K0 = _pass(Xf, Yf, V, sigma).solve()[0]
+    return sigma, dof, K0
+
+
+def _with_constraint(fit: Fit, V: np.ndarray) -> Fit:
+    fit.heldout_constraint = _rowsum_constraint(V)
+    return fit
+
+
+def _heldout_model(K_train: torch.Tensor | None, V: np.ndarray):
+    """``(X_h, r) ↦ softmax(X_h K̂_r X_hᵀ) X_h V`` with ``K̂_r`` the training fit truncated to rank r."""
+    if K_train is None:
+        return None
+
+    def model(Xh: np.ndarray, r: int) -> np.ndarray:
+        Kr = truncate(K_train.numpy(), r)
+        return softmax_rows(Xh @ Kr @ Xh.transpose(0, 2, 1)) @ (Xh @ V)
+
+    return model
+
+
+def _rowsum_constraint(V: np.ndarray):
+    """``(X_h, Y_h) ↦`` the row sums ``(Â_i 1 − 1) / ||P_i 1||`` (``N(0, σ²)`` under any softmax teacher)."""
+
+    def constraint(Xh: np.ndarray, Yh: np.ndarray) -> tuple[np.ndarray, str, int]:
+        Vt = _t(V)
+        parts = [recover(_t(Xh[sl]), _t(Yh[sl]), Vt).noise_residuals()[1] for sl in chunks(Xh.shape[0])]
+        R = torch.cat(parts).numpy()  # (N_h, n)
+        return R, "row sums of the recovered attention (softmax rows sum to one)", R.shape[1]
+
+    return constraint
+
+
 @PREDICTORS.register(
     "softmax_log_attention",
     summary="softmax, V known, n ≤ d_v: weighted least squares on log-attention ratios",
 )
 def softmax_log_attention(
-    X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator
+    X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator, held=None
 ) -> Fit:
-    """Kernel estimate from recovered attention (module docstring). ``X (N, n, d)``, ``Y (N, n, d_v)``, ``V (d, d_v)``."""
+    """Kernel estimate from recovered attention (module docstring). ``X (N, n, d)``, ``Y (N, n, d_v)``,
+    ``V (d, d_v)``; ``held (N,)`` marks samples kept out of the goodness-of-fit model."""
     N, n, d = X.shape
     n_unk = d * d
     why = _check_setting(X, Y, V)
@@ -170,33 +251,34 @@ def softmax_log_attention(
             n_unknowns=n_unk,
             too_few_samples=True,
         )
-    # σ̂ from a subsample: its dof (≥ n per sample) make it precise to well under 1 %, and one fewer
-    # pass of per-sample pseudo-inverses over all N samples
-    sub = slice(0, SIGMA_SAMPLES)
-    sigma, dof = estimate_sigma(X[sub], Y[sub], V)
-    how = f"Y outside row(X_i V) and the row sums of Â_i ({dof} dof)"
-    first = slice(0, FIRST_PASS_SAMPLES)  # the first pass only chooses masks: a subsample suffices
-    K_hat, L, n_eq = _solve(X[first], Y[first], V, sigma)
-    if K_hat is not None and sigma > 0:  # second pass: mask and weights from the fitted attention
-        K_hat, L, n_eq = _solve(X, Y, V, sigma, K_ref=K_hat)
-    elif X.shape[0] > FIRST_PASS_SAMPLES:
-        K_hat, L, n_eq = _solve(X, Y, V, sigma)
-    if K_hat is None or n_eq <= n_unk:
-        return not_identifiable(
-            f"softmax log-attention: after masking attention entries below {MASK_LEVELS:g} noise levels "
-            f"(σ̂ = {sigma:.3g}), {n_eq} equations do not determine the {n_unk} entries of K "
-            "(noise too large, attention too saturated or too few samples).",
-            n_equations=n_eq,
-            n_unknowns=n_unk,
+    sigma, dof, K0 = _first_pass(X, Y, V, held)
+    # second pass: mask, weights and references from the fitted attention (the first pass's choice
+    # from noisy Â biases the kept logs upward); at σ̂ = 0 there is no selection to undo
+    ref = K0 if (K0 is not None and sigma > 0) else None
+    system = _pass(X, Y, V, sigma, K_ref=ref, held=held, rng=rng, draws=NOISE_DRAWS)
+    K_hat, L = system.solve()
+    if K_hat is None or system.kept <= n_unk:
+        return _with_constraint(
+            not_identifiable(
+                f"softmax log-attention: after masking attention entries below {MASK_LEVELS:g} noise levels "
+                f"(σ̂ = {sigma:.3g}), {system.kept} equations do not determine the {n_unk} entries of K "
+                "(noise too large, attention too saturated or too few samples).",
+                n_equations=system.kept,
+                n_unknowns=n_unk,
+            ),
+            V,
         )
-    E = kernel_noise_draws(L, 1.0, rng, NOISE_DRAWS)  # weights already carry σ: Cov(vec K̂) ≈ G⁻¹
+    E = system.noise(L)  # (draws, d, d)
+    how = f"Y outside row(X_i V) and the row sums of Â_i ({dof} dof)"
     return Fit(
-        singular_values=np.linalg.svd(K_hat, compute_uv=False),
+        singular_values=np.linalg.svd(K_hat.numpy(), compute_uv=False),
         noise_top=top_singular_values(E),
         sigma=sigma,
         entry_noise=float(np.sqrt(np.mean(E * E))),
         shape=(d, d),
-        reason=f"softmax, V known, n ≤ d_v: attention recovered per sample, K̂ from {n_eq} weighted log-ratios; σ̂ from {how}.",
-        n_equations=n_eq,
+        reason=f"softmax, V known, n ≤ d_v: attention recovered per sample, K̂ from {system.kept} weighted "
+        f"log-ratios; σ̂ from {how}.",
+        n_equations=system.kept,
         n_unknowns=n_unk,
+        heldout_model=_heldout_model(system.solve(training_only=True)[0] if held is not None else None, V),
     )
