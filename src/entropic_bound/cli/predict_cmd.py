@@ -10,16 +10,7 @@ from __future__ import annotations
 import json
 
 from ..errors import DataError, UserInputError
-from ..predict import PREDICTORS, TEACHERS, Prediction, load_npy, load_npz, predict_r_star
-
-SHOWN_ESTIMATES = (
-    "noise_calibrated_rank",
-    "numerical_rank",
-    "energy_effective_rank",
-    "largest_gap_rank",
-    "optimal_hard_threshold",
-    "realised_mixer_energy_rank",
-)
+from ..predict import ESTIMATE_KEYS, PREDICTORS, TEACHERS, Prediction, load_npy, load_npz, predict_r_star
 
 
 def add_parser(sub) -> None:
@@ -85,7 +76,7 @@ def _print_table(pred: Prediction, teacher: str) -> None:
     table = Table(title=f"predict r* — {pred.method}", title_justify="left")
     table.add_column("estimate")
     table.add_column("value", justify="right")
-    for key in SHOWN_ESTIMATES:
+    for key in ESTIMATE_KEYS:
         if key in pred.estimates:
             table.add_row(key, f"{pred.estimates[key]:.3g}")
     table.add_row("noise σ̂ (Y)", f"{pred.noise_level:.3g}")

@@ -18,21 +18,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..predict.result import ESTIMATE_KEYS
 from .base import Analysis, Verdict, decide
 from .claim_slices import grid_setting, sliced_boundary, with_option
 from .e6_plots import plot_estimates, plot_rate_heatmaps
 
 CELL = ["teacher", "method", "v", "task.n", "task.spectrum", "task.r_star", "n_samples", "task.sigma"]
 PAPER_ESTIMATORS = ("numerical_rank", "energy_effective_rank", "realised_mixer_energy_rank")
-ESTIMATORS = (
-    "noise_calibrated_rank",
-    "numerical_rank",
-    "energy_effective_rank",
-    "largest_gap_rank",
-    "optimal_hard_threshold",
-    "realised_mixer_energy_rank",
-    "mean_mixer_energy_rank",
-)
+ESTIMATORS = (*ESTIMATE_KEYS, "mean_mixer_energy_rank")
 
 #: Column holding the estimator's value on the ground truth (default ``true_<key>``: on K*'s spectrum).
 TRUE_COLUMN = {
@@ -446,10 +439,12 @@ def analyse_e6(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     cpu = ok.groupby("method")["cpu_s"].median()
     sat = ok[ok["teacher"] == "softmax"]["row_entropy_ratio"]
     notes = [
-        f"No training: r_hat is the predictor's noise-calibrated cut (predict.cut: #{{s_i(K_hat) > max(1.5 max ||E_hat||_2, "
-        f"1e-6 s_1)}}, E_hat simulated estimation noise at the fitted sigma). d = {cfg.d}, d_v = {cfg.d_v}, n in "
-        f"{list(cfg.ns)}, c = {cfg.c:g}, spectra {list(cfg.spectra)} (geometric decay {cfg.decay:g}), {cfg.seeds} seed(s) "
-        f"per cell; (N, sigma) cells: {'full grid' if cfg.full_grid else f'N sweep at sigma = {cfg.sigma_ref:g} and sigma sweep at the largest N'}.",
+        "No training: r_hat is the predictor's noise-calibrated cut (predict.cut): the number of singular values of "
+        "K_hat above 1.5 × the 95% quantile of the top singular value of a simulated null (fresh noise pushed through "
+        "the same equations and weights), cross-checked against the largest gap of the spectrum. "
+        f"d = {cfg.d}, d_v = {cfg.d_v}, n = {', '.join(str(n) for n in cfg.ns)}, c = {cfg.c:g}, "
+        f"spectra {', '.join(cfg.spectra)} (geometric decay {cfg.decay:g}), {cfg.seeds} seed(s) per cell; (N, σ) "
+        f"cells: {'full grid' if cfg.full_grid else f'an N sweep at σ = {cfg.sigma_ref:g} and a σ sweep at the largest N'}.",
         "Median CPU seconds per prediction: " + ", ".join(f"{m} {v:.3f}" for m, v in cpu.items()) + ".",
         "Runs outside a method's domain are kept (they should answer 'not identifiable'); 'confident_wrong' counts runs "
         "that claim identifiability and miss r*. The reason of every prediction is the 'reason' column of results/E6.csv.",

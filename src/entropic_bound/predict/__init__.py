@@ -14,9 +14,10 @@ from .api import TEACHERS, default_method, predict_r_star
 from .base import PREDICTORS, Fit
 from .cut import noise_calibrated_cut
 from .data import check_arrays, load_npy, load_npz
-from .result import Prediction
+from .result import ESTIMATE_KEYS, Prediction
 
 __all__ = [
+    "ESTIMATE_KEYS",
     "PREDICTORS",
     "TEACHERS",
     "Fit",

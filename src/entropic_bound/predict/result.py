@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
-import numpy as np
+from ..jsonable import json_safe
 
-
-def _json_safe(x: Any) -> Any:
-    """Numpy scalars/arrays → Python; non-finite floats → ``None`` (JSON has no NaN)."""
-    if isinstance(x, dict):
-        return {str(k): _json_safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_json_safe(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _json_safe(x.tolist())
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        return float(x) if math.isfinite(float(x)) else None
-    return x
+#: The rank estimates a prediction reports, in the order the CLI and E6 show them.
+ESTIMATE_KEYS = (
+    "noise_calibrated_rank",
+    "numerical_rank",
+    "energy_effective_rank",
+    "largest_gap_rank",
+    "optimal_hard_threshold",
+    "realised_mixer_energy_rank",
+)
 
 
 @dataclasses.dataclass
@@ -75,4 +69,4 @@ class Prediction:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (floats that are NaN/inf become ``None``)."""
-        return _json_safe(dataclasses.asdict(self))
+        return json_safe(dataclasses.asdict(self))
