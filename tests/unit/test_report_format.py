@@ -128,3 +128,18 @@ def test_claim_lines_read_nested_evidence_and_fall_back_on_other_shapes():
     }
     assert evidence_line("C9", c9) == "linear v known/n=16 (N = 64): exact rate ≥ 0.75 on 2 r*"
     assert evidence_line("C5", {"reason": "no runs"}) == "no runs"  # another shape: the fallback
+
+
+def test_every_claim_line_reads_its_experiments_real_evidence():
+    """Each claim's own line (not the fallback) formats the evidence a real quick reproduce wrote
+    (tests/data/quick_evidence.json, lists cut to 5 items), so a renamed evidence key shows up here."""
+    import json
+    from pathlib import Path
+
+    from entropic_bound.report.claim_lines import CLAIM_LINES
+
+    evidence = json.loads((Path(__file__).resolve().parents[1] / "data" / "quick_evidence.json").read_text())
+    assert set(CLAIM_LINES) == set(evidence)
+    for claim, line in CLAIM_LINES.items():
+        text = line(evidence[claim])
+        assert text and "{" not in text, claim

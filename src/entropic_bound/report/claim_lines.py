@@ -68,10 +68,27 @@ def c5(e: dict) -> str:
 
 
 def c7(e: dict) -> str:
-    parts = [f"{t} {_pct(v['rate'])} of {v['runs']} runs" for t, v in e["by_teacher"].items()]
+    parts = [
+        f"{t} {_pct(v['small_init_under_identified_low_rank'])} vs {_pct(v['large_init_under_identified_low_rank'])}"
+        for t, v in e["by_teacher"].items()
+    ]
+    recovery = ", ".join(
+        f"{t} {_pct(v['small_init_identified_recovery'])}" for t, v in e["by_teacher"].items()
+    )
     return (
-        f"{e['estimator']} within {number(e['tolerance'])} of r*: {', '.join(parts)} "
-        f"(large init {_pct(e['rate_large_init'])})"
+        f"under-identified data, low-rank answer ({e['estimator']}) from small vs large init: {', '.join(parts)} "
+        f"(smallest contrast {number(e['min_contrast'])}, needed {number(e['tolerance'])}); "
+        f"identified data, small init recovers r*: {recovery}"
+    )
+
+
+def c8(e: dict) -> str:
+    en, nu, best = e["energy_degradation"], e["numerical_rank_degradation"], e["our_best_under_softmax"]
+    return (
+        f"error under softmax − under linear (kernel / realised mixer): energy effective rank "
+        f"{number(en['kernel'])} / {number(en['realised'])}, numerical rank {number(nu['kernel'])} / "
+        f"{number(nu['realised'])} over {e['pairs']} pairs; our best under softmax: {best['estimator']} "
+        f"(degradation {number(best['degradation'])})"
     )
 
 
@@ -93,21 +110,34 @@ def c9(e: dict) -> str:
 
 
 def c10(e: dict) -> str:
-    parts = []
+    marks = []
     for setting, checks in e.items():
-        if not isinstance(checks, dict):
+        if setting in ("paper_estimators",) or not isinstance(checks, dict):
             continue
-        flags = {k: v for k, v in checks.items() if isinstance(v, bool)}
-        if not flags:
-            continue
-        passed = [k.split("_")[0] for k, v in flags.items() if v]
-        failed = [k.split("_")[0] for k, v in flags.items() if not v]
-        parts.append(
-            f"{setting.replace('_', ' ')}: checks {'/'.join(passed) or 'none'} hold, {'/'.join(failed) or 'none'} fail"
-        )
-    if not parts:
-        raise KeyError("checks")
-    return "; ".join(parts)
+        subs = [
+            f"{key.split('_', 1)[0]} {'holds' if sub['holds'] else 'fails'}"
+            for key, sub in checks.items()
+            if isinstance(sub, dict) and "holds" in sub
+        ]
+        if subs:
+            marks.append(f"{setting.replace('_', ' ')}: {', '.join(subs)}")
+    if not marks:
+        raise KeyError("sub-claims")
+    return (
+        f"{e['sub_claims_holding']} sub-claim(s) hold, {e['sub_claims_contradicted']} contradicted — "
+        + "; ".join(marks)
+    )
+
+
+def c13(e: dict) -> str:
+    cats = ", ".join(f"{k} {v}" for k, v in sorted(e["by_category"].items(), key=lambda kv: -kv[1]))
+    sources = ", ".join(
+        f"{k.split(':')[-1]} {_pct(v['share_structural'])}" for k, v in e["by_source"].items()
+    )
+    return (
+        f"{_pct(e['share_structural'])} of {e['heads']} heads content-independent (95% CI {_pct(e['ci_low'])}–"
+        f"{_pct(e['ci_high'])}); heads by category: {cats}; by source: {sources}"
+    )
 
 
 def x1(e: dict) -> str:
@@ -147,23 +177,18 @@ CLAIM_LINES: dict[str, Callable[[dict], str]] = {
         "{softmax_frac_reaching_floor_at_r_star:pct} of softmax runs reach the floor at r = r*"
     ),
     "C7": c7,
-    "C8": template_line(
-        "best under softmax: {best_under_softmax} (mean error {best_error:n}); "
-        "energy effective rank error {energy_effective_rank_error_softmax:n}"
-    ),
+    "C8": c8,
     "C9": c9,
     "C10": c10,
     "C11": template_line(
-        "Spearman ρ(rank, complexity) = {rho:n} (95% CI {ci_low:n} to {ci_high:n}) over {corpora} corpora"
+        "Spearman ρ(rank, complexity) = {rho:n} (95% CI {ci_low:n} to {ci_high:n}) over {corpora} corpora "
+        "({runs_set_aside} runs set aside as not learned)"
     ),
     "C12": template_line(
-        "median |ρ(rank, loss)| = {median_abs_rho_rank_loss:n} over {runs} runs vs "
-        "|ρ(rank, complexity)| = {abs_rho_rank_complexity:n}"
+        "partial ρ(rank, loss | drifting controls) = {rho:n} (95% CI {ci_low:n} to {ci_high:n}) over {points} "
+        "checkpoints of {runs} learned runs ({runs_set_aside} set aside); ρ(rank, complexity) = {rho_complexity:n}"
     ),
-    "C13": template_line(
-        "{share_explained:pct} of {heads} heads explained by a structural prior "
-        "(sink {share_sink:pct}, local {share_local:pct}, positional {share_positional:pct})"
-    ),
+    "C13": c13,
     "X1": x1,
     "X2": x2,
 }
