@@ -69,6 +69,47 @@ def split_by_experiment(items: dict, names: Sequence[str]) -> dict[str, dict]:
     return out
 
 
+DEVICES = ("cpu", "cuda")
+
+
+def check_device(device: str) -> None:
+    """``device`` is one of :data:`DEVICES` and, for ``cuda``, visible to PyTorch."""
+    if device not in DEVICES:
+        raise UserInputError(
+            f"The 'device' parameter must be one of {', '.join(DEVICES)}. Got {device!r} instead."
+        )
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UserInputError(
+                f"--device cuda: PyTorch {torch.__version__} sees no CUDA device here; "
+                "run on a machine with a GPU and a CUDA build of torch, or use --device cpu."
+            )
+
+
+class OverallProgress:
+    """Forwards each experiment's ``progress(done, total, description)`` and keeps an ``all`` line
+    counting the runs of every experiment of the command (its time left is estimated from them)."""
+
+    def __init__(self, progress: ProgressFn | None, total: int, experiments: int) -> None:
+        self.progress, self.total, self.experiments = progress, total, experiments
+        self.finished = 0  # runs of the experiments already swept
+
+    def for_experiment(self) -> ProgressFn | None:
+        if self.progress is None:
+            return None
+        offset = self.finished
+
+        def update(done: int, total: int, description: str) -> None:
+            self.finished = offset + total
+            self.progress(done, total, description)
+            if self.experiments > 1:
+                self.progress(offset + done, self.total, f"all: {self.experiments} experiments")
+
+        return update
+
+
 def run_experiments(
     names: Sequence[str],
     *,
@@ -81,28 +122,41 @@ def run_experiments(
     backend: str | Backend | None = None,
     address: str | None = None,
     max_memory_mb: float | None = None,
+    device: str = "cpu",
 ) -> PipelineResult:
     """Validate every config first, then sweep each experiment into the store and write the report.
 
     ``backend``: ``local``, ``process`` or ``ray`` (default by ``workers``); ``address`` joins a
     running Ray cluster (``auto`` or ``HOST:PORT``) with ``backend="ray"``. ``max_memory_mb`` caps the
     estimated training memory of one ensemble (models are split into more, smaller ensembles); a
-    budget too small for a single model is an error before any work.
+    budget too small for a single model is an error before any work. ``device`` (``cpu`` or ``cuda``)
+    is where experiments that support it train (:attr:`Experiment.devices`: E7's language models);
+    the others run on the CPU. Runs are the same runs on either device (the device is not part of a
+    run's id), though CUDA kernels round differently from the CPU's.
     """
+    check_device(device)
     backend = sweep_backend(backend, workers, address)
     out_dir, store_path = resolve_paths(out, store)
     overrides = overrides or {}
     bound = [configure(n, scale, overrides.get(n)) for n in names]
     for exp in bound:
+        exp.device = device if device in exp.devices else "cpu"
         if max_memory_mb is not None:
             exp.max_memory_bytes = int(max_memory_mb * 2**20)
             exp.groups(exp.specs())  # a budget below one model fails here, before any work
     summaries = {}
+    specs = {exp.name: exp.specs() for exp in bound}
+    overall = OverallProgress(progress, sum(len(s) for s in specs.values()), len(bound))
     with RunStore(store_path) as run_store:
         for exp in bound:
             run_store.put_experiment(exp.name, scale, to_dict(exp.cfg))
             summaries[exp.name] = run_sweep(
-                exp, exp.specs(), run_store, progress=progress, workers=workers, backend=backend
+                exp,
+                specs[exp.name],
+                run_store,
+                progress=overall.for_experiment(),
+                workers=workers,
+                backend=backend,
             )
         report = write_report(run_store, out_dir)
     return PipelineResult(summaries, report, store_path)

@@ -152,6 +152,23 @@ def mark_floor(ax, value: float, label: str) -> None:
     )
 
 
+def plot_spectrum(ax, s, *, floor: float = 1e-12, **style):
+    """Singular values ``s_1 ≥ s_2 ≥ …`` against their index ``i = 1, 2, …`` on a log axis.
+
+    Values below ``floor`` (exact zeros of a padded or rank-deficient spectrum) are drawn at
+    ``floor`` so the line shows where the spectrum drops instead of vanishing. Returns the line.
+    """
+    s = np.asarray(s, dtype=float)
+    (line,) = ax.semilogy(np.arange(1, len(s) + 1), np.maximum(s, floor), **style)
+    return line
+
+
+def label_spectrum_axes(ax, operator: str) -> None:
+    """Axis labels of a :func:`plot_spectrum` panel of ``operator``'s singular values."""
+    ax.set_xlabel("index i")
+    ax.set_ylabel(f"singular value σ_i({operator})")
+
+
 def log_with_zero(ax, smallest_positive: float) -> float:
     """A symlog y axis whose linear band below ``smallest_positive`` shows exact zeros at 0 honestly.
 

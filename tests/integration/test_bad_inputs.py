@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from entropic_bound.cli import main
 
@@ -101,6 +102,12 @@ class Case:
 CASES: dict[str, Case] = {
     # -- run / reproduce: configs ----------------------------------------------------------------
     "run-unknown-experiment": Case(lambda w, s: ["run", "E9", "--out", f"{w}/o"], "E9"),
+    "run-unknown-device": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--device", "tpu"], "cpu, cuda"),
+    "reproduce-cuda-without-gpu": Case(
+        lambda w, s: ["reproduce", "--only", "E7", "--out", f"{w}/o", "--device", "cuda"],
+        "no cuda device",
+        marks=[pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is visible here")],
+    ),
     "run-experiment-typo": Case(lambda w, s: ["run", "E11", "--out", f"{w}/o"], "did you mean 'E1'"),
     "run-config-key-typo": Case(
         lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "trian.lr=1e-3"], "did you mean 'train"

@@ -240,7 +240,9 @@ def test_b0_only_sweep_allows_ranks_up_to_n():
 
 
 def test_models_refuse_positions_on_b0_and_b3():
-    with pytest.raises(UserInputError, match="positional information is for B1 and B2 only"):
+    with pytest.raises(
+        UserInputError, match="only available for B1 and B2 .B0's fixed operator already knows positions"
+    ):
         LinearOperatorEnsemble([MemberSpec(2, 0.1, 0)], n=4, d=2, d_v=2, positional="learned_absolute")
     with pytest.raises(UserInputError, match="only available for B1 and B2"):
         TransformerBlockEnsemble([MemberSpec(2, 0.1, 0)], n=4, d=2, d_v=2, positional="learned_absolute")

@@ -1,6 +1,8 @@
-"""E7 verdict logic on synthetic tables: each verdict flips when the numbers flip."""
+"""E7 verdicts on constructed tables and real structure computations: each flips each way."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -10,16 +12,21 @@ from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
 from entropic_bound.errors import ConfigError
-from entropic_bound.experiments.e7_analysis import (
-    bootstrap_spearman,
-    complexity,
+from entropic_bound.experiments.e7_analysis import categorise, decide_c13, run_table
+from entropic_bound.experiments.e7_language import E7Config, E7Language
+from entropic_bound.experiments.e7_verdicts import (
+    corpus_bootstrap,
+    partial_spearman,
     spearman,
-    trajectory,
     verdict_c11,
     verdict_c12,
     verdict_c13,
+    wilson,
 )
-from entropic_bound.experiments.e7_language import E7Config, E7Language
+from entropic_bound.lm.structure import structure_summary
+
+INFO11 = {"measure": "information", "estimator": "energy_effective_rank", "kernel": "folded"}
+INFO12 = {"estimator": "energy_effective_rank", "kernel": "folded"}
 
 
 @settings(max_examples=40, deadline=None)
@@ -31,77 +38,149 @@ def test_spearman_matches_scipy_with_ties(pairs):
     assert (np.isnan(got) and np.isnan(ref)) or got == pytest.approx(ref, abs=1e-12)
 
 
-def test_bootstrap_interval_contains_rho_and_is_seeded():
+def test_partial_spearman_matches_the_first_order_formula():
     rng = np.random.default_rng(0)
-    x = rng.normal(size=30)
-    y = -x + 0.3 * rng.normal(size=30)
-    rho, lo, hi = bootstrap_spearman(x, y, 500, seed=1)
-    assert lo <= rho <= hi < 0
-    assert bootstrap_spearman(x, y, 500, seed=1) == (rho, lo, hi)
+    z = rng.normal(size=200)
+    x, y = z + rng.normal(size=200), z + rng.normal(size=200)
+    rxy, rxz, ryz = spearman(x, y), spearman(x, z), spearman(y, z)
+    expected = (rxy - rxz * ryz) / np.sqrt((1 - rxz**2) * (1 - ryz**2))
+    assert partial_spearman(x, y, z[:, None]) == pytest.approx(expected, abs=1e-12)
+    assert abs(partial_spearman(x, y, z[:, None])) < rxy  # the shared driver is removed
 
 
-def _points(rank_sign: float, n: int = 8) -> pd.DataFrame:
+def test_wilson_interval_known_value():
+    lo, hi = wilson(5, 10)
+    assert lo == pytest.approx(0.2366, abs=1e-4) and hi == pytest.approx(0.7634, abs=1e-4)
+
+
+def _corpora(sign: float, n: int = 7, noise: float = 0.05) -> pd.DataFrame:
+    rng = np.random.default_rng(1)
     c = np.linspace(0.5, 5.0, n)
-    rank = 8 + rank_sign * c
-    return pd.DataFrame({"corpus": [f"c{i}" for i in range(n)], "complexity_bits": c, "rank": rank})
-
-
-def test_c11_flips_with_the_sign_of_the_correlation():
-    kw = {"estimator": "energy_effective_rank", "n_boot": 500, "seed": 0}
-    assert verdict_c11(_points(-1.0), **kw).verdict == "confirmed"
-    assert verdict_c11(_points(+1.0), **kw).verdict == "refuted"
-    scattered = pd.DataFrame({"complexity_bits": [1, 2, 3, 4, 5, 6], "rank": [4, 6, 1, 5, 2, 3]})
-    weak = verdict_c11(scattered, **kw)  # negative point estimate, interval reaching above 0
-    assert weak.evidence["rho"] < 0 and weak.verdict == "inconclusive"
-    assert verdict_c11(_points(-1.0, n=2), **kw).verdict == "inconclusive"
-
-
-def _rhos(values) -> pd.DataFrame:
+    seeds = [list(8 + sign * ci + noise * rng.normal(size=3)) for ci in c]
     return pd.DataFrame(
-        {"run_id": [str(i) for i in range(len(values))], "checkpoints": 10, "rho_rank_loss": values}
+        {
+            "name": [f"c{i}" for i in range(n)],
+            "kind": "natural",
+            "seeds": 3,
+            "complexity_bits": c,
+            "rank": [np.mean(s) for s in seeds],
+            "seed_ranks": seeds,
+        }
     )
 
 
-def test_c12_compares_loss_tracking_with_complexity():
-    kw = {"estimator": "energy_effective_rank", "min_abs_rho": 0.5}
-    assert verdict_c12(_rhos([-0.9, -0.95, -0.8]), -0.2, **kw).verdict == "confirmed"
-    assert verdict_c12(_rhos([-0.9, -0.95, -0.8]), -0.97, **kw).verdict == "refuted"  # complexity tracks more
-    assert verdict_c12(_rhos([0.1, -0.2, 0.3]), 0.0, **kw).verdict == "refuted"  # rank ignores the loss
-    assert verdict_c12(_rhos([-0.9]), float("nan"), **kw).verdict == "inconclusive"
-    short = _rhos([-0.9]).assign(checkpoints=2)
-    assert verdict_c12(short, 0.0, **kw).verdict == "inconclusive"
+def test_c11_two_sided_rule_flips_each_way():
+    kw = {"criterion_info": INFO11, "n_boot": 400, "seed": 0, "min_corpora": 4}
+    down, up = verdict_c11(_corpora(-1.0), **kw), verdict_c11(_corpora(+1.0), **kw)
+    assert down.verdict == "confirmed" and down.evidence["ci_high"] < 0
+    assert up.verdict == "refuted" and up.evidence["ci_low"] > 0  # refuted only when the interval is above 0
+    for key in ("rho", "ci_low", "ci_high", "corpus_table"):
+        assert key in down.evidence
+    assert {"name", "kind", "seeds", "complexity_bits", "rank"} <= set(down.evidence["corpus_table"][0])
+    flat = verdict_c11(_corpora(0.0, noise=1.0), **kw)  # no relation: the interval straddles 0
+    assert flat.verdict == "inconclusive" and flat.evidence["ci_low"] < 0 < flat.evidence["ci_high"]
+    assert verdict_c11(_corpora(-1.0, n=3), **kw).verdict == "inconclusive"
 
 
-def _heads(sink, loc, pos) -> pd.DataFrame:
-    return pd.DataFrame(
-        {"corpus": "c", "sink_score": sink, "locality_mass": loc, "positional_prior_explained": pos}
+def test_corpus_bootstrap_feels_seed_noise():
+    tight = corpus_bootstrap(np.arange(6.0), [[-i, -i] for i in range(6)], 300, 0)
+    noisy = corpus_bootstrap(np.arange(6.0), [[-i + 5, -i - 5] for i in range(6)], 300, 0)
+    assert tight[0] == noisy[0] == -1.0
+    assert noisy[2] - noisy[1] > tight[2] - tight[1]
+
+
+def _points(driver: str, runs: int = 8, T: int = 9, seed: int = 0) -> pd.DataFrame:
+    """Runs that progress at different speeds; the rank follows ``driver`` plus small noise."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for r in range(runs):
+        speed, complexity = rng.uniform(0.2, 3.0), rng.uniform(1, 4)
+        for t in range(1, T + 1):
+            progress = 1 - np.exp(-speed * t / 3) + 0.03 * rng.normal()
+            norm = 1 + 0.1 * t + 0.01 * rng.normal()
+            driver_value = {"progress": progress, "step": t, "complexity": complexity}[driver]
+            rows.append(
+                {
+                    "run_id": f"r{r}",
+                    "step": np.log(10 * t),
+                    "progress": progress,
+                    "weight_norm": norm,
+                    "complexity": complexity,
+                    "rank": driver_value + 0.01 * rng.normal(),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_c12_confirmed_only_when_rank_tracks_progress_beyond_the_drifting_controls():
+    kw = {"controls": ["step", "weight_norm"], "min_abs_rho": 0.3, "n_boot": 200, "seed": 0, "info": INFO12}
+    assert verdict_c12(_points("progress"), **kw).verdict == "confirmed"
+    by_step = verdict_c12(_points("step"), **kw)  # drifts with training but says nothing about progress
+    assert by_step.verdict == "refuted" and abs(by_step.evidence["rho"]) < 0.3
+    assert verdict_c12(_points("complexity"), **kw).verdict == "refuted"  # tracks the corpus, not progress
+    assert verdict_c12(_points("progress", runs=2), **kw).verdict == "inconclusive"
+
+
+def _structured_heads(n_struct: int, n_content: int) -> pd.DataFrame:
+    """Heads scored by the real structure code on mixers with known structure."""
+    n, rng = 24, np.random.default_rng(0)
+    band = np.eye(n, k=-1) + np.eye(n) * 1e-3  # previous-token head, the same on every window
+    band /= band.sum(-1, keepdims=True)
+    rows = []
+    for i in range(n_struct + n_content):
+        if i < n_struct:
+            m = np.broadcast_to(band, (12, n, n))
+        else:  # each window sends each query to a random visible key: content routing
+            m = np.zeros((12, n, n))
+            for b in range(12):
+                m[b, np.arange(n), [rng.integers(0, q + 1) for q in range(n)]] = 1.0
+        s = structure_summary(m, causal=True, window=1)
+        rows.append(
+            {"source": "x", "kind": "natural", "layer": 0, "head": i, **{k: float(v) for k, v in s.items()}}
+        )
+    return pd.DataFrame(rows)
+
+
+def test_c13_flips_each_way_on_real_structure_scores():
+    cfg = E7Config()
+    for n_struct, n_content, expected in ((40, 8, "confirmed"), (8, 40, "refuted"), (12, 12, "inconclusive")):
+        heads = _structured_heads(n_struct, n_content)
+        heads = heads.assign(category=categorise(cfg, heads))
+        v = verdict_c13(heads, share=0.5, info={"sources": ["natural"], "content_tv": cfg.c13_content_tv})
+        assert v.verdict == expected, (n_struct, n_content)
+        assert v.evidence["by_category"]["local"] == n_struct and len(v.evidence["head_table"]) == len(heads)
+
+
+def test_c13_uses_only_the_chosen_sources():
+    heads = pd.concat(
+        [_structured_heads(20, 0).assign(kind="natural"), _structured_heads(0, 20).assign(kind="checkpoint")]
     )
+    runs = pd.DataFrame({"kind": ["natural"], "learned": [True]})
+    cfg = E7Config()
+    assert decide_c13(replace(cfg, c13_sources=("natural",)), heads, runs, 1).verdict == "confirmed"
+    assert decide_c13(replace(cfg, c13_sources=("checkpoint",)), heads, runs, 1).verdict == "refuted"
 
 
-def test_c13_flips_with_the_share_of_structural_heads():
-    kw = {"sink": 0.3, "locality": 0.5, "positional": 0.5, "share": 0.5}
-    structural = _heads([0.6, 0.1, 0.1, 0.1], [0.1, 0.8, 0.1, 0.1], [0.0, 0.0, 0.9, 0.1])
-    v = verdict_c13(structural, **kw)
-    assert v.verdict == "confirmed" and v.evidence["share_explained"] == pytest.approx(0.75)
-    content = _heads([0.1, 0.1, 0.1, 0.1], [0.1, 0.8, 0.1, 0.1], [0.0, 0.0, 0.1, 0.1])
-    assert verdict_c13(content, **kw).verdict == "refuted"
-    assert verdict_c13(content, **{**kw, "locality": 0.05}).verdict == "confirmed"
-    assert verdict_c13(pd.DataFrame(), **kw).verdict == "inconclusive"
+def test_learned_flag_uses_both_thresholds():
+    table = pd.DataFrame(
+        {
+            "run_id": list("abcd"),
+            "status": ["ok", "ok", "ok", "diverged"],
+            "corpus.name": ["tinyshakespeare"] * 4,
+            "entropy_rate_bits": np.nan,
+            "compression_bits": 2.0,
+            "loss_gap_fraction": [0.1, 0.9, 0.1, 0.1],
+            "uniform_tv": [0.3, 0.3, 0.01, 0.3],
+        }
+    )
+    runs = run_table(E7Config(), table)
+    assert list(runs["learned"]) == [True, False, False, False]
+    assert list(runs["kind"]) == ["natural"] * 4 and (runs["information_bits"] == 2.0).all()
+    loose = run_table(E7Config(learned_max_gap_fraction=1.0, learned_min_uniform_tv=0.0), table)
+    assert list(loose["learned"]) == [True, True, True, False]
 
 
-def test_complexity_prefers_known_entropy_rate():
-    table = pd.DataFrame({"entropy_rate_bits": [1.0, np.nan], "compression_bits": [1.5, 2.5]})
-    np.testing.assert_allclose(complexity(table, "known"), [1.0, 2.5])
-    np.testing.assert_allclose(complexity(table, "compression"), [1.5, 2.5])
-
-
-def test_trajectory_is_head_mean_per_checkpoint():
-    curves = {"heads": {"K_x": [[[1.0, 3.0]], [[2.0, 4.0]]]}}
-    np.testing.assert_allclose(trajectory(curves, "K_x"), [2.0, 3.0])
-    assert trajectory({}, "K_x").size == 0
-
-
-def test_config_validation_and_specs(tmp_path):
+def test_config_validation_specs_and_ensembles(tmp_path):
     with pytest.raises(ConfigError, match="n_heads"):
         E7Language.configure("quick", {"n_heads": 3})
     with pytest.raises(ConfigError, match="corpus_paths"):
@@ -110,12 +189,16 @@ def test_config_validation_and_specs(tmp_path):
         E7Language.configure("quick", {"corpora": "markov_v3_k1_a1"})
     text = tmp_path / "t.txt"
     text.write_text("hello world " * 100)
-    exp = E7Language(E7Language.configure("quick", {"corpus_paths": str(text), "seeds": 2}))
-    specs = exp.specs()
-    names = [s.params["corpus.name"] for s in specs]
-    assert names.count("text:t") == 2 and len(specs) == 2 * (len(E7Config().corpora) + 1)
-    assert len({s.run_id for s in specs}) == len(specs)
-    assert all(len(g) == 1 for g in exp.groups(specs))
+    exp = E7Language(
+        E7Language.configure("quick", {"corpus_paths": str(text), "seeds": 2, "ensemble_size": 5})
+    )
+    lms = [s for s in exp.specs() if "corpus.name" in s.params]
+    names = [s.params["corpus.name"] for s in lms]
+    assert names.count("text:t") == 2 and len(lms) == 2 * (len(E7Config().corpora) + 1)
+    assert len({s.run_id for s in exp.specs()}) == len(exp.specs())
+    groups = exp.groups([*lms])
+    assert sorted(len(g) for g in groups) == [4, 5, 5] and sum(map(len, groups)) == len(lms)
+    before = {s.run_id for s in exp.specs()}
     text.write_text("changed " * 100)  # a changed file is a different run
-    again = E7Language(E7Language.configure("quick", {"corpus_paths": str(text), "seeds": 2})).specs()
-    assert {s.run_id for s in again} != {s.run_id for s in specs}
+    assert {s.run_id for s in exp.specs()} != before
+    assert E7Language.configure("paper").seeds >= 3 and E7Language.configure("quick").seeds >= 2

@@ -1,4 +1,4 @@
-"""The causal LM vs a reference built on scaled_dot_product_attention, causality, probes, training."""
+"""The ensemble LM vs a per-member reference built on SDPA, member independence, probes, training."""
 
 from __future__ import annotations
 
@@ -10,156 +10,156 @@ import torch
 import torch.nn.functional as F
 
 from entropic_bound.errors import UserInputError
-from entropic_bound.inspect import sink_score
-from entropic_bound.lm.corpora import MarkovSource
-from entropic_bound.lm.model import CausalLM
-from entropic_bound.lm.probe import kernel_ranks, kernel_spectra, model_mixers, probe, structural_explained
-from entropic_bound.lm.trainer import LMTrainConfig, checkpoint_steps, eval_loss, lr_at, train_lm, windows
+from entropic_bound.lm.model import EnsembleLM
+from entropic_bound.lm.probe import KernelProbe, ensemble_mixers, mixer_stats
+from entropic_bound.lm.sources import MarkovSource
+from entropic_bound.lm.trainer import (
+    LMTrainConfig,
+    checkpoint_steps,
+    clip_per_member,
+    lr_at,
+    train_ensemble,
+    windows,
+)
 
 
-def reference_forward(model: CausalLM, idx: torch.Tensor) -> torch.Tensor:
-    """The same network written with fused QKV matrices and torch's SDPA (is_causal=True)."""
+def reference_forward(model: EnsembleLM, e: int, idx: torch.Tensor) -> torch.Tensor:
+    """Member ``e`` written as a single model with fused QKV matrices and torch's SDPA (is_causal)."""
     B, n = idx.shape
-    x = model.tok_emb[idx] + model.pos_emb[:n]
+    x = model.tok_emb[e][idx] + model.pos_emb[e, :n]
     for blk in model.blocks:
-        H, d, dh = blk.W_Q.shape
-        h = F.layer_norm(x, (d,), blk.ln1.weight, blk.ln1.bias)
+        H, d, dh = blk.W_Q.shape[1:]
+        h = F.layer_norm(x, (d,), blk.ln1_w[e], blk.ln1_b[e])
         heads = []
         for W, b in ((blk.W_Q, blk.b_Q), (blk.W_K, blk.b_K), (blk.W_V, blk.b_V)):
-            W_full = W.permute(1, 0, 2).reshape(d, H * dh)  # (d, H·dh), head-major columns
-            heads.append((h @ W_full + b.reshape(-1)).view(B, n, H, dh).transpose(1, 2))
+            W_full = W[e].permute(1, 0, 2).reshape(d, H * dh)  # (d, H·dh), head-major columns
+            heads.append((h @ W_full + b[e].reshape(-1)).view(B, n, H, dh).transpose(1, 2))
         z = F.scaled_dot_product_attention(*heads, is_causal=True)  # (B, H, n, dh)
-        x = x + z.transpose(1, 2).reshape(B, n, H * dh) @ blk.W_O.reshape(H * dh, d) + blk.b_O
-        h2 = F.layer_norm(x, (d,), blk.ln2.weight, blk.ln2.bias)
-        x = x + F.gelu(h2 @ blk.W_in + blk.b_in) @ blk.W_out + blk.b_out
-    return F.layer_norm(x, (x.shape[-1],), model.ln_f.weight, model.ln_f.bias) @ model.W_U
+        x = x + z.transpose(1, 2).reshape(B, n, H * dh) @ blk.W_O[e].reshape(H * dh, d) + blk.b_O[e]
+        h2 = F.layer_norm(x, (d,), blk.ln2_w[e], blk.ln2_b[e])
+        x = x + F.gelu(h2 @ blk.W_in[e] + blk.b_in[e]) @ blk.W_out[e] + blk.b_out[e]
+    return F.layer_norm(x, (x.shape[-1],), model.lnf_w[e], model.lnf_b[e]) @ model.W_U[e]
 
 
-def _model(seed=0, **kw):
-    model = CausalLM(11, 12, d_model=16, n_layers=2, n_heads=4, seed=seed, **kw)
-    with torch.no_grad():  # non-trivial norms and biases so the reference check covers them
-        gen = torch.Generator().manual_seed(seed + 1)
+def _model(seeds=(0, 1, 2), **kw):
+    model = EnsembleLM(11, 12, list(seeds), d_model=16, n_layers=2, n_heads=4, **kw)
+    with torch.no_grad():  # non-trivial gains and biases so the reference check covers them
+        gen = torch.Generator().manual_seed(sum(seeds) + 1)
         for name, p in model.named_parameters():
-            if p.dim() < 2:
+            if p.dim() < 3:
                 p.add_(0.3 * torch.randn(p.shape, generator=gen))
             elif name.startswith("blocks") and "W_" in name:
                 p.mul_(20.0)
     return model
 
 
-def test_forward_matches_sdpa_reference():
+def test_every_member_matches_the_sdpa_reference_on_both_paths():
     model = _model().double()
-    idx = torch.randint(0, 11, (3, 12), generator=torch.Generator().manual_seed(0))
-    torch.testing.assert_close(model(idx), reference_forward(model, idx), rtol=1e-10, atol=1e-10)
+    idx = torch.randint(0, 11, (3, 2, 12), generator=torch.Generator().manual_seed(0))
+    fused = model(idx)
+    explicit, _ = model(idx, return_mixers=True)
+    for e in range(3):
+        ref = reference_forward(model, e, idx[e])
+        torch.testing.assert_close(fused[e], ref, rtol=1e-10, atol=1e-10)
+        torch.testing.assert_close(explicit[e], ref, rtol=1e-10, atol=1e-10)
+
+
+def test_a_member_does_not_depend_on_its_ensemble():
+    alone, together = (
+        EnsembleLM(11, 12, [7], d_model=16, n_heads=4),
+        EnsembleLM(11, 12, [3, 7], d_model=16, n_heads=4),
+    )
+    for (name, a), (_, b) in zip(alone.named_parameters(), together.named_parameters()):
+        assert torch.equal(a[0], b[1]), name
+    assert not torch.equal(together.blocks[0].W_Q[0], together.blocks[0].W_Q[1])
+    with pytest.raises(UserInputError, match="divide"):
+        EnsembleLM(7, 8, [0], d_model=10, n_heads=4)
+    with pytest.raises(UserInputError, match="n_ctx"):
+        alone(torch.zeros(1, 1, 13, dtype=torch.long))
 
 
 def test_causality_future_tokens_do_not_change_earlier_logits():
-    model = _model(seed=2).double()
-    idx = torch.randint(0, 11, (2, 12), generator=torch.Generator().manual_seed(1))
+    model = _model(seeds=(2,)).double()
+    idx = torch.randint(0, 11, (1, 2, 12), generator=torch.Generator().manual_seed(1))
     changed = idx.clone()
-    changed[:, 7:] = (changed[:, 7:] + 3) % 11
+    changed[..., 7:] = (changed[..., 7:] + 3) % 11
     a, b = model(idx), model(changed)
-    torch.testing.assert_close(a[:, :7], b[:, :7], rtol=0, atol=1e-12)
-    assert (a[:, 7:] - b[:, 7:]).abs().max() > 1e-3
+    torch.testing.assert_close(a[..., :7, :], b[..., :7, :], rtol=0, atol=1e-12)
+    assert (a[..., 7:, :] - b[..., 7:, :]).abs().max() > 1e-3
 
 
 def test_mixers_are_causal_row_stochastic():
-    model = _model(seed=3)
-    idx = torch.randint(0, 11, (4, 10), generator=torch.Generator().manual_seed(2))
-    mixers = model_mixers(model, idx)  # (B, L, H, n, n)
-    assert mixers.shape == (4, 2, 4, 10, 10)
+    mixers = ensemble_mixers(
+        _model(), torch.randint(0, 11, (3, 4, 10), generator=torch.Generator().manual_seed(2))
+    )
+    assert mixers.shape == (3, 4, 2, 4, 10, 10)
     np.testing.assert_allclose(mixers.sum(-1), 1.0, atol=1e-6)
     assert np.abs(np.triu(mixers, k=1)).max() == 0.0
-    np.testing.assert_allclose(mixers[..., 0, 0], 1.0, atol=1e-6)
 
 
-def test_init_is_seeded_and_validated():
-    a, b, c = (
-        CausalLM(7, 8, d_model=8, n_heads=2, seed=5),
-        CausalLM(7, 8, d_model=8, n_heads=2, seed=5),
-        CausalLM(7, 8, d_model=8, n_heads=2, seed=6),
-    )
-    assert torch.equal(a.blocks[0].W_Q, b.blocks[0].W_Q) and not torch.equal(a.blocks[0].W_Q, c.blocks[0].W_Q)
-    with pytest.raises(UserInputError, match="divide"):
-        CausalLM(7, 8, d_model=10, n_heads=4)
-    with pytest.raises(UserInputError, match="n_ctx"):
-        a(torch.zeros(1, 9, dtype=torch.long))
-
-
-def test_kernel_spectra_match_dense_per_head_svd():
-    model = _model(seed=4)
-    sv = kernel_spectra(model)  # (L, H, d_head)
-    assert sv.shape == (2, 4, 4) and sv.dtype == np.float64
-    for layer, blk in enumerate(model.blocks):
-        for h in range(4):
-            K = blk.W_Q[h].detach().double() @ blk.W_K[h].detach().double().T  # (d_model, d_model)
-            np.testing.assert_allclose(sv[layer, h], torch.linalg.svdvals(K)[:4].numpy(), rtol=1e-10)
-    ranks = kernel_ranks(sv)
-    assert ranks["K_numerical_rank"].shape == (2, 4) and np.all(ranks["K_numerical_rank"] <= 4)
-
-
-def test_kernel_rank_of_planted_low_rank_heads():
-    model = CausalLM(5, 6, d_model=16, n_heads=2, seed=0)
+def test_folded_and_delta_kernels_against_dense_svd():
+    model = _model().double()
+    probe = KernelProbe(model)
+    _, at_init = probe(model)
+    assert np.all(at_init["dK_numerical_rank"] == 0)  # no change yet
     with torch.no_grad():
-        model.blocks[0].W_Q[0, :, 1:] = 0.0  # head 0 of layer 0: K = W_Q W_Kᵀ has rank 1
-    assert kernel_ranks(kernel_spectra(model))["K_numerical_rank"][0, 0] == 1
+        model.blocks[1].W_Q[2, 3, :, 1:] += 0.0
+        model.blocks[1].W_K[2, 3] += 0.5 * torch.randn(16, 4, generator=torch.Generator().manual_seed(0))
+        model.blocks[1].ln1_w[2] *= torch.linspace(0.5, 2.0, 16, dtype=torch.float64)
+    sv, stats = probe(model)
+    blk, (Q0, K0) = model.blocks[1], (probe.init[0][2, 1, 3], probe.init[1][2, 1, 3])
+    g = np.diag(blk.ln1_w[2].detach().numpy())
+    K = g @ blk.W_Q[2, 3].detach().numpy() @ blk.W_K[2, 3].detach().numpy().T @ g
+    np.testing.assert_allclose(sv[2, 1, 3], np.linalg.svd(K, compute_uv=False)[:4], rtol=1e-9)
+    dK = K - Q0 @ K0.T
+    dense = np.linalg.svd(dK, compute_uv=False)
+    assert stats["dK_numerical_rank"][2, 1, 3] == (dense > 1e-2 * dense[0]).sum() > 0
+    assert stats["K_energy_effective_rank"].shape == (3, 2, 4) and stats["qk_norm"].shape == (3, 2, 4)
 
 
-def test_probe_statistics_shapes_and_sink():
-    model = _model(seed=5)
-    idx = torch.randint(0, 11, (6, 12), generator=torch.Generator().manual_seed(3))
-    sv, stats = probe(model, idx, window=2)
-    for key in (
-        "K_energy_effective_rank",
-        "sink_score",
-        "locality_mass",
-        "positional_prior_explained",
-        "mixer_energy_effective_rank",
-    ):
-        assert stats[key].shape == (2, 4), key
-    np.testing.assert_allclose(stats["sink_score"], sink_score(model_mixers(model, idx)).mean(axis=0))
+def test_mixer_stats_shapes():
+    idx = torch.randint(0, 11, (3, 6, 12), generator=torch.Generator().manual_seed(3))
+    stats = mixer_stats(_model(), idx, window=2)
+    for key in ("sink_score", "locality_mass", "content_tv", "uniform_tv", "band_explained"):
+        assert stats[key].shape == (3, 2, 4), key
 
 
-def test_structural_explained_rule():
-    sink = np.array([0.5, 0.1, 0.1, 0.1, np.nan])
-    loc = np.array([0.0, 0.6, 0.1, 0.1, 0.1])
-    pos = np.array([0.0, 0.0, 0.7, 0.1, 0.1])
-    got = structural_explained(
-        sink, loc, pos, sink_threshold=0.3, locality_threshold=0.5, positional_threshold=0.5
-    )
-    np.testing.assert_array_equal(got, [True, True, True, False, False])
-
-
-def test_checkpoint_steps_and_schedule():
+def test_checkpoint_steps_schedule_and_windows():
     steps = checkpoint_steps(400, 12)
     assert steps[0] == 0 and steps[-1] == 400 and steps == sorted(set(steps)) and len(steps) <= 12
     cfg = LMTrainConfig(steps=100, lr=1e-2, warmup=10, lr_final_ratio=0.1)
     assert lr_at(0, cfg) == pytest.approx(1e-3) and lr_at(9, cfg) == pytest.approx(1e-2)
     assert lr_at(100, cfg) == pytest.approx(1e-3)
-
-
-def test_windows_are_shifted_targets():
-    tokens = torch.arange(50)
-    x, y = windows(tokens, torch.tensor([0, 10]), 5)
+    x, y = windows(torch.arange(50), torch.tensor([0, 10]), 5)
     assert torch.equal(x[1], torch.arange(10, 15)) and torch.equal(y[1], torch.arange(11, 16))
 
 
-def test_tiny_training_run_lowers_the_loss_towards_the_entropy_rate():
+def test_clipping_is_per_member():
+    p = torch.nn.Parameter(torch.zeros(2, 3))
+    p.grad = torch.tensor([[3.0, 4.0, 0.0], [0.3, 0.4, 0.0]])  # norms 5 and 0.5
+    clip_per_member([p], 1.0)
+    torch.testing.assert_close(p.grad.norm(dim=1), torch.tensor([1.0, 0.5]), rtol=1e-5, atol=1e-6)
+
+
+def _train(seeds, splits, steps=120):
+    torch.manual_seed(0)
+    model = EnsembleLM(256, 16, seeds, d_model=16, n_layers=1, n_heads=2)
+    cfg = LMTrainConfig(steps=steps, batch_size=16, lr=1e-2, warmup=5, checkpoints=4, eval_windows=16)
+    gens = [torch.Generator().manual_seed(s) for s in seeds]
+    return model, train_ensemble(model, splits, cfg, gens)
+
+
+def test_training_lowers_each_members_loss_towards_its_entropy_rate_independently():
     torch.set_num_threads(1)
-    source = MarkovSource.from_seed(6, 1, 0.2, seed=0)
-    tokens = source.sample(12_000, np.random.default_rng(0))
-    model = CausalLM(6, 16, d_model=16, n_layers=1, n_heads=2, seed=0)
-    cfg = LMTrainConfig(steps=150, batch_size=16, lr=1e-2, warmup=5, checkpoints=5, eval_windows=32)
-    out = train_lm(model, tokens[:10_000], tokens[10_000:], cfg, torch.Generator().manual_seed(0))
-    assert out.diverged_step is None and out.steps[0] == 0 and out.steps[-1] == 150
-    assert len(out.snapshots) == len(out.steps) == len(out.val_loss)
-    entropy_nats = source.entropy_rate() * math.log(2)
-    assert out.val_loss[0] > math.log(6) - 0.1
-    assert out.val_loss[-1] < out.val_loss[0] - 0.3
-    assert out.val_loss[-1] > entropy_nats - 0.1  # nobody beats the source's entropy rate (held-out)
-    model.load_state_dict(out.snapshots[0])  # snapshot 0 is the untrained init
-    gen = torch.Generator().manual_seed(1)
-    starts = torch.randint(0, 1_900, (8,), generator=gen)
-    fresh = CausalLM(6, 16, d_model=16, n_layers=1, n_heads=2, seed=0)
-    val = torch.as_tensor(tokens[10_000:])
-    assert eval_loss(model, val, starts) == pytest.approx(eval_loss(fresh, val, starts))
+    sources = [MarkovSource.from_seed(6, 2, 0.2, seed=0), MarkovSource.from_seed(3, 2, 1.0, seed=1)]
+    tokens = [s.sample(12_000, np.random.default_rng(0)) for s in sources]
+    splits = [(t[:10_000], t[10_000:]) for t in tokens]
+    model, out = _train([11, 12], splits)
+    assert (out.diverged_step == -1).all() and out.steps[0] == 0 and out.steps[-1] == 120
+    assert len(out.batch_loss) == len(out.curve_steps) == 120  # every max(1, steps // 100) = 1 step
+    for e, s in enumerate(sources):
+        assert out.val_loss[0][e] > math.log(256) - 0.5  # byte vocabulary, untrained
+        assert out.val_loss[-1][e] < out.val_loss[0][e] - 2.0
+        assert out.val_loss[-1][e] > s.entropy_rate() * math.log(2) - 0.1  # nobody beats the source
+    _, alone = _train([12], splits[1:])  # member 1 trained alone follows the same path
+    np.testing.assert_allclose(alone.val_loss[-1][0], out.val_loss[-1][1], rtol=1e-4)

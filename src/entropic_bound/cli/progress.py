@@ -1,4 +1,7 @@
-"""A rich progress bar for sweeps (silent with ``--quiet``)."""
+"""Rich progress bars for sweeps (silent with ``--quiet``): one line per experiment and, when a
+command runs several, an ``all`` line; each shows the time elapsed and an estimate of the time left
+(from the speed so far: runs of one experiment cost alike, runs of different experiments do not,
+so the ``all`` estimate firms up as the sweep goes on)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,14 @@ import sys
 from collections.abc import Callable, Iterator
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 
 @contextlib.contextmanager
@@ -21,7 +31,10 @@ def sweep_progress(quiet: bool) -> Iterator[Callable[[int, int, str], None] | No
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        TextColumn("elapsed"),
         TimeElapsedColumn(),
+        TextColumn("left ~"),
+        TimeRemainingColumn(elapsed_when_finished=False),
         console=console,
         transient=False,
     )

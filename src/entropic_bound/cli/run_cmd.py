@@ -52,6 +52,12 @@ def _common(p: argparse.ArgumentParser) -> None:
         metavar="MB",
         help="memory budget of one ensemble in MiB (default: at most 64 models per ensemble)",
     )
+    p.add_argument(
+        "--device",
+        default="cpu",
+        help="cpu (default) or cuda: where E7's language models train (the small ensembles of E1-E6 "
+        "stay on the CPU, where they run fastest)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the report path")
     p.add_argument(
         "--json", action="store_true", help="print the verdicts JSON to stdout instead of the table"
@@ -98,6 +104,7 @@ def _execute(names: list[str], overrides: dict, args) -> int:
             backend=args.backend,
             address=args.address,
             max_memory_mb=args.max_memory,
+            device=args.device,
         )
     if not args.quiet:
         for name, s in result.summaries.items():

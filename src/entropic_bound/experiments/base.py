@@ -81,8 +81,8 @@ class Analysis:
 
 
 class Experiment(ABC):
-    """Base class; subclasses set ``title``, ``claims`` and ``config_class``, and implement
-    :meth:`default_config`, :meth:`specs`, :meth:`group_key`, :meth:`execute` and :meth:`analyse_rows`.
+    """Base class; subclasses set ``title``, ``claims``, ``config_class`` and ``scale_settings`` (or
+    override :meth:`default_config`), and implement :meth:`specs`, :meth:`execute` and :meth:`analyse_rows`.
 
     The name is the class name's ``E<k>`` prefix (``E1LinearSurrogate`` → ``E1``); it is the
     registry key (``@EXPERIMENTS.register(summary=…)``), every run spec's ``experiment`` and the
@@ -111,10 +111,13 @@ class Experiment(ABC):
         return derive_seed(f"{self.name}/{purpose}", *parts)
 
     # -- configuration -------------------------------------------------------------------
+    scale_settings: dict[str, dict[str, Any]] = {}  # scale → the fields that differ from config_class()
+
     @classmethod
-    @abstractmethod
     def default_config(cls, scale: str) -> Any:
-        """The embedded config for ``scale`` (``quick`` or ``paper``)."""
+        """The embedded config for ``scale`` (``quick`` or ``paper``): ``config_class`` with that
+        scale's :attr:`scale_settings`."""
+        return cls.config_class(**cls.scale_settings.get(scale, {}))
 
     @classmethod
     def configure(cls, scale: str = "quick", overrides: Any = ()) -> Any:
@@ -162,6 +165,8 @@ class Experiment(ABC):
 
     max_group: int = 64
     max_memory_bytes: int | None = None  # set by ``--max-memory``: chunk ensembles to this budget
+    devices: tuple[str, ...] = ("cpu",)  # where ``execute`` can train
+    device: str = "cpu"  # set by ``--device`` when it is one of :attr:`devices`
 
     def member_bytes(self, spec: RunSpec) -> int:
         """Estimated training memory of one ensemble member (activations kept for backward)."""
@@ -244,6 +249,13 @@ def curves_by_run(records: list[dict]) -> dict[str, dict]:
     return {r["run_id"]: r.get("curves") or {} for r in records}
 
 
+def draw_figures(
+    plots: dict[str, Callable[..., Any]], cfg: Any, ok: pd.DataFrame, records: list[dict]
+) -> dict:
+    """``name → plot(cfg, ok, records)`` for each of ``plots``; no figures when no run is ok."""
+    return {name: plot(cfg, ok, records) for name, plot in plots.items()} if len(ok) else {}
+
+
 def member_result(
     spec: RunSpec,
     m: int,
@@ -285,6 +297,11 @@ def moved_keys(section: str, names: str) -> dict[str, str]:
     """``{old key: "section.old key"}`` for the space-separated ``names`` a config moved into ``section``
     (for :attr:`Experiment.renamed_keys`)."""
     return {name: f"{section}.{name}" for name in names.split()}
+
+
+def config_params(cfg: Any, prefix: str, names: tuple[str, ...]) -> dict:
+    """The config fields ``names`` as run params ``prefix.name`` (an experiment's settings of its task)."""
+    return {f"{prefix}.{name}": getattr(cfg, name) for name in names}
 
 
 def flat_params(obj: Any, prefix: str) -> dict:

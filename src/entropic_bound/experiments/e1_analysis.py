@@ -5,9 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..plotting import colour, figure_grid, legend_below, log_with_zero, mark_floor, panel_grid, sweep_colour
+from ..plotting import (
+    colour,
+    figure_grid,
+    label_spectrum_axes,
+    legend_below,
+    log_with_zero,
+    mark_floor,
+    panel_grid,
+    plot_spectrum,
+    sweep_colour,
+)
 from ..theory import tail_energy_curve
-from .base import Analysis, Verdict, curves_by_run, decide, split_status
+from .base import Analysis, Verdict, curves_by_run, decide, draw_figures, split_status
 from .claim_slices import grid_setting, sliced_boundary
 
 #: C1/C2 boundary axes: (config key, result column); each value is decided again on its own rows.
@@ -41,10 +51,12 @@ def analyse_e1(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
     ok, n_diverged = split_status(table)
     verdicts = [c1_with_boundary(cfg, ok, n_diverged), c2_with_boundary(cfg, ok, n_diverged)]
-    figures = {}
-    if len(ok):
-        figures["e1_excess_vs_rank"] = plot_excess_vs_rank(cfg, ok, records)
-        figures["e1_learned_spectra"] = plot_learned_spectra(cfg, ok, records)
+    figures = draw_figures(
+        {"e1_excess_vs_rank": plot_excess_vs_rank, "e1_learned_spectra": plot_learned_spectra},
+        cfg,
+        ok,
+        records,
+    )
     notes = [
         f"Students trained with {cfg.train.optimizer} (lr {cfg.train.lr:g}"
         + (f" → {cfg.train.lr_final:g} cosine" if cfg.train.lr_final else "")
@@ -224,10 +236,9 @@ def plot_learned_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
         ]
         for _, row in g.sort_values(["task.r_star", "v"]).iterrows():
             c = curves[row["run_id"]]
-            s = np.asarray(c.get("spectrum_A", [[]])[-1])
-            ax.semilogy(
-                np.arange(1, len(s) + 1),
-                np.maximum(s, 1e-12),
+            plot_spectrum(
+                ax,
+                c.get("spectrum_A", [[]])[-1],
                 marker=".",
                 lw=0.8,
                 color=sweep_colour(row["task.r_star"], "r_star"),
@@ -235,7 +246,6 @@ def plot_learned_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
                 label=f"r* = {row['task.r_star']}, V {row['v']}",
             )
         ax.set_title(f"learned A (r = {int(ok['rank'].max())}), {spectrum}", fontsize=9)
-        ax.set_xlabel("index i")
-        ax.set_ylabel("singular value σ_i(A)")
+        label_spectrum_axes(ax, "A")
     legend_below(fig, axes, ncol=4)
     return fig

@@ -33,7 +33,7 @@ from ..theory import (
 from ..training import FixedData, FreshData, MomentData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
 from ..validation import check_ranks
-from .base import Experiment, flat_params, member_result, moved_keys, spec_config, spec_params
+from .base import Experiment, config_params, flat_params, member_result, moved_keys, spec_config, spec_params
 from .e1_analysis import analyse_e1
 
 
@@ -105,26 +105,19 @@ class E1LinearSurrogate(Experiment):
         **moved_keys("verdict", "eps_floor c1_low c1_high sharpness"),
     }
 
-    @classmethod
-    def default_config(cls, scale: str) -> E1Config:
-        if scale == "paper":
-            return E1Config(
-                task=E1Task(r_stars=(2, 4, 8), spectra=("flat", "geometric", "power")),
-                seeds=3,
-                train=TrainConfig(optimizer="adam", lr=1e-2, lr_final=1e-4, steps=2000, n_samples=128),
-            )
-        return E1Config(ranks=(1, 2, 3, 4, 5, 6, 8, 12, 16))
+    scale_settings = {
+        "quick": {"ranks": (1, 2, 3, 4, 5, 6, 8, 12, 16)},
+        "paper": {
+            "task": E1Task(r_stars=(2, 4, 8), spectra=("flat", "geometric", "power")),
+            "seeds": 3,
+            "train": TrainConfig(optimizer="adam", lr=1e-2, lr_final=1e-4, steps=2000, n_samples=128),
+        },
+    }
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        fixed = {
-            "task.n": c.task.n,
-            "task.d": c.task.d,
-            "task.decay": c.task.decay,
-            "task.sigma": c.task.sigma,
-            "init_scale": c.init_scale,
-            **flat_params(c.train, "train"),
-        }
+        task = config_params(c.task, "task", ("n", "d", "decay", "sigma"))
+        fixed = {**task, "init_scale": c.init_scale, **flat_params(c.train, "train")}
         out = []
         for r_star in c.task.r_stars:  # the student ranks depend on r*
             grid = {"task.spectrum": c.task.spectra, "v": c.v_settings, "rank": c.student_ranks(r_star)}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..plotting import legend_below, panel_grid, sweep_colour
+from ..plotting import label_spectrum_axes, legend_below, panel_grid, plot_spectrum, sweep_colour
 from ..spectra import ESTIMATOR_KEYS, estimate_all
-from .base import Analysis, Verdict, curves_by_run, decide, split_status
+from .base import Analysis, Verdict, curves_by_run, decide, draw_figures, split_status
 from .claim_slices import grid_setting, row_slices, sliced_boundary, with_option
 
 KEYS = list(ESTIMATOR_KEYS)
@@ -36,10 +36,11 @@ def recovery_table(ok: pd.DataFrame) -> pd.DataFrame:
 def analyse_e2(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     ok, n_diverged = split_status(table)
     tables = {"recovery": recovery_table(ok)} if len(ok) else {}
-    figures = {}
-    if len(ok):
-        figures["e2_effective_rank_over_training"] = plot_rank_trajectories(cfg, ok, records)
-        figures["e2_final_spectra"] = plot_final_spectra(cfg, ok, records)
+    plots = {
+        "e2_effective_rank_over_training": plot_rank_trajectories,
+        "e2_final_spectra": plot_final_spectra,
+    }
+    figures = draw_figures(plots, cfg, ok, records)
     notes = [
         f"Over-parameterised B0 (r = n = {cfg.task.n}), V known, d = d_v = {cfg.task.d}, σ = {cfg.task.sigma:g}; plain GD lr "
         f"{cfg.train.lr:g} and Adam lr {cfg.adam_lr:g}, {cfg.train.steps} full-batch steps. A data set of N "
@@ -189,12 +190,11 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
         g = ok[(ok["task.r_star"] == r_star) & (ok["identified"] > 0.5) & (ok["seed"] == ok["seed"].min())]
         g = g[g["train.n_samples"] == g["train.n_samples"].max()]
         for _, row in g.sort_values(["train.optimizer", "init_scale"]).iterrows():
-            s = np.asarray(curves[row["run_id"]].get("spectrum_A", [[]])[-1])
-            ls = "-" if row["train.optimizer"] == "gd" else "--"
-            ax.semilogy(
-                np.arange(1, len(s) + 1),
-                np.maximum(s, 1e-14),
-                ls,
+            plot_spectrum(
+                ax,
+                curves[row["run_id"]].get("spectrum_A", [[]])[-1],
+                floor=1e-14,
+                ls="-" if row["train.optimizer"] == "gd" else "--",
                 color=sweep_colour(row["init_scale"], "init"),
                 marker=".",
                 lw=0.9,
@@ -202,8 +202,7 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
             )
         ax.axvline(r_star + 0.5, color="tab:red", lw=0.8, ls=":")
         ax.set_title(f"final spectrum of A, r* = {r_star}", fontsize=9)
-        ax.set_xlabel("index i")
-        ax.set_ylabel("singular value σ_i(A)")
+        label_spectrum_axes(ax, "A")
     legend_below(fig, axes)
     fig.suptitle("E2: final spectrum of A, identified data (GD solid, Adam dashed)", fontsize=10)
     return fig

@@ -24,7 +24,7 @@ from ..theory import clean_signal, population_excess_risk
 from ..training import MomentData, TrainConfig, train_ensemble
 from ..training.trainer import DTYPES
 from ..validation import check_ranks
-from .base import Experiment, flat_params, member_result, moved_keys, spec_config, spec_params
+from .base import Experiment, config_params, flat_params, member_result, moved_keys, spec_config, spec_params
 from .e2_analysis import analyse_e2
 
 
@@ -81,22 +81,20 @@ class E2Recovery(Experiment):
         **moved_keys("verdict", "c3_estimator small_init_max c3_rate"),
     }
 
-    @classmethod
-    def default_config(cls, scale: str) -> E2Config:
-        if scale == "paper":
-            return E2Config(
-                task=E2Task(r_stars=(2, 4, 8), spectra=("flat", "geometric")),
-                sample_counts=(2, 8, 64, 256),
-                seeds=3,
-                train=TrainConfig(optimizer="gd", lr=0.1, steps=5000, checkpoints=32),
-            )
-        return E2Config(train=TrainConfig(optimizer="gd", lr=0.1, steps=1500, checkpoints=20))
+    scale_settings = {
+        "quick": {"train": TrainConfig(optimizer="gd", lr=0.1, steps=1500, checkpoints=20)},
+        "paper": {
+            "task": E2Task(r_stars=(2, 4, 8), spectra=("flat", "geometric")),
+            "sample_counts": (2, 8, 64, 256),
+            "seeds": 3,
+            "train": TrainConfig(optimizer="gd", lr=0.1, steps=5000, checkpoints=32),
+        },
+    }
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        t = c.task
-        task = {"task.n": t.n, "task.d": t.d, "task.decay": t.decay, "task.sigma": t.sigma}
-        grid = {"task.r_star": t.r_stars, "task.spectrum": t.spectra, "init_scale": c.init_scales}
+        task = config_params(c.task, "task", ("n", "d", "decay", "sigma"))
+        grid = {"task.r_star": c.task.r_stars, "task.spectrum": c.task.spectra, "init_scale": c.init_scales}
         out = []
         for n_samples in c.sample_counts:
             for opt in c.optimizers:

@@ -37,7 +37,7 @@ from ..training import FixedData, FreshData, TrainConfig, train_ensemble
 from ..training.evaluation import held_out_excess
 from ..training.trainer import DTYPES
 from ..validation import check_rank, check_ranks
-from .base import Experiment, derive_seed, flat_params, member_result, moved_keys, spec_config
+from .base import Experiment, config_params, derive_seed, flat_params, member_result, moved_keys, spec_config
 from .e3_analysis import analyse_e3
 
 RUNGS = ("B0", "B1", "B2", "B3")
@@ -170,32 +170,23 @@ class E3Ladder(Experiment):
         **moved_keys("verdict", "eps_floor c4_fail c4_ratio x2_min_steps"),
     }
 
-    @classmethod
-    def default_config(cls, scale: str) -> E3Config:
-        if scale == "paper":
-            return E3Config(
-                seeds=3,
-                ranks=(1, 2, 4, 8, 12),
-                x2_ranks=(2, 4, 8, 16),
-                x2_heads=(1, 2),
-                x2_v_settings=("known", "learned"),
-                n_test=4096,
-                train=_train(2000, 1e-2),
-                x2_train=_train(6000, 3e-2),
-            )
-        return E3Config()
+    scale_settings = {
+        "paper": {
+            "seeds": 3,
+            "ranks": (1, 2, 4, 8, 12),
+            "x2_ranks": (2, 4, 8, 16),
+            "x2_heads": (1, 2),
+            "x2_v_settings": ("known", "learned"),
+            "n_test": 4096,
+            "train": _train(2000, 1e-2),
+            "x2_train": _train(6000, 3e-2),
+        },
+    }
 
     # -- the grid --------------------------------------------------------------------------
     def _task_params(self, kind: str, operator: str = "low_rank") -> dict:
         c = self.cfg
-        p = {
-            "task.kind": kind,
-            "task.n": c.task.n,
-            "task.d": c.task.d,
-            "task.r_star": c.task.r_star,
-            "task.spectrum": c.task.spectrum,
-            "task.sigma": c.task.sigma,
-        }
+        p = {"task.kind": kind, **config_params(c.task, "task", ("n", "d", "r_star", "spectrum", "sigma"))}
         if kind == "linear_qk_teacher":
             p["task.c"] = c.task.c
         else:

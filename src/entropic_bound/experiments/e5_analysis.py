@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..plotting import figure_grid, legend_below, panel_grid, sweep_colour
+from ..plotting import figure_grid, label_spectrum_axes, legend_below, panel_grid, plot_spectrum, sweep_colour
 from ..spectra import ESTIMATOR_KEYS, estimate_all
 from .base import Analysis, Verdict, decide, split_status
 from .claim_slices import grid_setting, sliced_boundary, with_option
@@ -347,9 +347,9 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
         g = g[(g["init_scale"] == g["init_scale"].min()) & (g["seed"] == g["seed"].min())]
         for _, row in g.sort_values("task.r_star").iterrows():
             s = np.asarray(curves.get(row["run_id"], {}).get("spectrum_K", [[[]]])[-1], dtype=float).mean(0)
-            (line,) = ax.semilogy(
-                np.arange(1, len(s) + 1),
-                np.maximum(s, 1e-12),
+            line = plot_spectrum(
+                ax,
+                s,
                 marker=".",
                 ms=3,
                 lw=0.8,
@@ -358,8 +358,7 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
             )
             ax.axvline(row["task.r_star"] + 0.5, color=line.get_color(), lw=0.7, ls=":")
         ax.set_title(f"learned K, {kind}, {spectrum}", fontsize=9)
-        ax.set_xlabel("index i")
-        ax.set_ylabel("singular value σ_i(K)")
+        label_spectrum_axes(ax, "K")
     legend_below(fig, axes)
     fig.suptitle("E5: final spectrum of the learned K (smallest init; r* dotted)", fontsize=10)
     return fig

@@ -1,309 +1,354 @@
-"""E7's analysis: corpus table, verdicts C11–C13 — pure functions of stored rows and curves.
+"""E7's analysis: learned flags, corpus / checkpoint / head tables, verdicts C11–C13 and their boundaries.
 
-- **C11** (paper: the static kernel rank *anti*-correlates with predicted task complexity): one
-  point per corpus (final kernel rank averaged over heads and seeds, predicted complexity in bits
-  per token); Spearman ρ with a percentile bootstrap interval over corpora. Confirmed when the
-  interval lies below 0; refuted when ρ ≥ 0; inconclusive when ρ < 0 but the interval reaches 0, or
-  with fewer than 3 corpora of distinct complexity.
-- **C12** (paper: the rank tracks optimisation progress, the loss, not complexity): per run the
-  Spearman ρ between the head-averaged kernel rank and the held-out loss over checkpoints.
-  Confirmed when the median |ρ| over runs is at least ``c12_min_abs_rho`` *and* exceeds |ρ| of C11
-  (rank vs complexity); refuted otherwise; inconclusive without C11's ρ or with < 3 checkpoints.
-- **C13** (paper: structural priors dominate the realised mixers): a head at the final checkpoint
-  is explained by a structural prior when it is a sink head (sink score > threshold), a local head
-  (locality mass ≥ threshold) or a positional head (position-only prior share ≥ threshold).
-  Confirmed when the share of explained heads over all runs is at least ``c13_share``.
+Pure functions of the stored rows and curves. A language model counts as evidence only when it
+has **learned** its corpus: it has closed all but ``learned_max_gap_fraction`` of the gap between
+the unigram model and the reference (the exact entropy rate of a synthetic source, otherwise the
+best held-out k-gram model on the same split), ``(bits − ref)/(unigram − ref)``, *and* attention at least ``learned_min_uniform_tv`` from uniform (total variation, head
+mean). Runs that fail are set aside and counted in every verdict. The verdict rules are in
+:mod:`.e7_verdicts`; each verdict's robustness grid re-decides it under other settings of its
+config keys (:func:`boundaries`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
-from ..lm.probe import structural_explained
-from .base import Analysis, Verdict, curves_by_run, decide
-from .e7_plots import plot_rank_vs_complexity, plot_rank_vs_loss, plot_structural_heatmaps
+from ..lm.corpora import corpus_kind
+from ..lm.structure import head_categories
+from .base import Analysis, curves_by_run
+from .e7_plots import plot_loss_curves, plot_rank_vs_complexity, plot_rank_vs_progress, plot_structure
+from .e7_verdicts import verdict_c11, verdict_c12, verdict_c13
+from .robustness import SettingOutcome, summarise_boundary
 
-
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman ρ (Pearson correlation of average ranks); NaN when either side is constant."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = np.isfinite(x) & np.isfinite(y)
-    x, y = x[keep], y[keep]
-    if len(x) < 2:
-        return float("nan")
-    rx, ry = rankdata(x) - (len(x) + 1) / 2, rankdata(y) - (len(y) + 1) / 2
-    denom = np.sqrt((rx**2).sum() * (ry**2).sum())
-    return float((rx * ry).sum() / denom) if denom > 0 else float("nan")
+COMPLEXITY_MEASURES = ("information", "compression", "mixing_known", "mixing_data")
+MEASURE_COLUMN = {
+    "information": "information_bits",
+    "compression": "compression_bits",
+    "mixing_known": "mixing_known",
+    "mixing_data": "mixing_data",
+}
 
 
-def bootstrap_spearman(x, y, n_boot: int, seed: int, level: float = 0.95) -> tuple[float, float, float]:
-    """ρ and a percentile bootstrap interval, resampling the (x, y) pairs; degenerate resamples are dropped."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    rho = spearman(x, y)
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(x), size=(n_boot, len(x)))
-    boots = np.array([spearman(x[d], y[d]) for d in draws])
-    boots = boots[np.isfinite(boots)]
-    if not len(boots) or not np.isfinite(rho):
-        return rho, float("nan"), float("nan")
-    tail = (1 - level) / 2 * 100
-    return rho, float(np.percentile(boots, tail)), float(np.percentile(boots, 100 - tail))
+def kernel_key(cfg) -> str:
+    return f"{'K' if cfg.kernel_measure == 'folded' else 'dK'}_{cfg.rank_estimator}"
 
 
-def complexity(table: pd.DataFrame, source: str) -> pd.Series:
-    """Predicted complexity (bits/token): the exact entropy rate where known and ``source == "known"``,
-    otherwise the best compression rate."""
-    known = table["entropy_rate_bits"]
-    return known.where(np.isfinite(known) & (source == "known"), table["compression_bits"])
-
-
-def corpus_table(cfg, ok: pd.DataFrame) -> pd.DataFrame:
-    """One row per corpus: complexity estimates, final losses and ranks averaged over seeds."""
-    ok = ok.assign(complexity_bits=complexity(ok, cfg.complexity_source))
-    rank = f"K_{cfg.rank_estimator}"
-    agg = {
-        "entropy_rate_bits": "mean",
-        "lzma_bits": "mean",
-        "bz2_bits": "mean",
-        "complexity_bits": "mean",
-        "vocab_size": "first",
-        "val_bits": "mean",
-        "train_bits": "mean",
-        rank: "mean",
-        "mixer_energy_effective_rank": "mean",
-        "sink_score": "mean",
-        "locality_mass": "mean",
-        "positional_prior_explained": "mean",
-        "run_id": "count",
-    }
-    agg = {k: v for k, v in agg.items() if k in ok}
-    out = ok.groupby("corpus.name", sort=False).agg(agg).rename(columns={"run_id": "runs"}).reset_index()
-    return out.rename(columns={"corpus.name": "corpus"}).sort_values("complexity_bits").reset_index(drop=True)
-
-
-def verdict_c11(points: pd.DataFrame, *, estimator: str, n_boot: int, seed: int) -> Verdict:
-    """C11 from ``points`` with columns ``complexity_bits`` and ``rank`` (one row per corpus)."""
-    criterion = (
-        f"Spearman rho between the final head-mean {estimator} of K_h = W_Q^h W_K^hT and the predicted "
-        f"complexity (bits/token) over corpora: confirmed if the 95% bootstrap interval ({n_boot} resamples "
-        "of corpora) lies below 0, refuted if rho >= 0, inconclusive otherwise or with < 3 distinct complexities"
+def run_table(cfg, table: pd.DataFrame) -> pd.DataFrame:
+    """Language-model rows with ``corpus``, ``kind``, ``information_bits`` and the ``learned`` flag."""
+    lm = table[table["corpus.name"].notna()] if "corpus.name" in table else table.iloc[0:0]
+    lm = lm.assign(corpus=lm["corpus.name"], kind=[corpus_kind(n) for n in lm["corpus.name"]])
+    known = lm["entropy_rate_bits"].where(np.isfinite(lm["entropy_rate_bits"]), np.nan)
+    lm = lm.assign(information_bits=known.fillna(lm["compression_bits"]))
+    ok = lm["status"] == "ok"
+    learned = (
+        ok
+        & (lm["loss_gap_fraction"] <= cfg.learned_max_gap_fraction)
+        & (lm["uniform_tv"] >= cfg.learned_min_uniform_tv)
     )
-    statement = "static kernel rank anti-correlates with predicted task complexity"
-    x, y = points["complexity_bits"].to_numpy(float), points["rank"].to_numpy(float)
-    if len(np.unique(x[np.isfinite(x)])) < 3:
-        return Verdict("C11", "inconclusive", criterion, {"corpora": int(len(points))}, "E7", statement)
-    rho, lo, hi = bootstrap_spearman(x, y, n_boot, seed)
-    ok = None if not np.isfinite(rho) else (False if rho >= 0 else (True if hi < 0 else None))
-    evidence = {
-        "rho": rho,
-        "ci_low": lo,
-        "ci_high": hi,
-        "corpora": int(len(points)),
-        "estimator": estimator,
-        "points": {
-            str(c): [float(a), float(b)] for c, a, b in zip(points.get("corpus", range(len(x))), x, y)
-        },
-    }
-    return Verdict("C11", decide(ok), criterion, evidence, "E7", statement)
+    return lm.assign(learned=learned.to_numpy(bool)).reset_index(drop=True)
 
 
-def rank_loss_rhos(ok: pd.DataFrame, records: list[dict], estimator: str) -> pd.DataFrame:
-    """Per run: Spearman ρ over checkpoints between the head-mean kernel rank and the held-out loss."""
-    curves = curves_by_run(records)
+def corpus_table(cfg, runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per corpus of the kinds C11 uses: complexity measures, learned seeds and their ranks."""
+    key, col = kernel_key(cfg), MEASURE_COLUMN[cfg.complexity_measure]
     rows = []
-    for _, row in ok.iterrows():
-        c = curves.get(row["run_id"], {})
-        rank = trajectory(c, f"K_{estimator}")
-        loss = np.asarray(c.get("val_loss", []), dtype=float)
+    for name, g in runs[runs["kind"].isin(cfg.c11_kinds)].groupby("corpus", sort=False):
+        used = g[g["learned"]]
+        first = g.iloc[0]
         rows.append(
             {
-                "run_id": row["run_id"],
-                "corpus": row["corpus.name"],
-                "seed": row["seed"],
-                "checkpoints": int(len(loss)),
-                "rho_rank_loss": spearman(rank, loss),
-                "rank_initial": float(rank[0]) if len(rank) else np.nan,
-                "rank_final": float(rank[-1]) if len(rank) else np.nan,
+                "name": name,
+                "kind": first["kind"],
+                "seeds": int(len(used)),
+                "seeds_set_aside": int(len(g) - len(used)),
+                "complexity_bits": float(first[col]),
+                "rank": float(used[key].mean()) if len(used) else float("nan"),
+                "rank_sd": float(used[key].std(ddof=0)) if len(used) else float("nan"),
+                "seed_ranks": used[key].to_numpy(float).tolist(),
+                **{m: float(first[c]) for m, c in MEASURE_COLUMN.items()},
+                "entropy_rate_bits": float(first["entropy_rate_bits"]),
+                "kgram_bits": float(first["kgram_bits"]),
+                "val_bits": float(g["val_bits"].mean()),
+                "reference_bits": float(first["reference_bits"]),
             }
         )
     return pd.DataFrame(rows)
 
 
-def trajectory(curves: dict, key: str) -> np.ndarray:
-    """Head-mean of a per-head statistic at every checkpoint: ``(checkpoints,)``."""
-    values = (curves.get("heads") or {}).get(key, [])
-    return np.array([np.nanmean(np.asarray(v, dtype=float)) for v in values]) if values else np.array([])
-
-
-def verdict_c12(rhos: pd.DataFrame, rho_complexity: float, *, estimator: str, min_abs_rho: float) -> Verdict:
-    """C12 from per-run ρ(rank, loss) and C11's ρ(rank, complexity)."""
-    criterion = (
-        f"median over runs of |Spearman rho(head-mean {estimator}, held-out loss)| over checkpoints >= "
-        f"{min_abs_rho:g} and greater than |rho(rank, complexity)| across corpora (C11)"
-    )
-    statement = "the static kernel rank tracks optimisation progress (loss), not task complexity"
-    usable = rhos[(rhos["checkpoints"] >= 3) & np.isfinite(rhos["rho_rank_loss"])] if len(rhos) else rhos
-    if not len(usable) or not np.isfinite(rho_complexity):
-        return Verdict(
-            "C12",
-            "inconclusive",
-            criterion,
-            {"runs": int(len(usable)), "rho_complexity": rho_complexity},
-            "E7",
-            statement,
-        )
-    med_abs = float(usable["rho_rank_loss"].abs().median())
-    evidence = {
-        "median_abs_rho_rank_loss": med_abs,
-        "median_rho_rank_loss": float(usable["rho_rank_loss"].median()),
-        "abs_rho_rank_complexity": abs(rho_complexity),
-        "runs": int(len(usable)),
-        "estimator": estimator,
-        "tracks_loss_more_than_complexity": med_abs > abs(rho_complexity),
+def decide_c11(cfg, runs: pd.DataFrame):
+    runs = runs[runs["seed"] < cfg.seeds]  # a robustness setting may keep fewer seeds
+    corpora = corpus_table(cfg, runs)
+    info = {
+        "measure": cfg.complexity_measure,
+        "estimator": cfg.rank_estimator,
+        "kernel": cfg.kernel_measure,
+        "kinds": list(cfg.c11_kinds),
+        "runs_used": int(runs[runs["kind"].isin(cfg.c11_kinds)]["learned"].sum()),
+        "runs_set_aside": int((~runs[runs["kind"].isin(cfg.c11_kinds)]["learned"]).sum()),
     }
-    return Verdict(
-        "C12",
-        decide(med_abs >= min_abs_rho and med_abs > abs(rho_complexity)),
-        criterion,
-        evidence,
-        "E7",
-        statement,
+    verdict = verdict_c11(
+        corpora,
+        criterion_info=info,
+        n_boot=cfg.bootstrap,
+        seed=cfg.bootstrap_seed,
+        min_corpora=cfg.c11_min_corpora,
     )
+    return verdict, corpora
 
 
-def head_table(ok: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
-    """Final-checkpoint statistics per (run, layer, head)."""
-    curves = curves_by_run(records)
-    keys = (
-        "sink_score",
-        "locality_mass",
-        "positional_prior_explained",
-        "K_energy_effective_rank",
-        "mixer_energy_effective_rank",
-    )
-    rows = []
-    for _, row in ok.iterrows():
-        heads = curves.get(row["run_id"], {}).get("heads") or {}
-        final = {k: np.asarray(heads[k][-1], dtype=float) for k in keys if heads.get(k)}
-        if "sink_score" not in final:
-            continue
-        L, H = final["sink_score"].shape
-        for layer in range(L):
-            for h in range(H):
-                rows.append(
-                    {
-                        "run_id": row["run_id"],
-                        "corpus": row["corpus.name"],
-                        "seed": row["seed"],
-                        "layer": layer,
-                        "head": h,
-                        **{k: float(v[layer, h]) for k, v in final.items()},
-                    }
-                )
-    return pd.DataFrame(rows)
-
-
-def verdict_c13(
-    heads: pd.DataFrame, *, sink: float, locality: float, positional: float, share: float
-) -> Verdict:
-    """C13 from a per-head table with ``sink_score``, ``locality_mass``, ``positional_prior_explained``."""
-    criterion = (
-        f"share of heads (final checkpoint, all runs) explained by a structural prior — sink score > {sink:g}, "
-        f"locality mass >= {locality:g} or position-only prior share >= {positional:g} — is at least {share:.0%}"
-    )
-    statement = "structural priors (sink, locality, position) dominate the realised mixers"
-    if not len(heads):
-        return Verdict("C13", "inconclusive", criterion, {"heads": 0}, "E7", statement)
-    s, loc, p = (
-        heads[c].to_numpy(float) for c in ("sink_score", "locality_mass", "positional_prior_explained")
-    )
-    explained = structural_explained(
-        s, loc, p, sink_threshold=sink, locality_threshold=locality, positional_threshold=positional
-    )
-    with np.errstate(invalid="ignore"):
-        evidence = {
-            "share_explained": float(explained.mean()),
-            "heads": int(len(heads)),
-            "share_sink": float((s > sink).mean()),
-            "share_local": float((loc >= locality).mean()),
-            "share_positional": float((p >= positional).mean()),
-            "share_by_corpus": {
-                str(c): float(explained[(heads["corpus"] == c).to_numpy()].mean())
-                for c in heads["corpus"].unique()
-            },
+def c11_with_every_measure(cfg, runs: pd.DataFrame):
+    """C11 at ``cfg`` with ``rho_by_measure``: ρ and interval under each complexity measure."""
+    verdict, corpora = decide_c11(cfg, runs)
+    by = {}
+    for m in COMPLEXITY_MEASURES:
+        v = (
+            verdict
+            if m == cfg.complexity_measure
+            else decide_c11(replace(cfg, complexity_measure=m), runs)[0]
+        )
+        by[m] = {k: v.evidence.get(k) for k in ("rho", "ci_low", "ci_high", "corpora")} | {
+            "verdict": v.verdict
         }
-    return Verdict("C13", decide(evidence["share_explained"] >= share), criterion, evidence, "E7", statement)
+    return replace(verdict, evidence={**verdict.evidence, "rho_by_measure": by}), corpora
+
+
+def progress_points(cfg, runs: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
+    """Learned runs' checkpoints ``t ≥ 1``: rank, progress, log step, weight norm, complexity."""
+    curves, key, rows = curves_by_run(records), kernel_key(cfg), []
+    for _, run in runs[runs["learned"] & runs["kind"].isin(cfg.c12_kinds)].iterrows():
+        c = curves.get(run["run_id"], {})
+        loss = np.asarray(c.get("val_loss", []), float) / np.log(2)
+        heads = c.get("heads") or {}
+        if len(loss) < 3 or key not in heads:
+            continue
+        rank = [np.nanmean(v) for v in heads[key]]
+        norm = [np.nanmean(v) for v in heads["qk_norm"]]
+        span = loss[0] - run["reference_bits"]
+        for t in range(1, len(loss)):
+            rows.append(
+                {
+                    "run_id": run["run_id"],
+                    "corpus": run["corpus"],
+                    "step": np.log(c["step"][t]),
+                    "rank": rank[t],
+                    "progress": (loss[0] - loss[t]) / span if span > 0 else np.nan,
+                    "weight_norm": norm[t],
+                    "complexity": run["information_bits"],
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["run_id", "corpus", "step", "rank", "progress", "weight_norm", "complexity"]
+    )
+
+
+def decide_c12(cfg, runs: pd.DataFrame, records: list[dict]):
+    runs = runs[runs["seed"] < cfg.seeds]
+    points = progress_points(cfg, runs, records)
+    sel = runs[runs["kind"].isin(cfg.c12_kinds)]
+    info = {
+        "estimator": cfg.rank_estimator,
+        "kernel": cfg.kernel_measure,
+        "kinds": list(cfg.c12_kinds),
+        "runs_set_aside": int((~sel["learned"]).sum()),
+    }
+    return verdict_c12(
+        points,
+        controls=list(cfg.c12_controls),
+        min_abs_rho=cfg.c12_min_abs_rho,
+        n_boot=cfg.bootstrap,
+        seed=cfg.bootstrap_seed,
+        info=info,
+    )
+
+
+HEAD_SCORES = (
+    "sink_score",
+    "locality_mass",
+    "positional_prior_explained",
+    "band_explained",
+    "uniform_tv",
+    "content_tv",
+)
+
+
+def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
+    """Final-checkpoint scores and category of every head of learned LMs and of checkpoints."""
+    curves, rows = curves_by_run(records), []
+    sources = [(r["run_id"], r["corpus"], r["kind"]) for _, r in runs[runs["learned"]].iterrows()]
+    if "probe.checkpoint" in table:
+        ck = table[table["probe.checkpoint"].notna() & (table["status"] == "ok")]
+        sources += [
+            (r["run_id"], f"checkpoint:{r['probe.checkpoint']}", "checkpoint") for _, r in ck.iterrows()
+        ]
+    for run_id, source, kind in sources:
+        heads = curves.get(run_id, {}).get("heads") or {}
+        final = {k: np.asarray(heads[k][-1], float) for k in HEAD_SCORES if heads.get(k)}
+        if len(final) < len(HEAD_SCORES):
+            continue
+        for (layer, h), _ in np.ndenumerate(final["content_tv"]):
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "source": source,
+                    "kind": kind,
+                    "layer": layer,
+                    "head": h,
+                    **{k: float(v[layer, h]) for k, v in final.items()},
+                }
+            )
+    out = pd.DataFrame(rows, columns=["run_id", "source", "kind", "layer", "head", *HEAD_SCORES])
+    return out.assign(category=categorise(cfg, out))
+
+
+def categorise(cfg, heads: pd.DataFrame) -> np.ndarray:
+    if not len(heads):
+        return np.array([], dtype=object)
+    return head_categories(
+        {k: heads[k].to_numpy(float) for k in HEAD_SCORES},
+        content=cfg.c13_content_tv,
+        sink=cfg.c13_sink_threshold,
+        locality=cfg.c13_locality_threshold,
+        structure=cfg.c13_structure_tv,
+    )
+
+
+def decide_c13(cfg, heads: pd.DataFrame, runs: pd.DataFrame, checkpoint_runs: int):
+    heads = heads.assign(category=categorise(cfg, heads))
+    chosen = heads[heads["kind"].isin(cfg.c13_sources)]
+    lm = runs[runs["kind"].isin(cfg.c13_sources)]
+    info = {
+        "sources": list(cfg.c13_sources),
+        "content_tv": cfg.c13_content_tv,
+        "runs_set_aside": int((~lm["learned"]).sum()),
+        "checkpoints_measured": checkpoint_runs,
+    }
+    return verdict_c13(chosen, share=cfg.c13_share, info=info)
+
+
+def grids(cfg) -> dict[str, list[dict]]:
+    """Each claim's robustness settings (config keys → values), the default first."""
+    paper = cfg.robustness_grid == "paper"
+    c11 = [
+        {
+            "kernel_measure": cfg.kernel_measure,
+            "complexity_measure": cfg.complexity_measure,
+            "c11_kinds": list(cfg.c11_kinds),
+        },
+        {"kernel_measure": "delta" if cfg.kernel_measure == "folded" else "folded"},
+        {"complexity_measure": "compression"},
+        {"complexity_measure": "mixing_data"},
+        {"c11_kinds": ["natural", "code"]},
+        {"seeds": 1},
+    ]
+    c12 = [
+        {
+            "c12_controls": list(cfg.c12_controls),
+            "kernel_measure": cfg.kernel_measure,
+            "c12_kinds": list(cfg.c12_kinds),
+        },
+        {"c12_controls": ["step"]},
+        {"kernel_measure": "delta" if cfg.kernel_measure == "folded" else "folded"},
+        {"c12_kinds": ["natural"]},
+        {"seeds": 1},
+    ]
+    c13 = [
+        {"c13_sources": list(cfg.c13_sources), "c13_content_tv": cfg.c13_content_tv},
+        {"c13_sources": ["natural"]},
+        {"c13_sources": ["checkpoint"]},
+        {"c13_sources": ["natural", "code", "synthetic"]},
+        {"c13_content_tv": 0.35},
+    ]
+    if paper:
+        c11 += [{"rank_estimator": e} for e in ("stable_rank", "numerical_rank", "entropy_effective_rank")]
+        c11 += [{"complexity_measure": "mixing_known"}, {"c11_kinds": ["synthetic"]}]
+        c12 += [{"rank_estimator": e} for e in ("stable_rank", "numerical_rank")] + [
+            {"c12_controls": ["weight_norm"]}
+        ]
+        c13 += [{"c13_content_tv": v} for v in (0.25, 0.65)] + [{"c13_locality_threshold": 0.3}]
+    return {"C11": c11, "C12": c12, "C13": c13}
+
+
+def _setting_cfg(cfg, setting: dict):
+    return replace(cfg, **{k: tuple(v) if isinstance(v, list) else v for k, v in setting.items()})
+
+
+def boundaries(cfg, decide: dict, defaults: dict) -> dict[str, dict]:
+    """``{claim: robustness entry}``: each claim re-decided under every setting of its grid (the
+    first setting is the default, whose verdict ``defaults[claim]`` is already decided)."""
+    out = {}
+    for claim, settings in grids(cfg).items():
+        outcomes = []
+        for i, setting in enumerate(settings):
+            v = decide[claim](_setting_cfg(cfg, setting)) if i else defaults[claim]
+            stat = v.evidence.get("share_structural" if claim == "C13" else "rho")
+            outcomes.append(SettingOutcome(setting, v.verdict, stat))
+        out[claim] = summarise_boundary(outcomes)
+    return out
 
 
 def analyse_e7(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
-    ok = table[table["status"] == "ok"] if len(table) else table
-    n_diverged = int((table["status"] == "diverged").sum()) if len(table) else 0
-    corpora = corpus_table(cfg, ok) if len(ok) else pd.DataFrame()
-    rank = f"K_{cfg.rank_estimator}"
-    points = (
-        corpora.rename(columns={rank: "rank"})
-        if len(corpora)
-        else pd.DataFrame(columns=["complexity_bits", "rank"])
-    )
-    c11 = verdict_c11(points, estimator=cfg.rank_estimator, n_boot=cfg.bootstrap, seed=cfg.bootstrap_seed)
-    rhos = (
-        rank_loss_rhos(ok, records, cfg.rank_estimator)
-        if len(ok)
-        else pd.DataFrame(columns=["checkpoints", "rho_rank_loss"])
-    )
-    c12 = verdict_c12(
-        rhos,
-        c11.evidence.get("rho", float("nan")),
-        estimator=cfg.rank_estimator,
-        min_abs_rho=cfg.c12_min_abs_rho,
-    )
-    heads = head_table(ok, records) if len(ok) else pd.DataFrame()
-    c13 = verdict_c13(
-        heads,
-        sink=cfg.c13_sink_threshold,
-        locality=cfg.c13_locality_threshold,
-        positional=cfg.c13_positional_threshold,
-        share=cfg.c13_share,
-    )
-    figures = {}
-    if len(ok):
-        figures["e7_rank_vs_complexity"] = plot_rank_vs_complexity(corpora, cfg.rank_estimator)
-        figures["e7_rank_vs_loss"] = plot_rank_vs_loss(ok, records, cfg.rank_estimator)
-        if len(heads):
-            figures["e7_sink_locality_heatmaps"] = plot_structural_heatmaps(heads)
-    notes = _notes(cfg, n_diverged)
-    tables = {"corpora": corpora, "rank_loss": rhos, "heads": heads} if len(ok) else {}
-    results = (
-        table.drop(
-            columns=[
-                c for c in table.columns if c.startswith("train.") and c not in ("train.steps", "train.lr")
+    if not len(table):
+        return Analysis(results=table, verdicts=[], notes=["E7 has no stored runs."])
+    runs = run_table(cfg, table)
+    n_ckpt = int(table["probe.checkpoint"].notna().sum()) if "probe.checkpoint" in table else 0
+    heads = head_table(cfg, table, runs, records)
+    decide = {
+        "C11": lambda c: decide_c11(c, runs)[0],
+        "C12": lambda c: decide_c12(c, runs, records),
+        "C13": lambda c: decide_c13(c, heads, runs, n_ckpt),
+    }
+    c11, corpora = c11_with_every_measure(cfg, runs)
+    defaults = {"C11": c11, "C12": decide["C12"](cfg), "C13": decide["C13"](cfg)}
+    bounds = boundaries(cfg, decide, defaults)
+    verdicts = [v.with_robustness(bounds[claim]) for claim, v in defaults.items()]
+    figures = {
+        "e7_loss_curves": plot_loss_curves(runs, curves_by_run(records)),
+        "e7_rank_vs_complexity": plot_rank_vs_complexity(corpora, kernel_key(cfg)),
+        "e7_rank_vs_progress": plot_rank_vs_progress(progress_points(cfg, runs, records)),
+    }
+    if len(heads):
+        figures["e7_head_structure"] = plot_structure(heads)
+    tables = {
+        "corpora": corpora.drop(columns=["seed_ranks"]) if len(corpora) else corpora,
+        "heads": heads,
+        "runs": runs[
+            [
+                "run_id",
+                "corpus",
+                "kind",
+                "seed",
+                "val_bits",
+                "reference_bits",
+                "loss_gap_bits",
+                "loss_gap_fraction",
+                "uniform_tv",
+                "learned",
             ]
-        )
-        if len(table)
-        else table
+        ],
+    }
+    return Analysis(
+        results=table, verdicts=verdicts, figures=figures, tables=tables, notes=_notes(cfg, runs, n_ckpt)
     )
-    return Analysis(results=results, verdicts=[c11, c12, c13], figures=figures, tables=tables, notes=notes)
 
 
-def _notes(cfg, n_diverged: int) -> list[str]:
-    source = (
-        "the exact entropy rate of the source (stationary distribution of the context chain)"
-        if cfg.complexity_source == "known"
-        else "their compression estimate"
-    )
+def _notes(cfg, runs: pd.DataFrame, n_ckpt: int) -> list[str]:
+    aside = runs[~runs["learned"]]
     notes = [
-        f"Models: causal LM, {cfg.n_layers} layers × {cfg.n_heads} heads, d_model {cfg.d_model}, context {cfg.n_ctx}, "
-        f"learned absolute positions, pre-LN; AdamW lr {cfg.train.lr:g}, {cfg.train.steps} steps of batch "
-        f"{cfg.train.batch_size}; {cfg.seeds} seed(s) per corpus of {cfg.corpus_tokens} tokens ({cfg.val_fraction:.0%} held out).",
-        f"Predicted complexity (bits per token): synthetic Markov corpora use {source}; code and text corpora use the "
-        "best of lzma (preset 9e) and bz2 (level 9) bits per byte on the corpus — an upper bound on the entropy rate "
-        "that overestimates it at this sample size (the corpus table lists both for the synthetic sources).",
-        f"Kernel ranks are from raw W_Q, W_K (pre-LN scale not folded), shape (d_head, d_head) for Gavish–Donoho. "
-        f"C11/C12 use {cfg.rank_estimator}; realised mixers on {cfg.probe_windows} held-out windows, locality "
-        f"window ±{cfg.locality_window}.",
+        f"Models: {len(runs)} causal LMs ({cfg.n_layers} layers x {cfg.n_heads} heads, d_model {cfg.d_model}, context "
+        f"{cfg.n_ctx}, byte vocabulary), trained {cfg.ensemble_size} at a time as one batched ensemble; AdamW lr "
+        f"{cfg.train.lr:g}, {cfg.train.steps} steps of batch {cfg.train.batch_size}; {cfg.seeds} seed(s) per corpus.",
+        f"Learned = (held-out bits - reference)/(unigram bits - reference) at most {cfg.learned_max_gap_fraction:g} "
+        f"(reference: entropy rate of a synthetic source, else the held-out Witten-Bell k-gram on the same split) and attention at least "
+        f"{cfg.learned_min_uniform_tv:g} TV from uniform. {len(aside)} of {len(runs)} run(s) set aside"
+        + (f": {', '.join(sorted(set(aside['corpus'])))}." if len(aside) else "."),
+        f"Kernel for C11/C12: {cfg.kernel_measure} ({'LN1 gain folded into W_Q, W_K' if cfg.kernel_measure == 'folded' else 'K_t - K_0, gains folded'}), "
+        f"estimator {cfg.rank_estimator}; both measures are stored for every head and checkpoint.",
     ]
-    if n_diverged:
-        notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
+    if not n_ckpt and cfg.checkpoints:
+        notes.append(
+            f"No released checkpoint was measured ({', '.join(cfg.checkpoints)} not installed): C13 rests on the trained LMs."
+        )
     return notes

@@ -1,78 +1,106 @@
 """E7 — natural language (the paper's Appendix B): small causal LMs on corpora of different complexity.
 
-One run is one (corpus, seed) language model (:class:`~entropic_bound.lm.model.CausalLM`, nanoGPT
-sized) trained with AdamW on byte- or symbol-level tokens. At log-spaced checkpoints it records the
-train and held-out loss, every estimator on each head's static kernel ``K_h = W_Q^h W_K^hᵀ``, and
-on fixed held-out windows the realised-mixer ranks, sink and locality scores and the position-prior
-share. The predicted complexity of a corpus is its exact entropy rate (synthetic Markov sources) or
-its best compression rate under lzma/bz2 (code, text). Claims: C11 kernel rank anti-correlates with
-complexity, C12 it tracks the loss over training rather than complexity, C13 structural priors
-dominate the realised mixers (see :mod:`.e7_analysis`).
+One run is one (corpus, seed) language model; runs of one shape train together as an ensemble
+(:mod:`.e7_execute`). Corpora have a ``kind``: natural language (tinyshakespeare shipped in the
+package, the prose of ``pydoc_data.topics``, the user's own text files), code (stdlib source), and
+synthetic sources of known entropy rate and mixing demand (order-k Markov, associative recall). One
+more run per released checkpoint (default: MiniLM, when its package is installed) measures a real
+model's heads on natural text for C13. Claims: C11 kernel rank anti-correlates with complexity,
+C12 it tracks optimisation progress beyond a drifting control, C13 content-independent structure
+dominates the realised mixers (see :mod:`.e7_analysis`).
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import torch
-
 from ..config import param
 from ..errors import ConfigError
-from ..lm.corpora import CORPORA, Corpus, file_digest, load_corpus, text_name
-from ..lm.model import CausalLM
-from ..lm.probe import probe
-from ..lm.trainer import LMTrainConfig, random_starts, train_lm, windows
+from ..lm.checkpoint_probe import resolve_checkpoint
+from ..lm.corpora import CORPORA, KINDS, file_digest, text_name
+from ..lm.trainer import LMTrainConfig
 from ..registry import EXPERIMENTS
-from ..spectra import PANEL
+from ..spectra import ESTIMATOR_KEYS
 from ..sweep.spec import RunResult, RunSpec
-from .base import Experiment, derive_seed, flat_params, spec_params
-from .e7_analysis import analyse_e7
+from .base import Experiment, flat_params
+from .e7_analysis import COMPLEXITY_MEASURES, analyse_e7
+from .e7_execute import execute_checkpoint, execute_lm_group
 
-ESTIMATOR_KEYS = tuple(key for key, _, _ in PANEL)
 QUICK_CORPORA = (
-    "markov_v4_k1_a0.1",
-    "markov_v16_k1_a0.1",
-    "markov_v16_k2_a1",
-    "markov_v64_k1_a1",
+    "tinyshakespeare",
+    "pydoc_prose",
     "stdlib_code",
+    "markov_v4_k3_a0.1",
+    "markov_v8_k2_a0.1",
+    "recall_m2",
 )
+PAPER_CORPORA = (*QUICK_CORPORA, "markov_v4_k2_a0.1", "markov_v16_k2_a0.1", "markov_v8_k3_a0.1")
+VERSIONED = {"stdlib_code", "pydoc_prose"}  # read from the running Python's standard library
+SOURCES = (*KINDS, "checkpoint")
 
 
 @dataclass(frozen=True)
 class E7Config:
     corpora: tuple[str, ...] = param(QUICK_CORPORA, choices=tuple(CORPORA.names()), doc="registered corpora")
-    corpus_paths: tuple[str, ...] = param(
-        (), doc="text files, each one more corpus 'text:<stem>' (byte tokens)"
-    )
+    corpus_paths: tuple[str, ...] = param((), doc="text files, each one more natural corpus 'text:<stem>'")
     corpus_tokens: int = param(100_000, ge=1_000, le=100_000_000, doc="tokens per corpus (train + held out)")
     corpus_seed: int = param(0, ge=0, doc="seed of the synthetic sources (the language, fixed across runs)")
     val_fraction: float = param(0.1, gt=0.0, lt=0.5)
-    seeds: int = param(1, ge=1, le=1000, doc="models per corpus (init and batch order)")
-    n_ctx: int = param(64, ge=4, le=4096)
-    d_model: int = param(64, ge=4, le=4096)
+    kgram_max_order: int = param(5, ge=0, le=6, doc="largest order of the k-gram compression estimate")
+    seeds: int = param(2, ge=1, le=1000, doc="models per corpus (init and batch order)")
+    n_ctx: int = param(32, ge=4, le=4096)
+    d_model: int = param(32, ge=4, le=4096)
     n_layers: int = param(2, ge=1, le=64)
-    n_heads: int = param(4, ge=1, le=256)
+    n_heads: int = param(2, ge=1, le=256)
+    ensemble_size: int = param(12, ge=1, le=4096, doc="language models trained at once in one batched model")
     probe_windows: int = param(16, ge=2, le=4096, doc="held-out windows for the realised mixers")
     locality_window: int = param(2, ge=0, doc="locality mass counts attention within ±w tokens")
-    complexity_source: str = param(
-        "known",
-        choices=("known", "compression"),
-        doc="synthetic corpora: exact entropy rate (known) or compression estimate",
+    checkpoints: tuple[str, ...] = param(
+        ("minilm",), doc="released checkpoints for C13 ('minilm' or a folder)"
+    )
+    checkpoint_text: str = param("tinyshakespeare", choices=("tinyshakespeare", "pydoc_prose"))
+    checkpoint_windows: int = param(16, ge=2, le=1024)
+    checkpoint_window_len: int = param(64, ge=4, le=4096)
+    kernel_measure: str = param(
+        "folded", choices=("folded", "delta"), doc="K with LN gain folded, or K_t - K_0"
     )
     rank_estimator: str = param(
         "energy_effective_rank", choices=ESTIMATOR_KEYS, doc="kernel rank for C11/C12"
     )
-    bootstrap: int = param(2000, ge=100, le=1_000_000, doc="bootstrap resamples for the C11 interval")
+    complexity_measure: str = param("information", choices=COMPLEXITY_MEASURES, doc="C11's complexity axis")
+    learned_max_gap_fraction: float = param(
+        0.35, ge=0.0, doc="learned: (held-out bits - reference) / (unigram bits - reference) at most this"
+    )
+    learned_min_uniform_tv: float = param(
+        0.05, ge=0.0, le=1.0, doc="learned: attention TV from uniform at least this"
+    )
+    bootstrap: int = param(1000, ge=100, le=1_000_000, doc="bootstrap resamples for C11/C12 intervals")
     bootstrap_seed: int = param(0, ge=0)
-    c12_min_abs_rho: float = param(0.5, ge=0.0, le=1.0, doc="C12: median |Spearman(rank, loss)| needed")
+    c11_kinds: tuple[str, ...] = param(KINDS, choices=KINDS, doc="corpus kinds C11 is decided on")
+    c11_min_corpora: int = param(4, ge=3, doc="C11: fewest corpora (with a learned run) to decide")
+    c12_kinds: tuple[str, ...] = param(KINDS, choices=KINDS, doc="corpus kinds C12 is decided on")
+    c12_controls: tuple[str, ...] = param(("step", "weight_norm"), choices=("step", "weight_norm"))
+    c12_min_abs_rho: float = param(0.3, ge=0.0, le=1.0, doc="C12: |partial rho| that counts as tracking")
+    c13_sources: tuple[str, ...] = param(
+        ("natural", "checkpoint"), choices=SOURCES, doc="heads C13 is decided on"
+    )
+    c13_content_tv: float = param(
+        0.5,
+        gt=0.0,
+        le=1.0,
+        doc="a head is content routing when this share of its attention moves with content",
+    )
     c13_sink_threshold: float = param(0.3, ge=0.0, le=1.0)
     c13_locality_threshold: float = param(0.5, ge=0.0, le=1.0)
-    c13_positional_threshold: float = param(0.5, le=1.0)
-    c13_share: float = param(0.5, ge=0.0, le=1.0, doc="C13: share of heads a prior must explain")
+    c13_structure_tv: float = param(
+        0.2, ge=0.0, le=1.0, doc="content-independent head: positional above this"
+    )
+    c13_share: float = param(0.5, ge=0.0, le=1.0, doc="C13: structural share the interval must clear")
+    robustness_grid: str = param(
+        "quick", choices=("quick", "paper"), doc="size of each verdict's robustness grid"
+    )
     train: LMTrainConfig = field(default_factory=LMTrainConfig)
 
     def check(self) -> None:
@@ -88,7 +116,7 @@ class E7Config:
                     f"The 'corpus_paths' parameter must list existing files. Got {p!r} instead."
                 )
         n_val = int(self.corpus_tokens * self.val_fraction)
-        if n_val < self.n_ctx + 2:
+        if n_val < max(self.n_ctx + 2, self.kgram_max_order + 2):
             raise ConfigError(
                 f"The 'corpus_tokens' parameter must leave a held-out split of at least n_ctx + 2 = "
                 f"{self.n_ctx + 2} tokens. Got {self.corpus_tokens} (held out {n_val}) instead."
@@ -96,39 +124,43 @@ class E7Config:
 
 
 @EXPERIMENTS.register(
-    "E7", summary="small causal LMs on corpora of different complexity: kernel rank, loss, priors (C11-C13)"
+    "E7",
+    summary="small causal LMs on natural, code and synthetic corpora: kernel rank, loss, priors (C11-C13)",
 )
 class E7Language(Experiment):
     name = "E7"
     title = "Natural language: small causal LMs on corpora of known and estimated complexity"
     claims = ("C11", "C12", "C13")
     config_class = E7Config
-    max_group = 1
+    devices = ("cpu", "cuda")  # the language models train on a GPU with --device cuda
 
     @classmethod
     def default_config(cls, scale: str) -> E7Config:
         if scale == "paper":
-            markov = tuple(n for n in CORPORA.names() if n.startswith("markov_"))
             return E7Config(
-                corpora=(*markov, "stdlib_code"),
-                corpus_tokens=1_000_000,
-                seeds=2,
-                n_ctx=128,
-                d_model=128,
+                corpora=PAPER_CORPORA,
+                corpus_tokens=400_000,
+                seeds=3,
+                d_model=64,
+                n_heads=4,
+                ensemble_size=14,
                 probe_windows=32,
-                train=LMTrainConfig(steps=4000, batch_size=32, lr=2e-3, warmup=100, checkpoints=24),
+                robustness_grid="paper",
+                # measured: 0.027 s CPU per member-step (d_model 64, incl. probes) -> 27 x 2500 steps
+                # ~ 1,800 s CPU, two ensembles of 14 and 13 on 2 workers ~ 16 min wall
+                train=LMTrainConfig(steps=2500, batch_size=32, lr=5e-3, warmup=100, checkpoints=16),
             )
-        return E7Config()
+        return E7Config(train=LMTrainConfig(steps=600, batch_size=32, lr=1e-2, warmup=20, checkpoints=10))
+
+    @property
+    def max_group(self) -> int:  # type: ignore[override]
+        return self.cfg.ensemble_size
 
     def _corpus_params(self) -> list[dict]:
-        c = self.cfg
-        out = []
+        c, out = self.cfg, []
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
         for name in c.corpora:
-            extra = (
-                {"corpus.python": f"{sys.version_info.major}.{sys.version_info.minor}"}
-                if name == "stdlib_code"
-                else {}
-            )
+            extra = {"corpus.python": version} if name in VERSIONED else {}
             out.append({"corpus.name": name, "corpus.seed": c.corpus_seed, **extra})
         for p in c.corpus_paths:
             path, digest = Path(p).resolve(), file_digest(p)
@@ -138,11 +170,30 @@ class E7Language(Experiment):
             out.append({"corpus.name": name, "corpus.path": str(path), "corpus.digest": digest})
         return out
 
+    def _checkpoint_specs(self) -> list[RunSpec]:
+        c, out = self.cfg, []
+        for name in c.checkpoints:
+            resolved = resolve_checkpoint(name)
+            if resolved is None:  # not installed here: the analysis says C13 ran without it
+                continue
+            params = {
+                "probe.checkpoint": name,
+                "probe.version": resolved[1],
+                "probe.text": c.checkpoint_text,
+                "probe.text_bytes": 64 * c.checkpoint_window_len * c.checkpoint_windows,
+                "probe.windows": c.checkpoint_windows,
+                "probe.window_len": c.checkpoint_window_len,
+                "locality_window": c.locality_window,
+            }
+            out.append(RunSpec(self.name, params, 0))
+        return out
+
     def specs(self) -> list[RunSpec]:
         c = self.cfg
         common = {
             "corpus.tokens": c.corpus_tokens,
             "val_fraction": c.val_fraction,
+            "kgram_max_order": c.kgram_max_order,
             "model.n_ctx": c.n_ctx,
             "model.d_model": c.d_model,
             "model.n_layers": c.n_layers,
@@ -151,110 +202,23 @@ class E7Language(Experiment):
             "locality_window": c.locality_window,
             **flat_params(c.train, "train"),
         }
-        return [
-            RunSpec(self.name, {**corpus, **common}, seed)
+        lms = [
+            RunSpec(self.name, {**corpus, **common}, s)
             for corpus in self._corpus_params()
-            for seed in range(c.seeds)
+            for s in range(c.seeds)
         ]
+        return lms + self._checkpoint_specs()
 
     def group_key(self, spec: RunSpec):
-        return spec.run_id  # one model per group: the corpora differ in data and vocabulary
+        if "probe.checkpoint" in spec.params:
+            return ("checkpoint", spec.run_id)
+        return ("lm",)  # every language model has one shape (byte vocabulary): one ensemble, chunked
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
-        return [self._execute_one(spec) for spec in group]
-
-    def _execute_one(self, spec: RunSpec) -> RunResult:
-        start, p = time.perf_counter(), spec.params
-        name = p["corpus.name"]
-        corpus = load_corpus(
-            name,
-            p["corpus.tokens"],
-            derive_seed("E7/corpus", name, p.get("corpus.seed", 0)),
-            p.get("corpus.path"),
-        )
-        cut = int(len(corpus.tokens) * (1 - p["val_fraction"]))
-        train_tokens, val_tokens = corpus.tokens[:cut], corpus.tokens[cut:]
-        model = CausalLM(
-            corpus.vocab_size,
-            p["model.n_ctx"],
-            d_model=p["model.d_model"],
-            n_layers=p["model.n_layers"],
-            n_heads=p["model.n_heads"],
-            seed=derive_seed("E7/init", spec.run_id),
-        )
-        train = LMTrainConfig(**spec_params(spec, "train"))
-        outcome = train_lm(
-            model,
-            train_tokens,
-            val_tokens,
-            train,
-            torch.Generator().manual_seed(derive_seed("E7/data", spec.run_id)),
-        )
-        probe_gen = torch.Generator().manual_seed(derive_seed("E7/probe", spec.run_id))
-        val = torch.as_tensor(val_tokens, dtype=torch.long)
-        idx, _ = windows(
-            val, random_starts(len(val), model.n_ctx, p["probe_windows"], probe_gen), model.n_ctx
-        )
-        spectra, heads = [], {}
-        for snapshot in outcome.snapshots:
-            model.load_state_dict(snapshot)
-            sv, stats = probe(model, idx, window=p["locality_window"])
-            spectra.append(sv.tolist())
-            for key, value in stats.items():
-                heads.setdefault(key, []).append(np.asarray(value, dtype=np.float64).tolist())
-        curves = {
-            "step": outcome.steps,
-            "train_loss": outcome.train_loss,
-            "val_loss": outcome.val_loss,
-            "kernel_singular_values": spectra,
-            "heads": heads,
-        }
-        metrics = _final_metrics(corpus, outcome, heads, len(train_tokens))
-        diverged = outcome.diverged_step is not None
-        if diverged:
-            metrics = {k: (v if k in _CORPUS_METRICS else np.nan) for k, v in metrics.items()}
-        return RunResult(
-            spec,
-            "diverged" if diverged else "ok",
-            metrics,
-            curves,
-            outcome.diverged_step,
-            time.perf_counter() - start,
-        )
+        if "probe.checkpoint" in group[0].params:
+            return [execute_checkpoint(spec) for spec in group]
+        return execute_lm_group(group, self.device)
 
     def analyse(self, table, records):
         table, records = self.select(table, records)
         return analyse_e7(self.cfg, table, records)
-
-
-_CORPUS_METRICS = (
-    "entropy_rate_bits",
-    "lzma_bits",
-    "bz2_bits",
-    "compression_bits",
-    "vocab_size",
-    "n_train_tokens",
-)
-
-
-def _final_metrics(corpus: Corpus, outcome, heads: dict, n_train: int) -> dict:
-    """Corpus complexity, final losses (nats and bits) and head-averaged final statistics."""
-    ln2 = np.log(2.0)
-    metrics = {
-        "entropy_rate_bits": np.nan if corpus.entropy_rate_bits is None else corpus.entropy_rate_bits,
-        "lzma_bits": corpus.compression["lzma"],
-        "bz2_bits": corpus.compression["bz2"],
-        "compression_bits": corpus.compression_bits,
-        "vocab_size": corpus.vocab_size,
-        "n_train_tokens": n_train,
-        "train_loss": outcome.train_loss[-1],
-        "val_loss": outcome.val_loss[-1],
-        "train_bits": outcome.train_loss[-1] / ln2,
-        "val_bits": outcome.val_loss[-1] / ln2,
-        "initial_val_bits": outcome.val_loss[0] / ln2,
-        "steps_run": outcome.steps[-1],
-    }
-    for key, values in heads.items():
-        final = np.asarray(values[-1], dtype=np.float64)  # (L, H)
-        metrics[key if key != "sink_head" else "sink_head_share"] = float(np.nanmean(final))
-    return metrics

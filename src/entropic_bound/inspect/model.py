@@ -13,7 +13,6 @@ windows and the statistics of :mod:`.mixers`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserInputError
+from ..jsonable import json_safe
 from .arch import ArchConfig, adapter, arch_config
 from .checkpoint import SafetensorsWeights, open_checkpoint
 from .hub import resolve_model
@@ -77,7 +77,7 @@ class InspectResult:
             self.table.drop(columns=sv_cols).to_dict("records"),
             self.singular_values.reshape(-1, self.config.d_head),
         ):
-            entry = {k: _json_value(v) for k, v in row.items()}
+            entry = {k: json_safe(v) for k, v in row.items()}
             entry["singular_values"] = [float(x) for x in sv]
             heads.append(entry)
         return {**self.header(), "heads": heads}
@@ -87,16 +87,6 @@ class InspectResult:
         frame = self.table.copy()
         frame.attrs.update(self.header())
         return frame
-
-
-def _json_value(v):
-    if isinstance(v, (np.bool_, bool)):
-        return bool(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return None if math.isnan(v) else float(v)
-    return v
 
 
 def _panel_params() -> dict:

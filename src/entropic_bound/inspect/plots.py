@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..plotting import plot_spectrum
+
 
 def _pyplot():
     import matplotlib
@@ -61,11 +63,7 @@ def spectra_figure(spectra: pd.DataFrame, *, max_cols: int = 4):
     for ax, layer in zip(axes.ravel(), layers):
         for _head, group in spectra[spectra["layer"] == layer].groupby("head"):
             s = group.sort_values("index")["singular_value"].to_numpy()
-            ax.semilogy(
-                np.arange(1, len(s) + 1),
-                np.maximum(s / s[0], 1e-16) if s[0] > 0 else np.full(len(s), 1e-16),
-                lw=0.8,
-            )
+            plot_spectrum(ax, s / s[0] if s[0] > 0 else np.zeros(len(s)), floor=1e-16, lw=0.8)
         ax.set_title(f"layer {layer}")
         ax.set_xlabel("i")
     for ax in axes.ravel()[len(layers) :]:

@@ -1,181 +1,71 @@
-"""Corpora of known or estimated complexity for the small language models of E7 (SPEC §6, C11).
+"""Corpora of E7, each with a ``kind``: natural language, code, or a synthetic source of known demand.
 
-Three kinds, each a registered name in :data:`CORPORA` (a factory ``(n_tokens, seed) -> Corpus``):
+Every corpus is a token sequence over the byte alphabet (:data:`VOCAB` = 256 symbols; synthetic
+sources use the first few symbols), so language models of one shape fit every corpus and train as
+one ensemble. Registered names (:data:`CORPORA`, factories ``(n_tokens, seed) -> Corpus``):
 
-- **synthetic** ``markov_v{V}_k{k}_a{alpha}``: an order-``k`` Markov source over ``V`` symbols whose
-  next-symbol distributions (one per context of the last ``k`` symbols, ``V^k`` contexts) are drawn
-  from ``Dirichlet(alpha·1)`` and mixed with 1% uniform mass (no context is absorbing). Its entropy
-  rate is known exactly, ``H = Σ_s π(s) H(P(·|s))`` bits per token, with ``π`` the stationary
-  distribution over contexts (a sparse linear solve; every transition probability is positive, so
-  the chain is irreducible and aperiodic and ``π`` is unique). Tokens are the symbols ``0 … V-1``.
-- **code** ``stdlib_code``: the Python standard library's own ``.py`` files
-  (``sysconfig.get_paths()["stdlib"]``, sorted by relative path, tests and site-packages left out),
-  concatenated up to the size cap. Byte-level tokens (vocabulary 256).
-- **text**: any UTF-8 file given by path (:func:`text_corpus`), byte-level tokens.
+- **natural** ``tinyshakespeare`` — shipped inside the package (``lm/data/``, public domain, see
+  its ``SOURCES.md``); ``pydoc_prose`` — the English prose of the standard library's
+  ``pydoc_data.topics`` (the language reference topics; indented code and grammar lines and heading
+  rules removed); and any UTF-8 text file of the user's (``text:<stem>``, :func:`text_corpus`).
+- **code** ``stdlib_code`` — the standard library's own ``.py`` files (tests and site-packages left out).
+- **synthetic** ``markov_v{V}_k{k}_a{alpha}`` (order ``k ≥ 2`` Markov, mixing demand ``k``) and
+  ``recall_m{m}`` (associative recall with ``m`` pairs, mixing demand ``m``): exact entropy rates
+  (:mod:`.sources`).
 
-Predicted complexity of real text is a compression estimate (:func:`compression_bits_per_char`):
-bits per byte under ``lzma`` and ``bz2`` (stdlib; zstd is not installed), an upper bound on the
-entropy rate that shrinks slowly with the sample size.
+Natural and code corpora take the first ``n_tokens`` bytes; their predicted complexity is a
+compression estimate (:mod:`.complexity`).
 """
 
 from __future__ import annotations
 
-import bisect
-import bz2
+import gzip
 import hashlib
-import lzma
 import os
+import re
 import sysconfig
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import DataError, UserInputError
 from ..registry import Registry
+from .complexity import compression_bits_per_char
+from .sources import MarkovSource, RecallSource
 
 CorpusFactory = Callable[[int, int], "Corpus"]
 CORPORA: Registry[CorpusFactory] = Registry("corpus")
-SMOOTHING = 0.01
+KINDS = ("natural", "code", "synthetic")
+VOCAB = 256
 EXCLUDED_PARTS = frozenset({"site-packages", "dist-packages", "test", "tests", "idle_test", "__pycache__"})
 
 
 @dataclass(frozen=True)
 class Corpus:
-    """A token sequence and what is known about its complexity.
+    """A token sequence ``(N,)`` int64 in ``[0, VOCAB)`` and what is known about its complexity.
 
-    ``tokens``: ``(N,)`` int64 in ``[0, vocab_size)``. ``entropy_rate_bits`` is the exact entropy
-    rate (bits/token) of a synthetic source, ``None`` otherwise; ``compression`` maps a codec name to
-    its bits per token on the tokens written as bytes.
+    ``entropy_rate_bits`` and ``mixing_demand`` (k of a Markov source, m of recall) are exact for a
+    synthetic source and ``None`` otherwise; ``compression`` maps a codec to its bits per token.
     """
 
     name: str
     kind: str
     tokens: np.ndarray
-    vocab_size: int
     entropy_rate_bits: float | None = None
+    mixing_demand: int | None = None
     compression: dict = field(default_factory=dict)
     source: str = ""
 
-    @property
-    def compression_bits(self) -> float:
-        """The tightest compression estimate (min over codecs), bits per token."""
-        return min(self.compression.values())
+    def __post_init__(self) -> None:
+        assert self.kind in KINDS, self.kind
 
 
-# -- compression -------------------------------------------------------------------------------
-
-
-def compression_bits_per_char(data: bytes) -> dict[str, float]:
-    """Bits per byte of ``data`` under ``lzma`` (preset 9e, raw container) and ``bz2`` (level 9).
-
-    ``8 · len(compress(data)) / len(data)``: ≈ 8 for random bytes (plus container overhead), far
-    below 8 for repetitive text.
-    """
-    if len(data) == 0:
-        raise DataError("Cannot estimate the compression rate of an empty corpus.")
-    filters = [{"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME}]
-    sizes = {
-        "lzma": len(lzma.compress(data, format=lzma.FORMAT_RAW, filters=filters)),
-        "bz2": len(bz2.compress(data, compresslevel=9)),
-    }
-    return {k: 8.0 * v / len(data) for k, v in sizes.items()}
-
-
-def _token_bytes(tokens: np.ndarray, vocab_size: int) -> bytes:
-    if vocab_size > 256:
-        raise DataError(f"Compression estimates need tokens < 256. Got vocab_size={vocab_size} instead.")
-    return np.asarray(tokens, dtype=np.uint8).tobytes()
-
-
-# -- synthetic Markov sources ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MarkovSource:
-    """An order-``k`` Markov source over ``vocab_size`` symbols with Dirichlet(``alpha``) rows.
-
-    ``transitions``: ``(V^k, V)``, row ``s`` is ``P(next | context s)``; the context of the last ``k``
-    symbols ``x_{t-k+1} … x_t`` is the base-``V`` number ``s = Σ_j x_{t-k+1+j} V^{k-1-j}``, and after
-    emitting ``x`` the next context is ``(s·V + x) mod V^k``.
-    """
-
-    vocab_size: int
-    order: int
-    alpha: float
-    transitions: np.ndarray
-
-    @classmethod
-    def from_seed(
-        cls, vocab_size: int, order: int, alpha: float, seed: int, smoothing: float = SMOOTHING
-    ) -> MarkovSource:
-        """Rows ``(1 − ε)·Dirichlet(alpha·1) + ε/V`` with ``ε = smoothing``, drawn from ``seed``."""
-        if not 0.0 < smoothing <= 1.0:
-            raise UserInputError(
-                f"The 'smoothing' parameter must be a float in (0, 1]. Got {smoothing!r} instead."
-            )
-        if vocab_size < 2 or vocab_size > 256 or order < 1 or vocab_size**order > 2**16 or alpha <= 0:
-            raise UserInputError(
-                "A Markov source needs 2 <= vocab_size <= 256, order >= 1, vocab_size**order <= 65536 and "
-                f"alpha > 0. Got vocab_size={vocab_size}, order={order}, alpha={alpha} instead."
-            )
-        rng = np.random.default_rng(seed)
-        P = rng.dirichlet(np.full(vocab_size, alpha), size=vocab_size**order)  # (V^k, V)
-        P = (1.0 - smoothing) * P + smoothing / vocab_size  # no absorbing contexts; irreducible, aperiodic
-        return cls(vocab_size, order, alpha, P / P.sum(axis=1, keepdims=True))
-
-    def next_context(self) -> np.ndarray:
-        """``(V^k, V)`` int: the context reached from ``s`` by emitting ``x``."""
-        S, V = self.transitions.shape
-        return (np.arange(S)[:, None] * V + np.arange(V)[None, :]) % S
-
-    def stationary(self) -> np.ndarray:
-        """Stationary distribution over contexts ``(V^k,)``: the sparse solve of ``π (T − I) = 0``,
-        ``Σ π = 1``, with ``T`` the context-to-context transition matrix (``V`` nonzeros per row)."""
-        from scipy.sparse import coo_matrix, identity
-        from scipy.sparse.linalg import spsolve
-
-        S, V = self.transitions.shape
-        rows = np.repeat(np.arange(S), V)
-        T = coo_matrix((self.transitions.ravel(), (rows, self.next_context().ravel())), shape=(S, S)).tocsr()
-        A = (T.T - identity(S, format="csr")).tolil()  # (S, S), A π = 0
-        A[0, :] = 1.0  # replace one (redundant) balance equation by the normalisation
-        b = np.zeros(S)
-        b[0] = 1.0
-        pi = np.maximum(spsolve(A.tocsr(), b), 0.0)
-        return pi / pi.sum()
-
-    def entropy_rate(self) -> float:
-        """``H = Σ_s π(s) · (−Σ_x P(x|s) log2 P(x|s))`` in bits per token."""
-        P = self.transitions
-        row_entropy = -(P * np.log2(P)).sum(axis=1)  # (S,)
-        return float(self.stationary() @ row_entropy)
-
-    def sample(self, n_tokens: int, rng: np.random.Generator) -> np.ndarray:
-        """``(n_tokens,)`` int64, the first context drawn from the stationary distribution."""
-        S, V = self.transitions.shape
-        cum = np.cumsum(self.transitions, axis=1)
-        cum[:, -1] = 1.0
-        cum_rows = cum.tolist()
-        s = int(rng.choice(S, p=self.stationary()))
-        u = rng.random(n_tokens).tolist()
-        out = [0] * n_tokens
-        for t in range(n_tokens):  # sequential by nature; plain Python lists are the fast path
-            x = bisect.bisect_right(cum_rows[s], u[t])
-            x = min(x, V - 1)
-            out[t] = x
-            s = (s * V + x) % S
-        return np.asarray(out, dtype=np.int64)
-
-    def log2_prob(self, tokens: np.ndarray) -> np.ndarray:
-        """``log2 P(x_t | x_{t-k} … x_{t-1})`` for ``t ≥ k``: ``(N,) → (N-k,)``."""
-        V, k = self.vocab_size, self.order
-        tokens = np.asarray(tokens, dtype=np.int64)
-        ctx = np.zeros(len(tokens) - k, dtype=np.int64)
-        for j in range(k):
-            ctx = ctx * V + tokens[j : len(tokens) - k + j]
-        return np.log2(self.transitions[ctx, tokens[k:]])
+def _synthetic(name: str, tokens: np.ndarray, rate: float, demand: int, source: str) -> Corpus:
+    data = np.asarray(tokens, dtype=np.uint8).tobytes()
+    return Corpus(name, "synthetic", tokens, rate, demand, compression_bits_per_char(data), source)
 
 
 def markov_name(vocab_size: int, order: int, alpha: float) -> str:
@@ -188,27 +78,36 @@ def _register_markov(vocab_size: int, order: int, alpha: float) -> None:
     def factory(n_tokens: int, seed: int) -> Corpus:
         source = MarkovSource.from_seed(vocab_size, order, alpha, seed)
         tokens = source.sample(n_tokens, np.random.default_rng([seed, 1]))
-        return Corpus(
-            name,
-            "synthetic",
-            tokens,
-            vocab_size,
-            source.entropy_rate(),
-            compression_bits_per_char(_token_bytes(tokens, vocab_size)),
-            f"order-{order} Markov source, V={vocab_size}, Dirichlet({alpha:g}) rows, seed {seed}",
-        )
+        info = f"order-{order} Markov source, V={vocab_size}, Dirichlet({alpha:g}) rows, seed {seed}"
+        return _synthetic(name, tokens, source.entropy_rate(), order, info)
 
     CORPORA.register(
         name,
-        summary=f"synthetic order-{order} Markov source over {vocab_size} symbols, "
-        f"Dirichlet({alpha:g}) rows; exact entropy rate",
+        summary=f"synthetic order-{order} Markov source over {vocab_size} symbols; mixing demand {order}",
     )(factory)
 
 
-for _V in (4, 16, 64):
-    for _k in (1, 2):
-        for _a in (0.1, 1.0):
-            _register_markov(_V, _k, _a)
+def _register_recall(pairs: int) -> None:
+    name = f"recall_m{pairs}"
+
+    def factory(n_tokens: int, seed: int) -> Corpus:
+        source = RecallSource(pairs)
+        tokens = source.sample(n_tokens, np.random.default_rng([seed, 2]))
+        info = (
+            f"associative recall, {pairs} pairs, {source.n_keys} keys, {source.n_values} values, seed {seed}"
+        )
+        return _synthetic(name, tokens, source.entropy_rate(), pairs, info)
+
+    CORPORA.register(name, summary=f"synthetic associative recall with {pairs} pairs; mixing demand {pairs}")(
+        factory
+    )
+
+
+for _V, _k in ((4, 2), (8, 2), (16, 2), (4, 3), (8, 3)):
+    for _a in (0.1, 1.0):
+        _register_markov(_V, _k, _a)
+for _m in (2, 4, 8):
+    _register_recall(_m)
 
 
 # -- byte corpora --------------------------------------------------------------------------
@@ -219,7 +118,7 @@ def byte_corpus(name: str, kind: str, data: bytes, source: str) -> Corpus:
     if not data:
         raise DataError(f"The corpus '{name}' is empty.")
     tokens = np.frombuffer(data, dtype=np.uint8).astype(np.int64)
-    return Corpus(name, kind, tokens, 256, None, compression_bits_per_char(data), source)
+    return Corpus(name, kind, tokens, compression=compression_bits_per_char(data), source=source)
 
 
 def stdlib_files() -> list[Path]:
@@ -246,6 +145,37 @@ def stdlib_corpus(n_tokens: int, seed: int = 0) -> Corpus:
     return byte_corpus("stdlib_code", "code", b"".join(chunks), f"{len(chunks)} files of {root}")
 
 
+@CORPORA.register("tinyshakespeare", summary="natural: Shakespeare's plays (tinyshakespeare, shipped)")
+def shakespeare_corpus(n_tokens: int, seed: int = 0) -> Corpus:
+    """The first ``n_tokens`` bytes of tinyshakespeare, from the package data (``seed`` unused)."""
+    packed = resources.files("entropic_bound.lm").joinpath("data", "tinyshakespeare.txt.gz")
+    with packed.open("rb") as raw, gzip.open(raw) as fh:
+        data = fh.read(n_tokens)
+    return byte_corpus("tinyshakespeare", "natural", data, "entropic_bound/lm/data/tinyshakespeare.txt.gz")
+
+
+def pydoc_prose_text() -> str:
+    """The prose paragraphs of ``pydoc_data.topics``, topics in sorted order: lines indented by a
+    space or more (code, grammar, tables) and heading rules (``***``, ``===``, ``---``) removed,
+    runs of blank lines collapsed."""
+    from pydoc_data.topics import topics
+
+    keep = []
+    for key in sorted(topics):
+        for line in topics[key].splitlines():
+            if line.startswith(" ") or (line and set(line) <= set("*=-~^")):
+                continue
+            keep.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(keep))
+
+
+@CORPORA.register("pydoc_prose", summary="natural: English prose of the Python reference (pydoc_data.topics)")
+def pydoc_prose_corpus(n_tokens: int, seed: int = 0) -> Corpus:
+    """The first ``n_tokens`` UTF-8 bytes of :func:`pydoc_prose_text` (``seed`` unused)."""
+    data = pydoc_prose_text().encode("utf-8")[:n_tokens]
+    return byte_corpus("pydoc_prose", "natural", data, "pydoc_data.topics (prose lines)")
+
+
 def text_corpus(path: str | Path, n_tokens: int) -> Corpus:
     """The first ``n_tokens`` bytes of a text file, byte-level tokens; name ``text:<file stem>``."""
     path = Path(path)
@@ -253,7 +183,7 @@ def text_corpus(path: str | Path, n_tokens: int) -> Corpus:
         raise DataError(f"The corpus file '{path}' does not exist.")
     with path.open("rb") as fh:
         data = fh.read(n_tokens)
-    return byte_corpus(text_name(path), "text", data, str(path))
+    return byte_corpus(text_name(path), "natural", data, str(path))
 
 
 def text_name(path: str | Path) -> str:
@@ -266,6 +196,15 @@ def file_digest(path: str | Path) -> str:
     if not path.is_file():
         raise DataError(f"The corpus file '{path}' does not exist.")
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def corpus_kind(name: str) -> str:
+    """The kind of a corpus name without loading it: a user's text file is natural language."""
+    if name.startswith("text:"):
+        return "natural"
+    if name.startswith(("markov_", "recall_")):
+        return "synthetic"
+    return "code" if name == "stdlib_code" else "natural"
 
 
 def load_corpus(name: str, n_tokens: int, seed: int, path: str | None = None) -> Corpus:

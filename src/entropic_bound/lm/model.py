@@ -1,11 +1,16 @@
-"""A nanoGPT-sized causal language model with per-head factors in TransformerLens notation.
+"""An ensemble of nanoGPT-sized causal language models with per-head factors (leading model axis).
 
-Token and learned absolute position embeddings, ``n_layers`` pre-LN blocks
+``E`` independent models of one shape live in one module: every parameter has a leading axis of
+size ``E``, and member ``e`` sees only its own parameters, data and loss (the loss is a sum over
+members, AdamW is elementwise, and gradient clipping is per member in the trainer), so training
+the ensemble is training ``E`` models at once — the way the engine batches its students.
+
+Each member: token and learned absolute position embeddings, ``n_layers`` pre-LN blocks
 ``x ← x + Attn(LN1(x))``, ``x ← x + MLP(LN2(x))``, a final LN and an untied unembedding. Head ``h``
-of a layer has ``W_Q[h], W_K[h], W_V[h]`` of shape ``(d_model, d_head)`` and ``W_O[h]``
-``(d_head, d_model)``, so its static kernel is ``K_h = W_Q[h] W_K[h]ᵀ`` (``d_model × d_model``, rank
-``≤ d_head``), measured from the factors (:meth:`CausalLM.qk_factors`). The attention pattern is a
-plain masked softmax so the realised mixers can be returned (``return_mixers=True``).
+of layer ``l`` has ``W_Q, W_K, W_V`` ``(d_model, d_head)`` and ``W_O`` ``(d_head, d_model)``, so its
+static kernel is ``K_h = W_Q W_Kᵀ`` (rank ≤ ``d_head``); with the LN1 gain ``γ`` folded in,
+``K_h = diag(γ) W_Q W_Kᵀ diag(γ)`` (:meth:`EnsembleLM.qk_factors`). Member ``e`` is initialised from
+its own seed, so a member's numbers do not depend on which ensemble it was trained in.
 
 References: Karpathy, nanoGPT ``model.py`` (init, pre-LN, GELU MLP); Elhage et al. 2021, *A
 Mathematical Framework for Transformer Circuits* (QK circuit ``W_Q W_Kᵀ``).
@@ -23,104 +28,126 @@ from torch import nn
 from ..errors import UserInputError
 
 
-class Block(nn.Module):
-    """One pre-LN transformer block with explicit per-head factors."""
+def _ln(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Per-member LayerNorm of ``x (E, B, n, d)`` with gain and bias ``(E, d)``."""
+    return F.layer_norm(x, x.shape[-1:]) * w[:, None, None] + b[:, None, None]
 
-    def __init__(self, d_model: int, n_heads: int, d_mlp: int) -> None:
+
+class Block(nn.Module):
+    """One pre-LN transformer block for ``E`` members with explicit per-head factors."""
+
+    def __init__(self, E: int, d_model: int, n_heads: int, d_mlp: int) -> None:
         super().__init__()
         d_head = d_model // n_heads
-        self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-        self.W_Q = nn.Parameter(torch.empty(n_heads, d_model, d_head))
-        self.W_K = nn.Parameter(torch.empty(n_heads, d_model, d_head))
-        self.W_V = nn.Parameter(torch.empty(n_heads, d_model, d_head))
-        self.W_O = nn.Parameter(torch.empty(n_heads, d_head, d_model))
-        self.b_Q, self.b_K, self.b_V = (nn.Parameter(torch.zeros(n_heads, d_head)) for _ in range(3))
-        self.b_O = nn.Parameter(torch.zeros(d_model))
-        self.W_in, self.b_in = nn.Parameter(torch.empty(d_model, d_mlp)), nn.Parameter(torch.zeros(d_mlp))
-        self.W_out, self.b_out = nn.Parameter(torch.empty(d_mlp, d_model)), nn.Parameter(torch.zeros(d_model))
+        P = lambda *shape: nn.Parameter(torch.zeros(E, *shape))
+        self.ln1_w, self.ln1_b, self.ln2_w, self.ln2_b = P(d_model), P(d_model), P(d_model), P(d_model)
+        self.W_Q, self.W_K, self.W_V = (P(n_heads, d_model, d_head) for _ in range(3))
+        self.b_Q, self.b_K, self.b_V = (P(n_heads, d_head) for _ in range(3))
+        self.W_O, self.b_O = P(n_heads, d_head, d_model), P(d_model)
+        self.W_in, self.b_in = P(d_model, d_mlp), P(d_mlp)
+        self.W_out, self.b_out = P(d_mlp, d_model), P(d_model)
 
-    def attention(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Causal multi-head attention of ``x (B, n, d_model)``: output and pattern ``(B, H, n, n)``."""
-        n, d_head = x.shape[1], self.W_Q.shape[-1]
-        q = torch.einsum("bnd,hde->bhne", x, self.W_Q) + self.b_Q[:, None]  # (B, H, n, d_head)
-        k = torch.einsum("bnd,hde->bhne", x, self.W_K) + self.b_K[:, None]  # (B, H, n, d_head)
-        v = torch.einsum("bnd,hde->bhne", x, self.W_V) + self.b_V[:, None]  # (B, H, n, d_head)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(d_head)  # (B, H, n, n)
-        causal = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
-        pattern = scores.masked_fill(~causal, float("-inf")).softmax(dim=-1)  # (B, H, n, n), rows sum to 1
-        z = pattern @ v  # (B, H, n, d_head)
-        return torch.einsum("bhne,hed->bnd", z, self.W_O) + self.b_O, pattern  # (B, n, d_model)
+    def attention(self, x: torch.Tensor, return_pattern: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Causal attention of ``x (E, B, n, d)``: output ``(E, B, n, d)`` and, if asked, the pattern
+        ``(E, B, H, n, n)`` (explicit softmax); otherwise the fused kernel and no pattern."""
+        E, B, n, _ = x.shape
+        q = torch.einsum("ebnd,ehdk->ebhnk", x, self.W_Q) + self.b_Q[:, None, :, None]  # (E, B, H, n, dk)
+        k = torch.einsum("ebnd,ehdk->ebhnk", x, self.W_K) + self.b_K[:, None, :, None]
+        v = torch.einsum("ebnd,ehdk->ebhnk", x, self.W_V) + self.b_V[:, None, :, None]
+        pattern = None
+        if return_pattern:
+            scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])  # (E, B, H, n, n)
+            causal = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
+            pattern = scores.masked_fill(~causal, float("-inf")).softmax(dim=-1)  # rows sum to 1
+            z = pattern @ v  # (E, B, H, n, dk)
+        else:
+            flat = lambda t: t.reshape(E * B, *t.shape[2:])  # (E·B, H, n, dk)
+            z = F.scaled_dot_product_attention(flat(q), flat(k), flat(v), is_causal=True).view(q.shape)
+        return torch.einsum("ebhnk,ehkd->ebnd", z, self.W_O) + self.b_O[:, None, None], pattern
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        attn, pattern = self.attention(self.ln1(x))
-        x = x + attn  # (B, n, d_model)
-        x = x + F.gelu(self.ln2(x) @ self.W_in + self.b_in) @ self.W_out + self.b_out
-        return x, pattern
+    def forward(self, x: torch.Tensor, return_pattern: bool = False):
+        attn, pattern = self.attention(_ln(x, self.ln1_w, self.ln1_b), return_pattern)
+        x = x + attn  # (E, B, n, d)
+        h = F.gelu(_ln(x, self.ln2_w, self.ln2_b) @ self.W_in[:, None] + self.b_in[:, None, None])
+        return x + h @ self.W_out[:, None] + self.b_out[:, None, None], pattern
 
 
-class CausalLM(nn.Module):
-    """Causal LM over ``vocab_size`` tokens with context ``n_ctx``.
+class EnsembleLM(nn.Module):
+    """``E`` causal LMs over ``vocab_size`` tokens with context ``n_ctx``, member ``e`` drawn from ``seeds[e]``.
 
-    ``forward(idx (B, n))`` gives logits ``(B, n, vocab_size)``; with ``return_mixers=True`` also the
-    attention patterns ``(B, n_layers, n_heads, n, n)``. Weights are drawn from ``seed``
-    (``N(0, 0.02²)``, residual outputs ``N(0, (0.02/√(2L))²)``, nanoGPT's init), biases zero.
+    ``forward(idx (E, B, n))`` gives logits ``(E, B, n, vocab_size)``; with ``return_mixers=True``
+    also the attention patterns ``(E, B, n_layers, n_heads, n, n)``. Init (nanoGPT): weights
+    ``N(0, 0.02²)``, residual outputs ``N(0, (0.02/√(2L))²)``, LN gains 1, biases 0.
     """
 
     def __init__(
         self,
         vocab_size: int,
         n_ctx: int,
+        seeds: list[int],
         *,
         d_model: int = 64,
         n_layers: int = 2,
         n_heads: int = 4,
         d_mlp: int | None = None,
-        seed: int = 0,
     ) -> None:
         super().__init__()
         if d_model % n_heads:
             raise UserInputError(
                 f"The 'n_heads' parameter must divide d_model={d_model}. Got {n_heads} instead."
             )
-        self.vocab_size, self.n_ctx = vocab_size, n_ctx
-        self.tok_emb = nn.Parameter(torch.empty(vocab_size, d_model))  # W_E
-        self.pos_emb = nn.Parameter(torch.empty(n_ctx, d_model))  # W_pos
-        self.blocks = nn.ModuleList(Block(d_model, n_heads, d_mlp or 4 * d_model) for _ in range(n_layers))
-        self.ln_f = nn.LayerNorm(d_model)
-        self.W_U = nn.Parameter(torch.empty(d_model, vocab_size))
-        self._init(torch.Generator().manual_seed(int(seed)))
+        if not seeds:
+            raise UserInputError("An ensemble needs at least one member seed.")
+        E = len(seeds)
+        self.vocab_size, self.n_ctx, self.n_members = vocab_size, n_ctx, E
+        self.tok_emb = nn.Parameter(torch.zeros(E, vocab_size, d_model))  # W_E
+        self.pos_emb = nn.Parameter(torch.zeros(E, n_ctx, d_model))  # W_pos
+        self.blocks = nn.ModuleList(Block(E, d_model, n_heads, d_mlp or 4 * d_model) for _ in range(n_layers))
+        self.lnf_w, self.lnf_b = nn.Parameter(torch.ones(E, d_model)), nn.Parameter(torch.zeros(E, d_model))
+        self.W_U = nn.Parameter(torch.zeros(E, d_model, vocab_size))
+        for e, seed in enumerate(seeds):
+            self._init_member(e, torch.Generator().manual_seed(int(seed)))
 
-    def _init(self, gen: torch.Generator) -> None:
+    def _init_member(self, e: int, gen: torch.Generator) -> None:
         resid_std = 0.02 / math.sqrt(2 * len(self.blocks))
         with torch.no_grad():
             for name, p in self.named_parameters():
-                if p.dim() >= 2:
-                    std = resid_std if name.endswith(("W_O", "W_out")) else 0.02
-                    p.copy_(torch.randn(p.shape, generator=gen) * std)
+                leaf = name.rsplit(".", 1)[-1]
+                if leaf in ("ln1_w", "ln2_w", "lnf_w"):
+                    p[e] = 1.0
+                elif p.dim() >= 3:  # a weight matrix (member axis first)
+                    std = resid_std if leaf in ("W_O", "W_out") else 0.02
+                    p[e] = torch.randn(p.shape[1:], generator=gen) * std
 
     @property
     def n_heads(self) -> int:
-        return self.blocks[0].W_Q.shape[0]
+        return self.blocks[0].W_Q.shape[1]
 
     def forward(self, idx: torch.Tensor, *, return_mixers: bool = False):
-        n = idx.shape[1]
+        E, B, n = idx.shape
         if n > self.n_ctx:
             raise UserInputError(f"The input must have at most n_ctx={self.n_ctx} tokens. Got {n} instead.")
-        x = self.tok_emb[idx] + self.pos_emb[:n]  # (B, n, d_model)
+        members = torch.arange(E, device=idx.device)[:, None, None]
+        x = self.tok_emb[members, idx] + self.pos_emb[:, None, :n]  # (E, B, n, d)
         patterns = []
         for block in self.blocks:
-            x, pattern = block(x)
+            x, pattern = block(x, return_mixers)
             patterns.append(pattern)
-        logits = self.ln_f(x) @ self.W_U  # (B, n, vocab_size)
-        return (logits, torch.stack(patterns, dim=1)) if return_mixers else logits  # mixers (B, L, H, n, n)
+        logits = _ln(x, self.lnf_w, self.lnf_b) @ self.W_U[:, None]  # (E, B, n, V)
+        return (logits, torch.stack(patterns, dim=2)) if return_mixers else logits  # (E, B, L, H, n, n)
 
-    def loss(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """Mean next-token cross-entropy in nats."""
-        logits = self(idx)  # (B, n, V)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    def member_losses(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Mean next-token cross-entropy (nats) of each member: ``(E,)``."""
+        logits = self(idx)  # (E, B, n, V)
+        nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none")
+        return nll.view(idx.shape[0], -1).mean(dim=1)
 
-    def qk_factors(self) -> tuple[np.ndarray, np.ndarray]:
-        """``W_Q, W_K`` of every head as float64: each ``(n_layers, n_heads, d_model, d_head)``."""
-        W_Q = torch.stack([b.W_Q.detach() for b in self.blocks]).double().cpu().numpy()
-        W_K = torch.stack([b.W_K.detach() for b in self.blocks]).double().cpu().numpy()
-        return W_Q, W_K
+    def qk_factors(self, *, fold_ln: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """``W_Q, W_K`` of every head, float64, each ``(E, n_layers, n_heads, d_model, d_head)``;
+        ``fold_ln`` multiplies row ``i`` by the LN1 gain ``γ_i`` (the kernel seen by the normalised input)."""
+        W_Q = torch.stack([b.W_Q.detach() for b in self.blocks], dim=1).double()  # (E, L, H, d, dk)
+        W_K = torch.stack([b.W_K.detach() for b in self.blocks], dim=1).double()
+        if fold_ln:
+            gain = torch.stack([b.ln1_w.detach() for b in self.blocks], dim=1).double()  # (E, L, d)
+            W_Q, W_K = W_Q * gain[:, :, None, :, None], W_K * gain[:, :, None, :, None]
+        return W_Q.cpu().numpy(), W_K.cpu().numpy()

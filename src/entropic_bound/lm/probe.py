@@ -1,15 +1,16 @@
-"""Per-head measurements of a :class:`~entropic_bound.lm.model.CausalLM` checkpoint (E7).
+"""Per-head measurements of every member of an :class:`~entropic_bound.lm.model.EnsembleLM` (E7).
 
-- **Static kernel** ``K_h = W_Q^h W_K^hᵀ``: singular values from the factors
-  (:func:`entropic_bound.inspect.kernel_singular_values`, float64, never a ``d_model × d_model``
-  SVD) and every SPEC §4 estimator on them, with ``shape = (d_head, d_head)`` as in ``inspect``
-  (the kernel's nonzero spectrum lives in a ``d_head × d_head`` core). Raw weights: the pre-LN
-  scale is not folded in.
-- **Realised mixers** on fixed held-out windows: the attention patterns ``(B, L, H, n, n)`` and
-  :func:`entropic_bound.inspect.mixer_summary` (sink score, locality mass within ±w, position-prior
-  share, realised-mixer ranks), causal.
+- **Static kernel**, two measures, both from the factors (float64, never a ``d_model × d_model``
+  SVD): ``K`` — ``diag(γ) W_Q W_Kᵀ diag(γ)`` with the LN1 gain ``γ`` folded in (the kernel that
+  acts on the normalised input), spectrum in a ``d_head × d_head`` core; ``dK`` — its change from
+  initialisation ``K_t − K_0`` as the product of the width-``2·d_head`` factors
+  ``[W_Q^t, −W_Q^0]`` and ``[W_K^t, W_K^0]`` (both folded), so the random init's rank does not mask
+  what training wrote (a change below 1e-9 of the kernel's norm is round-off: rank 0). Every SPEC §4 estimator on each: keys ``K_<estimator>``, ``dK_<estimator>``.
+- ``qk_norm``: ``sqrt(||W_Q||² + ||W_K||²)`` (folded) per head — a statistic that drifts over
+  training and serves as C12's control.
+- **Realised mixers** on fixed held-out windows: :func:`~entropic_bound.lm.structure.structure_summary`.
 
-Every value is an array ``(n_layers, n_heads)`` keyed ``K_<estimator>``, ``sink_score``, …
+Every value is an array ``(E, n_layers, n_heads)``.
 """
 
 from __future__ import annotations
@@ -17,57 +18,47 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..inspect import kernel_singular_values, mixer_summary
-from ..spectra import estimate_all
-from .model import CausalLM
+from ..spectra import estimate_all, factored_singular_values
+from .model import EnsembleLM
+from .structure import structure_summary
 
 
-def kernel_spectra(model: CausalLM) -> np.ndarray:
-    """Singular values of every head's ``W_Q W_Kᵀ``: ``(n_layers, n_heads, d_head)`` float64."""
-    W_Q, W_K = model.qk_factors()  # (L, H, d_model, d_head) each
-    return kernel_singular_values(W_Q, W_K)
+def _ranks(sv: np.ndarray, prefix: str) -> dict[str, np.ndarray]:
+    core = sv.shape[-1]
+    return {f"{prefix}_{k}": np.asarray(v, float) for k, v in estimate_all(sv, shape=(core, core)).items()}
 
 
-def kernel_ranks(singular_values: np.ndarray) -> dict[str, np.ndarray]:
-    """Every panel estimator on kernel spectra ``(..., d_head)``: ``{"K_<key>": (...)}``."""
-    d_head = singular_values.shape[-1]
-    return {f"K_{k}": v for k, v in estimate_all(singular_values, shape=(d_head, d_head)).items()}
+class KernelProbe:
+    """Kernel measures of an ensemble relative to its initial factors (captured at construction)."""
+
+    def __init__(self, model: EnsembleLM) -> None:
+        self.init = model.qk_factors(fold_ln=True)  # (E, L, H, d, dk) each
+
+    def __call__(self, model: EnsembleLM) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Folded kernel spectra ``(E, L, H, d_head)`` and ``{K_*, dK_*, qk_norm}`` each ``(E, L, H)``."""
+        W_Q, W_K = model.qk_factors(fold_ln=True)
+        Q0, K0 = self.init
+        sv = factored_singular_values(W_Q, W_K)  # (E, L, H, dk)
+        dsv = factored_singular_values(np.concatenate([W_Q, -Q0], -1), np.concatenate([W_K, K0], -1))
+        unchanged = dsv[..., :1] <= 1e-9 * np.maximum(sv[..., :1], 1e-300)  # round-off only: rank 0
+        dsv = np.where(unchanged, 0.0, dsv)
+        stats = {**_ranks(sv, "K"), **_ranks(dsv, "dK")}
+        stats["qk_norm"] = np.sqrt((W_Q**2).sum(axis=(-2, -1)) + (W_K**2).sum(axis=(-2, -1)))
+        return sv, stats
 
 
 @torch.no_grad()
-def model_mixers(model: CausalLM, idx: torch.Tensor) -> np.ndarray:
-    """Attention patterns on ``idx (B, n)``: ``(B, n_layers, n_heads, n, n)`` float64."""
+def ensemble_mixers(model: EnsembleLM, idx: torch.Tensor) -> np.ndarray:
+    """Attention patterns on ``idx (E, B, n)``: ``(E, B, n_layers, n_heads, n, n)`` float64."""
     was_training = model.training
     model.eval()
-    _, mixers = model(idx, return_mixers=True)
+    _, mixers = model(idx.to(next(model.parameters()).device), return_mixers=True)
     model.train(was_training)
-    return mixers.double().numpy()
+    return mixers.double().cpu().numpy()
 
 
-def probe(model: CausalLM, idx: torch.Tensor, *, window: int = 2) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Kernel spectra ``(L, H, d_head)`` and every per-head statistic ``{name: (L, H)}`` of ``model``."""
-    sv = kernel_spectra(model)
-    stats = kernel_ranks(sv)
-    summary = mixer_summary(model_mixers(model, idx), causal=True, window=window)
-    stats.update({k: np.asarray(v, dtype=np.float64) for k, v in summary.items()})
-    return sv, stats
-
-
-def structural_explained(
-    sink: np.ndarray,
-    locality: np.ndarray,
-    positional: np.ndarray,
-    *,
-    sink_threshold: float,
-    locality_threshold: float,
-    positional_threshold: float,
-) -> np.ndarray:
-    """Heads whose realised mixer a structural prior explains: a sink head (sink score above its
-    threshold), a local head (locality mass at least its threshold) or a positional head (position-only
-    prior share at least its threshold). Elementwise over equal-shaped arrays; NaN counts as not explained."""
-    with np.errstate(invalid="ignore"):
-        return (
-            (np.nan_to_num(sink, nan=-np.inf) > sink_threshold)
-            | (np.nan_to_num(locality, nan=-np.inf) >= locality_threshold)
-            | (np.nan_to_num(positional, nan=-np.inf) >= positional_threshold)
-        )
+def mixer_stats(model: EnsembleLM, idx: torch.Tensor, *, window: int) -> dict[str, np.ndarray]:
+    """Structure scores of every member's realised mixers: ``{name: (E, L, H)}``."""
+    mixers = ensemble_mixers(model, idx)  # (E, B, L, H, n, n)
+    per_member = [structure_summary(m, causal=True, window=window) for m in mixers]
+    return {k: np.stack([s[k] for s in per_member]) for k in per_member[0]}

@@ -1,16 +1,21 @@
-"""Training a :class:`~entropic_bound.lm.model.CausalLM` with AdamW on random windows of a corpus.
+"""Training an :class:`~entropic_bound.lm.model.EnsembleLM`: every member on its own corpus, at once.
 
-Every step draws ``batch_size`` windows of ``n_ctx + 1`` tokens from the training split (start
-positions from an explicit ``torch.Generator``) and takes one AdamW step on the mean next-token
-cross-entropy; the learning rate warms up linearly over ``warmup`` steps, then follows a cosine to
-``lr · lr_final_ratio``. At log-spaced steps (:func:`checkpoint_steps`, step 0 included) the
-weights are copied in memory and the loss is measured on fixed evaluation windows of the training
-and held-out splits. A non-finite loss stops training and records the step as diverged.
+Each step draws, for member ``e``, ``batch_size`` windows of ``n_ctx + 1`` tokens from *its*
+training split (start positions from *its* ``torch.Generator``) and takes one AdamW step on the
+sum of the members' mean next-token cross-entropies. AdamW is elementwise and the gradient is
+clipped per member (each member's own global norm), so member ``e`` follows exactly the path it
+would follow alone. The learning rate warms up linearly over ``warmup`` steps, then follows a
+cosine to ``lr · lr_final_ratio``. At log-spaced steps (:func:`checkpoint_steps`, step 0 included)
+the loss is measured on fixed windows of each member's training and held-out splits and
+``on_checkpoint(step, model)`` is called (the probes). The model may live on any device (windows
+are cut on the CPU and moved to it); outcomes are CPU arrays. The mean training-batch loss is kept every
+``max(1, steps // 100)`` steps (the loss curve). A member whose loss turns non-finite is recorded
+as diverged at that step and contributes nothing from then on.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +23,8 @@ import torch
 
 from ..config import param
 from ..errors import DataError
-from .model import CausalLM
+from ..training.schedules import checkpoint_steps, cosine_lr
+from .model import EnsembleLM
 
 
 @dataclass(frozen=True)
@@ -30,14 +36,8 @@ class LMTrainConfig:
     warmup: int = param(20, ge=0)
     weight_decay: float = param(0.01, ge=0.0)
     grad_clip: float = param(1.0, gt=0.0)
-    checkpoints: int = param(12, ge=2, le=1000, doc="log-spaced steps at which weights are kept")
+    checkpoints: int = param(12, ge=2, le=1000, doc="log-spaced steps at which the probes run")
     eval_windows: int = param(32, ge=1, le=100_000, doc="fixed windows per split for the checkpoint losses")
-
-
-def checkpoint_steps(steps: int, count: int) -> list[int]:
-    """Step 0 and up to ``count - 1`` distinct log-spaced steps in ``[1, steps]``, ``steps`` included."""
-    logs = np.unique(np.rint(np.geomspace(1, steps, max(count - 1, 1))).astype(int))
-    return [0, *logs.tolist()]
 
 
 def windows(tokens: torch.Tensor, starts: torch.Tensor, n_ctx: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -55,85 +55,122 @@ def random_starts(n_tokens: int, n_ctx: int, count: int, gen: torch.Generator) -
     return torch.randint(0, n_tokens - n_ctx - 1, (count,), generator=gen)
 
 
+def member_windows(splits: list[torch.Tensor], starts: list[torch.Tensor], n_ctx: int):
+    """Stacked inputs and targets ``(E, B, n_ctx)``: member ``e``'s windows of ``splits[e]``."""
+    pairs = [windows(t, s, n_ctx) for t, s in zip(splits, starts)]
+    return torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
+
+
 @torch.no_grad()
-def eval_loss(model: CausalLM, tokens: torch.Tensor, starts: torch.Tensor, chunk: int = 64) -> float:
-    """Mean next-token cross-entropy (nats) over the windows at ``starts``."""
-    was_training = model.training
+def eval_losses(model: EnsembleLM, x: torch.Tensor, y: torch.Tensor, chunk: int = 32) -> np.ndarray:
+    """Mean next-token cross-entropy (nats) of each member on its windows ``(E, W, n)``: ``(E,)``."""
+    was_training, device = model.training, next(model.parameters()).device
     model.eval()
-    total = 0.0
-    for i in range(0, len(starts), chunk):
-        x, y = windows(tokens, starts[i : i + chunk], model.n_ctx)
-        total += float(model.loss(x, y)) * len(x)
+    total = torch.zeros(x.shape[0], dtype=torch.float64)
+    for i in range(0, x.shape[1], chunk):
+        xs, ys = x[:, i : i + chunk].to(device), y[:, i : i + chunk].to(device)
+        total += model.member_losses(xs, ys).double().cpu() * xs.shape[1]
     model.train(was_training)
-    return total / len(starts)
+    return (total / x.shape[1]).numpy()
 
 
 def lr_at(step: int, cfg: LMTrainConfig) -> float:
     """Linear warm-up, then cosine from ``lr`` to ``lr · lr_final_ratio``."""
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    progress = (step - cfg.warmup) / max(cfg.steps - cfg.warmup, 1)
-    floor = cfg.lr * cfg.lr_final_ratio
-    return floor + 0.5 * (cfg.lr - floor) * (1 + math.cos(math.pi * min(progress, 1.0)))
+    return cosine_lr(step, cfg.steps, cfg.lr, cfg.lr * cfg.lr_final_ratio, cfg.warmup)
 
 
 @dataclass
-class LMTrainOutcome:
-    """Checkpoint steps, losses (nats) there, and a copy of the weights at each."""
+class EnsembleOutcome:
+    """Checkpoint steps and per-member losses (nats) there, the batch-loss curve, divergence steps."""
 
     steps: list[int] = field(default_factory=list)
-    train_loss: list[float] = field(default_factory=list)
-    val_loss: list[float] = field(default_factory=list)
-    snapshots: list[dict] = field(default_factory=list)
-    diverged_step: int | None = None
+    train_loss: list[np.ndarray] = field(default_factory=list)  # each (E,)
+    val_loss: list[np.ndarray] = field(default_factory=list)  # each (E,)
+    curve_steps: list[int] = field(default_factory=list)
+    batch_loss: list[np.ndarray] = field(default_factory=list)  # each (E,)
+    diverged_step: np.ndarray | None = None  # (E,), -1 where the member did not diverge
 
 
-def _checkpoint(model: CausalLM, out: LMTrainOutcome, step: int, data: dict) -> None:
-    out.steps.append(step)
-    out.train_loss.append(eval_loss(model, data["train"], data["train_starts"]))
-    out.val_loss.append(eval_loss(model, data["val"], data["val_starts"]))
-    out.snapshots.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+def clip_per_member(params: list[torch.Tensor], max_norm: float) -> None:
+    """Scale each member's gradients so that its own global norm is at most ``max_norm``."""
+    grads = [p.grad for p in params if p.grad is not None]
+    sq = sum(g.pow(2).flatten(1).sum(dim=1) for g in grads)  # (E,)
+    scale = (max_norm / (sq.sqrt() + 1e-6)).clamp(max=1.0)
+    for g in grads:
+        g.mul_(scale.view(-1, *([1] * (g.dim() - 1))))
 
 
-def train_lm(
-    model: CausalLM,
-    train_tokens: np.ndarray,
-    val_tokens: np.ndarray,
+def _optimizer(model: EnsembleLM, cfg: LMTrainConfig) -> torch.optim.AdamW:
+    decay = [p for p in model.parameters() if p.dim() >= 3]  # weight matrices (member axis first)
+    no_decay = [p for p in model.parameters() if p.dim() < 3]
+    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.99))
+
+
+def _step(model: EnsembleLM, opt, x: torch.Tensor, y: torch.Tensor, alive: torch.Tensor, clip: float):
+    """One AdamW step on the live members' summed losses; the members' losses ``(E,)`` (float64, CPU)."""
+    losses = model.member_losses(x, y)  # (E,)
+    live = alive.to(losses.device) & torch.isfinite(losses).detach()
+    opt.zero_grad(set_to_none=True)
+    torch.where(live, losses, torch.zeros_like(losses)).sum().backward()
+    clip_per_member(list(model.parameters()), clip)
+    opt.step()
+    return losses.detach().double().cpu()
+
+
+def train_ensemble(
+    model: EnsembleLM,
+    splits: list[tuple[np.ndarray, np.ndarray]],
     cfg: LMTrainConfig,
-    gen: torch.Generator,
-) -> LMTrainOutcome:
-    """Train ``model`` in place; return the checkpoint record (see module doc)."""
-    data = {
-        "train": torch.as_tensor(train_tokens, dtype=torch.long),
-        "val": torch.as_tensor(val_tokens, dtype=torch.long),
+    gens: list[torch.Generator],
+    on_checkpoint: Callable[[int, EnsembleLM], None] | None = None,
+) -> EnsembleOutcome:
+    """Train ``model`` in place, member ``e`` on ``splits[e] = (train, held_out)`` with ``gens[e]``."""
+    E, n, device = model.n_members, model.n_ctx, next(model.parameters()).device
+    train = [torch.as_tensor(t, dtype=torch.long) for t, _ in splits]
+    val = [torch.as_tensor(v, dtype=torch.long) for _, v in splits]
+    fixed = {
+        "train": member_windows(
+            train, [random_starts(len(t), n, cfg.eval_windows, g) for t, g in zip(train, gens)], n
+        ),
+        "val": member_windows(
+            val, [random_starts(len(v), n, cfg.eval_windows, g) for v, g in zip(val, gens)], n
+        ),
     }
-    data["train_starts"] = random_starts(len(train_tokens), model.n_ctx, cfg.eval_windows, gen)
-    data["val_starts"] = random_starts(len(val_tokens), model.n_ctx, cfg.eval_windows, gen)
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=cfg.lr,
-        betas=(0.9, 0.99),
+    opt, marks, out = (
+        _optimizer(model, cfg),
+        set(checkpoint_steps(cfg.steps, cfg.checkpoints)),
+        EnsembleOutcome(),
     )
-    marks = set(checkpoint_steps(cfg.steps, cfg.checkpoints))
-    out = LMTrainOutcome()
-    _checkpoint(model, out, 0, data)
+    alive, diverged = torch.ones(E, dtype=torch.bool), np.full(E, -1)
+    every, running = max(1, cfg.steps // 100), torch.zeros(E, dtype=torch.float64)
+
+    def checkpoint(step: int) -> None:
+        out.steps.append(step)
+        out.train_loss.append(eval_losses(model, *fixed["train"]))
+        out.val_loss.append(eval_losses(model, *fixed["val"]))
+        if on_checkpoint is not None:
+            on_checkpoint(step, model)
+
+    checkpoint(0)
     model.train()
     for step in range(1, cfg.steps + 1):
         for group in opt.param_groups:
             group["lr"] = lr_at(step - 1, cfg)
-        x, y = windows(
-            data["train"], random_starts(len(train_tokens), model.n_ctx, cfg.batch_size, gen), model.n_ctx
+        x, y = member_windows(
+            train, [random_starts(len(t), n, cfg.batch_size, g) for t, g in zip(train, gens)], n
         )
-        loss = model.loss(x, y)
-        if not torch.isfinite(loss):
-            out.diverged_step = step
-            break
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
+        losses = _step(model, opt, x.to(device), y.to(device), alive, cfg.grad_clip)  # (E,) on the CPU
+        diverged[(alive & ~torch.isfinite(losses)).numpy()] = step
+        alive &= torch.isfinite(losses)
+        running += torch.where(alive, losses, torch.full_like(running, float("nan")))
+        if step % every == 0:
+            out.curve_steps.append(step)
+            out.batch_loss.append((running / every).numpy().copy())
+            running.zero_()
         if step in marks:
-            _checkpoint(model, out, step, data)
+            checkpoint(step)
+        if not alive.any():
+            break
+    out.diverged_step = diverged
     return out

@@ -24,17 +24,12 @@ backward pass is the same few GEMMs. Padded factor columns get zero gradient
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ..errors import UserInputError
-from ..validation import check_choice, check_positive_int, check_rank
-from .base import EnsembleStudent, MemberSpec, member_generator, stack_padded
-
-POSITIONAL = ("none", "learned_absolute")
+from .base import EnsembleStudent, MemberSpec
 
 
 def shared_logits(X: Tensor, K: Tensor) -> Tensor:
@@ -89,56 +84,7 @@ class QKEnsemble(EnsembleStudent):
     accepts: tuple[str, ...] = (
         "n", "d", "d_v", "V_known", "n_heads", "positional", "v_init_scale", "dtype", "device",
     )  # fmt: skip
-    factors = ("W_Q", "W_K")  # rank-padded: columns past a member's rank stay zero
-
-    def __init__(
-        self,
-        members: Sequence[MemberSpec],
-        *,
-        n: int,
-        d: int,
-        d_v: int,
-        V_known: Tensor | None = None,
-        n_heads: int = 1,
-        positional: str = "none",
-        v_init_scale: float = 1.0,
-        dtype: torch.dtype = torch.float32,
-        device: torch.device | str | None = None,
-        **extra: object,
-    ) -> None:
-        super().__init__()
-        for name, value in (("n", n), ("d", d), ("d_v", d_v), ("n_heads", n_heads)):
-            check_positive_int(name, value)
-        check_choice("positional", positional, POSITIONAL)
-        if positional != "none" and not self.supports_positional:
-            raise UserInputError(
-                f"The 'positional' option is only available for B1 and B2. Got {positional!r} for {self.rung}."
-            )
-        if not members:
-            raise UserInputError("An ensemble needs at least one member. Got 0 instead.")
-        for m in members:
-            check_rank("rank", m.rank, d, what=f"the per-head query–key width is at most d={d}")
-        if V_known is not None and tuple(V_known.shape) != (d, d_v):
-            raise UserInputError(
-                f"The 'V_known' matrix must have shape ({d}, {d_v}). Got {tuple(V_known.shape)} instead."
-            )
-        self.n_models, self.n, self.d, self.d_v, self.n_heads = len(members), n, d, d_v, n_heads
-        self.positional, self.ranks = positional, [int(m.rank) for m in members]
-        width = max(self.ranks)
-        params: dict[str, list[Tensor]] = {}
-        for m in members:
-            g = member_generator(m.seed)
-            for name, t in self._draw_member(m, g, V_known is None, v_init_scale, extra).items():
-                params.setdefault(name, []).append(t.to(dtype))
-        self.W_Q = nn.Parameter(stack_padded(params.pop("W_Q"), width))  # (M, h, d, r_max)
-        self.W_K = nn.Parameter(stack_padded(params.pop("W_K"), width))  # (M, h, d, r_max)
-        self.V = nn.Parameter(torch.stack(params.pop("V"))) if V_known is None else None  # (M, d, d_v)
-        self.register_buffer("V_fixed", None if V_known is None else V_known.detach().to(dtype))  # (d, d_v)
-        self.P = nn.Parameter(torch.stack(params.pop("P"))) if "P" in params else None  # (M, n, d)
-        for name, ts in params.items():
-            setattr(self, name, nn.Parameter(torch.stack(ts)))
-        if device is not None:
-            self.to(device)
+    factors = ("W_Q", "W_K")
 
     # ----- initialisation
     def _draw_member(
@@ -156,6 +102,10 @@ class QKEnsemble(EnsembleStudent):
         out.update(self._init_extra(g, extra))
         return out
 
+    def _register_params(self, params: dict[str, list[Tensor]]) -> None:
+        self.P = nn.Parameter(torch.stack(params.pop("P"))) if "P" in params else None  # (M, n, d)
+        super()._register_params(params)
+
     def _init_extra(self, g: torch.Generator, extra: dict) -> dict[str, Tensor]:
         if extra:
             raise TypeError(f"unexpected keyword arguments {sorted(extra)}")
@@ -166,14 +116,8 @@ class QKEnsemble(EnsembleStudent):
         """``K_h = W_Q^h W_K^hᵀ``, ``(M, h, d, d)`` (with gradient)."""
         return self.W_Q @ self.W_K.transpose(-1, -2)
 
-    def value(self) -> Tensor:
-        """``V (M, d, d_v)``, or the shared known ``(d, d_v)``."""
-        return self.V if self.V is not None else self.V_fixed
-
     def operators(self) -> dict[str, Tensor]:
-        V = self.value()
-        V = V if V.dim() == 3 else V.expand(self.n_models, -1, -1)
-        return {"W_Q": self.W_Q.detach(), "W_K": self.W_K.detach(), "V": V.detach()}
+        return {"W_Q": self.W_Q.detach(), "W_K": self.W_K.detach(), "V": self.values().detach()}
 
     def spectra(self) -> dict[str, np.ndarray]:
         """``{"K": (M, h, r_max)}``: float64 singular values of ``K_h`` from its factors."""

@@ -20,6 +20,11 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from ..errors import UserInputError
+from ..validation import check_choice, check_positive_int, check_rank
+
+POSITIONAL = ("none", "learned_absolute")
+
 
 @dataclass(frozen=True)
 class MemberSpec:
@@ -48,12 +53,102 @@ def stack_padded(factors: Sequence[Tensor], width: int) -> Tensor:
 class EnsembleStudent(nn.Module):
     """Base class: ``M`` models with a leading model axis on every parameter.
 
-    Subclasses implement ``forward``, ``operators`` and ``mixers``; ``spectra`` defaults to the
+    The constructor checks the shapes, then draws each member's parameters from its own generator
+    (:meth:`_draw_member`, in the order the subclass returns them) and stacks them: the rank-padded
+    ``factors`` first, then a learned ``V`` (or the shared buffer ``V_fixed`` when ``V_known`` is
+    given), then the subclass's own parameters (:meth:`_register_params`). Subclasses implement
+    ``_draw_member``, ``forward``, ``operators`` and ``mixers``; ``spectra`` defaults to the
     singular values of every square operator.
     """
 
     rung: str = ""
     n_models: int
+    factors: tuple[str, ...] = ()  # rank-padded: columns past a member's rank stay zero
+    rank_bound: tuple[str, str] = ("d", "the per-head query–key width is at most d")  # (side, why)
+    supports_positional = False
+    positional_note = ""  # why a rung without positions has none
+    supports_heads = True
+    default_dtype: torch.dtype = torch.float32
+
+    def __init__(
+        self,
+        members: Sequence[MemberSpec],
+        *,
+        n: int,
+        d: int,
+        d_v: int,
+        V_known: Tensor | None = None,
+        n_heads: int = 1,
+        positional: str = "none",
+        v_init_scale: float = 1.0,
+        dtype: torch.dtype | None = None,
+        device: torch.device | str | None = None,
+        **extra: object,
+    ) -> None:
+        super().__init__()
+        self._check(members, n=n, d=d, d_v=d_v, V_known=V_known, n_heads=n_heads, positional=positional)
+        self.n_models, self.n, self.d, self.d_v, self.n_heads = len(members), n, d, d_v, n_heads
+        self.positional, self.ranks = positional, [int(m.rank) for m in members]
+        self.init_dtype = self.default_dtype if dtype is None else dtype
+        params: dict[str, list[Tensor]] = {}
+        for m in members:
+            g = member_generator(m.seed)
+            for name, t in self._draw_member(m, g, V_known is None, v_init_scale, extra).items():
+                params.setdefault(name, []).append(t.to(self.init_dtype))
+        for name in self.factors:
+            setattr(
+                self, name, nn.Parameter(stack_padded(params.pop(name), max(self.ranks)))
+            )  # (M, …, r_max)
+        self.V = nn.Parameter(torch.stack(params.pop("V"))) if V_known is None else None  # (M, d, d_v)
+        V_fixed = None if V_known is None else V_known.detach().to(self.init_dtype)
+        self.register_buffer("V_fixed", V_fixed)  # (d, d_v)
+        self._register_params(params)
+        if device is not None:
+            self.to(device)
+
+    def _check(self, members: Sequence[MemberSpec], *, n, d, d_v, V_known, n_heads, positional) -> None:
+        for name, value in (("n", n), ("d", d), ("d_v", d_v), ("n_heads", n_heads)):
+            check_positive_int(name, value)
+        check_choice("positional", positional, POSITIONAL)
+        if positional != "none" and not self.supports_positional:
+            raise UserInputError(
+                f"The 'positional' option is only available for B1 and B2{self.positional_note}. "
+                f"Got {positional!r} for {self.rung}."
+            )
+        if n_heads != 1 and not self.supports_heads:
+            raise UserInputError(f"The 'n_heads' option is for B1–B3. Got {n_heads} for {self.rung}.")
+        if not members:
+            raise UserInputError("An ensemble needs at least one member. Got 0 instead.")
+        side, why = self.rank_bound
+        bound = {"n": n, "d": d}[side]
+        for m in members:
+            check_rank("rank", m.rank, bound, what=f"{why}={bound}")
+        if V_known is not None and tuple(V_known.shape) != (d, d_v):
+            raise UserInputError(
+                f"The 'V_known' matrix must have shape ({d}, {d_v}). Got {tuple(V_known.shape)} instead."
+            )
+
+    def _draw_member(
+        self, m: MemberSpec, g: torch.Generator, learn_v: bool, v_init_scale: float, extra: dict
+    ) -> dict[str, Tensor]:  # pragma: no cover - interface
+        """Member ``m``'s parameters drawn from ``g``: the ``factors`` at width ``m.rank``, ``V`` when
+        ``learn_v``, then the subclass's own."""
+        raise NotImplementedError
+
+    def _register_params(self, params: dict[str, list[Tensor]]) -> None:
+        """Stack and register the subclass's own per-member parameters (what is left after ``factors``
+        and ``V``), in the order they were drawn."""
+        for name, ts in params.items():
+            setattr(self, name, nn.Parameter(torch.stack(ts)))
+
+    def value(self) -> Tensor:
+        """``V (M, d, d_v)``, or the shared known ``(d, d_v)``."""
+        return self.V if self.V is not None else self.V_fixed
+
+    def values(self) -> Tensor:
+        """``V`` per model, ``(M, d, d_v)`` (the known ``V*`` expanded, not copied)."""
+        V = self.value()
+        return V if V.dim() == 3 else V.expand(self.n_models, -1, -1)
 
     def forward(self, X: Tensor) -> Tensor:  # pragma: no cover - interface
         """``X (B, n, d)`` shared by all models, or ``(M, B, n, d)`` → ``(M, B, n, d_v)``."""

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
-from ..errors import UserInputError
 from ..registry import STUDENTS
-from ..validation import check_rank
-from .base import EnsembleStudent, MemberSpec, member_generator, stack_padded
+from .base import EnsembleStudent, MemberSpec
 
 
 @STUDENTS.register("B0", summary="linear surrogate A X V with A = P Qᵀ (fixed token mixer)")
@@ -25,47 +22,23 @@ class LinearOperatorEnsemble(EnsembleStudent):
     rung = "B0"
 
     accepts = ("n", "d", "d_v", "V_known", "v_init_scale", "dtype", "positional")
-    factors = ("P", "Q")  # rank-padded: columns past a member's rank stay zero
+    factors = ("P", "Q")
+    rank_bound = ("n", "the operator is n×n with n")
+    supports_heads = False
+    positional_note = " (B0's fixed operator already knows positions)"
+    default_dtype = torch.float64
 
-    def __init__(
-        self,
-        members: Sequence[MemberSpec],
-        *,
-        n: int,
-        d: int,
-        d_v: int,
-        V_known: Tensor | None = None,
-        v_init_scale: float = 1.0,
-        dtype: torch.dtype = torch.float64,
-        positional: str = "none",
-    ) -> None:
-        super().__init__()
-        if positional != "none":
-            raise UserInputError(
-                f"positional information is for B1 and B2 only (B0's fixed operator already knows positions). "
-                f"Got positional={positional!r} for B0."
-            )
-        for m in members:
-            check_rank("rank", m.rank, n, what=f"the operator is n×n with n={n}")
-        self.n_models, self.n, self.d, self.d_v = len(members), n, d, d_v
-        self.ranks = [int(m.rank) for m in members]
-        width = max(m.rank for m in members)
-        P, Q, V = [], [], []
-        for m in members:
-            g = member_generator(m.seed)
-            P.append(torch.randn(n, m.rank, generator=g, dtype=dtype) * m.init_scale)
-            Q.append(torch.randn(n, m.rank, generator=g, dtype=dtype) * m.init_scale)
-            if V_known is None:
-                V.append(torch.randn(d, d_v, generator=g, dtype=dtype) * (v_init_scale / math.sqrt(d)))
-        self.P = nn.Parameter(stack_padded(P, width))  # (M, n, r_max)
-        self.Q = nn.Parameter(stack_padded(Q, width))  # (M, n, r_max)
-        if V_known is None:
-            self.V = nn.Parameter(torch.stack(V))  # (M, d, d_v)
-            self.register_buffer("V_fixed", None)
-        else:
-            assert V_known.shape == (d, d_v), f"V_known {tuple(V_known.shape)} != {(d, d_v)}"
-            self.V = None
-            self.register_buffer("V_fixed", V_known.to(dtype))  # (d, d_v)
+    def _draw_member(
+        self, m: MemberSpec, g: torch.Generator, learn_v: bool, v_init_scale: float, extra: dict
+    ) -> dict[str, Tensor]:
+        n, d, d_v, dtype = self.n, self.d, self.d_v, self.init_dtype  # drawn in the model's dtype
+        out = {
+            "P": torch.randn(n, m.rank, generator=g, dtype=dtype) * m.init_scale,
+            "Q": torch.randn(n, m.rank, generator=g, dtype=dtype) * m.init_scale,
+        }
+        if learn_v:
+            out["V"] = torch.randn(d, d_v, generator=g, dtype=dtype) * (v_init_scale / math.sqrt(d))
+        return out
 
     @property
     def A(self) -> Tensor:
@@ -77,19 +50,15 @@ class LinearOperatorEnsemble(EnsembleStudent):
             XV = X @ self.V_fixed  # (B, n, d_v), shared by all models
             return torch.einsum("mij,bjv->mbiv", A, XV)  # (M, B, n, d_v)
         X = self.expand_inputs(X, self.n_models)  # (M, B, n, d)
-        V = self.V if self.V is not None else self.V_fixed.expand(self.n_models, -1, -1)
         AX = torch.einsum("mij,mbjd->mbid", A, X)  # (M, B, n, d)
-        return AX @ V.unsqueeze(1)  # (M, B, n, d_v)
+        return AX @ self.values().unsqueeze(1)  # (M, B, n, d_v)
 
     def moment_loss(self, moments) -> Tensor:
         """Full-batch MSE per model from the data's moments (see ``training.moments``) → ``(M,)``."""
-        V = self.V if self.V is not None else self.V_fixed.expand(self.n_models, -1, -1)
-        return moments.loss(self.A, V)
+        return moments.loss(self.A, self.values())
 
     def operators(self) -> dict[str, Tensor]:
-        ops = {"A": self.A.detach()}
-        ops["V"] = (self.V if self.V is not None else self.V_fixed.expand(self.n_models, -1, -1)).detach()
-        return ops
+        return {"A": self.A.detach(), "V": self.values().detach()}
 
     def spectra(self):
         from ..spectra import singular_values

@@ -1,13 +1,15 @@
 """One readable line of key evidence per claim, for the report's summary and the terminal table.
 
-Each function reads the evidence dict its experiment writes and returns a short sentence with
-rounded numbers. A function that meets evidence of another shape (a key renamed, an inconclusive
+Each line reads the evidence dict its experiment writes and returns a short sentence with
+rounded numbers: a template over the evidence's keys where one sentence says it (:func:`template_line`),
+a function where the evidence is nested. A line that meets evidence of another shape (a key renamed, an inconclusive
 verdict with only a reason) raises, and :func:`entropic_bound.report.evidence.evidence_line`
 falls back to the evidence's own ``summary`` or its first numbers.
 """
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable
 
 from .format import number
@@ -17,27 +19,30 @@ def _pct(x) -> str:
     return "—" if x is None else f"{100 * float(x):.0f}%"
 
 
-def c1(e: dict) -> str:
-    return (
-        f"measured / closed-form excess below r*: median {number(e['median_ratio'], 4)} "
-        f"(10–90% range {number(e['q10'], 4)}–{number(e['q90'], 4)}) over {e['runs']} runs"
-    )
+class _EvidenceFormatter(string.Formatter):
+    """``str.format`` over an evidence dict with the report's number styles as format specs:
+    ``{key:n}`` → :func:`number`, ``{key:n4}`` → :func:`number` to 4 digits, ``{key:pct}`` → a whole
+    percentage. A missing key raises ``KeyError``, which sends the caller to its fallback line."""
+
+    def format_field(self, value, format_spec: str) -> str:
+        if format_spec == "pct":
+            return _pct(value)
+        if format_spec == "n" or (format_spec[:1] == "n" and format_spec[1:].isdigit()):
+            return number(value, int(format_spec[1:] or 3))
+        return super().format_field(value, format_spec)
 
 
-def c2(e: dict) -> str:
-    return (
-        f"at r ≥ r*: {e['runs_reaching_floor']}/{e['runs_at_or_above_r_star']} runs reach the floor "
-        f"(worst relative excess {number(e['max_rel_excess_at_or_above_r_star'])}); transition ratio "
-        f"excess(r*−1)/excess(r*) median {number(e['median_transition_ratio'])}, min {number(e['min_transition_ratio'])}"
-    )
+_FORMATTER = _EvidenceFormatter()
 
 
-def c3(e: dict) -> str:
-    return (
-        f"{e['estimator']} = r* in {_pct(e['rate_gd_small_init_identified'])} of identified GD small-init runs "
-        f"(large init {_pct(e['rate_gd_large_init_identified'])}, Adam {_pct(e['rate_adam_small_init_identified'])}); "
-        f"median relative error of A {number(e['median_rel_error_gd_small_identified'])}"
-    )
+def fill(template: str, evidence: dict) -> str:
+    """``template`` with its ``{key:spec}`` fields filled from ``evidence`` (see :class:`_EvidenceFormatter`)."""
+    return _FORMATTER.vformat(template, (), evidence)
+
+
+def template_line(template: str) -> Callable[[dict], str]:
+    """A claim line that is one template over the evidence's top-level keys."""
+    return lambda e: fill(template, e)
 
 
 def c4(e: dict) -> str:
@@ -52,18 +57,14 @@ def c5(e: dict) -> str:
     parts = []
     for teacher, t in e["by_teacher"].items():
         parts.append(
-            f"{teacher}: {_pct(t['frac_at_or_above_reaching_floor'])} of {t['runs_at_or_above']} runs at r ≥ r* "
-            f"reach the floor, below r* relative excess ≥ {number(t['min_rel_excess_below'])}"
+            f"{teacher}: "
+            + fill(
+                "{frac_at_or_above_reaching_floor:pct} of {runs_at_or_above} runs at r ≥ r* reach the floor, "
+                "below r* relative excess ≥ {min_rel_excess_below:n}",
+                t,
+            )
         )
     return "; ".join(parts)
-
-
-def c6(e: dict) -> str:
-    return (
-        f"softmax / linear excess at r = r*−1: median {number(e['median_ratio_k0'])} normalised by the K = 0 "
-        f"excess, {number(e['median_ratio_signal'])} by the signal ({e['pairs']} pairs); "
-        f"{_pct(e['softmax_frac_reaching_floor_at_r_star'])} of softmax runs reach the floor at r = r*"
-    )
 
 
 def c7(e: dict) -> str:
@@ -71,13 +72,6 @@ def c7(e: dict) -> str:
     return (
         f"{e['estimator']} within {number(e['tolerance'])} of r*: {', '.join(parts)} "
         f"(large init {_pct(e['rate_large_init'])})"
-    )
-
-
-def c8(e: dict) -> str:
-    return (
-        f"best under softmax: {e['best_under_softmax']} (mean error {number(e['best_error'])}); "
-        f"energy effective rank error {number(e['energy_effective_rank_error_softmax'])}"
     )
 
 
@@ -116,27 +110,6 @@ def c10(e: dict) -> str:
     return "; ".join(parts)
 
 
-def c11(e: dict) -> str:
-    return (
-        f"Spearman ρ(rank, complexity) = {number(e['rho'])} (95% CI {number(e['ci_low'])} to "
-        f"{number(e['ci_high'])}) over {e['corpora']} corpora"
-    )
-
-
-def c12(e: dict) -> str:
-    return (
-        f"median |ρ(rank, loss)| = {number(e['median_abs_rho_rank_loss'])} over {e['runs']} runs vs "
-        f"|ρ(rank, complexity)| = {number(e['abs_rho_rank_complexity'])}"
-    )
-
-
-def c13(e: dict) -> str:
-    return (
-        f"{_pct(e['share_explained'])} of {e['heads']} heads explained by a structural prior "
-        f"(sink {_pct(e['share_sink'])}, local {_pct(e['share_local'])}, positional {_pct(e['share_positional'])})"
-    )
-
-
 def x1(e: dict) -> str:
     rates = ", ".join(f"σ {s}: {number(r)}" for s, r in e["rate_by_sigma_at_N_max_all"].items())
     return (
@@ -152,19 +125,45 @@ def x2(e: dict) -> str:
 
 
 CLAIM_LINES: dict[str, Callable[[dict], str]] = {
-    "C1": c1,
-    "C2": c2,
-    "C3": c3,
+    "C1": template_line(
+        "measured / closed-form excess below r*: median {median_ratio:n4} "
+        "(10–90% range {q10:n4}–{q90:n4}) over {runs} runs"
+    ),
+    "C2": template_line(
+        "at r ≥ r*: {runs_reaching_floor}/{runs_at_or_above_r_star} runs reach the floor "
+        "(worst relative excess {max_rel_excess_at_or_above_r_star:n}); transition ratio "
+        "excess(r*−1)/excess(r*) median {median_transition_ratio:n}, min {min_transition_ratio:n}"
+    ),
+    "C3": template_line(
+        "{estimator} = r* in {rate_gd_small_init_identified:pct} of identified GD small-init runs "
+        "(large init {rate_gd_large_init_identified:pct}, Adam {rate_adam_small_init_identified:pct}); "
+        "median relative error of A {median_rel_error_gd_small_identified:n}"
+    ),
     "C4": c4,
     "C5": c5,
-    "C6": c6,
+    "C6": template_line(
+        "softmax / linear excess at r = r*−1: median {median_ratio_k0:n} normalised by the K = 0 "
+        "excess, {median_ratio_signal:n} by the signal ({pairs} pairs); "
+        "{softmax_frac_reaching_floor_at_r_star:pct} of softmax runs reach the floor at r = r*"
+    ),
     "C7": c7,
-    "C8": c8,
+    "C8": template_line(
+        "best under softmax: {best_under_softmax} (mean error {best_error:n}); "
+        "energy effective rank error {energy_effective_rank_error_softmax:n}"
+    ),
     "C9": c9,
     "C10": c10,
-    "C11": c11,
-    "C12": c12,
-    "C13": c13,
+    "C11": template_line(
+        "Spearman ρ(rank, complexity) = {rho:n} (95% CI {ci_low:n} to {ci_high:n}) over {corpora} corpora"
+    ),
+    "C12": template_line(
+        "median |ρ(rank, loss)| = {median_abs_rho_rank_loss:n} over {runs} runs vs "
+        "|ρ(rank, complexity)| = {abs_rho_rank_complexity:n}"
+    ),
+    "C13": template_line(
+        "{share_explained:pct} of {heads} heads explained by a structural prior "
+        "(sink {share_sink:pct}, local {share_local:pct}, positional {share_positional:pct})"
+    ),
     "X1": x1,
     "X2": x2,
 }

@@ -56,10 +56,12 @@ class Estimator:
         return self.fn(s, **params)
 
 
-def _register(name: str, *, formula: str, reference: str, integer: bool) -> Callable:
-    """Register ``fn`` as an :class:`Estimator`; defaults are read from its keyword-only signature."""
+def _register(*, formula: str, reference: str, integer: bool) -> Callable:
+    """Register ``fn`` as an :class:`Estimator` named after it; defaults are read from its keyword-only
+    signature and the summary from its docstring's first line."""
 
     def decorator(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+        name = fn.__name__
         defaults = {
             p.name: p.default
             for p in inspect.signature(fn).parameters.values()
@@ -111,7 +113,6 @@ def _entropy_exp(w: np.ndarray) -> np.ndarray:
 
 
 @_register(
-    "numerical_rank",
     formula="#{i : s_i > tol * s_1}",
     reference="Golub & Van Loan, Matrix Computations (4th ed.), §5.4.1 (numerical rank)",
     integer=True,
@@ -128,7 +129,6 @@ def numerical_rank(s: Any, *, tol: float = 1e-2) -> np.ndarray:
 
 
 @_register(
-    "energy_effective_rank",
     formula="exp(H(p)), p_i = s_i^2 / sum_j s_j^2",
     reference="Entropy of the normalised energy spectrum (Roy & Vetterli 2007 applied to s_i^2)",
     integer=False,
@@ -145,7 +145,6 @@ def energy_effective_rank(s: Any) -> np.ndarray:
 
 
 @_register(
-    "entropy_effective_rank",
     formula="exp(H(q)), q_i = s_i / sum_j s_j",
     reference="O. Roy and M. Vetterli, 'The effective rank: a measure of effective dimensionality', EUSIPCO 2007",
     integer=False,
@@ -161,7 +160,6 @@ def entropy_effective_rank(s: Any) -> np.ndarray:
 
 
 @_register(
-    "stable_rank",
     formula="sum_i s_i^2 / s_1^2",
     reference="M. Rudelson and R. Vershynin, 'Sampling from large matrices', J. ACM 54(4), 2007",
     integer=False,
@@ -177,7 +175,6 @@ def stable_rank(s: Any) -> np.ndarray:
 
 
 @_register(
-    "participation_ratio",
     formula="(sum_i s_i^2)^2 / sum_i s_i^4",
     reference="Participation ratio of the energies s_i^2; P. Gao, E. Trautmann, B. Yu et al., bioRxiv 214262, 2017",
     integer=False,
@@ -196,7 +193,6 @@ def participation_ratio(s: Any) -> np.ndarray:
 
 
 @_register(
-    "energy_threshold_rank",
     formula="min{k : sum_{i<=k} s_i^2 >= tau * sum_i s_i^2}",
     reference="Energy (explained-variance) criterion, I. T. Jolliffe, Principal Component Analysis (2nd ed.), §6.1.1",
     integer=True,
@@ -217,7 +213,6 @@ def energy_threshold_rank(s: Any, *, tau: float = 0.9) -> np.ndarray:
 
 
 @_register(
-    "largest_gap_rank",
     formula="argmax_i log(s_i / s_{i+1}) over s_{i+1} > floor * s_1; first drop below floor = infinite gap",
     reference="Largest spectral gap (eigengap heuristic), U. von Luxburg, 'A tutorial on spectral clustering', 2007, §8.3",
     integer=True,
@@ -256,7 +251,6 @@ def largest_gap_rank(s: Any, *, floor: float = 1e-12) -> np.ndarray:
 
 
 @_register(
-    "optimal_hard_threshold",
     formula="#{i : s_i > omega(beta) * median(s)} (sigma unknown) or #{i : s_i > lambda*(beta) sqrt(N_large) sigma}",
     reference="M. Gavish and D. L. Donoho, 'The optimal hard threshold for singular values is 4/sqrt(3)', IEEE TIT 60(8), 2014",
     integer=True,

@@ -22,8 +22,8 @@ import torch
 
 from ..config import param
 from ..registry import TASKS
-from .base import TaskParams, Teacher, as_generator, singular_values
-from .operators import SPECTRA, low_rank_matrix, make_spectrum, value_matrix
+from .base import LowRankTaskParams, Teacher, as_generator, singular_values
+from .operators import SPECTRA, low_rank_matrix, value_matrix
 
 
 class _KernelTeacher(Teacher):
@@ -78,17 +78,12 @@ class SoftmaxTeacher(_KernelTeacher):
 
 
 @dataclass(frozen=True)
-class _KernelTask(TaskParams):
+class _KernelTask(LowRankTaskParams):
     """Shared parameters of the kernel teachers; ``teacher(generator)`` draws ``K*`` then ``V*``."""
 
-    n: int = param(16, ge=1, doc="tokens per sequence")
     d: int = param(32, ge=1, doc="input features")
-    d_v: int | None = param(None, ge=1, doc="output features (None: d)")
     r_star: int = param(4, ge=1, doc="rank of K*, at most d")
     spectrum: str = param("flat", choices=SPECTRA, doc="singular-value profile of K*")
-    decay: float = param(0.25, gt=0.0, le=1.0, doc="geometric spectrum: s_r*/s_1")
-    alpha: float = param(1.0, ge=0.0, doc="power spectrum: s_i = i^-alpha")
-    sigma: float = param(0.1, ge=0.0, doc="noise standard deviation")
     c: float = param(2.0, ge=0.0, doc="logit scale: ||K*||_F = c sqrt(d), off-diagonal logit std c")
     v_kind: str = param("orthogonal", choices=("orthogonal", "gaussian"), doc="how V* is drawn")
 
@@ -97,12 +92,10 @@ class _KernelTask(TaskParams):
 
     def teacher(self, generator: torch.Generator | int) -> _KernelTeacher:
         g = as_generator(generator)
-        s = make_spectrum(self.r_star, self.spectrum, decay=self.decay, alpha=self.alpha)
+        s = self.singular_profile()
         K = low_rank_matrix(self.d, self.d, self.r_star, s, fro_norm=self.c * math.sqrt(self.d), generator=g)
         V = value_matrix(self.d, self.d_out, self.v_kind, g)  # (d, d_v)
-        return self._teacher_cls(
-            K=K, c=self.c, n=self.n, d=self.d, d_v=self.d_out, r_star=self.r_star, sigma=self.sigma, V=V
-        )
+        return self._teacher_cls(K=K, c=self.c, **self.teacher_fields(V))
 
 
 @TASKS.register("linear_qk_teacher", summary="Y = (X K* X^T / sqrt(d)) X V* / n + E with a rank-r* kernel K*")

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..config import config_error, validate
+from ..config import config_error, param, validate
 from ..validation import check_rank
+from .operators import SPECTRA, make_spectrum
 
 
 @dataclass(frozen=True)
@@ -171,3 +172,37 @@ class TaskParams:
     @property
     def d_out(self) -> int:
         return self.d if self.d_v is None else self.d_v
+
+
+@dataclass(frozen=True)
+class LowRankTaskParams(TaskParams):
+    """The parameters of a teacher with a rank-``r*`` operator (``A*`` or ``K*``), a value map and noise.
+
+    Subclasses redeclare a field to change its default or wording; a redeclared field keeps its
+    place, so the field order (which ``repr``, and through it every derived seed, prints) is this one
+    followed by the subclass's own fields.
+    """
+
+    n: int = param(16, ge=1, doc="tokens per sequence")
+    d: int = param(8, ge=1, doc="input features")
+    d_v: int | None = param(None, ge=1, doc="output features (None: d)")
+    r_star: int = param(4, ge=1, doc="rank of the teacher's operator")
+    spectrum: str = param("flat", choices=SPECTRA, doc="singular-value profile of the operator")
+    decay: float = param(0.25, gt=0.0, le=1.0, doc="geometric spectrum: s_r*/s_1")
+    alpha: float = param(1.0, ge=0.0, doc="power spectrum: s_i = i^-alpha")
+    sigma: float = param(0.1, ge=0.0, doc="noise standard deviation")
+
+    def singular_profile(self) -> torch.Tensor:
+        """The operator's ``r*`` singular values before scaling (:func:`~.operators.make_spectrum`)."""
+        return make_spectrum(self.r_star, self.spectrum, decay=self.decay, alpha=self.alpha)
+
+    def teacher_fields(self, V: torch.Tensor) -> dict[str, Any]:
+        """The :class:`Teacher` keyword arguments every low-rank task passes on, with its drawn ``V*``."""
+        return {
+            "n": self.n,
+            "d": self.d,
+            "d_v": self.d_out,
+            "r_star": self.r_star,
+            "sigma": self.sigma,
+            "V": V,
+        }

@@ -27,8 +27,8 @@ import torch
 
 from ..config import param
 from ..registry import TASKS
-from .base import TaskParams, Teacher, as_generator, singular_values
-from .operators import SPECTRA, ar1_covariance, low_rank_matrix, make_spectrum, sqrtm_psd, value_matrix
+from .base import LowRankTaskParams, Teacher, as_generator, singular_values
+from .operators import SPECTRA, ar1_covariance, low_rank_matrix, sqrtm_psd, value_matrix
 
 
 class FixedOperatorTeacher(Teacher):
@@ -75,17 +75,11 @@ class FixedOperatorTeacher(Teacher):
     "fixed_operator", summary="Y = A* X V* + E with a rank-r* token mixer A* (the linear surrogate's task)"
 )
 @dataclass(frozen=True)
-class FixedOperatorTask(TaskParams):
+class FixedOperatorTask(LowRankTaskParams):
     """Parameters of the fixed-operator task; ``teacher(generator)`` draws ``A*`` then ``V*``."""
 
-    n: int = param(16, ge=1, doc="tokens per sequence")
-    d: int = param(8, ge=1, doc="input features")
-    d_v: int | None = param(None, ge=1, doc="output features (None: d)")
     r_star: int = param(4, ge=1, doc="rank of A*, at most n")
     spectrum: str = param("flat", choices=SPECTRA, doc="singular-value profile of A*")
-    decay: float = param(0.25, gt=0.0, le=1.0, doc="geometric spectrum: s_r*/s_1")
-    alpha: float = param(1.0, ge=0.0, doc="power spectrum: s_i = i^-alpha")
-    sigma: float = param(0.1, ge=0.0, doc="noise standard deviation")
     v_kind: str = param("orthogonal", choices=("orthogonal", "gaussian"), doc="how V* is drawn")
     operator_norm: float | None = param(None, gt=0.0, doc="||A*||_F (None: sqrt(n))")
     token_cov: str | None = param(None, choices=("ar1",), doc="token covariance C (None: identity)")
@@ -98,7 +92,7 @@ class FixedOperatorTask(TaskParams):
     def teacher(self, generator: torch.Generator | int) -> FixedOperatorTeacher:
         """Draw the ground truth: ``U``, ``W`` of ``A*`` then ``V*`` from ``generator``."""
         g = as_generator(generator)
-        s = make_spectrum(self.r_star, self.spectrum, decay=self.decay, alpha=self.alpha)
+        s = self.singular_profile()
         if self.operator == "row_stochastic":
             logits = low_rank_matrix(
                 self.n, self.n, self.r_star, s, fro_norm=self.logit_scale * self.n, generator=g
@@ -110,14 +104,4 @@ class FixedOperatorTask(TaskParams):
             A = low_rank_matrix(self.n, self.n, self.r_star, s, fro_norm=norm, generator=g)  # (n, n)
         V = value_matrix(self.d, self.d_out, self.v_kind, g)  # (d, d_v)
         C = None if self.token_cov is None else torch.from_numpy(ar1_covariance(self.n, self.token_rho))
-        return FixedOperatorTeacher(
-            A=A,
-            logits=logits,
-            token_cov=C,
-            n=self.n,
-            d=self.d,
-            d_v=self.d_out,
-            r_star=self.r_star,
-            sigma=self.sigma,
-            V=V,
-        )
+        return FixedOperatorTeacher(A=A, logits=logits, token_cov=C, **self.teacher_fields(V))

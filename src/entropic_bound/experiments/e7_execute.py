@@ -1,0 +1,199 @@
+"""E7's executors: one ensemble of language models (one member per (corpus, seed) run), or one checkpoint.
+
+A language-model group trains every member at once (:func:`~entropic_bound.lm.trainer.train_ensemble`;
+member ``e`` has its own corpus, init seed and batch order, all derived from its run id, so its
+numbers do not depend on the group it trained in). At every checkpoint it probes the kernels
+(folded and change from init) and the realised mixers on fixed held-out windows. A checkpoint run
+measures a released model's heads on natural text.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from ..lm.checkpoint_probe import checkpoint_mixers, resolve_checkpoint
+from ..lm.complexity import kgram_heldout_bits, order_estimate
+from ..lm.corpora import VOCAB, Corpus, load_corpus
+from ..lm.model import EnsembleLM
+from ..lm.probe import KernelProbe, mixer_stats
+from ..lm.structure import structure_summary
+from ..lm.trainer import EnsembleOutcome, LMTrainConfig, random_starts, train_ensemble, windows
+from ..sweep.spec import RunResult, RunSpec
+from .base import derive_seed, spec_params
+
+CORPUS_METRICS = (
+    "entropy_rate_bits",
+    "mixing_known",
+    "mixing_data",
+    "lzma_bits",
+    "bz2_bits",
+    "kgram_bits",
+    "unigram_bits",
+    "compression_bits",
+    "reference_bits",
+    "n_train_tokens",
+)
+
+
+def corpus_metrics(corpus: Corpus, train: np.ndarray, val: np.ndarray, max_order: int) -> dict:
+    """Complexity of a corpus on the language model's own split (bits/token; see :mod:`..lm.complexity`).
+
+    ``reference_bits`` — what a model that has learned the corpus should approach: the exact
+    entropy rate where known, otherwise the best held-out k-gram model on the same split (a
+    short-context predictor like the model; lzma and bz2 also exploit repeats far beyond the
+    model's context, so they stay a complexity measure, ``compression_bits``, not a target).
+    """
+    kgram = kgram_heldout_bits(train, val, VOCAB, max_order)
+    best = min(kgram.values())
+    compression = min(best, *corpus.compression.values())
+    nan = float("nan")
+    return {
+        "entropy_rate_bits": nan if corpus.entropy_rate_bits is None else corpus.entropy_rate_bits,
+        "mixing_known": nan if corpus.mixing_demand is None else float(corpus.mixing_demand),
+        "mixing_data": float(order_estimate(kgram)),
+        "lzma_bits": corpus.compression["lzma"],
+        "bz2_bits": corpus.compression["bz2"],
+        "kgram_bits": best,
+        "unigram_bits": kgram[0],
+        "compression_bits": compression,
+        "reference_bits": best if corpus.entropy_rate_bits is None else corpus.entropy_rate_bits,
+        "n_train_tokens": len(train),
+    }
+
+
+def _load(spec: RunSpec) -> Corpus:
+    p = spec.params
+    name = p["corpus.name"]
+    return load_corpus(
+        name,
+        p["corpus.tokens"],
+        derive_seed("E7/corpus", name, p.get("corpus.seed", 0)),
+        p.get("corpus.path"),
+    )
+
+
+class _Recorder:
+    """Per-checkpoint probe results of every member: ``heads[key][checkpoint]`` is ``(E, L, H)``."""
+
+    def __init__(self, model: EnsembleLM, probe_idx: torch.Tensor, window: int) -> None:
+        self.kernels, self.idx, self.window = KernelProbe(model), probe_idx, window
+        self.spectra: list[np.ndarray] = []
+        self.heads: dict[str, list[np.ndarray]] = {}
+
+    def __call__(self, step: int, model: EnsembleLM) -> None:
+        sv, stats = self.kernels(model)
+        stats.update(mixer_stats(model, self.idx, window=self.window))
+        self.spectra.append(sv)
+        for key, value in stats.items():
+            self.heads.setdefault(key, []).append(value)
+
+    def member_curves(self, e: int) -> dict:
+        return {
+            "kernel_singular_values": [s[e].tolist() for s in self.spectra],
+            "heads": {k: [v[e].tolist() for v in values] for k, values in self.heads.items()},
+        }
+
+
+def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResult]:
+    """Train the group's members as one ensemble on ``device``; one result per spec."""
+    start, p = time.perf_counter(), group[0].params
+    corpora = {}
+    for spec in group:
+        key = (spec.params["corpus.name"], spec.params.get("corpus.path"))
+        if key not in corpora:
+            corpus = _load(spec)
+            cut = int(len(corpus.tokens) * (1 - p["val_fraction"]))
+            train, val = corpus.tokens[:cut], corpus.tokens[cut:]
+            corpora[key] = (corpus, train, val, corpus_metrics(corpus, train, val, p["kgram_max_order"]))
+    members = [corpora[(s.params["corpus.name"], s.params.get("corpus.path"))] for s in group]
+    n_ctx = p["model.n_ctx"]
+    model = EnsembleLM(
+        VOCAB,
+        n_ctx,
+        [derive_seed("E7/init", s.run_id) for s in group],
+        d_model=p["model.d_model"],
+        n_layers=p["model.n_layers"],
+        n_heads=p["model.n_heads"],
+    ).to(device)
+    probe_idx = torch.stack(
+        [
+            windows(
+                v,
+                random_starts(
+                    len(v),
+                    n_ctx,
+                    p["probe_windows"],
+                    torch.Generator().manual_seed(derive_seed("E7/probe", s.run_id)),
+                ),
+                n_ctx,
+            )[0]
+            for s, (_, _, val, _) in zip(group, members)
+            for v in [torch.as_tensor(val, dtype=torch.long)]
+        ]
+    )  # (E, P, n)
+    recorder = _Recorder(model, probe_idx, p["locality_window"])
+    gens = [torch.Generator().manual_seed(derive_seed("E7/data", s.run_id)) for s in group]
+    cfg = LMTrainConfig(**spec_params(group[0], "train"))
+    outcome = train_ensemble(model, [(m[1], m[2]) for m in members], cfg, gens, recorder)
+    wall = (time.perf_counter() - start) / len(group)
+    return [
+        _member_result(spec, e, members[e][0], members[e][3], outcome, recorder, wall)
+        for e, spec in enumerate(group)
+    ]
+
+
+def _member_result(
+    spec, e, corpus, metrics, outcome: EnsembleOutcome, recorder: _Recorder, wall
+) -> RunResult:
+    ln2 = np.log(2.0)
+    val_bits = [float(v[e]) / ln2 for v in outcome.val_loss]
+    curves = {
+        "step": outcome.steps,
+        "train_loss": [float(v[e]) for v in outcome.train_loss],
+        "val_loss": [float(v[e]) for v in outcome.val_loss],
+        "curve_step": outcome.curve_steps,
+        "batch_loss": [float(v[e]) for v in outcome.batch_loss],
+        **recorder.member_curves(e),
+    }
+    out = {
+        **metrics,
+        "train_bits": float(outcome.train_loss[-1][e]) / ln2,
+        "val_bits": val_bits[-1],
+        "initial_val_bits": val_bits[0],
+        "loss_gap_bits": val_bits[-1] - metrics["reference_bits"],
+        "loss_gap_fraction": (val_bits[-1] - metrics["reference_bits"])
+        / (metrics["unigram_bits"] - metrics["reference_bits"]),
+        "steps_run": outcome.steps[-1],
+    }
+    for key, values in recorder.heads.items():
+        out[key] = float(np.nanmean(values[-1][e]))
+    step = int(outcome.diverged_step[e])
+    if step >= 0:
+        out = {k: (v if k in CORPUS_METRICS else float("nan")) for k, v in out.items()}
+    return RunResult(spec, "diverged" if step >= 0 else "ok", out, curves, step if step >= 0 else None, wall)
+
+
+def execute_checkpoint(spec: RunSpec) -> RunResult:
+    """Structure scores of a released checkpoint's heads on the natural text named in the spec."""
+    start, p = time.perf_counter(), spec.params
+    resolved = resolve_checkpoint(p["probe.checkpoint"])
+    if resolved is None:
+        from ..errors import DataError
+
+        raise DataError(f"The checkpoint '{p['probe.checkpoint']}' is not available on this machine.")
+    text_corpus = load_corpus(p["probe.text"], p["probe.text_bytes"], 0)
+    text = np.asarray(text_corpus.tokens, dtype=np.uint8).tobytes().decode("utf-8", errors="replace")
+    mixers, causal = checkpoint_mixers(
+        resolved[0], text, window_len=p["probe.window_len"], max_windows=p["probe.windows"]
+    )
+    scores = structure_summary(mixers, causal=causal, window=p["locality_window"])  # {k: (L, H)}
+    metrics = {"causal": float(causal), **{k: float(np.nanmean(v)) for k, v in scores.items()}}
+    curves = {
+        "heads": {k: [np.asarray(v).tolist()] for k, v in scores.items()},
+        "windows": int(mixers.shape[0]),
+        "window_len": int(mixers.shape[-1]),
+    }
+    return RunResult(spec, "ok", metrics, curves, None, time.perf_counter() - start)

@@ -1,0 +1,100 @@
+"""Structure scores on mixers whose structure is known by construction, and the head categories."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from entropic_bound.lm.structure import (
+    band_explained,
+    band_mixer,
+    content_tv,
+    head_categories,
+    structure_summary,
+    uniform_tv,
+)
+
+N = 10
+THRESHOLDS = {"content": 0.25, "sink": 0.3, "locality": 0.5, "structure": 0.2}
+
+
+def _causal_rows(weights: np.ndarray) -> np.ndarray:
+    """Mask to the causal triangle and normalise rows: ``(..., n, n)``."""
+    m = np.where(np.tril(np.ones((N, N), dtype=bool)), weights, 0.0)
+    return m / m.sum(axis=-1, keepdims=True)
+
+
+def previous_token(B: int) -> np.ndarray:
+    i, j = np.indices((N, N))
+    return np.broadcast_to(_causal_rows((i - j == 1) + 1e-9 + (i == 0)), (B, N, N)).copy()
+
+
+def content_routing(B: int, seed: int = 0) -> np.ndarray:
+    """Each window attends to a random visible key per query: position tells nothing."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros((B, N, N))
+    for b in range(B):
+        for i in range(N):
+            out[b, i, rng.integers(0, i + 1)] = 1.0
+    return out
+
+
+def test_positional_head_has_no_content_and_is_local():
+    m = previous_token(8)
+    s = structure_summary(m, causal=True, window=1)
+    assert s["content_tv"] == pytest.approx(0.0, abs=1e-12)
+    assert s["band_explained"] > 0.95  # query 0 (offset 0 only) is the one row off the band
+    assert s["locality_mass"] == pytest.approx(1.0, abs=1e-6)
+    assert head_categories(s, **THRESHOLDS) == "local"
+
+
+def test_content_routing_head_is_content():
+    s = structure_summary(
+        content_routing(16), causal=True, window=0
+    )  # ±2 would hold much of a 10-token window
+    assert s["content_tv"] > 0.5
+    assert head_categories(s, **THRESHOLDS) == "content"
+
+
+def test_content_tv_with_two_windows_is_their_distance():
+    m = content_routing(2, seed=3)
+    tv = 0.5 * np.abs(m[0] - m[1]).sum(-1)[1:].mean()  # the leave-one-out mean of window b is the other one
+    assert content_tv(m, causal=True) == pytest.approx(tv)
+    assert np.isnan(content_tv(m[:1], causal=True))
+
+
+def test_uniform_tv_of_self_attention_closed_form():
+    m = np.broadcast_to(np.eye(N), (3, N, N))
+    expected = np.mean([1 - 1 / (i + 1) for i in range(1, N)])  # TV(one-hot, uniform over i + 1 keys)
+    assert uniform_tv(m, causal=True) == pytest.approx(expected)
+    uni = np.broadcast_to(_causal_rows(np.ones((N, N))), (3, N, N))
+    assert uniform_tv(uni, causal=True) == pytest.approx(0.0, abs=1e-12)
+    s = structure_summary(uni, causal=True)
+    assert head_categories(s, **THRESHOLDS) == "averaging" and np.isnan(band_explained(uni, causal=True))
+
+
+def test_sink_head_and_category_precedence():
+    sink = np.zeros((4, N, N))
+    sink[..., 0] = 1.0
+    s = structure_summary(sink, causal=True)
+    assert s["sink_score"] == pytest.approx(1.0) and head_categories(s, **THRESHOLDS) == "sink"
+    scores = {"sink_score": np.array([0.9, 0.0, 0.0, 0.0, 0.0, 0.9])}
+    scores["locality_mass"] = np.array([0.0, 0.0, 0.8, 0.0, 0.0, 0.9])
+    scores["uniform_tv"] = np.array([0.5, 0.5, 0.5, 0.5, 0.5, 0.1])
+    scores["content_tv"] = np.array([0.6, 0.4, 0.6, 0.1, np.nan, 0.1])
+    got = head_categories(scores, **THRESHOLDS)
+    assert list(got) == ["sink", "content", "local", "positional", "content", "averaging"]
+    # a head inside its band is local even when content decides within the band
+    assert head_categories({**scores, "content_tv": np.full(6, 0.9)}, **THRESHOLDS)[2] == "local"
+
+
+def test_band_mixer_recovers_a_toeplitz_pattern_and_rows_sum_to_one():
+    profile = 0.5 ** np.arange(N)  # a decaying local band
+    i, j = np.indices((N, N))
+    m = np.broadcast_to(_causal_rows(profile[np.clip(i - j, 0, N - 1)]), (5, N, N))
+    band = band_mixer(m, causal=True)
+    np.testing.assert_allclose(band.sum(-1), 1.0)
+    # row-normalisation makes a Toeplitz profile non-Toeplitz near the start; the band is its offset mean
+    assert band_explained(m, causal=True) > 0.95
+    both = band_mixer(np.broadcast_to(np.full((N, N), 1 / N), (2, N, N)), causal=False)
+    np.testing.assert_allclose(both, 1 / N)
