@@ -49,7 +49,7 @@ class E1Task:
     sigma: float = param(0.1, ge=0.0, doc="noise standard deviation (the noise floor is sigma^2)")
 
     def check(self) -> None:
-        check_ranks("task.r_stars", self.r_stars, self.n, "n", nonempty=True)
+        check_ranks("task.r_stars", self.r_stars, self.n, "task.n", nonempty=True)
 
 
 @dataclass(frozen=True)
