@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .config import config_error
+from .errors import ConfigError
 
 
 def check_rank(name: str, value: object, upper: int, *, lower: int = 1, what: str = "") -> int:
@@ -33,3 +34,15 @@ def check_choice(name: str, value: object, choices: Sequence[str]) -> None:
     """``value`` is one of ``choices``."""
     if value not in choices:
         raise config_error(name, "one of " + ", ".join(repr(c) for c in choices), value)
+
+
+def check_ranks(name: str, values: Sequence[int], upper: int, what: str, *, nonempty: bool = False) -> None:
+    """Every rank in a config's list ``values`` is at most ``upper`` (``what`` names the bound, e.g.
+    ``"task.n"``); ``nonempty``: the list holds at least one."""
+    bad = [v for v in values if v > upper]
+    if bad:
+        raise ConfigError(
+            f"The '{name}' parameter must hold ints in [1, {upper}] ({what}). Got {bad[0]} instead."
+        )
+    if nonempty and not values:
+        raise ConfigError(f"The '{name}' parameter must hold at least one int. Got () instead.")

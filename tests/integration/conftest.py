@@ -8,18 +8,18 @@ import pytest
 
 TINY = {
     "E1": [
-        "E1.r_stars=[2]",
-        "E1.spectra=[flat,geometric]",
+        "E1.task.r_stars=[2]",
+        "E1.task.spectra=[flat,geometric]",
         "E1.ranks=[1,2,3,6]",
-        "E1.n=8",
-        "E1.d=4",
+        "E1.task.n=8",
+        "E1.task.d=4",
         "E1.train.steps=400",
         "E1.train.n_samples=24",
     ],
     "E2": [
-        "E2.r_stars=[2]",
-        "E2.n=8",
-        "E2.d=2",
+        "E2.task.r_stars=[2]",
+        "E2.task.n=8",
+        "E2.task.d=2",
         "E2.sample_counts=[2,32]",
         "E2.init_scales=[0.001,1.0]",
         "E2.train.steps=400",

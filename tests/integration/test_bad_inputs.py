@@ -22,15 +22,15 @@ TINY_E1 = [
     "--set",
     "ranks=[1,2]",
     "--set",
-    "r_stars=[1]",
+    "task.r_stars=[1]",
     "--set",
-    "spectra=[flat]",
+    "task.spectra=[flat]",
     "--set",
     "v_settings=[known]",
     "--set",
-    "n=4",
+    "task.n=4",
     "--set",
-    "d=2",
+    "task.d=2",
     "--set",
     "train.steps=5",
 ]
@@ -117,14 +117,16 @@ CASES: dict[str, Case] = {
     ),
     "run-rank-above-n": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "ranks=[1,40]"], "ranks"),
     "run-r-star-above-n": Case(
-        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "r_stars=[17]"], "r_stars"
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "task.r_stars=[17]"], "r_stars"
     ),
-    "run-negative-noise": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "sigma=-0.1"], "sigma"),
+    "run-negative-noise": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "task.sigma=-0.1"], "sigma"
+    ),
     "run-zero-samples": Case(
         lambda w, s: ["run", "E2", "--out", f"{w}/o", "--set", "sample_counts=[0,4]"], "sample_counts"
     ),
     "run-choice-typo": Case(
-        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "spectra=[flatt]"], "flat"
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "task.spectra=[flatt]"], "flat"
     ),
     "run-assignment-without-equals": Case(
         lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "train.lr"], "train.lr"

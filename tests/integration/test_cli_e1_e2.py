@@ -122,8 +122,10 @@ def test_list_shows_registries(capsys):
     [
         (["run", "E9"], "Unknown experiment 'E9'. Available:"),
         (["run", "E1", "--set", "train.lrr=1"], "Did you mean 'train.lr'"),
+        (["run", "E1", "--set", "eps_floor=1e-3"], "Did you mean 'verdict.eps_floor'"),
+        (["reproduce", "--only", "E3", "--set", "E3.teacher_c=1"], "it is now 'task.c'"),
         (["run", "E1", "--set", "ranks=[40]"], "'ranks' parameter must hold ints in [1, 16]"),
-        (["run", "E1", "--set", "sigma=-1"], "'sigma' parameter must be a float in [0, inf)"),
+        (["run", "E1", "--set", "task.sigma=-1"], "'task.sigma' parameter must be a float in [0, inf)"),
         (["run", "E1", "--set", "train.n_samples=abc"], "must be an int"),
         (["run", "E1", "--scale", "huge"], "invalid choice"),
         (["reproduce", "--only", "E1", "--set", "train.lr=1"], "must start with one of the experiments"),
@@ -150,7 +152,9 @@ def test_max_memory_splits_ensembles_without_changing_results(tmp_path, tiny_arg
     from entropic_bound.pipeline import configure
 
     exp = configure(
-        "E1", "quick", {"r_stars": [2], "spectra": ["flat"], "ranks": [1, 2, 3, 6], "n": 8, "d": 4}
+        "E1",
+        "quick",
+        {"task.r_stars": [2], "task.spectra": ["flat"], "ranks": [1, 2, 3, 6], "task.n": 8, "task.d": 4},
     )
     whole = exp.groups(exp.specs())
     exp.max_memory_bytes = 2 * exp.member_bytes(exp.specs()[0])

@@ -8,9 +8,9 @@ import pytest
 from entropic_bound.cli import main
 
 TINY = [
-    "n=8",
-    "d=8",
-    "r_star=2",
+    "task.n=8",
+    "task.d=8",
+    "task.r_star=2",
     "ranks=[2]",
     "seeds=1",
     "v_settings=[known]",
@@ -67,7 +67,7 @@ def test_tiny_e3_writes_verdicts_results_and_figures(tmp_path):
     "setting, message",
     [
         ("rungs=[B1,B9]", "The 'rungs' parameter must be one of 'B0', 'B1', 'B2', 'B3'. Got 'B9'"),
-        ("ranks=[40]", "The 'ranks' parameter must hold ints in [1, 16] (d"),
+        ("ranks=[40]", "The 'ranks' parameter must hold ints in [1, 16] (task.d"),
         ("positional_rungs=[B3]", "positional information is for B1 and B2 only"),
         ("positional_rungs=[B0]", "positional information is for B1 and B2 only"),
         ("n_heads=0", "The 'n_heads' parameter must be an int in [1, 64]"),

@@ -10,10 +10,10 @@ from entropic_bound.cli import main
 
 TINY = {
     "E4": [
-        "n=6",
-        "d=8",
-        "r_stars=[2]",
-        "spectra=[flat]",
+        "task.n=6",
+        "task.d=8",
+        "task.r_stars=[2]",
+        "task.spectra=[flat]",
         "v_settings=[known]",
         "n_test=64",
         "train.n_samples=32",
@@ -21,10 +21,10 @@ TINY = {
         "train.checkpoints=3",
     ],
     "E5": [
-        "n=6",
-        "d=8",
-        "r_stars=[2]",
-        "spectra=[flat]",
+        "task.n=6",
+        "task.d=8",
+        "task.r_stars=[2]",
+        "task.spectra=[flat]",
         "init_scales=[0.001]",
         "n_test=64",
         "n_mixer=8",

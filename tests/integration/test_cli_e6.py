@@ -7,15 +7,15 @@ import pandas as pd
 from entropic_bound.cli import main
 
 TINY = [
-    "d=8",
-    "d_v=8",
-    "ns=[6]",
+    "task.d=8",
+    "task.d_v=8",
+    "task.ns=[6]",
     "x1_ns=[8]",
-    "r_stars=[1,3]",
-    "spectra=[flat]",
+    "task.r_stars=[1,3]",
+    "task.spectra=[flat]",
     "sample_counts=[4,48]",
-    "sigmas=[0.0,0.1]",
-    "sigma_ref=0.0",
+    "task.sigmas=[0.0,0.1]",
+    "task.sigma_ref=0.0",
     "seeds=2",
 ]
 

@@ -18,7 +18,7 @@ from entropic_bound.sweep.spec import RunResult, RunSpec
 pytest.importorskip("tensorboard", reason="the 'tensorboard' extra (in the test extra)")
 pytest.importorskip("mlflow", reason="the 'mlflow' extra (in the test extra)")
 
-TINY_E1 = {"r_stars": [2], "spectra": ["flat"], "ranks": [1, 2], "n": 8, "d": 4}
+TINY_E1 = {"task.r_stars": [2], "task.spectra": ["flat"], "ranks": [1, 2], "task.n": 8, "task.d": 4}
 TINY_E1 |= {"train.steps": 40, "train.n_samples": 24}
 
 

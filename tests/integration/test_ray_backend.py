@@ -31,10 +31,10 @@ from entropic_bound.sweep.ray_backend import RayBackend, parse_address  # noqa: 
 # that a driver killed after the first stored group still has groups in flight.
 E1_SMALL = [
     "ranks=[1,2,3]",
-    "r_stars=[2,3]",
-    "spectra=[flat,geometric]",
-    "n=8",
-    "d=4",
+    "task.r_stars=[2,3]",
+    "task.spectra=[flat,geometric]",
+    "task.n=8",
+    "task.d=4",
     "train.steps=800",
     "train.n_samples=24",
 ]

@@ -23,16 +23,16 @@ import pandas as pd
 from entropic_bound.cli import main
 
 TINY = [
-    "E1.r_stars=[2]",
-    "E1.spectra=[flat,geometric]",
+    "E1.task.r_stars=[2]",
+    "E1.task.spectra=[flat,geometric]",
     "E1.ranks=[1,2,3]",
-    "E1.n=8",
-    "E1.d=4",
+    "E1.task.n=8",
+    "E1.task.d=4",
     "E1.train.steps=100",
     "E1.train.n_samples=24",
-    "E2.r_stars=[2]",
-    "E2.n=8",
-    "E2.d=2",
+    "E2.task.r_stars=[2]",
+    "E2.task.n=8",
+    "E2.task.d=2",
     "E2.sample_counts=[2,32]",
     "E2.init_scales=[0.001,1.0]",
     "E2.train.steps=100",
@@ -226,10 +226,10 @@ def test_same_config_and_seed_give_bitwise_identical_metrics(tmp_path):
 
 E1_DIVERGING = [
     "ranks=[1,2,3]",
-    "r_stars=[2]",
-    "spectra=[flat,geometric]",
-    "n=8",
-    "d=4",
+    "task.r_stars=[2]",
+    "task.spectra=[flat,geometric]",
+    "task.n=8",
+    "task.d=4",
     "train.steps=50",
     "train.optimizer=gd",
 ]

@@ -66,8 +66,8 @@ def test_assignment_needs_equals_sign():
 
 
 def test_cross_field_checks_name_the_key():
-    with pytest.raises(ConfigError, match=r"'r_stars'.*\[1, 16\].*Got 20"):
-        validate(apply_overrides(E1Config(), ["r_stars=[2,20]"]))
+    with pytest.raises(ConfigError, match=r"'task.r_stars'.*\[1, 16\].*Got 20"):
+        validate(apply_overrides(E1Config(), ["task.r_stars=[2,20]"]))
     with pytest.raises(ConfigError, match="train.batch_size"):
         validate(TrainConfig(n_samples=0, batch_size=0))
 

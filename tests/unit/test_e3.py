@@ -8,10 +8,11 @@ import pandas as pd
 import pytest
 import torch
 
+from entropic_bound.config import apply_overrides
 from entropic_bound.errors import ConfigError, UserInputError
 from entropic_bound.experiments import E3Config, E3Ladder
 from entropic_bound.experiments.e3_analysis import summary_table, verdict_c4, verdict_x2
-from entropic_bound.experiments.e3_ladder import build_student, evaluate, task_of, training_data
+from entropic_bound.experiments.e3_ladder import E3Task, build_student, evaluate, task_of, training_data
 from entropic_bound.models import (
     LinearOperatorEnsemble,
     LinearQKEnsemble,
@@ -24,7 +25,7 @@ from entropic_bound.theory import clean_signal, population_excess_risk
 from entropic_bound.training import TrainConfig
 from entropic_bound.training.evaluation import held_out_excess
 
-CFG = E3Config(n=8, d=8, r_star=2, ranks=(2,))
+CFG = E3Config(task=E3Task(n=8, d=8, r_star=2), ranks=(2,))
 
 
 def _row(role, rung, v, rank, rel, positional="none", operator="low_rank", seed=0, n_heads=1):
@@ -50,7 +51,7 @@ def ladder_table(B0=1e-5, B1=1.0, B2=0.99, B3=1.0, control=1e-5, spread=0.0):
             for rung, rel in (("B0", B0), ("B1", B1), ("B2", B2), ("B3", B3)):
                 rows.append(_row("ladder", rung, v, CFG.full_rank(rung), rel + jitter, seed=seed))
                 rows.append(_row("ladder", rung, v, 1, max(rel, 0.6), seed=seed))  # swept rank
-            rows.append(_row("control_b", "B1", v, CFG.d, control, seed=seed))
+            rows.append(_row("control_b", "B1", v, CFG.task.d, control, seed=seed))
     return pd.DataFrame(rows)
 
 
@@ -145,13 +146,13 @@ def test_grid_groups_all_seeds_and_ranks_of_a_rung_into_one_ensemble():
         (r, s) for r in (1, 2, 8) for s in (0, 1)
     ]  # swept ranks + full rank d = 8, both seeds
     b0 = [s for s in specs if s.params["rung"] == "B0"]
-    assert max(s.params["rank"] for s in b0) == CFG.n
+    assert max(s.params["rank"] for s in b0) == CFG.task.n
     assert not [
         s
         for s in E3Ladder(replace(CFG, control_b=False, positional_rungs=())).specs()
         if s.params["role"] != "ladder"
     ]
-    changed = E3Ladder(replace(CFG, seeds=2, ranks=(1, 2), sigma=0.2)).specs()
+    changed = E3Ladder(replace(CFG, seeds=2, ranks=(1, 2), task=replace(CFG.task, sigma=0.2))).specs()
     assert not {s.run_id for s in changed} & {s.run_id for s in specs}
 
 
@@ -210,23 +211,30 @@ def test_held_out_excess_matches_a_per_model_loop_in_chunks():
 @pytest.mark.parametrize(
     "changes, message",
     [
-        ({"ranks": (9,)}, "The 'ranks' parameter must hold ints in [1, 8] (d"),
+        ({"ranks": (9,)}, "The 'ranks' parameter must hold ints in [1, 8] (task.d"),
         ({"x2_ranks": (12,)}, "The 'x2_ranks' parameter must hold ints in [1, 8]"),
         ({"positional_rungs": ("B1", "B3")}, "positional information is for B1 and B2 only. Got 'B3'"),
         ({"positional_rungs": ("B0",)}, "positional information is for B1 and B2 only. Got 'B0'"),
         ({"rungs": ()}, "must hold at least one of B0, B1, B2, B3"),
         ({"rungs": ("B1", "B5")}, "The 'rungs' parameter must be one of 'B0', 'B1', 'B2', 'B3'. Got 'B5'"),
-        ({"r_star": 9}, "The 'r_star' parameter must be an int in [1, 8]"),
+        ({"task.r_star": 9}, "The 'task.r_star' parameter must be an int in [1, 8]"),
     ],
 )
 def test_bad_config_is_one_line(changes, message):
     with pytest.raises(ConfigError) as err:
-        E3Ladder(replace(CFG, **changes))
+        E3Ladder(apply_overrides(CFG, changes))
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
 def test_b0_only_sweep_allows_ranks_up_to_n():
-    cfg = replace(CFG, n=12, d=4, r_star=2, rungs=("B0",), ranks=(10,), control_b=False, positional_rungs=())
+    cfg = replace(
+        CFG,
+        task=E3Task(n=12, d=4, r_star=2),
+        rungs=("B0",),
+        ranks=(10,),
+        control_b=False,
+        positional_rungs=(),
+    )
     specs = E3Ladder(cfg).specs()
     assert sorted({s.params["rank"] for s in specs}) == [10, 12]
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from entropic_bound.experiments.e4_analysis import paired_ratios, transition_table, verdict_c5, verdict_c6
-from entropic_bound.experiments.e4_attention_teacher import E4Config
+from entropic_bound.experiments.e4_attention_teacher import E4Config, E4Verdict
 from entropic_bound.experiments.e4_e5_common import (
     build_student,
     draw_data,
@@ -113,7 +113,7 @@ def test_c5_confirmed_and_refuted():
 
 
 def test_c6_normalisations_and_flip():
-    cfg_k0, cfg_sig = E4Config(c6_normalisation="k0"), E4Config(c6_normalisation="signal")
+    cfg_k0, cfg_sig = (E4Config(verdict=E4Verdict(c6_normalisation=n)) for n in ("k0", "signal"))
     # softmax excess(r*-1) = 0.2 of the signal vs linear 0.4; but K = 0 already leaves only 0.5 of the signal
     table = synthetic(0.4, 1e-4, soft_below=0.2, soft_k0=0.5)
     pairs = paired_ratios(transition_table(table))

@@ -17,7 +17,14 @@ from entropic_bound.experiments.e6_analysis import (
     verdict_x1,
     with_domain,
 )
-from entropic_bound.experiments.e6_predictability import E6Config, E6Predictability, cells, draw, settings
+from entropic_bound.experiments.e6_predictability import (
+    E6Config,
+    E6Predictability,
+    E6Task,
+    cells,
+    draw,
+    settings,
+)
 from entropic_bound.predict import predict_r_star
 
 CFG = E6Config()
@@ -69,9 +76,9 @@ def _table(rows) -> pd.DataFrame:
 
 
 def test_cells_are_two_slices_or_the_full_grid():
-    cfg = E6Config(sample_counts=(8, 64), sigmas=(0.0, 0.1), sigma_ref=0.01)
+    cfg = E6Config(task=E6Task(sigmas=(0.0, 0.1), sigma_ref=0.01), sample_counts=(8, 64))
     assert cells(cfg) == [(8, 0.01), (64, 0.0), (64, 0.01), (64, 0.1)]
-    full = E6Config(sample_counts=(8, 64), sigmas=(0.0, 0.1), sigma_ref=0.01, full_grid=True)
+    full = E6Config(task=E6Task(sigmas=(0.0, 0.1), sigma_ref=0.01), sample_counts=(8, 64), full_grid=True)
     assert cells(full) == sorted(itertools.product((8, 64), (0.0, 0.01, 0.1)))
 
 
@@ -90,7 +97,7 @@ def test_settings_run_each_method_where_it_applies():
 
 def test_specs_and_groups_are_complete_and_deterministic():
     exp = E6Predictability(
-        E6Predictability.configure("quick", {"r_stars": [2], "spectra": ["flat"], "seeds": 2})
+        E6Predictability.configure("quick", {"task.r_stars": [2], "task.spectra": ["flat"], "seeds": 2})
     )
     specs = exp.specs()
     # settings × cells × seeds at n = 16, plus X1's method (V known, unknown) at n = 32, (max N, sigma_ref)
@@ -135,17 +142,17 @@ def test_execute_stores_every_estimate_and_recovers_linear_v_known():
         E6Predictability.configure(
             "quick",
             {
-                "teachers": ["linear"],
+                "task.teachers": ["linear"],
                 "methods": ["linear_v_known"],
-                "r_stars": [3],
-                "spectra": ["geometric"],
+                "task.r_stars": [3],
+                "task.spectra": ["geometric"],
                 "sample_counts": [16],
-                "sigmas": [0.0],
-                "sigma_ref": 0.0,
+                "task.sigmas": [0.0],
+                "task.sigma_ref": 0.0,
                 "seeds": 1,
-                "d": 8,
-                "d_v": 8,
-                "ns": [6],
+                "task.d": 8,
+                "task.d_v": 8,
+                "task.ns": [6],
             },
         )
     )
@@ -161,7 +168,7 @@ def test_execute_stores_every_estimate_and_recovers_linear_v_known():
 
 def test_config_rejects_r_star_above_d():
     with pytest.raises(ConfigError, match="r_stars"):
-        E6Predictability.configure("quick", {"r_stars": [40]})
+        E6Predictability.configure("quick", {"task.r_stars": [40]})
 
 
 # ---------------------------------------------------------------- domains
@@ -283,7 +290,7 @@ def _x1_rows(miss_sigma=None, flag_outside=True):
 def _x1(rows):
     table = _table(rows)
     rates = rate_table(table)
-    return verdict_x1(CFG, table, frontier_table(rates, 0.1, CFG.rate))
+    return verdict_x1(CFG, table, frontier_table(rates, 0.1, CFG.verdict.rate))
 
 
 def test_x1_confirmed_then_flips():

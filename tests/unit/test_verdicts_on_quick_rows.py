@@ -23,9 +23,10 @@ from entropic_bound.experiments.claim_slices import with_option
 from entropic_bound.pipeline import configure
 
 
-def _cfg(name: str, **changes):
+def _cfg(name: str, **thresholds):
+    """The quick config of ``name`` with verdict thresholds changed (``eps_floor=…`` → ``verdict.eps_floor``)."""
     cfg = configure(name, "quick", {}).cfg
-    return with_option(cfg, **changes) if changes else cfg
+    return with_option(cfg, {f"verdict.{k}": v for k, v in thresholds.items()})
 
 
 def _ok(name: str):
@@ -248,7 +249,7 @@ def test_c10_band_rule():
 def test_x1_confirmed_on_quick_rows_including_n_equal_d():
     ok = _e6()
     cfg = _cfg("E6")
-    frontier = e6_analysis.frontier_table(e6_analysis.rate_table(ok), cfg.sigma_ref, cfg.rate)
+    frontier = e6_analysis.frontier_table(e6_analysis.rate_table(ok), cfg.task.sigma_ref, cfg.verdict.rate)
     v = e6_analysis.x1_with_boundary(cfg, ok, frontier)
     assert v.verdict == "confirmed"
     assert {"ns": [32]} in [s["setting"] for s in v.robustness["settings"]]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -93,7 +93,9 @@ class Experiment(ABC):
     title: str = ""
     claims: tuple[str, ...] = ()
     config_class: type = object
-    renamed_keys: dict[str, str] = {}  # old config key → new, so a store written before a rename still reads
+    # old config key → new: a store written before a rename still reads, and an old key in an
+    # override fails pointing at the new one
+    renamed_keys: dict[str, str] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -124,8 +126,18 @@ class Experiment(ABC):
             raise ConfigError(
                 f"The 'scale' parameter must be one of {', '.join(SCALES)}. Got {scale!r} instead."
             )
+        cls._reject_renamed(overrides)
         cfg = cfglib.apply_overrides(cls.default_config(scale), overrides)
         return cfglib.validate(cfg)
+
+    @classmethod
+    def _reject_renamed(cls, overrides: Any) -> None:
+        """An override with a key the config no longer has fails naming the key it became."""
+        items = overrides if isinstance(overrides, Mapping) else dict(map(cfglib.parse_assignment, overrides))
+        for key in items:
+            if key in cls.renamed_keys:
+                new = cls.renamed_keys[key]
+                raise ConfigError(f"Unknown config key '{key}': it is now '{new}'. Did you mean '{new}'?")
 
     @classmethod
     def from_dict(cls, data: dict) -> Any:
@@ -279,6 +291,12 @@ def spec_params(spec: RunSpec, prefix: str) -> dict:
 def spec_config(spec: RunSpec, prefix: str, config_class: type) -> Any:
     """The typed, validated config section ``prefix`` of a run spec (the inverse of :func:`flat_params`)."""
     return cfglib.validate(config_class(**spec_params(spec, prefix)))
+
+
+def moved_keys(section: str, names: str) -> dict[str, str]:
+    """``{old key: "section.old key"}`` for the space-separated ``names`` a config moved into ``section``
+    (for :attr:`Experiment.renamed_keys`)."""
+    return {name: f"{section}.{name}" for name in names.split()}
 
 
 def config_params(cfg: Any, prefix: str, names: tuple[str, ...]) -> dict:

@@ -9,13 +9,13 @@ outcomes into :class:`~entropic_bound.experiments.robustness.SettingOutcome`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..config import apply_overrides
 from .base import Verdict
 from .robustness import SettingOutcome, describe_setting, summarise_boundary
 
@@ -93,11 +93,21 @@ def sliced_boundary(
     return boundary((default_setting, main), others, statistic)
 
 
-def with_option(cfg: Any, **changes: Any) -> Any:
-    """``cfg`` with analysis options changed (a frozen dataclass copy; not re-validated)."""
-    return replace(cfg, **changes)
+def with_option(cfg: Any, changes: Mapping[str, Any]) -> Any:
+    """``cfg`` with analysis options changed by dotted key (``{"verdict.c1_high": 1.2}``): a frozen
+    dataclass copy, not re-validated."""
+    return apply_overrides(cfg, changes)
+
+
+def config_value(cfg: Any, key: str) -> Any:
+    """The value of a dotted config key (``"task.spectra"``)."""
+    for part in key.split("."):
+        cfg = getattr(cfg, part)
+    return cfg
 
 
 def grid_setting(cfg: Any, *keys: str) -> dict:
-    """The default setting: the config's values of ``keys`` (tuples as lists)."""
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in ((k, getattr(cfg, k)) for k in keys)}
+    """The default setting: the config's values of the dotted ``keys`` (tuples as lists), each named by
+    its last part (``"task.spectra"`` → ``"spectra"``), the name the setting's slices carry."""
+    values = {k.rsplit(".", 1)[-1]: config_value(cfg, k) for k in keys}
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}

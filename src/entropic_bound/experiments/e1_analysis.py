@@ -66,7 +66,7 @@ def analyse_e1(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
             if cfg.train.n_samples
             else "fresh batches"
         )
-        + f"; n = {cfg.n}, d = {cfg.d}, σ = {cfg.sigma:g}. Excess risk is the exact population value (SPEC §5);"
+        + f"; n = {cfg.task.n}, d = {cfg.task.d}, σ = {cfg.task.sigma:g}. Excess risk is the exact population value (SPEC §5);"
         " the closed form is the population minimum, so a finite N adds estimation error that shrinks with N.",
     ]
     return Analysis(results=results, verdicts=verdicts, figures=figures, notes=notes)
@@ -74,13 +74,13 @@ def analyse_e1(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
 
 def c1_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     """C1 on the whole grid, decided again per spectrum, V setting, r* and seed."""
-    default = grid_setting(cfg, "spectra", "v_settings", "r_stars")
+    default = grid_setting(cfg, "task.spectra", "v_settings", "task.r_stars")
     return sliced_boundary(lambda r: _verdict_c1(cfg, r, n_diverged), ok, default, AXES, "median_ratio")
 
 
 def c2_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     """C2 on the whole grid, decided again per spectrum, V setting, r* and seed."""
-    default = grid_setting(cfg, "spectra", "v_settings", "r_stars")
+    default = grid_setting(cfg, "task.spectra", "v_settings", "task.r_stars")
     return sliced_boundary(
         lambda r: _verdict_c2(cfg, r, n_diverged), ok, default, AXES, "max_rel_excess_at_or_above_r_star"
     )
@@ -89,7 +89,7 @@ def c2_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
 def _verdict_c1(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     criterion = (
         f"median over runs with r < r* of (measured excess risk / closed-form tail-energy minimum) "
-        f"lies in [{cfg.c1_low:g}, {cfg.c1_high:g}]"
+        f"lies in [{cfg.verdict.c1_low:g}, {cfg.verdict.c1_high:g}]"
     )
     below = ok[(ok["rank"] < ok["task.r_star"]) & (ok["closed_form"] > 0)] if len(ok) else ok
     if not len(below):
@@ -109,7 +109,7 @@ def _verdict_c1(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     }
     return Verdict(
         "C1",
-        decide(cfg.c1_low <= med <= cfg.c1_high),
+        decide(cfg.verdict.c1_low <= med <= cfg.verdict.c1_high),
         criterion,
         evidence,
         "E1",
@@ -138,8 +138,8 @@ def _transition_ratios(ok: pd.DataFrame) -> pd.DataFrame:
 
 def _verdict_c2(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     criterion = (
-        f"every run with r >= r* has relative excess risk < eps_floor = {cfg.eps_floor:g}, and the transition "
-        f"is sharp: median over (r*, spectrum, V, seed) of excess(r*-1)/excess(r*) >= {cfg.sharpness:g} "
+        f"every run with r >= r* has relative excess risk < eps_floor = {cfg.verdict.eps_floor:g}, and the transition "
+        f"is sharp: median over (r*, spectrum, V, seed) of excess(r*-1)/excess(r*) >= {cfg.verdict.sharpness:g} "
         "(excess(0) = the clean signal)"
     )
     above = ok[ok["rank"] >= ok["task.r_star"]] if len(ok) else ok
@@ -152,13 +152,13 @@ def _verdict_c2(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     evidence = {
         "max_rel_excess_at_or_above_r_star": worst,
         "runs_at_or_above_r_star": int(len(above)),
-        "runs_reaching_floor": int((above["rel_excess"] < cfg.eps_floor).sum()),
+        "runs_reaching_floor": int((above["rel_excess"] < cfg.verdict.eps_floor).sum()),
         "median_transition_ratio": med_ratio,
         "min_transition_ratio": float(ratios["ratio"].min()),
         "transition_ratio_by_r_star": ratios.groupby("r_star")["ratio"].median().round(2).to_dict(),
         "excluded_diverged": n_diverged,
     }
-    ok_flag = worst < cfg.eps_floor and med_ratio >= cfg.sharpness
+    ok_flag = worst < cfg.verdict.eps_floor and med_ratio >= cfg.verdict.sharpness
     return Verdict(
         "C2",
         decide(ok_flag),
@@ -188,7 +188,7 @@ def plot_excess_vs_rank(cfg, ok: pd.DataFrame, records: list[dict]):
             ax.set_visible(False)
             continue
         s = np.asarray(curves[g["run_id"].iloc[0]].get("teacher_singular_values", []))
-        ranks = np.arange(0, cfg.n + 1)
+        ranks = np.arange(0, cfg.task.n + 1)
         if len(s):
             tail = tail_energy_curve(s, ranks) / np.sum(s**2)
             ax.plot(ranks, tail, "-", color=colour("closed form"), lw=1.2, label="closed form (tail energy)")
@@ -212,7 +212,7 @@ def plot_excess_vs_rank(cfg, ok: pd.DataFrame, records: list[dict]):
                     label=f"finite-N optimum, V {v}",
                 )
         ax.axvline(r_star, color="tab:red", lw=0.8, ls=":")
-        mark_floor(ax, cfg.eps_floor, "ε_floor")
+        mark_floor(ax, cfg.verdict.eps_floor, "ε_floor")
         log_with_zero(ax, smallest)
         ax.set_title(f"{spectrum}, r* = {r_star}", fontsize=9)
         ax.set_xlabel("student rank r")

@@ -42,9 +42,9 @@ def analyse_e2(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     }
     figures = draw_figures(plots, cfg, ok, records)
     notes = [
-        f"Over-parameterised B0 (r = n = {cfg.n}), V known, d = d_v = {cfg.d}, σ = {cfg.sigma:g}; plain GD lr "
+        f"Over-parameterised B0 (r = n = {cfg.task.n}), V known, d = d_v = {cfg.task.d}, σ = {cfg.task.sigma:g}; plain GD lr "
         f"{cfg.train.lr:g} and Adam lr {cfg.adam_lr:g}, {cfg.train.steps} full-batch steps. A data set of N "
-        f"sequences identifies A when N·d_v ≥ n (here N ≥ {int(np.ceil(cfg.n / cfg.d))}).",
+        f"sequences identifies A when N·d_v ≥ n (here N ≥ {int(np.ceil(cfg.task.n / cfg.task.d))}).",
         "Estimates are rounded to the nearest integer for the exact-recovery rates.",
     ]
     results = (
@@ -80,30 +80,33 @@ def c3_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     axes = (("r_stars", "task.r_star"), ("spectra", "task.spectrum"), ("seed", "seed"))
     ident = ok[ok["identified"] > 0.5] if len(ok) else ok
     options = [
-        ({"c3_estimator": k}, lambda k=k: _verdict_c3(with_option(cfg, c3_estimator=k), ok, n_diverged))
+        (
+            {"c3_estimator": k},
+            lambda k=k: _verdict_c3(with_option(cfg, {"verdict.c3_estimator": k}), ok, n_diverged),
+        )
         for k in C3_ESTIMATORS
-        if k != cfg.c3_estimator
+        if k != cfg.verdict.c3_estimator
     ]
     options += [
         (s, lambda r=r: _verdict_c3(cfg, r, n_diverged))
         for s, r in row_slices(ident, (("sample_counts", "train.n_samples"),))
     ]
-    default = grid_setting(cfg, "r_stars", "spectra", "sample_counts", "c3_estimator")
+    default = grid_setting(cfg, "task.r_stars", "task.spectra", "sample_counts", "verdict.c3_estimator")
     return sliced_boundary(
         lambda r: _verdict_c3(cfg, r, n_diverged), ok, default, axes, "rate_gd_small_init_identified", options
     )
 
 
 def _verdict_c3(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
-    key = cfg.c3_estimator
+    key = cfg.verdict.c3_estimator
     criterion = (
-        f"the {key} of the learned A equals r* in at least {cfg.c3_rate:.0%} of plain-GD runs from small init "
-        f"(init scale <= {cfg.small_init_max:g}) on data that identify A (N·d_v >= n)"
+        f"the {key} of the learned A equals r* in at least {cfg.verdict.c3_rate:.0%} of plain-GD runs from small init "
+        f"(init scale <= {cfg.verdict.small_init_max:g}) on data that identify A (N·d_v >= n)"
     )
     if not len(ok):
         evidence = {"runs": 0, "excluded_diverged": n_diverged}
         return Verdict("C3", "inconclusive", criterion, evidence, "E2", "GD from small init recovers rank r*")
-    small = ok["init_scale"] <= cfg.small_init_max
+    small = ok["init_scale"] <= cfg.verdict.small_init_max
     ident = ok["identified"] > 0.5
     gd = ok["train.optimizer"] == "gd"
     sel = ok[gd & small & ident]
@@ -121,7 +124,9 @@ def _verdict_c3(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
         else None,
         "excluded_diverged": n_diverged,
     }
-    verdict = decide(None if not len(sel) else evidence["rate_gd_small_init_identified"] >= cfg.c3_rate)
+    verdict = decide(
+        None if not len(sel) else evidence["rate_gd_small_init_identified"] >= cfg.verdict.c3_rate
+    )
     return Verdict(
         "C3",
         verdict,
@@ -154,7 +159,7 @@ def plot_rank_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
                 & (ok["seed"] == ok["seed"].min())
             ]
             for _, row in g.sort_values(["train.optimizer", "init_scale"]).iterrows():
-                steps, values = _trajectory(curves[row["run_id"]], "energy_effective_rank", cfg.n)
+                steps, values = _trajectory(curves[row["run_id"]], "energy_effective_rank", cfg.task.n)
                 ls = "-" if row["train.optimizer"] == "gd" else "--"
                 ax.plot(
                     np.maximum(steps, 1),

@@ -87,8 +87,8 @@ def analyse_e3(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         figures["e3_mixers"] = plot_mixers(cfg, ok, records)
     t, x = cfg.train, cfg.x2_train
     notes = [
-        f"One fixed_operator task (n = {cfg.n}, d = d_v = {cfg.d}, r* = {cfg.r_star}, {cfg.spectrum} spectrum, "
-        f"σ = {cfg.sigma:g}, task_seed {cfg.task_seed}); every rung sees the same task and the same data stream "
+        f"One fixed_operator task (n = {cfg.task.n}, d = d_v = {cfg.task.d}, r* = {cfg.task.r_star}, {cfg.task.spectrum} spectrum, "
+        f"σ = {cfg.task.sigma:g}, task_seed {cfg.task.seed}); every rung sees the same task and the same data stream "
         f"({'fresh batches of ' + str(t.batch_size) if not t.n_samples else 'N = ' + str(t.n_samples)}). "
         f"Seeds vary the student initialisation only ({cfg.seeds} per setting).",
         f"Ladder and control (b): {t.optimizer} lr {t.lr:g} → {t.lr_final} cosine, {t.steps} steps, {t.dtype}. "
@@ -116,7 +116,7 @@ def c4_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     main = verdict_c4(cfg, summary, n_diverged)
     others = (
         [
-            ({"v_settings": [v]}, verdict_c4(with_option(cfg, v_settings=(v,)), summary, n_diverged))
+            ({"v_settings": [v]}, verdict_c4(with_option(cfg, {"v_settings": (v,)}), summary, n_diverged))
             for v in cfg.v_settings
         ]
         if len(cfg.v_settings) > 1
@@ -154,9 +154,9 @@ def verdict_c4(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     """C4 from the full-rank medians of every rung and V setting, with controls (a), (b) and (c)."""
     criterion = (
         f"at full rank (r = n for B0, r = d for B1–B3), for every V setting: B1, B2 and B3 have relative excess "
-        f">= {cfg.c4_fail:g}; (c) max(|B2−B1|, |B3−B2|) / (B1 − B0) <= {cfg.c4_ratio:g}, each value capped at 1 "
+        f">= {cfg.verdict.c4_fail:g}; (c) max(|B2−B1|, |B3−B2|) / (B1 − B0) <= {cfg.verdict.c4_ratio:g}, each value capped at 1 "
         "(the zero predictor; a fixed V* can push B2/B3 above it). Located only when "
-        f"(a) B0 and (b) B1 on a B1-teacher task both reach the floor (< eps_floor = {cfg.eps_floor:g}); "
+        f"(a) B0 and (b) B1 on a B1-teacher task both reach the floor (< eps_floor = {cfg.verdict.eps_floor:g}); "
         "otherwise inconclusive. Medians over seeds."
     )
     statement = (
@@ -198,7 +198,8 @@ def verdict_c4(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
         ev["reason"] = "missing runs: " + ", ".join(missing or ["no V setting"])
         return Verdict("C4", "inconclusive", criterion, ev, "E3", statement)
     controls = all(
-        ev["control_a_B0"][v] < cfg.eps_floor and ev["control_b_B1_teacher"][v] < cfg.eps_floor
+        ev["control_a_B0"][v] < cfg.verdict.eps_floor
+        and ev["control_b_B1_teacher"][v] < cfg.verdict.eps_floor
         for v in cfg.v_settings
     )
     if not controls:
@@ -206,8 +207,8 @@ def verdict_c4(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
             "a control did not reach the floor, so a failure at B1 cannot be attributed to the task"
         )
         return Verdict("C4", "inconclusive", criterion, ev, "E3", statement)
-    jump_ok = all(ev["full_rank"][v][r] >= cfg.c4_fail for v in cfg.v_settings for r in ATTENTION)
-    ratio_ok = all(ev["ratio_c"][v] <= cfg.c4_ratio for v in cfg.v_settings)
+    jump_ok = all(ev["full_rank"][v][r] >= cfg.verdict.c4_fail for v in cfg.v_settings for r in ATTENTION)
+    ratio_ok = all(ev["ratio_c"][v] <= cfg.verdict.c4_ratio for v in cfg.v_settings)
     ev["jump_holds"], ev["ratio_holds"] = jump_ok, ratio_ok
     return Verdict("C4", decide(jump_ok and ratio_ok), criterion, ev, "E3", statement)
 
@@ -222,7 +223,7 @@ def _x2_pair(cfg, x2: pd.DataFrame, rung: str, operator: str) -> dict | None:
     merged = pos.merge(none[keys + ["rel_excess_median"]], on=keys, how="left", suffixes=("", "_none"))
     merged["closure"] = 1.0 - merged["rel_excess_median"] / merged["rel_excess_median_none"]
     best = merged.loc[merged["rel_excess_median"].idxmin()]
-    floor = merged[merged["rel_excess_median"] < cfg.eps_floor]
+    floor = merged[merged["rel_excess_median"] < cfg.verdict.eps_floor]
     return {
         "best_rel_excess": float(best["rel_excess_median"]),
         "best_setting": {"v": best["v"], "n_heads": best["n_heads"], "rank": int(best["rank"])},
@@ -245,14 +246,14 @@ def verdict_x2(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     criterion = (
         f"confirmed when, for each representable pair (B1 on a signed low-rank A*, B2 on a row-stochastic A*), "
         f"some rank/head setting with learned_absolute positions has median relative excess < eps_floor = "
-        f"{cfg.eps_floor:g}; refuted when one does not and the runs had >= x2_min_steps = {cfg.x2_min_steps} steps; "
+        f"{cfg.verdict.eps_floor:g}; refuted when one does not and the runs had >= x2_min_steps = {cfg.verdict.x2_min_steps} steps; "
         "otherwise inconclusive (runs too short to refute). Gap closed = 1 − excess(positions)/excess(none)."
     )
     statement = "learned absolute positions make the fixed operator learnable by attention"
     x2 = summary[summary["role"] == "x2"] if len(summary) else summary
     ev: dict = {
         "steps": steps,
-        "x2_min_steps": cfg.x2_min_steps,
+        "x2_min_steps": cfg.verdict.x2_min_steps,
         "excluded_diverged": n_diverged,
         "pairs": {},
     }
@@ -267,13 +268,13 @@ def verdict_x2(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
         ev["reason"] = "missing learned_absolute runs of B1 on low_rank or B2 on row_stochastic"
         return Verdict("X2", "inconclusive", criterion, ev, "E3", statement)
     ev["worst_best_rel_excess"] = max(p["best_rel_excess"] for p in decisive)
-    reached = all(p["best_rel_excess"] < cfg.eps_floor for p in decisive)
+    reached = all(p["best_rel_excess"] < cfg.verdict.eps_floor for p in decisive)
     if reached:
         return Verdict("X2", "confirmed", criterion, ev, "E3", statement)
-    if steps >= cfg.x2_min_steps:
+    if steps >= cfg.verdict.x2_min_steps:
         return Verdict("X2", "refuted", criterion, ev, "E3", statement)
     ev["reason"] = (
-        f"positional runs had {steps} < {cfg.x2_min_steps} steps and did not reach the floor yet; "
+        f"positional runs had {steps} < {cfg.verdict.x2_min_steps} steps and did not reach the floor yet; "
         "see gap_closed for how far they got"
     )
     return Verdict("X2", "inconclusive", criterion, ev, "E3", statement)

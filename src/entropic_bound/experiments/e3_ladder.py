@@ -36,7 +36,8 @@ from ..theory import clean_signal, population_excess_risk
 from ..training import FixedData, FreshData, TrainConfig, train_ensemble
 from ..training.evaluation import held_out_excess
 from ..training.trainer import DTYPES
-from .base import Experiment, config_params, derive_seed, flat_params, member_result, spec_config
+from ..validation import check_rank, check_ranks
+from .base import Experiment, config_params, derive_seed, flat_params, member_result, moved_keys, spec_config
 from .e3_analysis import analyse_e3
 
 RUNGS = ("B0", "B1", "B2", "B3")
@@ -59,13 +60,41 @@ def _train(steps: int, lr: float) -> TrainConfig:
 
 
 @dataclass(frozen=True)
-class E3Config:
+class E3Task:
+    """The one task every rung trains on (``fixed_operator``), and the control and X2 teachers' extras."""
+
     n: int = param(16, ge=2, le=256, doc="tokens per sequence (A* is n×n; B0's full rank)")
     d: int = param(16, ge=1, le=256, doc="input features (= d_v; the full query–key rank of B1–B3)")
     r_star: int = param(4, ge=1, doc="rank of A* (and of the control teacher's K*)")
     spectrum: str = param("flat", choices=SPECTRA)
     sigma: float = param(0.1, ge=0.0, doc="noise standard deviation")
-    task_seed: int = param(0, ge=0, doc="draws the tasks; every rung sees the same task and data stream")
+    seed: int = param(0, ge=0, doc="draws the tasks; every rung sees the same task and data stream")
+    c: float = param(2.0, gt=0.0, doc="control (b): logit scale c of the B1 teacher (||K*||_F = c sqrt(d))")
+    logit_scale: float = param(2.0, gt=0.0, doc="X2's row-stochastic A*: rms of its rank-r* logits")
+
+    def check(self) -> None:
+        check_rank("task.r_star", self.r_star, self.n, what="task.n")
+
+
+@dataclass(frozen=True)
+class E3Verdict:
+    """The thresholds of C4 and X2."""
+
+    eps_floor: float = param(
+        1e-2, gt=0.0, lt=1.0, doc="relative excess below which a model reaches the floor"
+    )
+    c4_fail: float = param(
+        0.5, gt=0.0, doc="C4: B1–B3 at full rank fail when their relative excess is >= this"
+    )
+    c4_ratio: float = param(0.1, gt=0.0, doc="C4 (c): max(|B2−B1|, |B3−B2|) / (B1 − B0) must be <= this")
+    x2_min_steps: int = param(
+        6000, ge=1, doc="X2: runs shorter than this cannot refute (SPEC §5b: >= 6000 steps)"
+    )
+
+
+@dataclass(frozen=True)
+class E3Config:
+    task: E3Task = field(default_factory=E3Task)
     rungs: tuple[str, ...] = param(RUNGS, choices=RUNGS, doc="ladder rungs")
     ranks: tuple[int, ...] = param(
         (1, 2, 4, 8), ge=1, doc="swept ranks (<= d); the full rank is always added"
@@ -79,7 +108,6 @@ class E3Config:
     n_test: int = param(1024, ge=16, le=10_000_000, doc="fresh held-out samples for the excess risk")
     n_mixer: int = param(64, ge=1, le=100_000, doc="held-out inputs the stored mean mixer averages over")
     control_b: bool = param(True, doc="control (b): B1 on a linear_qk_teacher task")
-    teacher_c: float = param(2.0, gt=0.0, doc="control (b): logit scale c of the B1 teacher")
     positional_rungs: tuple[str, ...] = param(
         POSITIONAL_RUNGS, choices=RUNGS, doc="X2: rungs run with learned_absolute positions (empty: no X2)"
     )
@@ -89,17 +117,7 @@ class E3Config:
     x2_ranks: tuple[int, ...] = param((), ge=1, doc="X2 ranks (<= d); empty = r* and d")
     x2_heads: tuple[int, ...] = param((1,), ge=1, le=64, doc="X2 head counts")
     x2_v_settings: tuple[str, ...] = param(("known",), choices=("known", "learned"))
-    logit_scale: float = param(2.0, gt=0.0, doc="row-stochastic A*: rms of its rank-r* logits")
-    eps_floor: float = param(
-        1e-2, gt=0.0, lt=1.0, doc="relative excess below which a model reaches the floor"
-    )
-    c4_fail: float = param(
-        0.5, gt=0.0, doc="C4: B1–B3 at full rank fail when their relative excess is >= this"
-    )
-    c4_ratio: float = param(0.1, gt=0.0, doc="C4 (c): max(|B2−B1|, |B3−B2|) / (B1 − B0) must be <= this")
-    x2_min_steps: int = param(
-        6000, ge=1, doc="X2: runs shorter than this cannot refute (SPEC §5b: >= 6000 steps)"
-    )
+    verdict: E3Verdict = field(default_factory=E3Verdict)
     train: TrainConfig = field(default_factory=lambda: _train(500, 1e-2))
     x2_train: TrainConfig = field(default_factory=lambda: _train(1500, 3e-2))
 
@@ -114,25 +132,15 @@ class E3Config:
                 f"positional information is for B1 and B2 only. Got {bad_pos[0]!r} in 'positional_rungs'."
             )
         attention = any(r != "B0" for r in self.rungs) or self.control_b or self.positional_rungs
-        upper, what = (self.d, "d, the query–key width of B1–B3") if attention else (self.n, "n")
-        for key, values in (("ranks", self.ranks), ("x2_ranks", self.x2_ranks)):
-            bad = [r for r in values if r > upper]
-            if bad:
-                raise ConfigError(
-                    f"The '{key}' parameter must hold ints in [1, {upper}] ({what}). Got {bad[0]} instead."
-                )
-        if self.r_star > self.n:
-            raise ConfigError(
-                f"The 'r_star' parameter must be an int in [1, {self.n}] (n). Got {self.r_star} instead."
-            )
-        if self.control_b and self.r_star > self.d:
-            raise ConfigError(
-                f"The 'r_star' parameter must be an int in [1, {self.d}] (d, the B1 teacher's "
-                f"kernel is d×d). Got {self.r_star} instead."
-            )
+        n, d = self.task.n, self.task.d
+        upper, what = (d, "task.d, the query–key width of B1–B3") if attention else (n, "task.n")
+        check_ranks("ranks", self.ranks, upper, what)
+        check_ranks("x2_ranks", self.x2_ranks, upper, what)
+        if self.control_b:
+            check_rank("task.r_star", self.task.r_star, d, what="task.d, the B1 teacher's kernel is d×d")
 
     def full_rank(self, rung: str) -> int:
-        return self.n if rung == "B0" else self.d
+        return self.task.n if rung == "B0" else self.task.d
 
     def ladder_ranks(self, rung: str) -> list[int]:
         full = self.full_rank(rung)
@@ -154,7 +162,13 @@ class E3Ladder(Experiment):
     member_params = ("rank",)
     seeds_share_group = True  # all seeds and ranks of one (role, task, rung, V, positional, heads, training)
     config_class = E3Config
-    renamed_keys = {"n_mix": "n_mixer"}
+    renamed_keys = {
+        "n_mix": "n_mixer",
+        "task_seed": "task.seed",
+        "teacher_c": "task.c",
+        **moved_keys("task", "n d r_star spectrum sigma logit_scale"),
+        **moved_keys("verdict", "eps_floor c4_fail c4_ratio x2_min_steps"),
+    }
 
     scale_settings = {
         "paper": {
@@ -172,13 +186,13 @@ class E3Ladder(Experiment):
     # -- the grid --------------------------------------------------------------------------
     def _task_params(self, kind: str, operator: str = "low_rank") -> dict:
         c = self.cfg
-        p = {"task.kind": kind, **config_params(c, "task", ("n", "d", "r_star", "spectrum", "sigma"))}
+        p = {"task.kind": kind, **config_params(c.task, "task", ("n", "d", "r_star", "spectrum", "sigma"))}
         if kind == "linear_qk_teacher":
-            p["task.c"] = c.teacher_c
+            p["task.c"] = c.task.c
         else:
             p["task.operator"] = operator
             if operator == "row_stochastic":
-                p["task.logit_scale"] = c.logit_scale
+                p["task.logit_scale"] = c.task.logit_scale
         return p
 
     def _runs(
@@ -196,7 +210,7 @@ class E3Ladder(Experiment):
         base = {
             "role": role,
             **task,
-            "task_seed": c.task_seed,
+            "task_seed": c.task.seed,  # a param apart from task.*: the task is built from task.*
             "n_test": c.n_test,
             "n_mix": c.n_mixer,  # the stored param keeps its name: run ids are the store's key
             "rung": rung,
@@ -222,9 +236,16 @@ class E3Ladder(Experiment):
             teacher = self._task_params("linear_qk_teacher")
             for v in c.v_settings:
                 out += self._runs(
-                    "control_b", teacher, "B1", v, sorted({c.r_star, c.d}), "none", c.n_heads, c.train
+                    "control_b",
+                    teacher,
+                    "B1",
+                    v,
+                    sorted({c.task.r_star, c.task.d}),
+                    "none",
+                    c.n_heads,
+                    c.train,
                 )
-        x2_ranks = sorted(set(c.x2_ranks) or {c.r_star, c.d})
+        x2_ranks = sorted(set(c.x2_ranks) or {c.task.r_star, c.task.d})
         for operator in c.x2_operators if c.positional_rungs else ():
             task = self._task_params("fixed_operator", operator)
             for rung in c.positional_rungs:

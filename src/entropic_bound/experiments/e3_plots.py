@@ -51,10 +51,12 @@ def plot_full_rank_bars(cfg, ok: pd.DataFrame):
         ax.set_xticks(range(len(bars)), [b[0] for b in bars], fontsize=7)
         ax.set_yscale("log")
         ax.set_ylim(FLOOR / 2, 3.0)
-        mark_floor(ax, cfg.eps_floor, "ε_floor")
+        mark_floor(ax, cfg.verdict.eps_floor, "ε_floor")
         ax.set_title(f"full rank, V {v}", fontsize=9)
         ax.set_ylabel("relative excess risk (held out)")
-    fig.suptitle(f"E3: the ladder at full rank (r = {cfg.n} for B0, r = {cfg.d} for B1–B3)", fontsize=10)
+    fig.suptitle(
+        f"E3: the ladder at full rank (r = {cfg.task.n} for B0, r = {cfg.task.d} for B1–B3)", fontsize=10
+    )
     return fig
 
 
@@ -99,8 +101,8 @@ def plot_excess_vs_rank(cfg, summary: pd.DataFrame):
                 label = f"{rung}{' + pos' if pos != 'none' else ''}, h={heads}, V {v}"
                 _line(ax, g, label, rung, "--" if pos != "none" else "-")
             ax.set_title(f"X2, {key.replace('_', '-')} A*", fontsize=9)
-        ax.axvline(cfg.r_star, color="tab:red", lw=0.8, ls=":")
-        mark_floor(ax, cfg.eps_floor, "ε_floor")
+        ax.axvline(cfg.task.r_star, color="tab:red", lw=0.8, ls=":")
+        mark_floor(ax, cfg.verdict.eps_floor, "ε_floor")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("rank r (per head)")
@@ -115,7 +117,7 @@ def plot_excess_vs_rank(cfg, summary: pd.DataFrame):
 
 def _mixer_panels(cfg, ok: pd.DataFrame) -> list[tuple[str, list[tuple[str, dict]]]]:
     """Rows of the mixer figure: (task operator, [(column label, selection)])."""
-    full = cfg.d
+    full = cfg.task.d
     rows = []
     for operator in ("low_rank", "row_stochastic"):
         cols = []

@@ -9,7 +9,7 @@ C6 normalisations (SPEC §5b). The size of the transition is measured by the exc
   looks compressed partly because uniform attention carries signal, not because the kernel's
   transition is smaller.
 
-Both are reported; the verdict uses ``cfg.c6_normalisation`` and says so.
+Both are reported; the verdict uses ``cfg.verdict.c6_normalisation`` and says so.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def saturation_table(ok: pd.DataFrame) -> pd.DataFrame:
 def analyse_e4(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
     ok, n_diverged = split_status(table)
-    main = ok[np.isclose(ok["task.c"], cfg.c)] if len(ok) else ok  # the default logit scale
+    main = ok[np.isclose(ok["task.c"], cfg.task.c)] if len(ok) else ok  # the default logit scale
     trans = transition_table(main) if len(main) else pd.DataFrame()
     pairs = paired_ratios(trans)
     verdicts = [c5_with_boundary(cfg, ok, n_diverged), c6_with_boundary(cfg, ok, n_diverged)]
@@ -115,8 +115,8 @@ def analyse_e4(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         if len(pairs):
             figures["e4_transition_size"] = plot_transition_size(cfg, pairs)
     notes = [
-        f"Teachers with ||K*||_F = c·√d, c = {cfg.c:g} (off-diagonal logit std c), n = {cfg.n}, d = d_v = {cfg.d}, "
-        f"σ = {cfg.sigma:g}. Students B1 (linear teacher) and B2 (softmax, temperature √d) trained by "
+        f"Teachers with ||K*||_F = c·√d, c = {cfg.task.c:g} (off-diagonal logit std c), n = {cfg.task.n}, d = d_v = {cfg.task.d}, "
+        f"σ = {cfg.task.sigma:g}. Students B1 (linear teacher) and B2 (softmax, temperature √d) trained by "
         f"{cfg.train.optimizer} (lr {cfg.train.lr:g}"
         + (f" → {cfg.train.lr_final:g} cosine" if cfg.train.lr_final else "")
         + f", init {cfg.init_scale:g}, {cfg.train.steps} steps) on "
@@ -131,14 +131,14 @@ def analyse_e4(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
 def c5_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     """C5 at the default logit scale, decided again per spectrum, V, r*, seed and at every other c
     of the C6 map (whose runs are r*-1 and r* only)."""
-    main = ok[np.isclose(ok["task.c"], cfg.c)] if len(ok) else ok
+    main = ok[np.isclose(ok["task.c"], cfg.task.c)] if len(ok) else ok
     axes = (("spectra", "task.spectrum"), ("v_settings", "v"), ("r_stars", "task.r_star"), ("seed", "seed"))
     others = [
         ({"c": float(x)}, lambda g=g: verdict_c5(cfg, g, n_diverged))
         for x, g in (ok.groupby("task.c") if len(ok) else ())
-        if not np.isclose(x, cfg.c)
+        if not np.isclose(x, cfg.task.c)
     ]
-    default = {"c": cfg.c, **grid_setting(cfg, "spectra", "v_settings", "r_stars")}
+    default = {"c": cfg.task.c, **grid_setting(cfg, "task.spectra", "v_settings", "task.r_stars")}
     return sliced_boundary(lambda r: verdict_c5(cfg, r, n_diverged), main, default, axes, "min_frac", others)
 
 
@@ -182,21 +182,21 @@ def c6_holds_when(outcomes: list[tuple[dict, Verdict]]) -> str:
 
 
 def c6_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
-    """C6 mapped over the logit scale c and both normalisations (the default: cfg.c, cfg.c6_normalisation)."""
+    """C6 mapped over the logit scale c and both normalisations (the default: cfg.task.c, cfg.verdict.c6_normalisation)."""
     outcomes = []
     for x, g in ok.groupby("task.c") if len(ok) else ():
         pairs = paired_ratios(transition_table(g))
         for norm in ("k0", "signal"):
-            v = verdict_c6(with_option(cfg, c6_normalisation=norm), g, pairs, n_diverged)
+            v = verdict_c6(with_option(cfg, {"verdict.c6_normalisation": norm}), g, pairs, n_diverged)
             outcomes.append(({"c": float(x), "c6_normalisation": norm}, v))
     default = [
         o
         for o in outcomes
-        if np.isclose(o[0]["c"], cfg.c) and o[0]["c6_normalisation"] == cfg.c6_normalisation
+        if np.isclose(o[0]["c"], cfg.task.c) and o[0]["c6_normalisation"] == cfg.verdict.c6_normalisation
     ]
     if not default:
         empty = verdict_c6(cfg, ok.iloc[:0] if len(ok) else ok, pd.DataFrame(), n_diverged)
-        default = [({"c": cfg.c, "c6_normalisation": cfg.c6_normalisation}, empty)]
+        default = [({"c": cfg.task.c, "c6_normalisation": cfg.verdict.c6_normalisation}, empty)]
     others = [o for o in outcomes if o is not default[0]]
     return boundary(default[0], others, "median_ratio", c6_holds_when(outcomes))
 
@@ -210,11 +210,11 @@ def c5_summary(cfg, ok: pd.DataFrame) -> dict:
             "runs_below": int(len(below)),
             "runs_at_or_above": int(len(above)),
             "frac_below_clearly_above_floor": float(
-                (below["rel_excess"] >= cfg.c5_margin * cfg.eps_floor).mean()
+                (below["rel_excess"] >= cfg.verdict.c5_margin * cfg.verdict.eps_floor).mean()
             )
             if len(below)
             else None,
-            "frac_at_or_above_reaching_floor": float((above["rel_excess"] < cfg.eps_floor).mean())
+            "frac_at_or_above_reaching_floor": float((above["rel_excess"] < cfg.verdict.eps_floor).mean())
             if len(above)
             else None,
             "min_rel_excess_below": float(below["rel_excess"].min()) if len(below) else None,
@@ -225,9 +225,9 @@ def c5_summary(cfg, ok: pd.DataFrame) -> dict:
 
 def verdict_c5(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     criterion = (
-        f"for each teacher (linear and softmax), at least {cfg.c5_rate:.0%} of runs with r < r* have relative "
-        f"excess >= {cfg.c5_margin:g}·eps_floor = {cfg.c5_margin * cfg.eps_floor:g}, and at least {cfg.c5_rate:.0%} "
-        f"of runs with r >= r* have relative excess < eps_floor = {cfg.eps_floor:g} (held-out, clean target)"
+        f"for each teacher (linear and softmax), at least {cfg.verdict.c5_rate:.0%} of runs with r < r* have relative "
+        f"excess >= {cfg.verdict.c5_margin:g}·eps_floor = {cfg.verdict.c5_margin * cfg.verdict.eps_floor:g}, and at least {cfg.verdict.c5_rate:.0%} "
+        f"of runs with r >= r* have relative excess < eps_floor = {cfg.verdict.eps_floor:g} (held-out, clean target)"
     )
     statement = "deficiency (r < r*) and achievability (r >= r*) hold inside the attention class"
     summary = c5_summary(cfg, ok) if len(ok) else {}
@@ -241,7 +241,7 @@ def verdict_c5(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
         return Verdict("C5", "inconclusive", criterion, evidence, "E4", statement)
     return Verdict(
         "C5",
-        decide(all(a >= cfg.c5_rate and b >= cfg.c5_rate for a, b in fracs)),
+        decide(all(a >= cfg.verdict.c5_rate and b >= cfg.verdict.c5_rate for a, b in fracs)),
         criterion,
         evidence,
         "E4",
@@ -250,12 +250,12 @@ def verdict_c5(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
 
 
 def verdict_c6(cfg, ok: pd.DataFrame, pairs: pd.DataFrame, n_diverged: int) -> Verdict:
-    norm = cfg.c6_normalisation
+    norm = cfg.verdict.c6_normalisation
     what = "the K = 0 (uniform-attention) excess" if norm == "k0" else "the total signal E||f*||²/(n d_v)"
     criterion = (
         f"normalisation: excess at r = r*-1 divided by {what}. Compressed if the median over paired "
-        f"(r*, spectrum, V, seed) of softmax/linear normalised excess is <= {cfg.c6_factor:g}; the boundary is "
-        f"kept if at least {cfg.c5_rate:.0%} of softmax runs at r = r* reach eps_floor. Confirmed iff both."
+        f"(r*, spectrum, V, seed) of softmax/linear normalised excess is <= {cfg.verdict.c6_factor:g}; the boundary is "
+        f"kept if at least {cfg.verdict.c5_rate:.0%} of softmax runs at r = r* reach eps_floor. Confirmed iff both."
     )
     statement = "softmax compresses the size of the transition at r = r* but keeps the boundary"
     if not len(pairs):
@@ -263,7 +263,7 @@ def verdict_c6(cfg, ok: pd.DataFrame, pairs: pd.DataFrame, n_diverged: int) -> V
             "C6", "inconclusive", criterion, {"pairs": 0, "excluded_diverged": n_diverged}, "E4", statement
         )
     soft_at = ok[(ok["teacher"] == "softmax") & (ok["rank"] == ok["task.r_star"])]
-    boundary = float((soft_at["rel_excess"] < cfg.eps_floor).mean()) if len(soft_at) else float("nan")
+    boundary = float((soft_at["rel_excess"] < cfg.verdict.eps_floor).mean()) if len(soft_at) else float("nan")
     med = {k: float(pairs[f"ratio_{k}"].median()) for k in ("k0", "signal")}
     evidence = {
         "normalisation": norm,
@@ -281,10 +281,12 @@ def verdict_c6(cfg, ok: pd.DataFrame, pairs: pd.DataFrame, n_diverged: int) -> V
         "pairs": int(len(pairs)),
         "excluded_diverged": n_diverged,
     }
-    compressed = med[norm] <= cfg.c6_factor
+    compressed = med[norm] <= cfg.verdict.c6_factor
     other = "signal" if norm == "k0" else "k0"
-    evidence["other_normalisation_agrees"] = bool((med[other] <= cfg.c6_factor) == compressed)
-    return Verdict("C6", decide(compressed and boundary >= cfg.c5_rate), criterion, evidence, "E4", statement)
+    evidence["other_normalisation_agrees"] = bool((med[other] <= cfg.verdict.c6_factor) == compressed)
+    return Verdict(
+        "C6", decide(compressed and boundary >= cfg.verdict.c5_rate), criterion, evidence, "E4", statement
+    )
 
 
 def plot_excess_vs_rank(cfg, ok: pd.DataFrame):
@@ -311,7 +313,7 @@ def plot_excess_vs_rank(cfg, ok: pd.DataFrame):
                     label=f"{spectrum}, V {v}",
                 )
             ax.axvline(r_star, color="tab:red", lw=0.8, ls=":")
-            mark_floor(ax, cfg.eps_floor, "ε_floor")
+            mark_floor(ax, cfg.verdict.eps_floor, "ε_floor")
             if len(g):
                 mark_floor(ax, float(g["noise_floor"].median() / g["signal"].median()), "noise σ² / signal")
                 ax.axhline(
@@ -326,7 +328,7 @@ def plot_excess_vs_rank(cfg, ok: pd.DataFrame):
             ax.set_xlabel("student rank r")
             ax.set_ylabel("relative excess risk (held out)")
     legend_below(fig, axes, ncol=5)
-    fig.suptitle(f"E4: held-out excess risk vs rank (c = {cfg.c:g}; r* dotted)", fontsize=10)
+    fig.suptitle(f"E4: held-out excess risk vs rank (c = {cfg.task.c:g}; r* dotted)", fontsize=10)
     return fig
 
 
@@ -344,7 +346,8 @@ def plot_transition_size(cfg, pairs: pd.DataFrame):
         ax.set_xlabel("r*")
         ax.set_ylabel(label)
         ax.set_title(
-            label + (" [verdict]" if (col == "over_k0") == (cfg.c6_normalisation == "k0") else ""), fontsize=8
+            label + (" [verdict]" if (col == "over_k0") == (cfg.verdict.c6_normalisation == "k0") else ""),
+            fontsize=8,
         )
     legend_below(fig, axes)
     fig.suptitle("E4 / C6: size of the transition at r = r* (median over pairs)", fontsize=10)

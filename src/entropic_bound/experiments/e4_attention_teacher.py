@@ -24,13 +24,13 @@ from ..models.base import MemberSpec
 from ..registry import EXPERIMENTS
 from ..results import RunResult, RunSpec
 from ..sweep.spec import grid_specs
-from ..tasks.operators import SPECTRA
 from ..training import TrainConfig
 from ..training.evaluation import held_out_excess, signal_power
-from .base import Experiment, flat_params, member_result
+from ..validation import check_ranks
+from .base import Experiment, flat_params, member_result, moved_keys
 from .e4_analysis import analyse_e4
 from .e4_e5_common import (
-    TEACHER_KINDS,
+    AttentionTask,
     GroupSetup,
     attention_task_params,
     saturation_stats,
@@ -39,20 +39,9 @@ from .e4_e5_common import (
 
 
 @dataclass(frozen=True)
-class E4Config:
-    n: int = param(16, ge=2, le=512, doc="tokens per sequence (keep n <= d for the linear teacher)")
-    d: int = param(32, ge=2, le=512, doc="input features (= d_v)")
-    teachers: tuple[str, ...] = param(TEACHER_KINDS, choices=TEACHER_KINDS)
-    r_stars: tuple[int, ...] = param((2, 4), ge=1, doc="ranks of K*")
-    spectra: tuple[str, ...] = param(("flat", "geometric"), choices=SPECTRA)
-    decay: float = param(0.25, gt=0.0, le=1.0, doc="geometric spectra: s_r*/s_1")
-    c: float = param(2.0, gt=0.0, doc="logit scale: ||K*||_F = c sqrt(d)")
-    sigma: float = param(0.1, ge=0.0, doc="noise standard deviation (floor sigma^2)")
-    ranks: tuple[int, ...] = param((), ge=1, doc="student ranks; empty = 1..r*+2 and 2r*")
-    v_settings: tuple[str, ...] = param(("known", "learned"), choices=("known", "learned"))
-    seeds: int = param(1, ge=1, le=10_000)
-    init_scale: float = param(1e-3, gt=0.0, doc="std of the W_Q, W_K entries at init")
-    n_test: int = param(2048, ge=1, le=1_000_000, doc="held-out samples (dedicated seed)")
+class E4Verdict:
+    """The thresholds of C5 and C6."""
+
     eps_floor: float = param(1e-2, gt=0.0, lt=1.0, doc="relative excess below which the floor is reached")
     c5_margin: float = param(3.0, ge=1.0, doc="C5: r < r* must stay above c5_margin * eps_floor")
     c5_rate: float = param(0.9, gt=0.0, le=1.0, doc="C5: required fraction of runs on each side of r*")
@@ -61,6 +50,22 @@ class E4Config:
         choices=("k0", "signal"),
         doc="C6: divide excess(r*-1) by the K = 0 excess (k0) or by the total signal",
     )
+    c6_factor: float = param(
+        0.8,
+        gt=0.0,
+        le=1.0,
+        doc="C6: compressed if softmax/linear ratio of normalised excess(r*-1) <= c6_factor",
+    )
+
+
+@dataclass(frozen=True)
+class E4Config:
+    task: AttentionTask = field(default_factory=AttentionTask)
+    ranks: tuple[int, ...] = param((), ge=1, doc="student ranks; empty = 1..r*+2 and 2r*")
+    v_settings: tuple[str, ...] = param(("known", "learned"), choices=("known", "learned"))
+    seeds: int = param(1, ge=1, le=10_000)
+    init_scale: float = param(1e-3, gt=0.0, doc="std of the W_Q, W_K entries at init")
+    n_test: int = param(2048, ge=1, le=1_000_000, doc="held-out samples (dedicated seed)")
     c6_cs: tuple[float, ...] = param(
         (0.5, 1.0, 4.0), gt=0.0, doc="C6 map: further logit scales c, each run at r = r*-1 and r* only"
     )
@@ -70,12 +75,7 @@ class E4Config:
     c6_r_stars: tuple[int, ...] = param(
         (4,), ge=1, doc="C6 map: r* of the further logit scales (empty: every r* of r_stars)"
     )
-    c6_factor: float = param(
-        0.8,
-        gt=0.0,
-        le=1.0,
-        doc="C6: compressed if softmax/linear ratio of normalised excess(r*-1) <= c6_factor",
-    )
+    verdict: E4Verdict = field(default_factory=E4Verdict)
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(
             optimizer="adam", lr=3e-2, lr_final=1e-4, steps=300, n_samples=256, checkpoints=8, dtype="float32"
@@ -83,18 +83,9 @@ class E4Config:
     )
 
     def check(self) -> None:
-        for key, values in (("r_stars", self.r_stars), ("ranks", self.ranks)):
-            bad = [v for v in values if v > self.d]
-            if bad:
-                raise ConfigError(
-                    f"The '{key}' parameter must hold ints in [1, {self.d}] (d). Got {bad[0]} instead."
-                )
-        if not self.r_stars:
-            raise ConfigError("The 'r_stars' parameter must hold at least one int. Got () instead.")
-        if not self.teachers or not self.v_settings or not self.spectra:
-            raise ConfigError(
-                "The 'teachers', 'v_settings' and 'spectra' parameters must be non-empty. Got () instead."
-            )
+        check_ranks("ranks", self.ranks, self.task.d, "task.d")
+        if not self.v_settings:
+            raise ConfigError("The 'v_settings' parameter must be non-empty. Got () instead.")
         if self.train.n_samples == 0:
             raise ConfigError(
                 "The 'train.n_samples' parameter must be an int >= 1 for E4 (a fixed data set). Got 0 instead."
@@ -102,14 +93,14 @@ class E4Config:
 
     def student_ranks(self, r_star: int) -> list[int]:
         base = set(self.ranks) if self.ranks else set(range(1, r_star + 3)) | {2 * r_star}
-        return sorted((base | {r_star - 1, r_star, r_star + 1}) & set(range(1, self.d + 1)))
+        return sorted((base | {r_star - 1, r_star, r_star + 1}) & set(range(1, self.task.d + 1)))
 
     def c6_map(self, r_star: int) -> list[tuple[float, str, list[int]]]:
         """``(c, v, ranks)`` of the C6 map's further runs at ``r_star``: r*-1 and r* at each extra c."""
         if self.c6_r_stars and r_star not in self.c6_r_stars:
             return []
         ranks = [r for r in (r_star - 1, r_star) if r >= 1]
-        extra = [x for x in self.c6_cs if x != self.c]
+        extra = [x for x in self.c6_cs if x != self.task.c]
         return [(x, v, ranks) for x in extra for v in self.c6_v_settings if v in self.v_settings]
 
 
@@ -121,12 +112,16 @@ class E4AttentionTeacher(Experiment):
     claims = ("C5", "C6")
     member_params = ("rank",)
     config_class = E4Config
+    renamed_keys = {
+        **moved_keys("task", "n d teachers r_stars spectra decay c sigma"),
+        **moved_keys("verdict", "eps_floor c5_margin c5_rate c6_normalisation c6_factor"),
+    }
 
     @classmethod
     def default_config(cls, scale: str) -> E4Config:
         if scale == "paper":
             return E4Config(
-                r_stars=(1, 2, 4, 8),
+                task=AttentionTask(r_stars=(1, 2, 4, 8)),
                 c6_r_stars=(),
                 c6_v_settings=("known", "learned"),
                 seeds=3,
@@ -141,42 +136,22 @@ class E4AttentionTeacher(Experiment):
                     dtype="float32",
                 ),
             )
-        return E4Config(spectra=("flat",))
-
-    def _params(
-        self, kind: str, r_star: int, spectrum: str, c: float, v: str, rank: int, train: dict
-    ) -> dict:
-        cfg = self.cfg
-        return {
-            "teacher": kind,
-            "task.n": cfg.n,
-            "task.d": cfg.d,
-            "task.r_star": r_star,
-            "task.spectrum": spectrum,
-            "task.decay": cfg.decay,
-            "task.c": c,
-            "task.sigma": cfg.sigma,
-            "v": v,
-            "rank": rank,
-            "init_scale": cfg.init_scale,
-            "n_test": cfg.n_test,
-            **train,
-        }
+        return E4Config(task=AttentionTask(spectra=("flat",)))
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        fixed = {**attention_task_params(c), "init_scale": c.init_scale, "n_test": c.n_test}
+        fixed = {**attention_task_params(c.task), "init_scale": c.init_scale, "n_test": c.n_test}
         fixed.update(flat_params(c.train, "train"))
         out = []
-        for kind in c.teachers:
-            for r_star in c.r_stars:  # the student ranks depend on r*
-                grid = {"task.spectrum": c.spectra, "v": c.v_settings, "rank": c.student_ranks(r_star)}
+        for kind in c.task.teachers:
+            for r_star in c.task.r_stars:  # the student ranks depend on r*
+                grid = {"task.spectrum": c.task.spectra, "v": c.v_settings, "rank": c.student_ranks(r_star)}
                 at = {**fixed, "teacher": kind, "task.r_star": r_star}
                 out += grid_specs(self.name, grid, range(c.seeds), at)
                 for logit_scale, v, ranks in c.c6_map(r_star):  # the C6 map's further logit scales
                     further = {**at, "task.c": logit_scale, "v": v}
                     out += grid_specs(
-                        self.name, {"task.spectrum": c.spectra, "rank": ranks}, range(c.seeds), further
+                        self.name, {"task.spectrum": c.task.spectra, "rank": ranks}, range(c.seeds), further
                     )
         return out
 

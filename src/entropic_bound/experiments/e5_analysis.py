@@ -60,7 +60,7 @@ def identified(ok: pd.DataFrame) -> pd.Series:
 def analyse_e5(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     ok, n_diverged = split_status(table)
     ident = ok[identified(ok)] if len(ok) else ok
-    small = ident[ident["init_scale"] <= cfg.small_init_max] if len(ident) else ident
+    small = ident[ident["init_scale"] <= cfg.verdict.small_init_max] if len(ident) else ident
     errors = error_table(small) if len(small) else pd.DataFrame()
     verdicts = [c7_with_boundary(cfg, ok, n_diverged), c8_with_boundary(cfg, small, n_diverged)]
     tables, figures = {}, {}
@@ -73,11 +73,11 @@ def analyse_e5(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     if len(errors):
         figures["e5_estimator_error_heatmap"] = plot_error_heatmap(errors)
     notes = [
-        f"Students of width r = d = {cfg.d} (B1 for the linear teacher, B2 for the softmax teacher), V "
+        f"Students of width r = d = {cfg.task.d} (B1 for the linear teacher, B2 for the softmax teacher), V "
         f"{'/'.join(cfg.v_settings)}, trained by {cfg.train.optimizer} (lr {cfg.train.lr:g}, {cfg.train.steps} "
-        f"full-batch steps) on N = {cfg.train.n_samples} sequences (n = {cfg.n}, σ = {cfg.sigma:g}, c = {cfg.c:g}); "
-        f"init scales {', '.join(f'{s:g}' for s in cfg.init_scales)} (small: <= {cfg.small_init_max:g}).",
-        f"C7 contrast: the same students on N in {list(cfg.c7_sample_counts)} sequences (N·n < d = {cfg.d}: the "
+        f"full-batch steps) on N = {cfg.train.n_samples} sequences (n = {cfg.task.n}, σ = {cfg.task.sigma:g}, c = {cfg.task.c:g}); "
+        f"init scales {', '.join(f'{s:g}' for s in cfg.init_scales)} (small: <= {cfg.verdict.small_init_max:g}).",
+        f"C7 contrast: the same students on N in {list(cfg.c7_sample_counts)} sequences (N·n < d = {cfg.task.d}: the "
         f"data do not identify K outside the span of their rows), GD lr {cfg.c7_lr:g}, {cfg.c7_steps} steps.",
         f"Realised-mixer ranks use {cfg.n_mixer} held-out inputs; the teacher's own realised-mixer ranks are the "
         "teacher_mixer_* / teacher_meanmixer_* columns. Gavish-Donoho returns 0 when r* >= d/2 (SPEC §4).",
@@ -91,7 +91,7 @@ def _recovery_rate(g: pd.DataFrame, col: str, tol: float) -> float | None:
 
 def learned(cfg, ok: pd.DataFrame) -> pd.Series:
     """Runs that fit their training data: final train loss <= c7_fit·max(σ², 1e-4)."""
-    return ok["train_loss"] <= cfg.c7_fit * np.maximum(ok["task.sigma"] ** 2, 1e-4)
+    return ok["train_loss"] <= cfg.verdict.c7_fit * np.maximum(ok["task.sigma"] ** 2, 1e-4)
 
 
 def _low_rank_rate(g: pd.DataFrame, col: str, tol: float) -> float | None:
@@ -101,9 +101,9 @@ def _low_rank_rate(g: pd.DataFrame, col: str, tol: float) -> float | None:
 def c7_cells(cfg, g: pd.DataFrame) -> dict:
     """One teacher's numbers (learned runs only): recovery from small init on identified data, and the
     low-rank rate (estimate <= r* + tolerance) of small and large init where K is under-identified."""
-    col, tol = f"K_{cfg.c7_estimator}", cfg.c7_tolerance
+    col, tol = f"K_{cfg.verdict.c7_estimator}", cfg.verdict.c7_tolerance
     fit = g[learned(cfg, g)]
-    small, ident = fit["init_scale"] <= cfg.small_init_max, identified(fit)
+    small, ident = fit["init_scale"] <= cfg.verdict.small_init_max, identified(fit)
     low_small = _low_rank_rate(fit[small & ~ident], col, tol)
     low_large = _low_rank_rate(fit[~small & ~ident], col, tol)
     return {
@@ -128,21 +128,21 @@ def c7_decision(cfg, cells: dict) -> bool | None:
     """True: small init recovers r* on identified data and the under-identified contrast is >= c7_contrast;
     False: small init misses r* on identified data, or small init is no more often low rank than large init."""
     recovery, contrast = cells["small_init_identified_recovery"], cells["contrast"]
-    if (recovery is not None and recovery < cfg.c7_rate) or (contrast is not None and contrast <= 0):
+    if (recovery is not None and recovery < cfg.verdict.c7_rate) or (contrast is not None and contrast <= 0):
         return False
     if recovery is None or contrast is None:
         return None
-    return True if contrast >= cfg.c7_contrast else None
+    return True if contrast >= cfg.verdict.c7_contrast else None
 
 
 def verdict_c7(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
-    col = f"K_{cfg.c7_estimator}"
+    col = f"K_{cfg.verdict.c7_estimator}"
     criterion = (
-        f"implicit bias, per teacher, on runs that fit their data (train loss <= {cfg.c7_fit:g}·max(σ², 1e-4)), "
-        f"estimator {cfg.c7_estimator} of K: (i) on data that identify K (N·n >= d) GD from small init (<= "
-        f"{cfg.small_init_max:g}) has |estimate - r*| <= {cfg.c7_tolerance:g} in >= {cfg.c7_rate:.0%} of runs; (ii) on "
+        f"implicit bias, per teacher, on runs that fit their data (train loss <= {cfg.verdict.c7_fit:g}·max(σ², 1e-4)), "
+        f"estimator {cfg.verdict.c7_estimator} of K: (i) on data that identify K (N·n >= d) GD from small init (<= "
+        f"{cfg.verdict.small_init_max:g}) has |estimate - r*| <= {cfg.verdict.c7_tolerance:g} in >= {cfg.verdict.c7_rate:.0%} of runs; (ii) on "
         f"data that do not (N·n < d) the fraction of small-init runs with a low-rank answer (estimate <= r* + "
-        f"{cfg.c7_tolerance:g}) exceeds large init's by >= {cfg.c7_contrast:g}. Confirmed iff (i) and (ii) for every "
+        f"{cfg.verdict.c7_tolerance:g}) exceeds large init's by >= {cfg.verdict.c7_contrast:g}. Confirmed iff (i) and (ii) for every "
         "teacher; refuted iff (i) fails or small init is no more often low rank than large init; else inconclusive"
     )
     statement = (
@@ -156,8 +156,8 @@ def verdict_c7(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     decisions = {kind: c7_decision(cfg, c) for kind, c in by.items()}
     contrasts = [c["contrast"] for c in by.values() if c["contrast"] is not None]
     evidence = {
-        "estimator": cfg.c7_estimator,
-        "tolerance": cfg.c7_tolerance,
+        "estimator": cfg.verdict.c7_estimator,
+        "tolerance": cfg.verdict.c7_tolerance,
         "by_teacher": by,
         "decision_by_teacher": decisions,
         "min_contrast": min(contrasts) if contrasts else None,
@@ -175,11 +175,14 @@ AXES = (("spectra", "task.spectrum"), ("r_stars", "task.r_star"), ("seed", "seed
 def c7_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     """C7 decided again per spectrum, r*, seed and with the other estimators of K's rank."""
     options = [
-        ({"c7_estimator": k}, lambda k=k: verdict_c7(with_option(cfg, c7_estimator=k), ok, n_diverged))
+        (
+            {"c7_estimator": k},
+            lambda k=k: verdict_c7(with_option(cfg, {"verdict.c7_estimator": k}), ok, n_diverged),
+        )
         for k in C7_ESTIMATORS
-        if k != cfg.c7_estimator
+        if k != cfg.verdict.c7_estimator
     ]
-    default = grid_setting(cfg, "spectra", "r_stars", "c7_estimator")
+    default = grid_setting(cfg, "task.spectra", "task.r_stars", "verdict.c7_estimator")
     return sliced_boundary(
         lambda r: verdict_c7(cfg, r, n_diverged), ok, default, AXES, "min_contrast", options
     )
@@ -229,7 +232,7 @@ def c8_table(small: pd.DataFrame) -> pd.DataFrame:
 
 
 def verdict_c8(cfg, small: pd.DataFrame, n_diverged: int = 0) -> Verdict:
-    m = cfg.c8_margin
+    m = cfg.verdict.c8_margin
     criterion = (
         "paired linear/softmax teachers with the same K*, spectrum, init and seed (small init, identified data): the "
         "error of the paper's energy effective rank on the learned kernel (vs r*) and on the realised mixers (vs the "
@@ -284,7 +287,7 @@ def verdict_c8(cfg, small: pd.DataFrame, n_diverged: int = 0) -> Verdict:
 
 def c8_with_boundary(cfg, small: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     """C8 decided again per spectrum, r* and seed."""
-    default = grid_setting(cfg, "spectra", "r_stars")
+    default = grid_setting(cfg, "task.spectra", "task.r_stars")
     return sliced_boundary(
         lambda r: verdict_c8(cfg, r, n_diverged), small, default, AXES, "energy_degradation_kernel"
     )
@@ -315,11 +318,11 @@ def plot_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
                 spectra = np.asarray(c.get("spectrum_K", []), dtype=float)  # (T, h, r)
                 if spectra.size == 0:
                     continue
-                est = estimate_all(spectra.mean(1), shape=(cfg.d, cfg.d))
+                est = estimate_all(spectra.mean(1), shape=(cfg.task.d, cfg.task.d))
                 steps = np.maximum(np.asarray(c["step"]), 1)
                 colour = sweep_colour(row["init_scale"], "init")
                 ax.plot(steps, est[ENERGY], "-", color=colour, lw=1.0, label=f"init {row['init_scale']:g}")
-                ax.plot(steps, est[cfg.c7_estimator], "--", color=colour, lw=0.8)
+                ax.plot(steps, est[cfg.verdict.c7_estimator], "--", color=colour, lw=0.8)
             ax.axhline(r_star, color="k", lw=0.8, ls=":")
             ax.set_xscale("log")
             ax.set_title(f"{kind}, {spectrum}, r* = {r_star}", fontsize=8)
@@ -327,7 +330,8 @@ def plot_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
             ax.set_ylabel("rank estimate of K")
     legend_below(fig, axes)
     fig.suptitle(
-        f"E5: energy effective rank (solid) and {cfg.c7_estimator} (dashed) of K over training", fontsize=10
+        f"E5: energy effective rank (solid) and {cfg.verdict.c7_estimator} (dashed) of K over training",
+        fontsize=10,
     )
     return fig
 

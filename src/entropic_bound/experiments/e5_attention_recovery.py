@@ -21,12 +21,11 @@ from ..registry import EXPERIMENTS
 from ..results import RunResult, RunSpec
 from ..spectra import ESTIMATOR_KEYS, estimate_all
 from ..sweep.spec import grid_specs
-from ..tasks.operators import SPECTRA
 from ..training import TrainConfig
 from ..training.evaluation import held_out_excess, signal_power
-from .base import Experiment, flat_params, member_result
+from .base import Experiment, flat_params, member_result, moved_keys
 from .e4_e5_common import (
-    TEACHER_KINDS,
+    AttentionTask,
     GroupSetup,
     attention_task_params,
     kernel_matrices,
@@ -38,28 +37,10 @@ from .e5_analysis import analyse_e5
 
 
 @dataclass(frozen=True)
-class E5Config:
-    n: int = param(16, ge=2, le=512, doc="tokens per sequence")
-    d: int = param(32, ge=2, le=512, doc="input features (= d_v = student width r)")
-    teachers: tuple[str, ...] = param(TEACHER_KINDS, choices=TEACHER_KINDS)
-    r_stars: tuple[int, ...] = param((2, 4), ge=1)
-    spectra: tuple[str, ...] = param(("flat", "geometric"), choices=SPECTRA)
-    decay: float = param(0.25, gt=0.0, le=1.0)
-    c: float = param(2.0, gt=0.0, doc="logit scale: ||K*||_F = c sqrt(d)")
-    sigma: float = param(0.1, ge=0.0)
-    v_settings: tuple[str, ...] = param(("known",), choices=("known", "learned"))
-    init_scales: tuple[float, ...] = param((1e-3, 1e-2, 1e-1), gt=0.0)
-    seeds: int = param(1, ge=1, le=10_000)
-    n_test: int = param(1024, ge=1, le=1_000_000, doc="held-out samples for the excess risk")
-    n_mixer: int = param(128, ge=1, le=100_000, doc="held-out inputs for the realised-mixer ranks")
+class E5Verdict:
+    """The thresholds of C7 and C8."""
+
     small_init_max: float = param(1e-2, gt=0.0, doc="init scales up to this count as small")
-    c7_sample_counts: tuple[int, ...] = param(
-        (1,), ge=1, doc="C7 contrast: further data set sizes N; N·n < d leaves K under-identified"
-    )
-    c7_lr: float = param(1.0, gt=0.0, doc="C7 contrast runs: GD learning rate (lr 10 diverges at N = 1)")
-    c7_steps: int = param(
-        1000, ge=1, doc="C7 contrast runs: GD steps (they fit their data to the noise floor)"
-    )
     c7_contrast: float = param(0.5, gt=0.0, le=1.0, doc="C7: small minus large init low-rank rate, N·n < d")
     c7_fit: float = param(2.0, gt=0.0, doc="C7: learned when final train loss <= c7_fit·max(sigma², 1e-4)")
     c7_estimator: str = param(
@@ -73,6 +54,24 @@ class E5Config:
     c8_margin: float = param(
         0.1, ge=0.0, doc="C8: allowed softmax - linear error (rank units), also vs numerical"
     )
+
+
+@dataclass(frozen=True)
+class E5Config:
+    task: AttentionTask = field(default_factory=AttentionTask)
+    v_settings: tuple[str, ...] = param(("known",), choices=("known", "learned"))
+    init_scales: tuple[float, ...] = param((1e-3, 1e-2, 1e-1), gt=0.0)
+    seeds: int = param(1, ge=1, le=10_000)
+    n_test: int = param(1024, ge=1, le=1_000_000, doc="held-out samples for the excess risk")
+    n_mixer: int = param(128, ge=1, le=100_000, doc="held-out inputs for the realised-mixer ranks")
+    c7_sample_counts: tuple[int, ...] = param(
+        (1,), ge=1, doc="C7 contrast: further data set sizes N; N·n < d leaves K under-identified"
+    )
+    c7_lr: float = param(1.0, gt=0.0, doc="C7 contrast runs: GD learning rate (lr 10 diverges at N = 1)")
+    c7_steps: int = param(
+        1000, ge=1, doc="C7 contrast runs: GD steps (they fit their data to the noise floor)"
+    )
+    verdict: E5Verdict = field(default_factory=E5Verdict)
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(
             optimizer="gd", lr=10.0, steps=300, n_samples=256, checkpoints=12, dtype="float32"
@@ -80,14 +79,9 @@ class E5Config:
     )
 
     def check(self) -> None:
-        bad = [r for r in self.r_stars if r > self.d]
-        if bad or not self.r_stars:
+        if not self.v_settings or not self.init_scales:
             raise ConfigError(
-                f"The 'r_stars' parameter must hold ints in [1, {self.d}] (d). Got {bad[:1] or '()'} instead."
-            )
-        if not self.teachers or not self.spectra or not self.v_settings or not self.init_scales:
-            raise ConfigError(
-                "The 'teachers', 'spectra', 'v_settings' and 'init_scales' parameters must be non-empty."
+                "The 'v_settings' and 'init_scales' parameters must be non-empty. Got () instead."
             )
         if self.train.n_samples == 0:
             raise ConfigError(
@@ -103,12 +97,18 @@ class E5AttentionRecovery(Experiment):
     claims = ("C7", "C8")
     member_params = ("init_scale",)
     config_class = E5Config
+    renamed_keys = {
+        **moved_keys("task", "n d teachers r_stars spectra decay c sigma"),
+        **moved_keys(
+            "verdict", "small_init_max c7_contrast c7_fit c7_estimator c7_tolerance c7_rate c8_margin"
+        ),
+    }
 
     @classmethod
     def default_config(cls, scale: str) -> E5Config:
         if scale == "paper":
             return E5Config(
-                r_stars=(1, 2, 4, 8, 16),
+                task=AttentionTask(r_stars=(1, 2, 4, 8, 16)),
                 seeds=3,
                 init_scales=(1e-4, 1e-3, 1e-2, 1e-1),
                 n_test=2048,
@@ -121,12 +121,12 @@ class E5AttentionRecovery(Experiment):
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        fixed = {**attention_task_params(c), "n_test": c.n_test, "n_mixer": c.n_mixer}
+        fixed = {**attention_task_params(c.task), "n_test": c.n_test, "n_mixer": c.n_mixer}
         fixed.update(flat_params(c.train, "train"))
         grid = {
-            "teacher": c.teachers,
-            "task.r_star": c.r_stars,
-            "task.spectrum": c.spectra,
+            "teacher": c.task.teachers,
+            "task.r_star": c.task.r_stars,
+            "task.spectrum": c.task.spectra,
             "v": c.v_settings,
             "init_scale": c.init_scales,
         }

@@ -138,9 +138,9 @@ def _at_scale(table: pd.DataFrame, sigma_max: float) -> pd.DataFrame:
 def verdict_c9(cfg, table: pd.DataFrame) -> Verdict:
     criterion = (
         f"linear teacher, both linear methods (V known: linear_v_known; V unknown: linear_v_unknown): at the largest N "
-        f"and every sigma <= {cfg.sigma_max:g}, the exact-recovery rate (r_hat == r*) is >= {cfg.rate:g} for every r* in "
+        f"and every sigma <= {cfg.verdict.sigma_max:g}, the exact-recovery rate (r_hat == r*) is >= {cfg.verdict.rate:g} for every r* in "
         f"the method's domain (spectra, seeds pooled); r* outside it (V unknown, n < d: r* >= min(n, d_v)) are flagged "
-        f"not identifiable in >= {cfg.flag_rate:g} of runs"
+        f"not identifiable in >= {cfg.verdict.flag_rate:g} of runs"
     )
     statement = (
         "r* of a linear QK teacher is predicted exactly from data at sufficient N, with V known and unknown"
@@ -148,14 +148,14 @@ def verdict_c9(cfg, table: pd.DataFrame) -> Verdict:
     lin = table[(table["teacher"] == "linear") & table["method"].isin(["linear_v_known", "linear_v_unknown"])]
     evidence, checks = {}, []
     for method in ("linear_v_known", "linear_v_unknown"):
-        for n, g in _at_scale(lin[lin["method"] == method], cfg.sigma_max).groupby("task.n"):
+        for n, g in _at_scale(lin[lin["method"] == method], cfg.verdict.sigma_max).groupby("task.n"):
             inside, outside = g[g["in_domain"]], g[~g["in_domain"]]
             rates = _rates_by_r(inside)
             flagged = float((outside["identifiable"] == 0).mean()) if len(outside) else None
             ok = (
                 bool(rates)
-                and min(rates.values()) >= cfg.rate
-                and (flagged is None or flagged >= cfg.flag_rate)
+                and min(rates.values()) >= cfg.verdict.rate
+                and (flagged is None or flagged >= cfg.verdict.flag_rate)
             )
             checks.append(ok)
             evidence[f"{method}/n={int(n)}"] = {
@@ -207,7 +207,7 @@ def _all_parts(parts: list[bool | None]) -> bool | None:
 
 def c10_numerical(cfg, soft: pd.DataFrame) -> dict:
     """(b) numerical rank saturates: above r* + tol at every r*, and flat (spread <= half the r* span)."""
-    tol = cfg.c10_tolerance
+    tol = cfg.verdict.c10_tolerance
     num = _mean_by_r(soft, "est_numerical_rank") if "est_numerical_rank" in soft else {}
     if len(num) < 2:
         return {"mean_by_r_star": num, "holds": None}
@@ -224,7 +224,7 @@ def c10_numerical(cfg, soft: pd.DataFrame) -> dict:
 
 def c10_energy(cfg, soft: pd.DataFrame) -> dict:
     """(c) energy rank over-estimates the smallest r* and compresses the largest (bias against r*)."""
-    tol = cfg.c10_tolerance
+    tol = cfg.verdict.c10_tolerance
     if "est_energy_effective_rank" not in soft:
         return {"holds": None}
     bias = _mean_by_r(soft.assign(b=soft["est_energy_effective_rank"] - soft["task.r_star"]), "b")
@@ -253,7 +253,7 @@ def _last_step(g: pd.DataFrame) -> tuple[float | None, dict]:
 def c10_mixer(cfg, soft: pd.DataFrame, lin: pd.DataFrame) -> dict:
     """(d) realised-mixer energy rank rises between the two largest r* (softmax: informative) and
     does not for the linear teacher (saturated)."""
-    tol = cfg.c10_tolerance
+    tol = cfg.verdict.c10_tolerance
     step_soft, m_soft = _last_step(soft)
     step_lin, m_lin = _last_step(lin)
     parts = [band(step_soft, tol, tol, above=True), band(step_lin, tol, tol, above=False)]
@@ -290,9 +290,9 @@ C10_SUBCLAIMS = (
 
 
 def verdict_c10(cfg, table: pd.DataFrame) -> Verdict:
-    t = cfg.c10_tolerance
+    t = cfg.verdict.c10_tolerance
     criterion = (
-        f"softmax_linearised at the largest N, sigma <= {cfg.sigma_max:g}, V {cfg.c10_v}; each sub-claim against r*, "
+        f"softmax_linearised at the largest N, sigma <= {cfg.verdict.sigma_max:g}, V {cfg.verdict.c10_v}; each sub-claim against r*, "
         f"tolerance {t:g} rank units: (b) the paper's numerical rank saturates — mean - r* >= {t:g} at every r* "
         f"(contradicted if < 0) and its spread over r* <= half the r* span (contradicted if > the span); (c) the "
         f"paper's energy effective rank over-estimates the smallest r* (bias >= {t:g}; contradicted if < 0) and "
@@ -302,11 +302,15 @@ def verdict_c10(cfg, table: pd.DataFrame) -> Verdict:
         "Confirmed iff all hold; refuted iff any is contradicted; else inconclusive"
     )
     statement = "the paper's data-only estimators recover r* of a softmax teacher only partially"
-    rows = _at_scale(table[table["method"] == "softmax_linearised"], cfg.sigma_max) if len(table) else table
+    rows = (
+        _at_scale(table[table["method"] == "softmax_linearised"], cfg.verdict.sigma_max)
+        if len(table)
+        else table
+    )
     evidence: dict = {"paper_estimators": PAPER_NAMES}
     for v, g in rows.groupby("v") if len(rows) else ():
         evidence[f"V_{v}"] = c10_checks(cfg, g[g["teacher"] == "softmax"], g[g["teacher"] == "linear"])
-    main = evidence.get(f"V_{cfg.c10_v}")
+    main = evidence.get(f"V_{cfg.verdict.c10_v}")
     if main is None:
         return Verdict("C10", "inconclusive", criterion, evidence, "E6", statement)
     subs = [main[k]["holds"] for k in C10_SUBCLAIMS]
@@ -321,13 +325,13 @@ def verdict_c10(cfg, table: pd.DataFrame) -> Verdict:
 def verdict_x1(cfg, table: pd.DataFrame, frontier: pd.DataFrame) -> Verdict:
     criterion = (
         f"softmax teacher, softmax_log_attention: inside its domain (V known, n <= min(d, d_v)) the exact-recovery rate "
-        f"at the largest N is >= {cfg.rate:g} for every r* and every sigma <= {cfg.sigma_max:g}; outside it (V unknown "
-        f"or n > min(d, d_v)) >= {cfg.flag_rate:g} of runs are flagged not identifiable"
+        f"at the largest N is >= {cfg.verdict.rate:g} for every r* and every sigma <= {cfg.verdict.sigma_max:g}; outside it (V unknown "
+        f"or n > min(d, d_v)) >= {cfg.verdict.flag_rate:g} of runs are flagged not identifiable"
     )
     statement = "a data-only predictor is exact for softmax teachers wherever r* is identifiable"
     soft = table[(table["teacher"] == "softmax") & (table["method"] == "softmax_log_attention")]
     inside, outside = soft[soft["in_domain"]], soft[~soft["in_domain"]]
-    scale = _at_scale(inside, cfg.sigma_max)
+    scale = _at_scale(inside, cfg.verdict.sigma_max)
     by_sigma = {f"{s:g}": _rates_by_r(g) for s, g in scale.groupby("task.sigma")}
     N_max = int(inside["n_samples"].max()) if len(inside) else None
     all_sigma = inside[inside["n_samples"] == N_max] if len(inside) else inside
@@ -360,8 +364,8 @@ def verdict_x1(cfg, table: pd.DataFrame, frontier: pd.DataFrame) -> Verdict:
     if not by_sigma:
         return Verdict("X1", "inconclusive", criterion, evidence, "E6", statement)
     evidence["min_rate_inside"] = min(min(r.values()) for r in by_sigma.values())
-    exact = all(min(r.values()) >= cfg.rate for r in by_sigma.values())
-    flagged = all(v >= cfg.flag_rate for v in evidence["out_of_domain_flagged"].values())
+    exact = all(min(r.values()) >= cfg.verdict.rate for r in by_sigma.values())
+    flagged = all(v >= cfg.verdict.flag_rate for v in evidence["out_of_domain_flagged"].values())
     evidence["exact_inside"], evidence["flagged_outside"] = exact, flagged
     return Verdict("X1", decide(exact and flagged), criterion, evidence, "E6", statement)
 
@@ -372,18 +376,18 @@ AXES = (("ns", "task.n"), ("spectra", "task.spectrum"), ("seed", "seed"))
 
 def _sigma_options(cfg, verdict_fn, table: pd.DataFrame) -> list:
     """The verdict judged at every other noise level of the grid (``sigma_max``)."""
-    levels = sorted(set(cfg.sigmas) | {cfg.sigma_ref})
+    levels = sorted(set(cfg.task.sigmas) | {cfg.task.sigma_ref})
     return [
-        ({"sigma_max": s}, lambda s=s: verdict_fn(with_option(cfg, sigma_max=s), table))
+        ({"sigma_max": s}, lambda s=s: verdict_fn(with_option(cfg, {"verdict.sigma_max": s}), table))
         for s in levels
-        if s != cfg.sigma_max
+        if s != cfg.verdict.sigma_max
     ]
 
 
 def c9_with_boundary(cfg, table: pd.DataFrame) -> Verdict:
     """C9, decided again per n, spectrum and seed, and at every noise level of the grid."""
     rows = table[table["method"].isin(["linear_v_known", "linear_v_unknown"])]
-    default = grid_setting(cfg, "ns", "spectra", "sigma_max")
+    default = grid_setting(cfg, "task.ns", "task.spectra", "verdict.sigma_max")
     options = _sigma_options(cfg, verdict_c9, rows)
     return sliced_boundary(lambda r: verdict_c9(cfg, r), rows, default, AXES, "min_rate_in_domain", options)
 
@@ -392,11 +396,11 @@ def c10_with_boundary(cfg, table: pd.DataFrame) -> Verdict:
     """C10, decided again per n, spectrum and seed, and in the other V setting."""
     table = table[table["method"] == "softmax_linearised"]
     options = [
-        ({"c10_v": v}, lambda v=v: verdict_c10(with_option(cfg, c10_v=v), table))
+        ({"c10_v": v}, lambda v=v: verdict_c10(with_option(cfg, {"verdict.c10_v": v}), table))
         for v in cfg.v_settings
-        if v != cfg.c10_v
+        if v != cfg.verdict.c10_v
     ]
-    default = grid_setting(cfg, "ns", "spectra", "c10_v")
+    default = grid_setting(cfg, "task.ns", "task.spectra", "verdict.c10_v")
     return sliced_boundary(lambda r: verdict_c10(cfg, r), table, default, AXES, "sub_claims_holding", options)
 
 
@@ -407,7 +411,10 @@ def x1_with_boundary(cfg, table: pd.DataFrame, frontier: pd.DataFrame) -> Verdic
         return verdict_x1(c, r, frontier)
 
     rows = table[table["method"] == "softmax_log_attention"]
-    default = {**grid_setting(cfg, "spectra", "sigma_max"), "ns": sorted({*cfg.ns, *cfg.x1_ns})}
+    default = {
+        **grid_setting(cfg, "task.spectra", "verdict.sigma_max"),
+        "ns": sorted({*cfg.task.ns, *cfg.x1_ns}),
+    }
     return sliced_boundary(
         lambda r: fn(cfg, r), rows, default, AXES, "min_rate_inside", _sigma_options(cfg, fn, rows)
     )
@@ -425,7 +432,7 @@ def analyse_e6(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         return Analysis(results=table, verdicts=verdicts)
     ok = with_domain(_with_reasons(ok, records))
     rates = rate_table(ok)
-    frontier = frontier_table(rates, cfg.sigma_ref, cfg.rate)
+    frontier = frontier_table(rates, cfg.task.sigma_ref, cfg.verdict.rate)
     estimates = estimate_table(ok)
     verdicts = [
         c9_with_boundary(cfg, ok),
@@ -433,8 +440,8 @@ def analyse_e6(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         x1_with_boundary(cfg, ok, frontier),
     ]
     figures = {
-        **plot_rate_heatmaps(rates, cfg.sigma_ref),
-        "e6_estimates_vs_r_star": plot_estimates(estimates, cfg.sigma_ref),
+        **plot_rate_heatmaps(rates, cfg.task.sigma_ref),
+        "e6_estimates_vs_r_star": plot_estimates(estimates, cfg.task.sigma_ref),
     }
     cpu = ok.groupby("method")["cpu_s"].median()
     sat = ok[ok["teacher"] == "softmax"]["row_entropy_ratio"]
@@ -442,9 +449,9 @@ def analyse_e6(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
         "No training: r_hat is the predictor's noise-calibrated cut (predict.cut): the number of singular values of "
         "K_hat above 1.5 × the 95% quantile of the top singular value of a simulated null (fresh noise pushed through "
         "the same equations and weights), cross-checked against the largest gap of the spectrum. "
-        f"d = {cfg.d}, d_v = {cfg.d_v}, n = {', '.join(str(n) for n in cfg.ns)}, c = {cfg.c:g}, "
-        f"spectra {', '.join(cfg.spectra)} (geometric decay {cfg.decay:g}), {cfg.seeds} seed(s) per cell; (N, σ) "
-        f"cells: {'full grid' if cfg.full_grid else f'an N sweep at σ = {cfg.sigma_ref:g} and a σ sweep at the largest N'}.",
+        f"d = {cfg.task.d}, d_v = {cfg.task.d_v}, n = {', '.join(str(n) for n in cfg.task.ns)}, c = {cfg.task.c:g}, "
+        f"spectra {', '.join(cfg.task.spectra)} (geometric decay {cfg.task.decay:g}), {cfg.seeds} seed(s) per cell; (N, σ) "
+        f"cells: {'full grid' if cfg.full_grid else f'an N sweep at σ = {cfg.task.sigma_ref:g} and a σ sweep at the largest N'}.",
         "Median CPU seconds per prediction: " + ", ".join(f"{m} {v:.3f}" for m, v in cpu.items()) + ".",
         "Runs outside a method's domain are kept (they should answer 'not identifiable'); 'confident_wrong' counts runs "
         "that claim identifiability and miss r*. The reason of every prediction is the 'reason' column of results/E6.csv.",

@@ -20,7 +20,7 @@ c, seed)`` only (not on ``N``, ``σ`` or the teacher kind, so the linear and the
 
 Teachers are the project's tasks, ``Y = (X K* Xᵀ/√d) X V*/n`` (linear) and
 ``Y = softmax(X K* Xᵀ/√d) X V*`` (softmax): the predictors accept any scale of K, so both are in
-their class. The (N, σ) cells are two slices — the N sweep at ``sigma_ref`` and the σ sweep at the
+their class. The (N, σ) cells are two slices — the N sweep at ``task.sigma_ref`` and the σ sweep at the
 largest N — or, with ``full_grid``, their product.
 """
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -42,7 +42,8 @@ from ..results import RunResult, RunSpec
 from ..spectra import energy_effective_rank, estimate_all
 from ..tasks import ATTENTION_TEACHERS
 from ..tasks.operators import SPECTRA
-from .base import Experiment, derive_seed
+from ..validation import check_ranks
+from .base import Experiment, derive_seed, moved_keys
 from .e6_analysis import analyse_e6
 
 TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
@@ -59,28 +60,31 @@ MIXER_INPUTS = 64  # inputs for the teacher's own realised-mixer energy rank
 
 
 @dataclass(frozen=True)
-class E6Config:
+class E6Task:
+    """The teachers and the noise their data are drawn at."""
+
     d: int = param(32, ge=2, le=256, doc="input features")
     d_v: int = param(32, ge=1, le=256, doc="output features")
     ns: tuple[int, ...] = param((16,), ge=2, doc="tokens per sequence (n > d_v shows where X1 ends)")
-    x1_ns: tuple[int, ...] = param(
-        (32,),
-        ge=2,
-        doc="further n run for X1 only (softmax_log_attention, softmax teacher) at the largest N and sigma_ref: "
-        "n = d = d_v, where users work, kept cheap",
-    )
     teachers: tuple[str, ...] = param(TEACHER_KINDS, choices=TEACHER_KINDS)
-    methods: tuple[str, ...] = param(tuple(METHOD_SETTINGS), choices=tuple(METHOD_SETTINGS))
-    v_settings: tuple[str, ...] = param(V_SETTINGS, choices=V_SETTINGS)
     r_stars: tuple[int, ...] = param((1, 2, 4, 8, 16), ge=1)
     spectra: tuple[str, ...] = param(("flat", "geometric"), choices=SPECTRA)
     decay: float = param(0.25, gt=0.0, le=1.0, doc="geometric spectrum: s_r*/s_1")
     c: float = param(2.0, gt=0.0, doc="logit scale: ||K*||_F = c sqrt(d)")
-    sample_counts: tuple[int, ...] = param((8, 64), ge=1, doc="N values (swept at sigma_ref)")
     sigmas: tuple[float, ...] = param((0.0, 0.01, 0.1), ge=0.0, doc="noise levels (swept at the largest N)")
     sigma_ref: float = param(0.01, ge=0.0, doc="noise level of the N sweep")
-    full_grid: bool = param(False, doc="run every (N, sigma) pair instead of the two slices")
-    seeds: int = param(2, ge=1, le=10_000)
+
+    def check(self) -> None:
+        check_ranks("task.r_stars", self.r_stars, self.d, "task.d", nonempty=True)
+        for name in ("ns", "teachers", "spectra", "sigmas"):
+            if not getattr(self, name):
+                raise ConfigError(f"The 'task.{name}' parameter must be a non-empty list. Got () instead.")
+
+
+@dataclass(frozen=True)
+class E6Verdict:
+    """The thresholds of C9, C10 and X1."""
+
     rate: float = param(0.9, gt=0.0, le=1.0, doc="exact-recovery rate that counts as exact (C9, X1)")
     sigma_max: float = param(0.01, ge=0.0, doc="verdicts judge exactness at noise levels up to this")
     flag_rate: float = param(
@@ -91,31 +95,43 @@ class E6Config:
         "known", choices=V_SETTINGS, doc="C10 is decided in this V setting (the other is reported)"
     )
 
+
+@dataclass(frozen=True)
+class E6Config:
+    task: E6Task = field(default_factory=E6Task)
+    x1_ns: tuple[int, ...] = param(
+        (32,),
+        ge=2,
+        doc="further n run for X1 only (softmax_log_attention, softmax teacher) at the largest N and "
+        "task.sigma_ref: n = d = d_v, where users work, kept cheap",
+    )
+    methods: tuple[str, ...] = param(tuple(METHOD_SETTINGS), choices=tuple(METHOD_SETTINGS))
+    v_settings: tuple[str, ...] = param(V_SETTINGS, choices=V_SETTINGS)
+    sample_counts: tuple[int, ...] = param((8, 64), ge=1, doc="N values (swept at task.sigma_ref)")
+    full_grid: bool = param(False, doc="run every (N, sigma) pair instead of the two slices")
+    seeds: int = param(2, ge=1, le=10_000)
+    verdict: E6Verdict = field(default_factory=E6Verdict)
+
     def check(self) -> None:
-        bad = [r for r in self.r_stars if r > self.d]
-        if bad or not self.r_stars:
-            raise ConfigError(
-                f"The 'r_stars' parameter must hold ints in [1, {self.d}] (d). Got {bad[:1] or '()'} instead."
-            )
-        for name in ("ns", "teachers", "methods", "v_settings", "spectra", "sample_counts", "sigmas"):
+        for name in ("methods", "v_settings", "sample_counts"):
             if not getattr(self, name):
                 raise ConfigError(f"The '{name}' parameter must be a non-empty list. Got () instead.")
 
 
 def cells(cfg: E6Config) -> list[tuple[int, float]]:
     """The ``(N, σ)`` pairs of the grid: two slices through ``(max N, sigma_ref)``, or their product."""
-    sigmas = sorted(set(cfg.sigmas) | {cfg.sigma_ref})
+    sigmas = sorted(set(cfg.task.sigmas) | {cfg.task.sigma_ref})
     if cfg.full_grid:
         return sorted(itertools.product(sorted(set(cfg.sample_counts)), sigmas))
     n_max = max(cfg.sample_counts)
-    return sorted({(N, cfg.sigma_ref) for N in cfg.sample_counts} | {(n_max, s) for s in sigmas})
+    return sorted({(N, cfg.task.sigma_ref) for N in cfg.sample_counts} | {(n_max, s) for s in sigmas})
 
 
 def settings(cfg: E6Config) -> list[tuple[str, str, str]]:
     """``(teacher, method, v)`` triples run by this config (see :data:`METHOD_SETTINGS`)."""
     return [
         (kind, m, v)
-        for kind in cfg.teachers
+        for kind in cfg.task.teachers
         for m in cfg.methods
         for v in cfg.v_settings
         if kind in METHOD_SETTINGS[m][0] and v in METHOD_SETTINGS[m][1]
@@ -129,6 +145,10 @@ class E6Predictability(Experiment):
     title = "Data-only predictability frontier"
     claims = ("C9", "C10", "X1")
     config_class = E6Config
+    renamed_keys = {
+        **moved_keys("task", "d d_v ns teachers r_stars spectra decay c sigmas sigma_ref"),
+        **moved_keys("verdict", "rate sigma_max flag_rate c10_tolerance c10_v"),
+    }
     member_params = ("method", "v")  # the predictors of one data draw share it
     max_group = 256
 
@@ -136,39 +156,38 @@ class E6Predictability(Experiment):
     def default_config(cls, scale: str) -> E6Config:
         if scale == "paper":
             return E6Config(
-                ns=(16, 32, 48),
+                task=E6Task(ns=(16, 32, 48), sigmas=(0.0, 0.001, 0.01, 0.03, 0.1, 0.3)),
                 x1_ns=(),
                 sample_counts=(2, 4, 8, 16, 32, 64, 128, 256, 1024),
-                sigmas=(0.0, 0.001, 0.01, 0.03, 0.1, 0.3),
                 seeds=5,
             )
         return E6Config()
 
     def specs(self) -> list[RunSpec]:
-        c = self.cfg
+        c, t = self.cfg, self.cfg.task
         out = []
-        grid = [(s, n, cell) for s in settings(c) for n in c.ns for cell in cells(c)]
-        x1_cell = (max(c.sample_counts), c.sigma_ref)
+        grid = [(s, n, cell) for s in settings(c) for n in t.ns for cell in cells(c)]
+        x1_cell = (max(c.sample_counts), t.sigma_ref)
         grid += [
             (s, n, x1_cell)
             for s in settings(c)
             for n in c.x1_ns
-            if n not in c.ns and s[1] == "softmax_log_attention"
+            if n not in t.ns and s[1] == "softmax_log_attention"
         ]
         for ((kind, method, v), n, (N, sigma)), r_star, spectrum in itertools.product(
-            grid, c.r_stars, c.spectra
+            grid, t.r_stars, t.spectra
         ):
             params = {
                 "teacher": kind,
                 "method": method,
                 "v": v,
                 "task.n": n,
-                "task.d": c.d,
-                "task.d_v": c.d_v,
+                "task.d": t.d,
+                "task.d_v": t.d_v,
                 "task.r_star": r_star,
                 "task.spectrum": spectrum,
-                "task.decay": c.decay,
-                "task.c": c.c,
+                "task.decay": t.decay,
+                "task.c": t.c,
                 "task.sigma": sigma,
                 "n_samples": N,
             }

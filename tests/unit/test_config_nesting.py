@@ -1,0 +1,51 @@
+"""Experiment configs nested by role (``task.*``, ``train.*``, ``verdict.*``): old flat keys.
+
+``tests/data/flat_configs.json`` holds the configs E1–E6 stored (``store.put_experiment``) at quick
+and paper scale before the nesting; a store holding them must still load into the same configs.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from entropic_bound.config import keys
+from entropic_bound.errors import ConfigError
+from entropic_bound.pipeline import configure
+from entropic_bound.registry import EXPERIMENTS
+
+FLAT = json.loads((Path(__file__).resolve().parents[1] / "data" / "flat_configs.json").read_text())
+
+
+@pytest.mark.parametrize("key", sorted(FLAT))
+def test_a_config_stored_flat_loads_into_the_same_nested_config(key):
+    name, scale = key.split("/")
+    assert "task" not in FLAT[key] and "verdict" not in FLAT[key]  # the old, flat layout
+    assert EXPERIMENTS.get(name).from_dict(FLAT[key]) == configure(name, scale).cfg
+
+
+@pytest.mark.parametrize(
+    "name, old, new",
+    [
+        ("E1", "eps_floor", "verdict.eps_floor"),
+        ("E1", "n", "task.n"),
+        ("E2", "c3_rate", "verdict.c3_rate"),
+        ("E3", "task_seed", "task.seed"),
+        ("E3", "teacher_c", "task.c"),
+        ("E3", "n_mix", "n_mixer"),
+        ("E4", "c", "task.c"),
+        ("E5", "c7_estimator", "verdict.c7_estimator"),
+        ("E6", "sigma_ref", "task.sigma_ref"),
+    ],
+)
+def test_an_old_key_in_an_override_names_its_new_key(name, old, new):
+    with pytest.raises(ConfigError, match=rf"Unknown config key '{old}'.*Did you mean '{new}'\?"):
+        configure(name, "quick", {old: 1})
+
+
+def test_every_renamed_key_points_at_a_key_the_config_has():
+    for name in ("E1", "E2", "E3", "E4", "E5", "E6"):
+        cls = EXPERIMENTS.get(name)
+        known = set(keys(cls.default_config("quick")))
+        assert set(cls.renamed_keys.values()) <= known, name
+        assert not set(cls.renamed_keys) & known, name
