@@ -176,21 +176,20 @@ class E7Language(Experiment):
         ),
     }
 
-    @classmethod
-    def default_config(cls, scale: str) -> E7Config:
-        if scale == "paper":
-            return E7Config(
-                task=E7Task(corpora=PAPER_CORPORA, tokens=400_000),
-                model=E7Model(d_model=64, n_heads=4),
-                seeds=3,
-                ensemble_size=14,
-                probe_windows=32,
-                verdict=E7Verdict(robustness_grid="paper"),
-                # measured: 0.027 s CPU per member-step (d_model 64, incl. probes) -> 27 x 2500 steps
-                # ~ 1,800 s CPU, two ensembles of 14 and 13 on 2 workers ~ 16 min wall
-                train=LMTrainConfig(steps=2500, batch_size=32, lr=5e-3, warmup=100, checkpoints=16),
-            )
-        return E7Config(train=LMTrainConfig(steps=600, batch_size=32, lr=1e-2, warmup=20, checkpoints=10))
+    scale_settings = {
+        "quick": {"train": LMTrainConfig(steps=600, batch_size=32, lr=1e-2, warmup=20, checkpoints=10)},
+        "paper": {
+            "task": E7Task(corpora=PAPER_CORPORA, tokens=400_000),
+            "model": E7Model(d_model=64, n_heads=4),
+            "seeds": 3,
+            "ensemble_size": 14,
+            "probe_windows": 32,
+            "verdict": E7Verdict(robustness_grid="paper"),
+            # measured: 0.027 s CPU per member-step (d_model 64, incl. probes) -> 27 x 2500 steps
+            # ~ 1,800 s CPU, two ensembles of 14 and 13 on 2 workers ~ 16 min wall
+            "train": LMTrainConfig(steps=2500, batch_size=32, lr=5e-3, warmup=100, checkpoints=16),
+        },
+    }
 
     @property
     def max_group(self) -> int:  # type: ignore[override]
