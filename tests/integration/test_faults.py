@@ -24,11 +24,11 @@ from test_reliability import ForkServer, _check_artefacts, _store_rows, _wait_fo
 from entropic_bound.cli import main
 
 E1_TINY = [  # 12 runs in 3 groups of 4: a fault can land between groups
-    "r_stars=[2]",
-    "spectra=[flat,geometric]",
+    "task.r_stars=[2]",
+    "task.spectra=[flat,geometric]",
     "ranks=[1,2,3]",
-    "n=8",
-    "d=4",
+    "task.n=8",
+    "task.d=4",
     "train.steps=100",
     "train.n_samples=24",
 ]
