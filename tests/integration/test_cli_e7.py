@@ -12,21 +12,21 @@ import pandas as pd
 from entropic_bound.cli import main
 
 TINY = [
-    "corpora=tinyshakespeare,pydoc_prose,stdlib_code,markov_v4_k3_a0.1,recall_m2",
-    "corpus_tokens=4000",
-    "kgram_max_order=3",
-    "n_ctx=16",
-    "d_model=16",
-    "n_heads=2",
-    "n_layers=1",
+    "task.corpora=tinyshakespeare,pydoc_prose,stdlib_code,markov_v4_k3_a0.1,recall_m2",
+    "task.tokens=4000",
+    "task.kgram_max_order=3",
+    "model.n_ctx=16",
+    "model.d_model=16",
+    "model.n_heads=2",
+    "model.n_layers=1",
     "probe_windows=4",
     "train.steps=12",
     "train.batch_size=8",
     "train.checkpoints=4",
     "train.eval_windows=4",
-    "bootstrap=100",
-    "learned_max_gap_fraction=100",  # nothing learns in 12 steps; let every run count so the verdicts compute
-    "learned_min_uniform_tv=0",
+    "verdict.bootstrap=100",
+    "verdict.learned_max_gap_fraction=100",  # nothing learns in 12 steps; let every run count so the verdicts compute
+    "verdict.learned_min_uniform_tv=0",
     "checkpoint_windows=4",
     "checkpoint_window_len=24",
 ]
@@ -43,7 +43,7 @@ def _run(tmp_path: Path, extra: list[str] = ()) -> int:
 def test_run_e7_tiny(tmp_path):
     text = tmp_path / "letters.txt"
     text.write_text("Dear friend, the garden is quiet this morning and the river is high. " * 80)
-    assert _run(tmp_path / "out", [f"corpus_paths={text}"]) == 0
+    assert _run(tmp_path / "out", [f"task.corpus_paths={text}"]) == 0
     out = tmp_path / "out"
     verdicts = json.loads((out / "verdicts.json").read_text())
     for claim in ("C11", "C12", "C13"):

@@ -1,6 +1,6 @@
 """Experiment configs nested by role (``task.*``, ``train.*``, ``verdict.*``): old flat keys.
 
-``tests/data/flat_configs.json`` holds the configs E1–E6 stored (``store.put_experiment``) at quick
+``tests/data/flat_configs.json`` holds the configs E1–E7 stored (``store.put_experiment``) at quick
 and paper scale before the nesting; a store holding them must still load into the same configs.
 """
 
@@ -20,7 +20,7 @@ FLAT = json.loads((Path(__file__).resolve().parents[1] / "data" / "flat_configs.
 @pytest.mark.parametrize("key", sorted(FLAT))
 def test_a_config_stored_flat_loads_into_the_same_nested_config(key):
     name, scale = key.split("/")
-    assert "task" not in FLAT[key] and "verdict" not in FLAT[key]  # the old, flat layout
+    assert not {"task", "model", "verdict"} & set(FLAT[key])  # the old, flat layout
     assert EXPERIMENTS.get(name).from_dict(FLAT[key]) == configure(name, scale).cfg
 
 
@@ -36,6 +36,11 @@ def test_a_config_stored_flat_loads_into_the_same_nested_config(key):
         ("E4", "c", "task.c"),
         ("E5", "c7_estimator", "verdict.c7_estimator"),
         ("E6", "sigma_ref", "task.sigma_ref"),
+        ("E7", "c13_share", "verdict.c13_share"),
+        ("E7", "corpus_tokens", "task.tokens"),
+        ("E7", "corpus_seed", "task.seed"),
+        ("E7", "d_model", "model.d_model"),
+        ("E7", "robustness_grid", "verdict.robustness_grid"),
     ],
 )
 def test_an_old_key_in_an_override_names_its_new_key(name, old, new):
@@ -44,7 +49,7 @@ def test_an_old_key_in_an_override_names_its_new_key(name, old, new):
 
 
 def test_every_renamed_key_points_at_a_key_the_config_has():
-    for name in ("E1", "E2", "E3", "E4", "E5", "E6"):
+    for name in EXPERIMENTS.names():
         cls = EXPERIMENTS.get(name)
         known = set(keys(cls.default_config("quick")))
         assert set(cls.renamed_keys.values()) <= known, name

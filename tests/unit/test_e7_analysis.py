@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,8 +10,9 @@ from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
 from entropic_bound.errors import ConfigError
+from entropic_bound.experiments.claim_slices import with_option
 from entropic_bound.experiments.e7_analysis import categorise, decide_c13, run_table
-from entropic_bound.experiments.e7_language import E7Config, E7Language
+from entropic_bound.experiments.e7_language import E7Config, E7Language, E7Verdict
 from entropic_bound.experiments.e7_verdicts import (
     corpus_bootstrap,
     partial_spearman,
@@ -146,7 +145,9 @@ def test_c13_flips_each_way_on_real_structure_scores():
     for n_struct, n_content, expected in ((40, 8, "confirmed"), (8, 40, "refuted"), (12, 12, "inconclusive")):
         heads = _structured_heads(n_struct, n_content)
         heads = heads.assign(category=categorise(cfg, heads))
-        v = verdict_c13(heads, share=0.5, info={"sources": ["natural"], "content_tv": cfg.c13_content_tv})
+        v = verdict_c13(
+            heads, share=0.5, info={"sources": ["natural"], "content_tv": cfg.verdict.c13_content_tv}
+        )
         assert v.verdict == expected, (n_struct, n_content)
         assert v.evidence["by_category"]["local"] == n_struct and len(v.evidence["head_table"]) == len(heads)
 
@@ -157,8 +158,14 @@ def test_c13_uses_only_the_chosen_sources():
     )
     runs = pd.DataFrame({"kind": ["natural"], "learned": [True]})
     cfg = E7Config()
-    assert decide_c13(replace(cfg, c13_sources=("natural",)), heads, runs, 1).verdict == "confirmed"
-    assert decide_c13(replace(cfg, c13_sources=("checkpoint",)), heads, runs, 1).verdict == "refuted"
+    assert (
+        decide_c13(with_option(cfg, {"verdict.c13_sources": ("natural",)}), heads, runs, 1).verdict
+        == "confirmed"
+    )
+    assert (
+        decide_c13(with_option(cfg, {"verdict.c13_sources": ("checkpoint",)}), heads, runs, 1).verdict
+        == "refuted"
+    )
 
 
 def test_learned_flag_uses_both_thresholds():
@@ -176,25 +183,27 @@ def test_learned_flag_uses_both_thresholds():
     runs = run_table(E7Config(), table)
     assert list(runs["learned"]) == [True, False, False, False]
     assert list(runs["kind"]) == ["natural"] * 4 and (runs["information_bits"] == 2.0).all()
-    loose = run_table(E7Config(learned_max_gap_fraction=1.0, learned_min_uniform_tv=0.0), table)
+    loose = run_table(
+        E7Config(verdict=E7Verdict(learned_max_gap_fraction=1.0, learned_min_uniform_tv=0.0)), table
+    )
     assert list(loose["learned"]) == [True, True, True, False]
 
 
 def test_config_validation_specs_and_ensembles(tmp_path):
-    with pytest.raises(ConfigError, match="n_heads"):
-        E7Language.configure("quick", {"n_heads": 3})
-    with pytest.raises(ConfigError, match="corpus_paths"):
-        E7Language.configure("quick", {"corpus_paths": str(tmp_path / "nope.txt")})
-    with pytest.raises(ConfigError, match="corpora"):
-        E7Language.configure("quick", {"corpora": "markov_v3_k1_a1"})
+    with pytest.raises(ConfigError, match="model.n_heads"):
+        E7Language.configure("quick", {"model.n_heads": 3})
+    with pytest.raises(ConfigError, match="task.corpus_paths"):
+        E7Language.configure("quick", {"task.corpus_paths": str(tmp_path / "nope.txt")})
+    with pytest.raises(ConfigError, match="task.corpora"):
+        E7Language.configure("quick", {"task.corpora": "markov_v3_k1_a1"})
     text = tmp_path / "t.txt"
     text.write_text("hello world " * 100)
     exp = E7Language(
-        E7Language.configure("quick", {"corpus_paths": str(text), "seeds": 2, "ensemble_size": 5})
+        E7Language.configure("quick", {"task.corpus_paths": str(text), "seeds": 2, "ensemble_size": 5})
     )
     lms = [s for s in exp.specs() if "corpus.name" in s.params]
     names = [s.params["corpus.name"] for s in lms]
-    assert names.count("text:t") == 2 and len(lms) == 2 * (len(E7Config().corpora) + 1)
+    assert names.count("text:t") == 2 and len(lms) == 2 * (len(E7Config().task.corpora) + 1)
     assert len({s.run_id for s in exp.specs()}) == len(exp.specs())
     groups = exp.groups([*lms])
     assert sorted(len(g) for g in groups) == [4, 5, 5] and sum(map(len, groups)) == len(lms)

@@ -1,9 +1,9 @@
 """E7's analysis: learned flags, corpus / checkpoint / head tables, verdicts C11–C13 and their boundaries.
 
 Pure functions of the stored rows and curves. A language model counts as evidence only when it
-has **learned** its corpus: it has closed all but ``learned_max_gap_fraction`` of the gap between
+has **learned** its corpus: it has closed all but ``verdict.learned_max_gap_fraction`` of the gap between
 the unigram model and the reference (the exact entropy rate of a synthetic source, otherwise the
-best held-out k-gram model on the same split), ``(bits − ref)/(unigram − ref)``, *and* attention at least ``learned_min_uniform_tv`` from uniform (total variation, head
+best held-out k-gram model on the same split), ``(bits − ref)/(unigram − ref)``, *and* attention at least ``verdict.learned_min_uniform_tv`` from uniform (total variation, head
 mean). Runs that fail are set aside and counted in every verdict. The verdict rules are in
 :mod:`.e7_verdicts`; each verdict's robustness grid re-decides it under other settings of its
 config keys (:func:`boundaries`).
@@ -19,6 +19,7 @@ import pandas as pd
 from ..lm.corpora import corpus_kind
 from ..lm.structure import head_categories
 from .base import Analysis, curves_by_run
+from .claim_slices import with_option
 from .e7_plots import plot_loss_curves, plot_rank_vs_complexity, plot_rank_vs_progress, plot_structure
 from .e7_verdicts import verdict_c11, verdict_c12, verdict_c13
 from .robustness import SettingOutcome, summarise_boundary
@@ -33,7 +34,7 @@ MEASURE_COLUMN = {
 
 
 def kernel_key(cfg) -> str:
-    return f"{'K' if cfg.kernel_measure == 'folded' else 'dK'}_{cfg.rank_estimator}"
+    return f"{'K' if cfg.verdict.kernel_measure == 'folded' else 'dK'}_{cfg.verdict.rank_estimator}"
 
 
 def run_table(cfg, table: pd.DataFrame) -> pd.DataFrame:
@@ -45,17 +46,17 @@ def run_table(cfg, table: pd.DataFrame) -> pd.DataFrame:
     ok = lm["status"] == "ok"
     learned = (
         ok
-        & (lm["loss_gap_fraction"] <= cfg.learned_max_gap_fraction)
-        & (lm["uniform_tv"] >= cfg.learned_min_uniform_tv)
+        & (lm["loss_gap_fraction"] <= cfg.verdict.learned_max_gap_fraction)
+        & (lm["uniform_tv"] >= cfg.verdict.learned_min_uniform_tv)
     )
     return lm.assign(learned=learned.to_numpy(bool)).reset_index(drop=True)
 
 
 def corpus_table(cfg, runs: pd.DataFrame) -> pd.DataFrame:
     """One row per corpus of the kinds C11 uses: complexity measures, learned seeds and their ranks."""
-    key, col = kernel_key(cfg), MEASURE_COLUMN[cfg.complexity_measure]
+    key, col = kernel_key(cfg), MEASURE_COLUMN[cfg.verdict.complexity_measure]
     rows = []
-    for name, g in runs[runs["kind"].isin(cfg.c11_kinds)].groupby("corpus", sort=False):
+    for name, g in runs[runs["kind"].isin(cfg.verdict.c11_kinds)].groupby("corpus", sort=False):
         used = g[g["learned"]]
         first = g.iloc[0]
         rows.append(
@@ -82,19 +83,19 @@ def decide_c11(cfg, runs: pd.DataFrame):
     runs = runs[runs["seed"] < cfg.seeds]  # a robustness setting may keep fewer seeds
     corpora = corpus_table(cfg, runs)
     info = {
-        "measure": cfg.complexity_measure,
-        "estimator": cfg.rank_estimator,
-        "kernel": cfg.kernel_measure,
-        "kinds": list(cfg.c11_kinds),
-        "runs_used": int(runs[runs["kind"].isin(cfg.c11_kinds)]["learned"].sum()),
-        "runs_set_aside": int((~runs[runs["kind"].isin(cfg.c11_kinds)]["learned"]).sum()),
+        "measure": cfg.verdict.complexity_measure,
+        "estimator": cfg.verdict.rank_estimator,
+        "kernel": cfg.verdict.kernel_measure,
+        "kinds": list(cfg.verdict.c11_kinds),
+        "runs_used": int(runs[runs["kind"].isin(cfg.verdict.c11_kinds)]["learned"].sum()),
+        "runs_set_aside": int((~runs[runs["kind"].isin(cfg.verdict.c11_kinds)]["learned"]).sum()),
     }
     verdict = verdict_c11(
         corpora,
         criterion_info=info,
-        n_boot=cfg.bootstrap,
-        seed=cfg.bootstrap_seed,
-        min_corpora=cfg.c11_min_corpora,
+        n_boot=cfg.verdict.bootstrap,
+        seed=cfg.verdict.bootstrap_seed,
+        min_corpora=cfg.verdict.c11_min_corpora,
     )
     return verdict, corpora
 
@@ -106,8 +107,8 @@ def c11_with_every_measure(cfg, runs: pd.DataFrame):
     for m in COMPLEXITY_MEASURES:
         v = (
             verdict
-            if m == cfg.complexity_measure
-            else decide_c11(replace(cfg, complexity_measure=m), runs)[0]
+            if m == cfg.verdict.complexity_measure
+            else decide_c11(with_option(cfg, {"verdict.complexity_measure": m}), runs)[0]
         )
         by[m] = {k: v.evidence.get(k) for k in ("rho", "ci_low", "ci_high", "corpora")} | {
             "verdict": v.verdict
@@ -118,7 +119,7 @@ def c11_with_every_measure(cfg, runs: pd.DataFrame):
 def progress_points(cfg, runs: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
     """Learned runs' checkpoints ``t ≥ 1``: rank, progress, log step, weight norm, complexity."""
     curves, key, rows = curves_by_run(records), kernel_key(cfg), []
-    for _, run in runs[runs["learned"] & runs["kind"].isin(cfg.c12_kinds)].iterrows():
+    for _, run in runs[runs["learned"] & runs["kind"].isin(cfg.verdict.c12_kinds)].iterrows():
         c = curves.get(run["run_id"], {})
         loss = np.asarray(c.get("val_loss", []), float) / np.log(2)
         heads = c.get("heads") or {}
@@ -147,19 +148,19 @@ def progress_points(cfg, runs: pd.DataFrame, records: list[dict]) -> pd.DataFram
 def decide_c12(cfg, runs: pd.DataFrame, records: list[dict]):
     runs = runs[runs["seed"] < cfg.seeds]
     points = progress_points(cfg, runs, records)
-    sel = runs[runs["kind"].isin(cfg.c12_kinds)]
+    sel = runs[runs["kind"].isin(cfg.verdict.c12_kinds)]
     info = {
-        "estimator": cfg.rank_estimator,
-        "kernel": cfg.kernel_measure,
-        "kinds": list(cfg.c12_kinds),
+        "estimator": cfg.verdict.rank_estimator,
+        "kernel": cfg.verdict.kernel_measure,
+        "kinds": list(cfg.verdict.c12_kinds),
         "runs_set_aside": int((~sel["learned"]).sum()),
     }
     return verdict_c12(
         points,
-        controls=list(cfg.c12_controls),
-        min_abs_rho=cfg.c12_min_abs_rho,
-        n_boot=cfg.bootstrap,
-        seed=cfg.bootstrap_seed,
+        controls=list(cfg.verdict.c12_controls),
+        min_abs_rho=cfg.verdict.c12_min_abs_rho,
+        n_boot=cfg.verdict.bootstrap,
+        seed=cfg.verdict.bootstrap_seed,
         info=info,
     )
 
@@ -208,36 +209,36 @@ def categorise(cfg, heads: pd.DataFrame) -> np.ndarray:
         return np.array([], dtype=object)
     return head_categories(
         {k: heads[k].to_numpy(float) for k in HEAD_SCORES},
-        content=cfg.c13_content_tv,
-        sink=cfg.c13_sink_threshold,
-        locality=cfg.c13_locality_threshold,
-        structure=cfg.c13_structure_tv,
+        content=cfg.verdict.c13_content_tv,
+        sink=cfg.verdict.c13_sink_threshold,
+        locality=cfg.verdict.c13_locality_threshold,
+        structure=cfg.verdict.c13_structure_tv,
     )
 
 
 def decide_c13(cfg, heads: pd.DataFrame, runs: pd.DataFrame, checkpoint_runs: int):
     heads = heads.assign(category=categorise(cfg, heads))
-    chosen = heads[heads["kind"].isin(cfg.c13_sources)]
-    lm = runs[runs["kind"].isin(cfg.c13_sources)]
+    chosen = heads[heads["kind"].isin(cfg.verdict.c13_sources)]
+    lm = runs[runs["kind"].isin(cfg.verdict.c13_sources)]
     info = {
-        "sources": list(cfg.c13_sources),
-        "content_tv": cfg.c13_content_tv,
+        "sources": list(cfg.verdict.c13_sources),
+        "content_tv": cfg.verdict.c13_content_tv,
         "runs_set_aside": int((~lm["learned"]).sum()),
         "checkpoints_measured": checkpoint_runs,
     }
-    return verdict_c13(chosen, share=cfg.c13_share, info=info)
+    return verdict_c13(chosen, share=cfg.verdict.c13_share, info=info)
 
 
 def grids(cfg) -> dict[str, list[dict]]:
     """Each claim's robustness settings (config keys → values), the default first."""
-    paper = cfg.robustness_grid == "paper"
+    paper = cfg.verdict.robustness_grid == "paper"
     c11 = [
         {
-            "kernel_measure": cfg.kernel_measure,
-            "complexity_measure": cfg.complexity_measure,
-            "c11_kinds": list(cfg.c11_kinds),
+            "kernel_measure": cfg.verdict.kernel_measure,
+            "complexity_measure": cfg.verdict.complexity_measure,
+            "c11_kinds": list(cfg.verdict.c11_kinds),
         },
-        {"kernel_measure": "delta" if cfg.kernel_measure == "folded" else "folded"},
+        {"kernel_measure": "delta" if cfg.verdict.kernel_measure == "folded" else "folded"},
         {"complexity_measure": "compression"},
         {"complexity_measure": "mixing_data"},
         {"c11_kinds": ["natural", "code"]},
@@ -245,17 +246,17 @@ def grids(cfg) -> dict[str, list[dict]]:
     ]
     c12 = [
         {
-            "c12_controls": list(cfg.c12_controls),
-            "kernel_measure": cfg.kernel_measure,
-            "c12_kinds": list(cfg.c12_kinds),
+            "c12_controls": list(cfg.verdict.c12_controls),
+            "kernel_measure": cfg.verdict.kernel_measure,
+            "c12_kinds": list(cfg.verdict.c12_kinds),
         },
         {"c12_controls": ["step"]},
-        {"kernel_measure": "delta" if cfg.kernel_measure == "folded" else "folded"},
+        {"kernel_measure": "delta" if cfg.verdict.kernel_measure == "folded" else "folded"},
         {"c12_kinds": ["natural"]},
         {"seeds": 1},
     ]
     c13 = [
-        {"c13_sources": list(cfg.c13_sources), "c13_content_tv": cfg.c13_content_tv},
+        {"c13_sources": list(cfg.verdict.c13_sources), "c13_content_tv": cfg.verdict.c13_content_tv},
         {"c13_sources": ["natural"]},
         {"c13_sources": ["checkpoint"]},
         {"c13_sources": ["natural", "code", "synthetic"]},
@@ -272,7 +273,13 @@ def grids(cfg) -> dict[str, list[dict]]:
 
 
 def _setting_cfg(cfg, setting: dict):
-    return replace(cfg, **{k: tuple(v) if isinstance(v, list) else v for k, v in setting.items()})
+    """``cfg`` under a robustness setting: its keys are the leaf names (as the stored boundaries show
+    them), ``seeds`` at the top level and every other one under ``verdict``."""
+    changes = {
+        (k if k == "seeds" else f"verdict.{k}"): tuple(v) if isinstance(v, list) else v
+        for k, v in setting.items()
+    }
+    return with_option(cfg, changes)
 
 
 def boundaries(cfg, decide: dict, defaults: dict) -> dict[str, dict]:
@@ -337,15 +344,15 @@ def analyse_e7(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
 def _notes(cfg, runs: pd.DataFrame, n_ckpt: int) -> list[str]:
     aside = runs[~runs["learned"]]
     notes = [
-        f"Models: {len(runs)} causal LMs ({cfg.n_layers} layers x {cfg.n_heads} heads, d_model {cfg.d_model}, context "
-        f"{cfg.n_ctx}, byte vocabulary), trained {cfg.ensemble_size} at a time as one batched ensemble; AdamW lr "
+        f"Models: {len(runs)} causal LMs ({cfg.model.n_layers} layers x {cfg.model.n_heads} heads, d_model {cfg.model.d_model}, context "
+        f"{cfg.model.n_ctx}, byte vocabulary), trained {cfg.ensemble_size} at a time as one batched ensemble; AdamW lr "
         f"{cfg.train.lr:g}, {cfg.train.steps} steps of batch {cfg.train.batch_size}; {cfg.seeds} seed(s) per corpus.",
-        f"Learned = (held-out bits - reference)/(unigram bits - reference) at most {cfg.learned_max_gap_fraction:g} "
+        f"Learned = (held-out bits - reference)/(unigram bits - reference) at most {cfg.verdict.learned_max_gap_fraction:g} "
         f"(reference: entropy rate of a synthetic source, else the held-out Witten-Bell k-gram on the same split) and attention at least "
-        f"{cfg.learned_min_uniform_tv:g} TV from uniform. {len(aside)} of {len(runs)} run(s) set aside"
+        f"{cfg.verdict.learned_min_uniform_tv:g} TV from uniform. {len(aside)} of {len(runs)} run(s) set aside"
         + (f": {', '.join(sorted(set(aside['corpus'])))}." if len(aside) else "."),
-        f"Kernel for C11/C12: {cfg.kernel_measure} ({'LN1 gain folded into W_Q, W_K' if cfg.kernel_measure == 'folded' else 'K_t - K_0, gains folded'}), "
-        f"estimator {cfg.rank_estimator}; both measures are stored for every head and checkpoint.",
+        f"Kernel for C11/C12: {cfg.verdict.kernel_measure} ({'LN1 gain folded into W_Q, W_K' if cfg.verdict.kernel_measure == 'folded' else 'K_t - K_0, gains folded'}), "
+        f"estimator {cfg.verdict.rank_estimator}; both measures are stored for every head and checkpoint.",
     ]
     if not n_ckpt and cfg.checkpoints:
         notes.append(

@@ -24,7 +24,7 @@ from ..lm.trainer import LMTrainConfig
 from ..registry import EXPERIMENTS
 from ..spectra import ESTIMATOR_KEYS
 from ..sweep.spec import RunResult, RunSpec
-from .base import Experiment, flat_params
+from .base import Experiment, flat_params, moved_keys
 from .e7_analysis import COMPLEXITY_MEASURES, analyse_e7
 from .e7_execute import execute_checkpoint, execute_lm_group
 
@@ -42,27 +42,56 @@ SOURCES = (*KINDS, "checkpoint")
 
 
 @dataclass(frozen=True)
-class E7Config:
+class E7Task:
+    """The corpora the language models learn: which, how many tokens, and the held-out split."""
+
     corpora: tuple[str, ...] = param(QUICK_CORPORA, choices=tuple(CORPORA.names()), doc="registered corpora")
     corpus_paths: tuple[str, ...] = param((), doc="text files, each one more natural corpus 'text:<stem>'")
-    corpus_tokens: int = param(100_000, ge=1_000, le=100_000_000, doc="tokens per corpus (train + held out)")
-    corpus_seed: int = param(0, ge=0, doc="seed of the synthetic sources (the language, fixed across runs)")
+    tokens: int = param(100_000, ge=1_000, le=100_000_000, doc="tokens per corpus (train + held out)")
+    seed: int = param(0, ge=0, doc="seed of the synthetic sources (the language, fixed across runs)")
     val_fraction: float = param(0.1, gt=0.0, lt=0.5)
     kgram_max_order: int = param(5, ge=0, le=6, doc="largest order of the k-gram compression estimate")
-    seeds: int = param(2, ge=1, le=1000, doc="models per corpus (init and batch order)")
+
+    def check(self) -> None:
+        if not self.corpora and not self.corpus_paths:
+            raise ConfigError(
+                "The 'task.corpora' parameter must name at least one corpus (or give task.corpus_paths)."
+            )
+        for p in self.corpus_paths:
+            if not Path(p).is_file():
+                raise ConfigError(
+                    f"The 'task.corpus_paths' parameter must list existing files. Got {p!r} instead."
+                )
+
+
+@dataclass(frozen=True)
+class E7Model:
+    """The shape of every language model (byte vocabulary)."""
+
     n_ctx: int = param(32, ge=4, le=4096)
     d_model: int = param(32, ge=4, le=4096)
     n_layers: int = param(2, ge=1, le=64)
     n_heads: int = param(2, ge=1, le=256)
-    ensemble_size: int = param(12, ge=1, le=4096, doc="language models trained at once in one batched model")
-    probe_windows: int = param(16, ge=2, le=4096, doc="held-out windows for the realised mixers")
-    locality_window: int = param(2, ge=0, doc="locality mass counts attention within ±w tokens")
-    checkpoints: tuple[str, ...] = param(
-        ("minilm",), doc="released checkpoints for C13 ('minilm' or a folder)"
+
+    def check(self) -> None:
+        if self.d_model % self.n_heads:
+            raise ConfigError(
+                f"The 'model.n_heads' parameter must divide model.d_model={self.d_model}. "
+                f"Got {self.n_heads} instead."
+            )
+
+
+@dataclass(frozen=True)
+class E7Verdict:
+    """What C11–C13 read: the learned-run filter, the kernel and complexity measures, the thresholds,
+    the bootstrap and the size of each verdict's robustness grid."""
+
+    learned_max_gap_fraction: float = param(
+        0.35, ge=0.0, doc="learned: (held-out bits - reference) / (unigram bits - reference) at most this"
     )
-    checkpoint_text: str = param("tinyshakespeare", choices=("tinyshakespeare", "pydoc_prose"))
-    checkpoint_windows: int = param(16, ge=2, le=1024)
-    checkpoint_window_len: int = param(64, ge=4, le=4096)
+    learned_min_uniform_tv: float = param(
+        0.05, ge=0.0, le=1.0, doc="learned: attention TV from uniform at least this"
+    )
     kernel_measure: str = param(
         "folded", choices=("folded", "delta"), doc="K with LN gain folded, or K_t - K_0"
     )
@@ -70,12 +99,6 @@ class E7Config:
         "energy_effective_rank", choices=ESTIMATOR_KEYS, doc="kernel rank for C11/C12"
     )
     complexity_measure: str = param("information", choices=COMPLEXITY_MEASURES, doc="C11's complexity axis")
-    learned_max_gap_fraction: float = param(
-        0.35, ge=0.0, doc="learned: (held-out bits - reference) / (unigram bits - reference) at most this"
-    )
-    learned_min_uniform_tv: float = param(
-        0.05, ge=0.0, le=1.0, doc="learned: attention TV from uniform at least this"
-    )
     bootstrap: int = param(1000, ge=100, le=1_000_000, doc="bootstrap resamples for C11/C12 intervals")
     bootstrap_seed: int = param(0, ge=0)
     c11_kinds: tuple[str, ...] = param(KINDS, choices=KINDS, doc="corpus kinds C11 is decided on")
@@ -101,25 +124,31 @@ class E7Config:
     robustness_grid: str = param(
         "quick", choices=("quick", "paper"), doc="size of each verdict's robustness grid"
     )
+
+
+@dataclass(frozen=True)
+class E7Config:
+    task: E7Task = field(default_factory=E7Task)
+    model: E7Model = field(default_factory=E7Model)
+    seeds: int = param(2, ge=1, le=1000, doc="models per corpus (init and batch order)")
+    ensemble_size: int = param(12, ge=1, le=4096, doc="language models trained at once in one batched model")
+    probe_windows: int = param(16, ge=2, le=4096, doc="held-out windows for the realised mixers")
+    locality_window: int = param(2, ge=0, doc="locality mass counts attention within ±w tokens")
+    checkpoints: tuple[str, ...] = param(
+        ("minilm",), doc="released checkpoints for C13 ('minilm' or a folder)"
+    )
+    checkpoint_text: str = param("tinyshakespeare", choices=("tinyshakespeare", "pydoc_prose"))
+    checkpoint_windows: int = param(16, ge=2, le=1024)
+    checkpoint_window_len: int = param(64, ge=4, le=4096)
+    verdict: E7Verdict = field(default_factory=E7Verdict)
     train: LMTrainConfig = field(default_factory=LMTrainConfig)
 
     def check(self) -> None:
-        if self.d_model % self.n_heads:
+        n_val = int(self.task.tokens * self.task.val_fraction)
+        if n_val < max(self.model.n_ctx + 2, self.task.kgram_max_order + 2):
             raise ConfigError(
-                f"The 'n_heads' parameter must divide d_model={self.d_model}. Got {self.n_heads} instead."
-            )
-        if not self.corpora and not self.corpus_paths:
-            raise ConfigError("The 'corpora' parameter must name at least one corpus (or give corpus_paths).")
-        for p in self.corpus_paths:
-            if not Path(p).is_file():
-                raise ConfigError(
-                    f"The 'corpus_paths' parameter must list existing files. Got {p!r} instead."
-                )
-        n_val = int(self.corpus_tokens * self.val_fraction)
-        if n_val < max(self.n_ctx + 2, self.kgram_max_order + 2):
-            raise ConfigError(
-                f"The 'corpus_tokens' parameter must leave a held-out split of at least n_ctx + 2 = "
-                f"{self.n_ctx + 2} tokens. Got {self.corpus_tokens} (held out {n_val}) instead."
+                f"The 'task.tokens' parameter must leave a held-out split of at least model.n_ctx + 2 = "
+                f"{self.model.n_ctx + 2} tokens. Got {self.task.tokens} (held out {n_val}) instead."
             )
 
 
@@ -133,24 +162,34 @@ class E7Language(Experiment):
     claims = ("C11", "C12", "C13")
     config_class = E7Config
     devices = ("cpu", "cuda")  # the language models train on a GPU with --device cuda
+    renamed_keys = {
+        **moved_keys("task", "corpora corpus_paths val_fraction kgram_max_order"),
+        "corpus_tokens": "task.tokens",
+        "corpus_seed": "task.seed",
+        **moved_keys("model", "n_ctx d_model n_layers n_heads"),
+        **moved_keys(
+            "verdict",
+            "learned_max_gap_fraction learned_min_uniform_tv kernel_measure rank_estimator complexity_measure "
+            "bootstrap bootstrap_seed c11_kinds c11_min_corpora c12_kinds c12_controls c12_min_abs_rho "
+            "c13_sources c13_content_tv c13_sink_threshold c13_locality_threshold c13_structure_tv c13_share "
+            "robustness_grid",
+        ),
+    }
 
-    @classmethod
-    def default_config(cls, scale: str) -> E7Config:
-        if scale == "paper":
-            return E7Config(
-                corpora=PAPER_CORPORA,
-                corpus_tokens=400_000,
-                seeds=3,
-                d_model=64,
-                n_heads=4,
-                ensemble_size=14,
-                probe_windows=32,
-                robustness_grid="paper",
-                # measured: 0.027 s CPU per member-step (d_model 64, incl. probes) -> 27 x 2500 steps
-                # ~ 1,800 s CPU, two ensembles of 14 and 13 on 2 workers ~ 16 min wall
-                train=LMTrainConfig(steps=2500, batch_size=32, lr=5e-3, warmup=100, checkpoints=16),
-            )
-        return E7Config(train=LMTrainConfig(steps=600, batch_size=32, lr=1e-2, warmup=20, checkpoints=10))
+    scale_settings = {
+        "quick": {"train": LMTrainConfig(steps=600, batch_size=32, lr=1e-2, warmup=20, checkpoints=10)},
+        "paper": {
+            "task": E7Task(corpora=PAPER_CORPORA, tokens=400_000),
+            "model": E7Model(d_model=64, n_heads=4),
+            "seeds": 3,
+            "ensemble_size": 14,
+            "probe_windows": 32,
+            "verdict": E7Verdict(robustness_grid="paper"),
+            # measured: 0.027 s CPU per member-step (d_model 64, incl. probes) -> 27 x 2500 steps
+            # ~ 1,800 s CPU, two ensembles of 14 and 13 on 2 workers ~ 16 min wall
+            "train": LMTrainConfig(steps=2500, batch_size=32, lr=5e-3, warmup=100, checkpoints=16),
+        },
+    }
 
     @property
     def max_group(self) -> int:  # type: ignore[override]
@@ -159,10 +198,10 @@ class E7Language(Experiment):
     def _corpus_params(self) -> list[dict]:
         c, out = self.cfg, []
         version = f"{sys.version_info.major}.{sys.version_info.minor}"
-        for name in c.corpora:
+        for name in c.task.corpora:
             extra = {"corpus.python": version} if name in VERSIONED else {}
-            out.append({"corpus.name": name, "corpus.seed": c.corpus_seed, **extra})
-        for p in c.corpus_paths:
+            out.append({"corpus.name": name, "corpus.seed": c.task.seed, **extra})
+        for p in c.task.corpus_paths:
             path, digest = Path(p).resolve(), file_digest(p)
             name = text_name(path)
             if any(o["corpus.name"] == name for o in out):  # two files with one stem stay two corpora
@@ -191,13 +230,10 @@ class E7Language(Experiment):
     def specs(self) -> list[RunSpec]:
         c = self.cfg
         common = {
-            "corpus.tokens": c.corpus_tokens,
-            "val_fraction": c.val_fraction,
-            "kgram_max_order": c.kgram_max_order,
-            "model.n_ctx": c.n_ctx,
-            "model.d_model": c.d_model,
-            "model.n_layers": c.n_layers,
-            "model.n_heads": c.n_heads,
+            "corpus.tokens": c.task.tokens,
+            "val_fraction": c.task.val_fraction,
+            "kgram_max_order": c.task.kgram_max_order,
+            **flat_params(c.model, "model"),
             "probe_windows": c.probe_windows,
             "locality_window": c.locality_window,
             **flat_params(c.train, "train"),
