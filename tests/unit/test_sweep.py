@@ -220,7 +220,8 @@ def test_kill_and_resume_matches_an_uninterrupted_sweep(tmp_path, fresh_rows):
         while time.monotonic() < deadline and proc.poll() is None:
             if path.exists():
                 try:
-                    with RunStore(path, readonly=True) as s:
+                    # a short lock wait: a poll blocked behind the writer would see the sweep's end
+                    with RunStore(path, readonly=True, timeout=0.05) as s:
                         if s.count() >= 2:
                             break
                 except Exception:  # the file exists before its schema does
