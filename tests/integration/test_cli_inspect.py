@@ -12,18 +12,9 @@ import pytest
 
 from entropic_bound.cli import main
 from entropic_bound.inspect import GD_NOT_APPLICABLE, analyze, inspect_model
+from entropic_bound.spectra import ESTIMATOR_KEYS
 
-PANEL_KEYS = {
-    "numerical_rank",
-    "energy_effective_rank",
-    "entropy_effective_rank",
-    "stable_rank",
-    "participation_ratio",
-    "energy_threshold_rank_90",
-    "energy_threshold_rank_99",
-    "largest_gap_rank",
-    "optimal_hard_threshold",
-}
+PANEL_KEYS = set(ESTIMATOR_KEYS)  # every registered estimator is a column
 MIXER_KEYS = {
     "sink_score",
     "sink_head",
