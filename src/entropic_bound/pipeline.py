@@ -14,6 +14,7 @@ from .registry import EXPERIMENTS
 from .report.writer import check_out_dir, write_report
 from .store import RunStore
 from .sweep.runner import Backend, SweepSummary, make_backend, run_sweep
+from .validation import check_choice
 
 ProgressFn = Callable[[int, int, str], None]
 
@@ -74,10 +75,7 @@ DEVICES = ("cpu", "cuda")
 
 def check_device(device: str) -> None:
     """``device`` is one of :data:`DEVICES` and, for ``cuda``, visible to PyTorch."""
-    if device not in DEVICES:
-        raise UserInputError(
-            f"The 'device' parameter must be one of {', '.join(DEVICES)}. Got {device!r} instead."
-        )
+    check_choice("device", device, DEVICES)
     if device == "cuda":
         import torch
 
@@ -139,13 +137,13 @@ def run_experiments(
     out_dir, store_path = resolve_paths(out, store)
     overrides = overrides or {}
     bound = [configure(n, scale, overrides.get(n)) for n in names]
+    specs = {exp.name: exp.specs() for exp in bound}
     for exp in bound:
         exp.device = device if device in exp.devices else "cpu"
         if max_memory_mb is not None:
             exp.max_memory_bytes = int(max_memory_mb * 2**20)
-            exp.groups(exp.specs())  # a budget below one model fails here, before any work
+            exp.groups(specs[exp.name])  # a budget below one model fails here, before any work
     summaries = {}
-    specs = {exp.name: exp.specs() for exp in bound}
     overall = OverallProgress(progress, sum(len(s) for s in specs.values()), len(bound))
     with RunStore(store_path) as run_store:
         for exp in bound:

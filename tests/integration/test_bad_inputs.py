@@ -102,7 +102,9 @@ class Case:
 CASES: dict[str, Case] = {
     # -- run / reproduce: configs ----------------------------------------------------------------
     "run-unknown-experiment": Case(lambda w, s: ["run", "E9", "--out", f"{w}/o"], "E9"),
-    "run-unknown-device": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--device", "tpu"], "cpu, cuda"),
+    "run-unknown-device": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--device", "tpu"], "'cpu', 'cuda'"
+    ),
     "reproduce-cuda-without-gpu": Case(
         lambda w, s: ["reproduce", "--only", "E7", "--out", f"{w}/o", "--device", "cuda"],
         "no cuda device",
