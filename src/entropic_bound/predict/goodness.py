@@ -17,7 +17,9 @@ about ``χ²_{N_h−1} / (N_h − 1)`` under the model (``N_h`` held-out samples
 ``D`` exceeds that law's ``1 − ALPHA`` quantile times ``ALLOWANCE`` (room for the estimation error of a
 fit that also varies across samples). It needs no noise level from the model itself, so it works
 where no model-free σ̂ exists (``n = d_v``, where ``Y_i`` determines ``A_i`` exactly). The mean
-ratio ``ē / σ̂²`` against the predictor's noise estimate is reported beside it.
+ratio ``ē / σ̂²`` against the predictor's noise estimate is reported beside it. Noise-free data
+have no noise to disperse: held-out residuals at float64 round-off (``EXACT_RTOL`` of ``Y``'s RMS)
+accept the class outright (``test: exact_fit``), since no other class reproduces the data exactly.
 
 Where a method fitted no model (not identifiable) or has none of the class (V eliminated), the same
 test runs on a residual the class fixes without any fit: the row sums of ``Â_i`` (softmax rows sum
@@ -35,6 +37,7 @@ ALPHA = 1e-3
 ALLOWANCE = 1.5
 ALLOWANCE_MEAN = 1.25
 FREE_SIGMA_SAMPLES = 512
+EXACT_RTOL = 1e-9
 
 
 def truncate(K: np.ndarray, r: int) -> np.ndarray:
@@ -128,8 +131,27 @@ def class_test(fit, X: np.ndarray, Y: np.ndarray, r_hat: int, free: tuple[float,
     """The test on held-out ``X, Y``: the fitted model's residual if the method has one, else the
     class's model-free constraint residual, else ``None``. ``free``: model-free ``(σ̂, dof)`` or None."""
     if fit.heldout_model is not None:
-        return dispersion_test(Y - fit.heldout_model(X, r_hat), "residuals of the fitted teacher", free)
-    if fit.heldout_constraint is not None:
+        R, what, k = Y - fit.heldout_model(X, r_hat), "residuals of the fitted teacher", None
+    elif fit.heldout_constraint is not None:
         R, what, k = fit.heldout_constraint(X, Y)
-        return dispersion_test(R, what, free, k)
-    return None
+    else:
+        return None
+    return exact_fit(R, Y, what) or dispersion_test(R, what, free, k)
+
+
+def exact_fit(R: np.ndarray, Y: np.ndarray, what: str) -> dict | None:
+    """Noise-free data of the class: residuals at float64 round-off (RMS below ``EXACT_RTOL`` of ``Y``'s)
+    have no noise to compare their dispersion with, and are the strongest evidence for the class."""
+    y_rms = float(np.sqrt(np.mean(Y**2)))
+    relative = float(np.sqrt(np.mean(R**2))) / y_rms if y_rms > 0 else float("inf")
+    if not relative <= EXACT_RTOL:
+        return None
+    return {
+        "teacher_rejected": False,
+        "statistic": relative,
+        "threshold": EXACT_RTOL,
+        "reason": f"{what} are {relative:.2g} of Y's RMS (float64 round-off, threshold {EXACT_RTOL:g}): "
+        "noise-free data of this class.",
+        "test": "exact_fit",
+        "tests": {"exact_fit": {"statistic": relative, "threshold": EXACT_RTOL}},
+    }

@@ -1,4 +1,4 @@
-"""The weighted log-ratio system of :mod:`.softmax_log_attention`, streamed in batched float64 GEMMs.
+"""The weighted log-ratio equations of :mod:`.softmax_log_attention`, streamed in batched GEMMs.
 
 For one chunk of samples with recovered attention ``Â_i = Y_i P_i`` (``P_i = pinv(X_i V)``) and a
 reference attention ``R_i`` (``Â_i`` itself in the first pass, ``softmax(X_i K̂₀ X_iᵀ)`` in the second),
@@ -9,7 +9,8 @@ row ``s`` of sample ``i`` gives the equations
 weighted by ``w_st = 1 / (δ_st²/R_st² + δ_sm²/R_sm²)`` (delta method, ``δ_st = σ̂ ||P_i[:, t]||``) and
 kept where ``R_st > MASK_LEVELS · δ_st``. The normal matrix ``G = Σ_is (x_s x_sᵀ) ⊗ Q_is`` with
 ``Q_is = Σ_t w_st z_st z_stᵀ`` is accumulated on upper triangles (``T = d(d+1)/2``): one
-``(c n, T)ᵀ @ (c n, T)`` GEMM per chunk, no per-sample Python loop.
+``(c n, T)ᵀ @ (c n, T)`` GEMM per chunk, no per-sample Python loop (float32; the solve of
+:mod:`.log_ratio_system` makes the answer float64-exact).
 
 **Null draws.** The first-order noise of ``ℓ_st`` is ``η_st = ε_st / R_st − ε_sm / R_sm`` with
 ``ε_i = E_i P_i`` and ``E_i`` iid ``N(0, σ̂²)`` — correlated across ``t`` (through ``P_iᵀ P_i``) and
@@ -80,15 +81,17 @@ def outer_sum(X: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
 
 
 def normal_core(X: torch.Tensor, eq: Equations) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(xx, Q)`` upper triangles ``(c, n, T)`` of ``x_s x_sᵀ`` and ``Q_is``; ``G``'s core is ``xxᵀ Q``.
+    """``(xx, Q)`` float32 upper triangles ``(c, n, T)`` of ``x_s x_sᵀ`` and ``Q_is``; ``G``'s core is
+    ``xxᵀ Q`` (float32: it only preconditions the exact solve of :mod:`.log_ratio_system`).
 
     ``Q_is = Σ_t w x_t x_tᵀ − (a x_mᵀ + x_m aᵀ)`` with ``a = Σ_t w x_t − (Σ_t w / 2) x_m``: one batched
     GEMM and a symmetric rank-2 correction, done in place.
     """
-    xx = _upper_products(X.numpy(), X.numpy())  # (c, n, T)
-    Q = torch.bmm(eq.w, torch.from_numpy(xx)).numpy()  # (c, n, T) = Σ_t w x_t x_tᵀ
-    a = (eq.w @ X - 0.5 * eq.w.sum(dim=2, keepdim=True) * eq.x_m).numpy()  # (c, n, d)
-    x_m = eq.x_m.numpy()
+    X32 = X.numpy().astype(np.float32)
+    xx = _upper_products(X32, X32)  # (c, n, T)
+    Q = torch.bmm(eq.w.float(), torch.from_numpy(xx)).numpy()  # (c, n, T) = Σ_t w x_t x_tᵀ
+    a = (eq.w @ X - 0.5 * eq.w.sum(dim=2, keepdim=True) * eq.x_m).numpy().astype(np.float32)  # (c, n, d)
+    x_m = eq.x_m.numpy().astype(np.float32)
     Q -= _upper_products(a, x_m)
     Q -= _upper_products(x_m, a)
     return torch.from_numpy(xx), torch.from_numpy(Q)

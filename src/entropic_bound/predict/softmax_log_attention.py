@@ -13,7 +13,8 @@ Model ``Y_i = A_i X_i V + E_i``, ``A_i = softmax(X_i K X_iᵀ)`` row-wise, K of 
    weights and the references from the fitted ``softmax(X_i K̂₀ X_iᵀ)`` instead of the noisy ``Â``
    (iteratively reweighted; removes the selection bias of masking on noisy values; the first pass
    reads at most ``FIRST_PASS_SAMPLES`` training samples), giving the weighted least squares
-   ``G vec K̂ = b``, ``G = Σ w φ φᵀ`` (``d² × d²``, streamed by :mod:`.log_ratios`).
+   ``G vec K̂ = b``, ``G = Σ w φ φᵀ`` (``d² × d²``, streamed by :mod:`.log_ratios`, solved to float64
+   accuracy from a float32 ``G`` by :mod:`.log_ratio_system`).
 4. **Null.** The weights ignore the correlations of the noise of ``Â_i`` (through ``P_iᵀP_i``) and of
    log-ratios sharing a reference, so ``G⁻¹`` understates ``Cov(K̂)``; the cut's null instead pushes
    fresh noise ``E_i`` through the same equations and weights (:func:`.log_ratios.null_draws`).
@@ -34,14 +35,16 @@ import torch
 
 from .base import PREDICTORS, Fit, chunks, not_identifiable
 from .goodness import truncate
-from .log_ratios import MASK_LEVELS, back_project, equations, normal_core, null_draws, outer_sum
-from .normal_equations import cholesky_or_none, expand_core, top_singular_values
+from .log_ratio_system import LogRatioSystem
+from .log_ratios import MASK_LEVELS, equations, null_draws
+from .normal_equations import top_singular_values
 
 FIRST_PASS_SAMPLES = 512
 NOISE_DRAWS = 16
-# The null is simulated on the first NULL_SAMPLES samples and scaled by √(N / NULL_SAMPLES): b_k is a
-# sum of independent per-sample terms, and ~10⁶ log-ratio equations pin its covariance down.
-NULL_SAMPLES = 2048
+# The null is simulated on the first NULL_SAMPLES (training) samples and scaled by √(N / NULL_SAMPLES):
+# b_k is a sum of independent per-sample terms, and 10⁵–10⁶ log-ratio equations (n = 16…32) pin its
+# covariance down.
+NULL_SAMPLES = 1024
 # 64 samples keep the (c n, T) triangle arrays (4 MB) in cache: measured 1.45× less CPU than 256
 CHUNK_SAMPLES = 64
 
@@ -110,61 +113,19 @@ def estimate_sigma(X, Y, V) -> tuple[float, int]:
     return _sigma_from(recs, X.shape[1], Y.shape[2])
 
 
-class _System:
-    """``G``'s core and ``b`` over all samples (``False``) and over the held-out ones (``True``), and the
-    null right-hand sides."""
-
-    def __init__(self, d: int, draws: int) -> None:
-        T = d * (d + 1) // 2
-        self.d = d
-        self.core = {
-            False: torch.zeros(T, T, dtype=torch.float64),
-            True: torch.zeros(T, T, dtype=torch.float64),
-        }
-        self.b = {False: torch.zeros(d, d, dtype=torch.float64), True: torch.zeros(d, d, dtype=torch.float64)}
-        self.null = torch.zeros(draws, d, d, dtype=torch.float64)
-        self.kept = 0
-
-    def add(self, X, eq, held: torch.Tensor) -> None:
-        """Add one chunk; the held-out rows are also summed alone (training = all − held out)."""
-        xx, Q = normal_core(X, eq)  # (c, n, T)
-        r = back_project(X, eq.x_m, (eq.w * eq.ell)[:, None])  # (c, n, 1, d)
-        self.core[False] += xx.flatten(0, 1).T @ Q.flatten(0, 1)
-        self.b[False] += outer_sum(X, r)[0]
-        if bool(held.any()):
-            self.core[True] += xx[held].flatten(0, 1).T @ Q[held].flatten(0, 1)
-            self.b[True] += outer_sum(X[held], r[held])[0]
-        self.kept += eq.kept
-
-    def solve(self, training_only: bool = False):
-        """``(K̂, L)`` from all samples (or the training ones alone), or ``(None, None)`` if singular."""
-        core, b = self.core[False], self.b[False]  # sums over all samples
-        if training_only:
-            core, b = core - self.core[True], b - self.b[True]
-        L = cholesky_or_none(expand_core(core.numpy(), self.d, self.d))
-        if L is None:
-            return None, None
-        k = torch.cholesky_solve(b.reshape(-1, 1), torch.from_numpy(L))[:, 0]
-        return k.reshape(self.d, self.d), L
-
-    def noise(self, L: np.ndarray) -> np.ndarray:
-        """Null draws ``G⁻¹ b_k`` of ``K̂``'s estimation noise → ``(draws, d, d)``."""
-        rhs = self.null.reshape(self.null.shape[0], -1).T  # (d², draws)
-        return torch.cholesky_solve(rhs, torch.from_numpy(L)).T.reshape(-1, self.d, self.d).numpy()
-
-
-def _pass(X, Y, V, sigma, *, K_ref=None, held=None, rng=None, draws=0) -> _System:
+def _pass(X, Y, V, sigma, *, K_ref=None, held=None, rng=None, draws=0) -> LogRatioSystem:
     """Stream the weighted system over chunks; mask, weights and references from ``K_ref`` if given."""
     Vt, d = _t(V), X.shape[2]
     scale = float(np.max(np.abs(Y)))
-    system = _System(d, draws)
+    system = LogRatioSystem(d, draws)
     held = np.zeros(X.shape[0], dtype=bool) if held is None else held
+    order = np.argsort(held, kind="stable")  # training samples first: a chunk is one part, no row copies
     for sl in chunks(X.shape[0], CHUNK_SAMPLES):
-        Xc, Yc = _t(X[sl]), _t(Y[sl])
+        Xc, Yc = _t(X[order[sl]]), _t(Y[order[sl]])
         rec = recover(Xc, Yc, Vt)
         A_ref = rec.A if K_ref is None else torch.softmax(Xc @ K_ref @ Xc.transpose(1, 2), dim=2)
         eq = equations(Xc, rec.A, A_ref, rec.col, sigma, scale)
-        system.add(Xc, eq, torch.from_numpy(held[sl]))
+        system.add(Xc, eq, torch.from_numpy(held[order[sl]]))
         if draws and sl.start < NULL_SAMPLES:
             system.null += null_draws(Xc, rec.P, eq, sigma, rng, draws)
     if draws:
@@ -196,8 +157,8 @@ def _first_pass(X, Y, V, held):
     Xf, Yf, Vt = X[train], Y[train], _t(V)
     recs = [recover(_t(Xf[sl]), _t(Yf[sl]), Vt) for sl in chunks(Xf.shape[0], CHUNK_SAMPLES)]
     sigma, dof = _sigma_from(recs, X.shape[1], Y.shape[2])
-    K0 = _pass(Xf, Yf, V, sigma).solve()[0]
-    return sigma, dof, K0
+    first = _pass(Xf, Yf, V, sigma).solve(refine=False)  # K0 only places masks and references
+    return sigma, dof, None if first is None else first.K
 
 
 def _with_constraint(fit: Fit, V: np.ndarray) -> Fit:
@@ -256,8 +217,8 @@ def softmax_log_attention(
     # from noisy Â biases the kept logs upward); at σ̂ = 0 there is no selection to undo
     ref = K0 if (K0 is not None and sigma > 0) else None
     system = _pass(X, Y, V, sigma, K_ref=ref, held=held, rng=rng, draws=NOISE_DRAWS)
-    K_hat, L = system.solve()
-    if K_hat is None or system.kept <= n_unk:
+    solution = system.solve(with_training=held is not None)
+    if solution is None or system.kept <= n_unk:
         return _with_constraint(
             not_identifiable(
                 f"softmax log-attention: after masking attention entries below {MASK_LEVELS:g} noise levels "
@@ -268,10 +229,10 @@ def softmax_log_attention(
             ),
             V,
         )
-    E = system.noise(L)  # (draws, d, d)
+    E = system.noise(solution.L)  # (draws, d, d)
     how = f"Y outside row(X_i V) and the row sums of Â_i ({dof} dof)"
     return Fit(
-        singular_values=np.linalg.svd(K_hat.numpy(), compute_uv=False),
+        singular_values=np.linalg.svd(solution.K.numpy(), compute_uv=False),
         noise_top=top_singular_values(E),
         sigma=sigma,
         entry_noise=float(np.sqrt(np.mean(E * E))),
@@ -280,5 +241,5 @@ def softmax_log_attention(
         f"log-ratios; σ̂ from {how}.",
         n_equations=system.kept,
         n_unknowns=n_unk,
-        heldout_model=_heldout_model(system.solve(training_only=True)[0] if held is not None else None, V),
+        heldout_model=_heldout_model(solution.K_train, V),
     )
