@@ -159,7 +159,9 @@ class E6Predictability(Experiment):
                 task=E6Task(ns=(16, 32, 48), sigmas=(0.0, 0.001, 0.01, 0.03, 0.1, 0.3)),
                 x1_ns=(),
                 sample_counts=(2, 4, 8, 16, 32, 64, 128, 256, 1024),
-                seeds=5,
+                # 3 seeds x 2 spectra = 6 data sets per (r*, n, N, sigma) cell, 30 per rate over r*:
+                # 10,080 predictions (5 seeds: 16,800, ~15 min wall on 2 workers after the predict speed-up)
+                seeds=3,
             )
         return E6Config()
 
