@@ -51,6 +51,16 @@ def test_linear_data_read_as_softmax_is_rejected(n):
     assert p.fit["teacher_rejected"] is True and p.fit["statistic"] > p.fit["threshold"], p.fit
 
 
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_noise_free_data_accept_their_own_class_and_reject_the_other(kind):
+    own = "softmax" if kind == "softmax" else "linear-qk"
+    p = _fit(kind, own, sigma=0.0, seed=4)
+    assert p.fit["teacher_rejected"] is False and p.fit["test"] == "exact_fit", p.fit
+    assert p.fit["statistic"] < 1e-12 and p.r_hat == 4
+    wrong = _fit(kind, "linear-qk" if kind == "softmax" else "softmax", sigma=0.0, seed=4)
+    assert wrong.fit["teacher_rejected"] is True and wrong.fit["test"] != "exact_fit", wrong.fit
+
+
 @pytest.mark.parametrize("kind, rejected", [("softmax", True), ("linear", False)])
 def test_v_unknown_linear_class_checked_outside_the_columns_of_x(kind, rejected):
     p = _fit(kind, "linear-qk", v_known=False, n=40, seed=3)
