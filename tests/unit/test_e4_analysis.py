@@ -106,9 +106,10 @@ def test_c5_confirmed_and_refuted():
     cfg = E4Config()
     assert verdict_c5(cfg, synthetic(0.3, 1e-4), 0).verdict == "confirmed"
     assert verdict_c5(cfg, synthetic(0.3, 0.05), 0).verdict == "refuted"  # r >= r* misses the floor
-    assert (
-        verdict_c5(cfg, synthetic(0.02, 1e-4), 0).verdict == "refuted"
-    )  # r < r* not clearly above (< 3 eps)
+    # r < r* above the floor but not clearly (< 3 eps): deficient, not by the margin
+    assert verdict_c5(cfg, synthetic(0.02, 1e-4), 0).verdict == "inconclusive"
+    # r < r* reaching the floor: deficiency fails
+    assert verdict_c5(cfg, synthetic(0.005, 1e-4), 0).verdict == "refuted"
     assert verdict_c5(cfg, synthetic(0.3, 1e-4).iloc[:0], 0).verdict == "inconclusive"
 
 

@@ -217,6 +217,9 @@ def c5_summary(cfg, ok: pd.DataFrame) -> dict:
             "frac_at_or_above_reaching_floor": float((above["rel_excess"] < cfg.verdict.eps_floor).mean())
             if len(above)
             else None,
+            "frac_below_reaching_floor": float((below["rel_excess"] < cfg.verdict.eps_floor).mean())
+            if len(below)
+            else None,
             "min_rel_excess_below": float(below["rel_excess"].min()) if len(below) else None,
             "max_rel_excess_at_or_above": float(above["rel_excess"].max()) if len(above) else None,
         }
@@ -227,7 +230,9 @@ def verdict_c5(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     criterion = (
         f"for each teacher (linear and softmax), at least {cfg.verdict.c5_rate:.0%} of runs with r < r* have relative "
         f"excess >= {cfg.verdict.c5_margin:g}·eps_floor = {cfg.verdict.c5_margin * cfg.verdict.eps_floor:g}, and at least {cfg.verdict.c5_rate:.0%} "
-        f"of runs with r >= r* have relative excess < eps_floor = {cfg.verdict.eps_floor:g} (held-out, clean target)"
+        f"of runs with r >= r* have relative excess < eps_floor = {cfg.verdict.eps_floor:g} (held-out, clean target); "
+        f"refuted if more than {1 - cfg.verdict.c5_rate:.0%} of runs with r < r* reach eps_floor or fewer than "
+        f"{cfg.verdict.c5_rate:.0%} with r >= r* do; otherwise inconclusive (deficient, but not by the margin)"
     )
     statement = "deficiency (r < r*) and achievability (r >= r*) hold inside the attention class"
     summary = c5_summary(cfg, ok) if len(ok) else {}
@@ -239,14 +244,14 @@ def verdict_c5(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     evidence["min_frac"] = min(known) if known else None
     if not fracs or any(a is None or b is None for a, b in fracs):
         return Verdict("C5", "inconclusive", criterion, evidence, "E4", statement)
-    return Verdict(
-        "C5",
-        decide(all(a >= cfg.verdict.c5_rate and b >= cfg.verdict.c5_rate for a, b in fracs)),
-        criterion,
-        evidence,
-        "E4",
-        statement,
-    )
+    rate = cfg.verdict.c5_rate
+    if all(a >= rate and b >= rate for a, b in fracs):
+        verdict = "confirmed"
+    elif any(b < rate or s["frac_below_reaching_floor"] > 1 - rate for (_, b), s in zip(fracs, summary.values())):
+        verdict = "refuted"  # rank-deficient students reach the floor, or full-rank ones do not
+    else:
+        verdict = "inconclusive"  # deficient runs sit between the floor and the margin: not clearly apart
+    return Verdict("C5", verdict, criterion, evidence, "E4", statement)
 
 
 def verdict_c6(cfg, ok: pd.DataFrame, pairs: pd.DataFrame, n_diverged: int) -> Verdict:
