@@ -170,12 +170,19 @@ def test_c7_implicit_bias_confirmed_on_quick_rows_and_flips():
             cell["large_init_under_identified_low_rank"] == 0.0
             and cell["small_init_identified_recovery"] == 1.0
         )
-    # large init made low rank where the data do not identify K: no contrast left, refuted
-    large_under = (ok["init_scale"] > 0.01) & (ok["train.n_samples"] == 1)
+    # large init made low rank where the data do not identify K: the contrast has no room to show
+    under = ok["train.n_samples"] == 1
+    large_under = (ok["init_scale"] > 0.01) & under
     flat = ok.assign(
         K_energy_threshold_rank_99=np.where(large_under, ok["task.r_star"], ok["K_energy_threshold_rank_99"])
     )
-    assert e5_analysis.c7_with_boundary(_cfg("E5"), flat).verdict == "refuted"
+    assert e5_analysis.c7_with_boundary(_cfg("E5"), flat).verdict == "inconclusive"
+    # small init made full rank there (large init as measured): no implicit bias, refuted
+    small_under = (ok["init_scale"] <= 0.01) & under
+    full = ok.assign(
+        K_energy_threshold_rank_99=np.where(small_under, ok["task.d"], ok["K_energy_threshold_rank_99"])
+    )
+    assert e5_analysis.c7_with_boundary(_cfg("E5"), full).verdict == "refuted"
     # without the under-identified runs the claim about implicit bias cannot be decided
     assert e5_analysis.c7_with_boundary(_cfg("E5"), ok[ok["train.n_samples"] > 1]).verdict == "inconclusive"
     # numerical rank reads the fitted noise of the under-identified small-init runs as rank

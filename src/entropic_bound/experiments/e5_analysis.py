@@ -126,9 +126,16 @@ def c7_cells(cfg, g: pd.DataFrame) -> dict:
 
 def c7_decision(cfg, cells: dict) -> bool | None:
     """True: small init recovers r* on identified data and the under-identified contrast is >= c7_contrast;
-    False: small init misses r* on identified data, or small init is no more often low rank than large init."""
+    False: small init misses r* on identified data, or small init is no more often low rank than large init
+    although large init leaves room for the contrast."""
     recovery, contrast = cells["small_init_identified_recovery"], cells["contrast"]
-    if (recovery is not None and recovery < cfg.verdict.c7_rate) or (contrast is not None and contrast <= 0):
+    if recovery is not None and recovery < cfg.verdict.c7_rate:
+        return False
+    # where large init is itself low rank (r* near d), no contrast of c7_contrast can show: no power
+    large = cells["large_init_under_identified_low_rank"]
+    if contrast is not None and large is not None and large > 1 - cfg.verdict.c7_contrast:
+        return None
+    if contrast is not None and contrast <= 0:
         return False
     if recovery is None or contrast is None:
         return None
@@ -143,7 +150,8 @@ def verdict_c7(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
         f"{cfg.verdict.small_init_max:g}) has |estimate - r*| <= {cfg.verdict.c7_tolerance:g} in >= {cfg.verdict.c7_rate:.0%} of runs; (ii) on "
         f"data that do not (N·n < d) the fraction of small-init runs with a low-rank answer (estimate <= r* + "
         f"{cfg.verdict.c7_tolerance:g}) exceeds large init's by >= {cfg.verdict.c7_contrast:g}. Confirmed iff (i) and (ii) for every "
-        "teacher; refuted iff (i) fails or small init is no more often low rank than large init; else inconclusive"
+        "teacher; refuted iff (i) fails or small init is no more often low rank than large init while large init is low rank in at most "
+        f"{1 - cfg.verdict.c7_contrast:.0%} of its runs (else the contrast has no room); else inconclusive"
     )
     statement = (
         "GD from small init on an over-parameterised attention student learns a kernel of rank r* (implicit bias: "
