@@ -210,7 +210,8 @@ def test_partial_group_is_rerun_whole_and_only_missing_stored(tmp_path, fresh_ro
 def test_kill_and_resume_matches_an_uninterrupted_sweep(tmp_path, fresh_rows):
     path = tmp_path / "killed.sqlite"
     proc = subprocess.Popen(
-        [sys.executable, str(HERE / "_sweep_toy.py"), str(path), "0.8"],
+        # 6 groups x 2 s: room to see two stored runs and kill before the end, even on a loaded machine
+        [sys.executable, str(HERE / "_sweep_toy.py"), str(path), "2.0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
