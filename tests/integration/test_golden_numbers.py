@@ -91,9 +91,9 @@ TINY = {
 }
 
 
-def stored_numbers(out: Path) -> dict:
+def stored_numbers(out: Path, workers: int = 1) -> dict:
     """``{experiment: {run_id: {"status", "metrics": {name: float.hex()}}}}`` of a tiny reproduce."""
-    run_experiments(list(TINY), scale="quick", overrides=TINY, out=out)
+    run_experiments(list(TINY), scale="quick", overrides=TINY, out=out, workers=workers)
     numbers: dict = {}
     with RunStore(out / "runs.sqlite", readonly=True) as store:
         for rec in store.records():
@@ -112,6 +112,13 @@ def test_tiny_grid_numbers_are_bitwise_golden(tmp_path):
         assert set(got[name]) == set(golden[name]), f"{name}: the run ids changed"
         for run_id, rec in golden[name].items():
             assert got[name][run_id] == rec, f"{name} run {run_id} differs from the golden numbers"
+
+
+@pytest.mark.slow
+def test_two_worker_processes_store_the_golden_numbers(tmp_path):
+    """Spawned workers (one torch and one BLAS thread each) give bitwise the numbers of one process."""
+    golden = json.loads(GOLDEN.read_text())["numbers"]
+    assert stored_numbers(tmp_path, workers=2) == golden
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
