@@ -78,6 +78,16 @@ class ToyExecutor:
         )
 
 
+class ReportingToyExecutor(ToyExecutor):
+    """Reports half of each group done, then waits ``sleep_s`` before finishing (a long group)."""
+
+    def execute(self, group: list[RunSpec]) -> list[RunResult]:
+        from entropic_bound.group_progress import report
+
+        report(0.5)
+        return super().execute(group)
+
+
 def torch_threads(group: list) -> int:
     """For the backend test: how many intra-op threads the worker's torch uses."""
     import torch

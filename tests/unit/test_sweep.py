@@ -321,3 +321,24 @@ def test_runner_closes_the_backend_on_error_and_accepts_plain_iterables(tmp_path
             pytest.fail("the short group was not detected")
         summary = run_sweep(ToyExecutor(), toy_specs(), store, backend=Eager(), provenance=PROV)
         assert (summary.skipped, summary.ran) == (4, 8) and _rows(store) == fresh_rows
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_running_group_moves_the_progress_before_it_returns(tmp_path, workers):
+    """Trainers' in-group reports reach the bar (local: directly; process: through a queue)."""
+    from _sweep_toy import ReportingToyExecutor
+
+    calls = []
+    with RunStore(tmp_path / "s.sqlite") as store:
+        run_sweep(
+            ReportingToyExecutor(group_size=6, sleep_s=1.5 * (workers > 1)),
+            toy_specs(),
+            store,
+            workers=workers,
+            provenance=PROV,
+            progress=lambda done, total, what: calls.append((done, what)),
+        )
+    first_return = next(i for i, (_, what) in enumerate(calls) if "runs)" in what)
+    halfway = [done for done, what in calls[:first_return] if "running" in what]
+    assert halfway and all(0 < done < 12 for done in halfway), calls  # before any group returned
+    assert calls[first_return][0] >= 6 and calls[-1][0] == 12

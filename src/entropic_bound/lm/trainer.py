@@ -23,6 +23,7 @@ import torch
 
 from ..config import param
 from ..errors import DataError
+from ..group_progress import report_step
 from ..training.schedules import checkpoint_steps, cosine_lr
 from .model import EnsembleLM
 
@@ -170,6 +171,7 @@ def train_ensemble(
             running.zero_()
         if step in marks:
             checkpoint(step)
+        report_step(step, cfg.steps)
         if not alive.any():
             break
     out.diverged_step = diverged

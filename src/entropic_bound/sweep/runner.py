@@ -23,15 +23,19 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from queue import Empty as EmptyQueue
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import UserInputError
+from ..group_progress import reporting_to
 from ..registry import Registry
 from ..results import RunResult, RunSpec
 from .ray_backend import RayBackend
 
-Progress = Callable[[int, int, str], None]
+Progress = Callable[[float, int, str], None]
 GroupFn = Callable[[list], Any]
+PartialProgress = Callable[[int, float], None]  # (index into groups, fraction of that group done)
+PARTIAL_POLL_S = 1.0  # how often the process backend forwards its workers' in-group progress
 
 
 @runtime_checkable
@@ -52,7 +56,9 @@ class Executor(Protocol):
 @runtime_checkable
 class Backend(Protocol):
     """Where groups execute. ``map_groups`` yields ``(index into groups, fn(group))`` as each
-    group finishes, in any order; an exception in ``fn`` propagates to the caller."""
+    group finishes, in any order; an exception in ``fn`` propagates to the caller. A backend with a
+    ``partial_progress`` attribute calls it with ``(index, fraction)`` while a group runs (what its
+    trainers :func:`~entropic_bound.group_progress.report`)."""
 
     name: str
 
@@ -65,13 +71,17 @@ BACKENDS: Registry = Registry("backend")
 @BACKENDS.register("local", summary="in this process, one group after another")
 class LocalBackend:
     name = "local"
+    partial_progress: PartialProgress | None = None
 
     def __init__(self, workers: int = 1) -> None:
         self.workers = 1
 
     def map_groups(self, fn: GroupFn, groups: list[list[RunSpec]]) -> Iterator[tuple[int, Any]]:
         for index, group in enumerate(groups):
-            yield index, fn(group)
+            partial = self.partial_progress
+            with reporting_to(None if partial is None else functools.partial(partial, index)):
+                result = fn(group)
+            yield index, result
 
 
 # numpy's BLAS and OpenMP size their thread pools from these at import, before _init_worker runs
@@ -92,16 +102,30 @@ def _one_blas_thread_per_worker():
             os.environ.pop(var, None)
 
 
-def _init_worker() -> None:
-    """Pool initializer: one intra-op thread per worker, so ``workers`` processes share the CPUs."""
+_PARTIAL_QUEUE = None  # in a worker: where its groups' in-group progress goes
+
+
+def _init_worker(queue=None) -> None:
+    """Pool initializer: one intra-op thread per worker, so ``workers`` processes share the CPUs;
+    ``queue`` receives ``(index, fraction)`` of the group running here."""
+    global _PARTIAL_QUEUE
     import torch
 
     torch.set_num_threads(1)
+    _PARTIAL_QUEUE = queue
+
+
+def _run_group(fn: GroupFn, index: int, group: list) -> Any:
+    """``fn(group)`` in a worker, its in-group progress sent to the driver."""
+    queue = _PARTIAL_QUEUE
+    with reporting_to(None if queue is None else lambda fraction: queue.put((index, fraction))):
+        return fn(group)
 
 
 @BACKENDS.register("process", summary="a pool of spawned worker processes, one torch thread each")
 class ProcessBackend:
     name = "process"
+    partial_progress: PartialProgress | None = None
 
     def __init__(self, workers: int = 2) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -111,16 +135,23 @@ class ProcessBackend:
     def map_groups(self, fn: GroupFn, groups: list[list[RunSpec]]) -> Iterator[tuple[int, Any]]:
         if not groups:
             return
+        context = multiprocessing.get_context("spawn")
+        queue = context.Queue() if self.partial_progress is not None else None
         pool = ProcessPoolExecutor(
             max_workers=min(self.workers, len(groups)),
-            mp_context=multiprocessing.get_context("spawn"),
+            mp_context=context,
             initializer=_init_worker,
+            initargs=(queue,),
         )
         try:
             with _one_blas_thread_per_worker():  # the workers spawn during these submits
-                pending = {pool.submit(fn, group): index for index, group in enumerate(groups)}
+                pending = {
+                    pool.submit(_run_group, fn, index, group): index for index, group in enumerate(groups)
+                }
             while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                poll = PARTIAL_POLL_S if queue is not None else None
+                finished, _ = wait(pending, timeout=poll, return_when=FIRST_COMPLETED)
+                self._forward_partial(queue)
                 for future in sorted(finished, key=pending.get):
                     yield pending.pop(future), future.result()
         except BaseException:
@@ -130,6 +161,21 @@ class ProcessBackend:
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def _forward_partial(self, queue) -> None:
+        if queue is not None and self.partial_progress is not None:
+            for index, fraction in _drain(queue):
+                self.partial_progress(index, fraction)
+
+
+def _drain(queue) -> list[tuple[int, float]]:
+    """Every ``(index, fraction)`` waiting in ``queue`` now."""
+    items = []
+    while True:
+        try:
+            items.append(queue.get_nowait())
+        except (EmptyQueue, OSError, ValueError):
+            return items
 
 
 def _terminate_workers(pool: ProcessPoolExecutor) -> None:
@@ -203,6 +249,35 @@ def timed_execute(executor: Executor, group: list[RunSpec]) -> list[RunResult]:
     return results
 
 
+class _Tally:
+    """Progress of one sweep: runs stored, plus the fraction of each running group's runs its
+    trainers reported (so long groups move the bar, and its time-left estimate, before they return)."""
+
+    def __init__(self, name: str, todo: list, stored: set, total: int, progress: Progress | None) -> None:
+        self.name, self.todo, self.total, self.progress = name, todo, total, progress
+        self.owed = [sum(s.run_id not in stored for s in g) for g in todo]  # runs each group will store
+        self.running = dict.fromkeys(range(len(todo)), 0.0)
+        self.stored = 0
+        self.finished = 0
+
+    def partial(self, index: int, fraction: float) -> None:
+        if index in self.running:
+            self.running[index] = max(self.running[index], fraction)
+            busy = sum(f > 0 for f in self.running.values())
+            self._show(f"group {self.finished}/{len(self.todo)} done, {busy} running")
+
+    def group_done(self, index: int) -> None:
+        self.running.pop(index, None)
+        self.stored += self.owed[index]
+        self.finished += 1
+        self._show(f"group {self.finished}/{len(self.todo)} ({len(self.todo[index])} runs)")
+
+    def _show(self, what: str) -> None:
+        if self.progress:
+            busy = sum(f * self.owed[i] for i, f in self.running.items())
+            self.progress(self.stored + busy, self.total, f"{self.name}: {what}")
+
+
 def run_sweep(
     executor: Executor,
     specs: Sequence[RunSpec],
@@ -217,7 +292,9 @@ def run_sweep(
 
     ``store`` is a :class:`~entropic_bound.store.RunStore` (anything with ``finished_ids()`` and
     ``put(result, provenance=)``). ``progress(done, total, description)`` is called once before
-    the first group and after each group, ``done`` counting stored runs. ``workers > 1`` selects
+    the first group, after each group and, on the local and process backends, whenever a running
+    group's trainer reports (:mod:`entropic_bound.group_progress`); ``done`` counts stored runs plus
+    the reported fractions of the running groups' runs. ``workers > 1`` selects
     the ``process`` backend unless ``backend`` names another. ``provenance`` defaults to
     :func:`entropic_bound.provenance.provenance`.
     """
@@ -231,14 +308,21 @@ def run_sweep(
     stored = store.finished_ids()
     todo = [g for g in groups if any(s.run_id not in stored for s in g)]
     skipped = sum(s.run_id in stored for s in specs)
-    done, ran, diverged = skipped, 0, 0
+    ran, diverged = 0, 0
     if progress:
         progress(
-            done, len(specs), f"{executor.name}: {skipped} run(s) already stored, {len(todo)} group(s) to run"
+            skipped,
+            len(specs),
+            f"{executor.name}: {skipped} run(s) already stored, {len(todo)} group(s) to run",
         )
-    outputs = make_backend(backend, workers).map_groups(functools.partial(timed_execute, executor), todo)
+    runner = make_backend(backend, workers)
+    tally = _Tally(executor.name, todo, stored, len(specs), progress)
+    tally.stored = skipped
+    if hasattr(runner, "partial_progress"):
+        runner.partial_progress = tally.partial
+    outputs = runner.map_groups(functools.partial(timed_execute, executor), todo)
     try:
-        for finished, (index, results) in enumerate(outputs, start=1):
+        for index, results in outputs:
             group = todo[index]
             by_id = _by_id(results, group, executor.name)
             for spec in group:
@@ -248,11 +332,7 @@ def run_sweep(
                 if store.put(result, provenance=provenance):
                     ran += 1
                     diverged += result.status == "diverged"
-                done += 1
-            if progress:
-                progress(
-                    done, len(specs), f"{executor.name}: group {finished}/{len(todo)} ({len(group)} runs)"
-                )
+            tally.group_done(index)
     finally:
         if hasattr(outputs, "close"):  # a generator backend: stop its workers now, not at garbage collection
             outputs.close()

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ..group_progress import report_step
 from ..models.base import EnsembleStudent
 from .config import TrainConfig
 from .schedules import checkpoint_steps, cosine_lr
@@ -161,6 +162,7 @@ def train_ensemble(
     )
     initial = reference = None
     for step in range(cfg.steps + 1):
+        report_step(step, cfg.steps)
         loss = data.loss(model, step)  # (M,)
         with torch.no_grad():
             lv = loss.detach().cpu()  # bookkeeping on the CPU; (M,) values only
