@@ -247,7 +247,9 @@ def verdict_c5(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
     rate = cfg.verdict.c5_rate
     if all(a >= rate and b >= rate for a, b in fracs):
         verdict = "confirmed"
-    elif any(b < rate or s["frac_below_reaching_floor"] > 1 - rate for (_, b), s in zip(fracs, summary.values())):
+    elif any(
+        b < rate or s["frac_below_reaching_floor"] > 1 - rate for (_, b), s in zip(fracs, summary.values())
+    ):
         verdict = "refuted"  # rank-deficient students reach the floor, or full-rank ones do not
     else:
         verdict = "inconclusive"  # deficient runs sit between the floor and the margin: not clearly apart
