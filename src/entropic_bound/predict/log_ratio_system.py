@@ -83,9 +83,7 @@ class LogRatioSystem:
             u = (logits - ref).mul_(w[:, :, None])  # (c, n, k, n) = w x_sᵀ K_j (x_t − x_m)
             u *= ~(held[:, None] & train_only[None, :])[:, None, :, None]  # training systems skip held out
             x_m = X.gather(1, m[..., None].expand(-1, -1, d))  # (c, n, d)
-            r = torch.bmm(u.reshape(c, n * k, n), X).reshape(c, n, k, d)  # Σ_t u x_t
-            r -= u.sum(dim=3, keepdim=True) * x_m[:, :, None]
-            out += outer_sum(X, r)
+            out += outer_sum(X, back_project(X, x_m, u.transpose(1, 2)))  # like b, with u for w·ℓ
         return out
 
     def _blocks(self):
