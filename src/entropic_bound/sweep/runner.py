@@ -253,12 +253,15 @@ class _Tally:
     """Progress of one sweep: runs stored, plus the fraction of each running group's runs its
     trainers reported (so long groups move the bar, and its time-left estimate, before they return)."""
 
-    def __init__(self, name: str, todo: list, stored: set, total: int, progress: Progress | None) -> None:
-        self.name, self.todo, self.total, self.progress = name, todo, total, progress
+    def __init__(
+        self, name: str, specs: Sequence, todo: list, stored: set, progress: Progress | None
+    ) -> None:
+        self.name, self.todo, self.total, self.progress = name, todo, len(specs), progress
         self.owed = [sum(s.run_id not in stored for s in g) for g in todo]  # runs each group will store
         self.running = dict.fromkeys(range(len(todo)), 0.0)
-        self.stored = 0
+        self.stored = sum(s.run_id in stored for s in specs)
         self.finished = 0
+        self._show(f"{self.stored} run(s) already stored, {len(todo)} group(s) to run")
 
     def partial(self, index: int, fraction: float) -> None:
         if index in self.running:
@@ -307,17 +310,10 @@ def run_sweep(
     groups = _check_partition(executor.groups(list(specs)), specs, executor.name)
     stored = store.finished_ids()
     todo = [g for g in groups if any(s.run_id not in stored for s in g)]
-    skipped = sum(s.run_id in stored for s in specs)
     ran, diverged = 0, 0
-    if progress:
-        progress(
-            skipped,
-            len(specs),
-            f"{executor.name}: {skipped} run(s) already stored, {len(todo)} group(s) to run",
-        )
+    tally = _Tally(executor.name, specs, todo, stored, progress)
+    skipped = tally.stored
     runner = make_backend(backend, workers)
-    tally = _Tally(executor.name, todo, stored, len(specs), progress)
-    tally.stored = skipped
     if hasattr(runner, "partial_progress"):
         runner.partial_progress = tally.partial
     outputs = runner.map_groups(functools.partial(timed_execute, executor), todo)
