@@ -2,8 +2,9 @@
 
 The data goes to a temporary file in the destination's directory (same file system), is flushed
 and ``fsync``-ed, then renamed over the destination with :func:`os.replace`, which is atomic on
-POSIX and Windows. A crash leaves at most a stray ``.<name>.pid<PID>.*.tmp`` file beside the
-destination; the writer's process id in the name lets a later writer tell a killed writer's
+POSIX and Windows. A crash leaves at most a stray ``.entropic-bound.<name>.pid<PID>.*.tmp`` file
+beside the destination; the project's prefix marks it as ours (a user's own ``.*.tmp`` files are
+never touched), and the writer's process id in the name lets a later writer tell a killed writer's
 leftover from a temporary another live process (a second run writing the same folder) is filling.
 A full disk is a one-line :class:`UserInputError` naming the file, with the old file kept.
 """
@@ -20,7 +21,9 @@ from .errors import UserInputError
 
 #: errno values that mean "no room": the disk, or the user's quota, is full.
 NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
-_TMP_PID = re.compile(r"\.pid(\d+)\.[^.]+\.tmp$")
+#: Every temporary this module makes starts with this prefix: the only files it ever deletes.
+TMP_PREFIX = ".entropic-bound."
+_OUR_TMP = re.compile(r"^\.entropic-bound\..+\.pid(\d+)\.[^.]+\.tmp$")
 
 
 def no_space_error(path: str | os.PathLike, exc: OSError) -> UserInputError:
@@ -60,7 +63,9 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
         raise UserInputError(f"Cannot write '{path}': it is a directory.")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.pid{os.getpid()}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(
+            dir=path.parent, prefix=f"{TMP_PREFIX}{path.name}.pid{os.getpid()}.", suffix=".tmp"
+        )
     except OSError as exc:
         if exc.errno in NO_SPACE:
             raise no_space_error(path, exc) from None
@@ -86,9 +91,9 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
 
 def _writer_alive(tmp: Path) -> bool:
     """Whether the process named in a temporary's name still runs (on this machine)."""
-    match = _TMP_PID.search(tmp.name)
+    match = _OUR_TMP.match(tmp.name)
     if match is None:
-        return False  # written before temporaries carried a pid: no writer of that age is alive
+        return True  # not one of ours: treated as alive, so never deleted
     try:
         os.kill(int(match.group(1)), 0)
     except ProcessLookupError:
@@ -98,18 +103,26 @@ def _writer_alive(tmp: Path) -> bool:
     return True
 
 
-def remove_stale_temporaries(directory: str | os.PathLike) -> list[Path]:
-    """Delete temporaries (``.<name>.*.tmp``) that a killed writer left under ``directory``.
+def remove_stale_temporaries(*directories: str | os.PathLike) -> list[Path]:
+    """Delete this project's temporaries that a killed writer left directly in ``directories``.
 
-    A temporary whose writer is still running (another process writing the same folder) is kept,
-    so two runs writing one output folder at once never delete each other's files.
+    Only names of the form ``.entropic-bound.<name>.pid<PID>.<random>.tmp`` are considered, only
+    in the folders given (never their subfolders: a user's ``notes/`` or ``.git/`` are not ours),
+    and a temporary whose writer is still running (another process writing the same folder) is
+    kept, so two runs writing one output folder at once never delete each other's files.
     """
-    root = Path(directory)
+    removed = []
+    for directory in directories:
+        removed += _remove_stale_in(Path(directory))
+    return removed
+
+
+def _remove_stale_in(root: Path) -> list[Path]:
     if not root.is_dir():
         return []
     removed = []
-    for tmp in root.rglob(".*.tmp"):
-        if _writer_alive(tmp):
+    for tmp in sorted(root.glob(f"{TMP_PREFIX}*.tmp")):
+        if not tmp.is_file() or _writer_alive(tmp):
             continue
         try:
             tmp.unlink()

@@ -433,32 +433,53 @@ def test_git_commit_of_a_checkout(tmp_path):
     assert git_commit(tmp_path) == f"{head}-dirty"
 
 
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
+    return int(dead.stdout)
+
+
 def test_stale_temporaries_of_a_killed_writer_are_removed(tmp_path):
     from entropic_bound.atomic import atomic_write_text, remove_stale_temporaries
 
     (tmp_path / "figures").mkdir()
-    stale = tmp_path / "figures" / ".x.png.abc123.tmp"
+    stale = tmp_path / "figures" / f".entropic-bound.x.png.pid{_dead_pid()}.abc123.tmp"
     stale.write_bytes(b"half")
     keep = atomic_write_text(tmp_path / "report.html", "<html></html>")
-    assert remove_stale_temporaries(tmp_path) == [stale]
+    assert remove_stale_temporaries(tmp_path, tmp_path / "figures") == [stale]
     assert not stale.exists() and keep.read_text() == "<html></html>"
     assert remove_stale_temporaries(tmp_path / "missing") == []
 
 
 def test_a_live_writers_temporaries_are_kept_and_a_dead_ones_removed(tmp_path):
-    import subprocess
-    import sys
-
     from entropic_bound.atomic import remove_stale_temporaries
 
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
-    dead_pid = int(dead.stdout)
-    live = tmp_path / f".report.html.pid{os.getpid()}.k2j4x9q1.tmp"  # another run writing this folder
-    stale = tmp_path / f".report.html.pid{dead_pid}.a8c3m0zz.tmp"
+    live = tmp_path / f".entropic-bound.report.html.pid{os.getpid()}.k2j4x9q1.tmp"  # another run writing
+    stale = tmp_path / f".entropic-bound.report.html.pid{_dead_pid()}.a8c3m0zz.tmp"
     for tmp in (live, stale):
         tmp.write_bytes(b"half")
     assert remove_stale_temporaries(tmp_path) == [stale]
     assert live.exists() and not stale.exists()
+
+
+def test_temporaries_the_project_did_not_write_are_never_deleted(tmp_path):
+    """A user's own ``.*.tmp`` files, old-style names and anything in subfolders stay untouched."""
+    from entropic_bound.atomic import remove_stale_temporaries
+
+    (tmp_path / "notes").mkdir()
+    (tmp_path / ".git").mkdir()
+    theirs = [
+        tmp_path / ".session.tmp",
+        tmp_path / f".report.html.pid{_dead_pid()}.a8c3m0zz.tmp",  # no project prefix
+        tmp_path / "notes" / ".chapter3.tmp",
+        tmp_path / ".git" / f".entropic-bound.index.pid{_dead_pid()}.zz.tmp",  # a folder not given
+    ]
+    for path in theirs:
+        path.write_bytes(b"user data")
+    assert remove_stale_temporaries(tmp_path) == []
+    assert all(path.read_bytes() == b"user data" for path in theirs)
 
 
 def test_a_full_disk_during_an_atomic_write_is_one_line_and_keeps_the_old_file(tmp_path, monkeypatch):

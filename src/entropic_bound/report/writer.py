@@ -108,7 +108,7 @@ def verdicts_json(verdicts: list[dict]) -> str:
 def write_report(store: RunStore, out_dir: str | Path, *, only: list[str] | None = None) -> Path:
     """Write the report folder for every experiment recorded in ``store``; returns report.html."""
     out = check_out_dir(out_dir)
-    remove_stale_temporaries(out)  # left by a writer killed mid-write
+    remove_stale_temporaries(out, out / "figures", out / "results")  # ours, left by a killed writer
     reports = []
     for exp, scale, analysis in analyse_store(store, only):
         files = {}
