@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 
 from entropic_bound.experiments import E1Config, E2Config
-from entropic_bound.experiments.e1_analysis import _verdict_c1, _verdict_c2
-from entropic_bound.experiments.e2_analysis import _verdict_c3, recovery_table
+from entropic_bound.experiments.e1_linear_surrogate.claims import _verdict_c1, _verdict_c2
+from entropic_bound.experiments.e2_recovery.analysis import recovery_table
+from entropic_bound.experiments.e2_recovery.claims import _verdict_c3
 
 
 def e1_table(ratio_below=1.0, rel_above=1e-4, at_r_star=1e-5):

@@ -11,8 +11,9 @@ import torch
 from entropic_bound.config import apply_overrides
 from entropic_bound.errors import ConfigError, UserInputError
 from entropic_bound.experiments import E3Config, E3Ladder
-from entropic_bound.experiments.e3_analysis import summary_table, verdict_c4, verdict_x2
-from entropic_bound.experiments.e3_ladder import E3Task, build_student, evaluate, task_of, training_data
+from entropic_bound.experiments.e3_ladder.analysis import summary_table, verdict_c4, verdict_x2
+from entropic_bound.experiments.e3_ladder.config import E3Task
+from entropic_bound.experiments.e3_ladder.experiment import build_student, evaluate, task_of, training_data
 from entropic_bound.models import (
     LinearOperatorEnsemble,
     LinearQKEnsemble,

@@ -7,14 +7,19 @@ import pandas as pd
 import pytest
 import torch
 
-from entropic_bound.experiments.e4_analysis import paired_ratios, transition_table, verdict_c5, verdict_c6
-from entropic_bound.experiments.e4_attention_teacher import E4Config, E4Verdict
-from entropic_bound.experiments.e4_e5_common import (
+from entropic_bound.experiments.attention_common import (
     build_student,
     draw_data,
     draw_teacher,
     uniform_attention_excess,
 )
+from entropic_bound.experiments.e4_attention_teacher.analysis import (
+    paired_ratios,
+    transition_table,
+    verdict_c5,
+    verdict_c6,
+)
+from entropic_bound.experiments.e4_attention_teacher.config import E4Config, E4Verdict
 from entropic_bound.models.base import MemberSpec
 from entropic_bound.training.evaluation import held_out_excess
 

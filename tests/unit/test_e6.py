@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from entropic_bound.errors import ConfigError
-from entropic_bound.experiments.e6_analysis import (
+from entropic_bound.experiments.e6_predictability.analysis import (
     frontier_table,
     in_domain,
     rate_table,
@@ -17,14 +17,8 @@ from entropic_bound.experiments.e6_analysis import (
     verdict_x1,
     with_domain,
 )
-from entropic_bound.experiments.e6_predictability import (
-    E6Config,
-    E6Predictability,
-    E6Task,
-    cells,
-    draw,
-    settings,
-)
+from entropic_bound.experiments.e6_predictability.config import E6Config, E6Task
+from entropic_bound.experiments.e6_predictability.experiment import E6Predictability, cells, draw, settings
 from entropic_bound.predict import predict_r_star
 
 CFG = E6Config()

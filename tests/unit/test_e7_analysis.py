@@ -11,9 +11,10 @@ from scipy.stats import spearmanr
 
 from entropic_bound.errors import ConfigError
 from entropic_bound.experiments.claim_slices import with_option
-from entropic_bound.experiments.e7_analysis import categorise, decide_c13, run_table
-from entropic_bound.experiments.e7_language import E7Config, E7Language, E7Verdict
-from entropic_bound.experiments.e7_verdicts import (
+from entropic_bound.experiments.e7_language.analysis import categorise, decide_c13, run_table
+from entropic_bound.experiments.e7_language.config import E7Config, E7Verdict
+from entropic_bound.experiments.e7_language.experiment import E7Language
+from entropic_bound.experiments.e7_language.statistics import (
     corpus_bootstrap,
     partial_spearman,
     spearman,

@@ -11,15 +11,13 @@ import numpy as np
 import pytest
 from quick_rows import load
 
-from entropic_bound.experiments import (
-    e1_analysis,
-    e2_analysis,
-    e3_analysis,
-    e4_analysis,
-    e5_analysis,
-    e6_analysis,
-)
 from entropic_bound.experiments.claim_slices import with_option
+from entropic_bound.experiments.e1_linear_surrogate import claims as e1_analysis
+from entropic_bound.experiments.e2_recovery import claims as e2_analysis
+from entropic_bound.experiments.e3_ladder import analysis as e3_analysis
+from entropic_bound.experiments.e4_attention_teacher import analysis as e4_analysis
+from entropic_bound.experiments.e5_attention_recovery import analysis as e5_analysis
+from entropic_bound.experiments.e6_predictability import analysis as e6_analysis
 from entropic_bound.pipeline import configure
 
 

@@ -4,13 +4,20 @@ Importing this package registers every experiment in :data:`entropic_bound.regis
 """
 
 from .base import SCALES, Analysis, Experiment, Verdict, derive_seed
-from .e1_linear_surrogate import E1Config, E1LinearSurrogate
-from .e2_recovery import E2Config, E2Recovery
-from .e3_ladder import E3Config, E3Ladder
-from .e4_attention_teacher import E4AttentionTeacher, E4Config
-from .e5_attention_recovery import E5AttentionRecovery, E5Config
-from .e6_predictability import E6Config, E6Predictability
-from .e7_language import E7Config, E7Language
+from .e1_linear_surrogate.config import E1Config
+from .e1_linear_surrogate.experiment import E1LinearSurrogate
+from .e2_recovery.config import E2Config
+from .e2_recovery.experiment import E2Recovery
+from .e3_ladder.config import E3Config
+from .e3_ladder.experiment import E3Ladder
+from .e4_attention_teacher.config import E4Config
+from .e4_attention_teacher.experiment import E4AttentionTeacher
+from .e5_attention_recovery.config import E5Config
+from .e5_attention_recovery.experiment import E5AttentionRecovery
+from .e6_predictability.config import E6Config
+from .e6_predictability.experiment import E6Predictability
+from .e7_language.config import E7Config
+from .e7_language.experiment import E7Language
 
 __all__ = [
     "Analysis",

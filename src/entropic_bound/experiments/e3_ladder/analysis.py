@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .base import Analysis, Verdict, decide, split_status
-from .claim_slices import boundary, grid_setting, with_option
-from .e3_plots import plot_excess_vs_rank, plot_full_rank_bars, plot_mixers
+from ..base import Analysis, Verdict, decide, split_status
+from ..claim_slices import boundary, grid_setting, with_option
+from .plots import plot_excess_vs_rank, plot_full_rank_bars, plot_mixers
 
 SETTING = ["role", "task.kind", "task.operator", "rung", "v", "positional", "n_heads", "rank"]
 RESULT_COLUMNS = [

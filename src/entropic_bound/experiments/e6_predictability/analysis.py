@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..predict.result import ESTIMATE_KEYS
-from .base import Analysis, Verdict, decide
-from .claim_slices import grid_setting, sliced_boundary, with_option
-from .e6_plots import plot_estimates, plot_rate_heatmaps
+from ...predict.result import ESTIMATE_KEYS
+from ..base import Analysis, Verdict, decide
+from ..claim_slices import grid_setting, sliced_boundary, with_option
+from .plots import plot_estimates, plot_rate_heatmaps
 
 CELL = ["teacher", "method", "v", "task.n", "task.spectrum", "task.r_star", "n_samples", "task.sigma"]
 PAPER_ESTIMATORS = ("numerical_rank", "energy_effective_rank", "realised_mixer_energy_rank")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..plotting import MAX_COLUMNS, colour, figure_grid, legend_below, panel_grid
+from ...plotting import MAX_COLUMNS, colour, figure_grid, legend_below, panel_grid
 
 MARKERS = {"flat": "o", "geometric": "^", "power": "s"}
 

@@ -16,13 +16,13 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ..lm.corpora import corpus_kind
-from ..lm.structure import head_categories
-from .base import Analysis, curves_by_run
-from .claim_slices import with_option
-from .e7_plots import plot_loss_curves, plot_rank_vs_complexity, plot_rank_vs_progress, plot_structure
-from .e7_verdicts import verdict_c11, verdict_c12, verdict_c13
-from .robustness import SettingOutcome, summarise_boundary
+from ...lm.corpora import corpus_kind
+from ...lm.structure import head_categories
+from ..base import Analysis, curves_by_run
+from ..claim_slices import with_option
+from ..robustness import SettingOutcome, summarise_boundary
+from .plots import plot_loss_curves, plot_rank_vs_complexity, plot_rank_vs_progress, plot_structure
+from .statistics import verdict_c11, verdict_c12, verdict_c13
 
 COMPLEXITY_MEASURES = ("information", "compression", "mixing_known", "mixing_data")
 MEASURE_COLUMN = {

@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm, rankdata
 
-from ..lm.structure import CATEGORIES, STRUCTURAL
-from .base import Verdict, decide
+from ...lm.structure import CATEGORIES, STRUCTURAL
+from ..base import Verdict, decide
 
 C11_STATEMENT = "static kernel rank anti-correlates with predicted task complexity"
 C12_STATEMENT = "the static kernel rank tracks optimisation progress (loss), not task complexity"
