@@ -1,8 +1,11 @@
-"""Experiments E1…E7: each a config, a grid of runs, an ensemble executor and an analysis.
+"""Experiments E1…E7, one folder each with the same files: ``config.py`` (the typed config and its
+scale settings), ``experiment.py`` (the grid and ``execute``), ``analysis.py`` (tables, figures, notes),
+``plots.py`` and ``claims.py`` (each claim's criterion, report sentence and robustness grid).
 
 Importing this package registers every experiment in :data:`entropic_bound.registry.EXPERIMENTS`.
 """
 
+from ..registry import EXPERIMENTS
 from .base import SCALES, Analysis, Experiment, Verdict, derive_seed
 from .e1_linear_surrogate.config import E1Config
 from .e1_linear_surrogate.experiment import E1LinearSurrogate
@@ -18,6 +21,12 @@ from .e6_predictability.config import E6Config
 from .e6_predictability.experiment import E6Predictability
 from .e7_language.config import E7Config
 from .e7_language.experiment import E7Language
+
+
+def declared_claims() -> list:
+    """Every claim the experiments declare (:class:`~entropic_bound.experiments.claim.Claim`), E1's first."""
+    return [claim for name in EXPERIMENTS for claim in EXPERIMENTS.get(name).declared_claims]
+
 
 __all__ = [
     "Analysis",
@@ -38,5 +47,6 @@ __all__ = [
     "Experiment",
     "SCALES",
     "Verdict",
+    "declared_claims",
     "derive_seed",
 ]

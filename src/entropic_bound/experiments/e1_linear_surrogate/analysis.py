@@ -1,11 +1,10 @@
-"""E1's analysis: result table, verdicts C1 and C2, and figures — pure functions of stored rows."""
+"""E1's analysis: the result table, figures and notes beside the verdicts of C1 and C2 (claims.py)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ..base import Analysis, draw_figures, split_status
-from .claims import c1_with_boundary, c2_with_boundary
+from ..base import Analysis, ClaimContext, Verdict, draw_figures
 from .plots import plot_excess_vs_rank, plot_learned_spectra
 
 RESULT_COLUMNS = [
@@ -32,10 +31,12 @@ RESULT_COLUMNS = [
 ]
 
 
-def analyse_e1(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
+def analyse(
+    cfg, table: pd.DataFrame, ok: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
+) -> Analysis:
+    """The result table, extra tables, figures and notes beside the decided ``verdicts``."""
+    records = context.records
     results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
-    ok, n_diverged = split_status(table)
-    verdicts = [c1_with_boundary(cfg, ok, n_diverged), c2_with_boundary(cfg, ok, n_diverged)]
     figures = draw_figures(
         {"e1_excess_vs_rank": plot_excess_vs_rank, "e1_learned_spectra": plot_learned_spectra},
         cfg,

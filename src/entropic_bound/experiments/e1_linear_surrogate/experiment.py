@@ -28,7 +28,8 @@ from ...theory import (
 from ...training import FixedData, FreshData, MomentData, TrainConfig, train_ensemble
 from ...training.trainer import DTYPES
 from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_config, spec_params
-from .analysis import analyse_e1
+from .analysis import analyse
+from .claims import CLAIMS
 from .config import E1Config, E1Task
 
 
@@ -37,7 +38,8 @@ from .config import E1Config, E1Task
 )
 class E1LinearSurrogate(Experiment):
     title = "Linear surrogate: deficiency and achievability"
-    claims = ("C1", "C2")
+    declared_claims = CLAIMS
+    analysis_function = analyse
     member_params = ("rank",)
     config_class = E1Config
     renamed_keys = {
@@ -126,9 +128,6 @@ class E1LinearSurrogate(Experiment):
             )
             for m, spec in enumerate(group)
         ]
-
-    def analyse_rows(self, table, records):
-        return analyse_e1(self.cfg, table, records)
 
 
 def _finite_sample_optimum(batch, teacher, ranks: list[int], v: str) -> list[float]:

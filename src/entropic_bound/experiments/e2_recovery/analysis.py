@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ...spectra import ESTIMATOR_KEYS
-from ..base import Analysis, draw_figures, split_status
-from .claims import c3_with_boundary
+from ..base import Analysis, ClaimContext, Verdict, draw_figures
 from .plots import plot_final_spectra, plot_rank_trajectories
 
 KEYS = list(ESTIMATOR_KEYS)
@@ -33,8 +32,11 @@ def recovery_table(ok: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def analyse_e2(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
-    ok, n_diverged = split_status(table)
+def analyse(
+    cfg, table: pd.DataFrame, ok: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
+) -> Analysis:
+    """The result table, extra tables, figures and notes beside the decided ``verdicts``."""
+    records = context.records
     tables = {"recovery": recovery_table(ok)} if len(ok) else {}
     plots = {
         "e2_effective_rank_over_training": plot_rank_trajectories,
@@ -60,7 +62,7 @@ def analyse_e2(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
     )
     return Analysis(
         results=results,
-        verdicts=[c3_with_boundary(cfg, ok, n_diverged)],
+        verdicts=verdicts,
         figures=figures,
         tables=tables,
         notes=notes,

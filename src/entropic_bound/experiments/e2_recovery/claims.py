@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 
 from ...spectra import ESTIMATOR_KEYS
-from ..base import Verdict, decide
-from ..claim_slices import grid_setting, row_slices, sliced_boundary, with_option
+from ..base import ClaimContext, Verdict, decide
+from ..claim import Claim
+from ..claim_slices import grid_setting, options, sliced
 
 KEYS = list(ESTIMATOR_KEYS)
 
@@ -20,36 +21,14 @@ def _rate(g: pd.DataFrame, key: str) -> float:
 C3_ESTIMATORS = ("numerical_rank", "largest_gap_rank", "energy_effective_rank")
 
 
-def c3_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
-    """C3, decided again per r*, spectrum, seed, identifying sample count and estimator."""
-    axes = (("r_stars", "task.r_star"), ("spectra", "task.spectrum"), ("seed", "seed"))
-    ident = ok[ok["identified"] > 0.5] if len(ok) else ok
-    options = [
-        (
-            {"c3_estimator": k},
-            lambda k=k: _verdict_c3(with_option(cfg, {"verdict.c3_estimator": k}), ok, n_diverged),
-        )
-        for k in C3_ESTIMATORS
-        if k != cfg.verdict.c3_estimator
-    ]
-    options += [
-        (s, lambda r=r: _verdict_c3(cfg, r, n_diverged))
-        for s, r in row_slices(ident, (("sample_counts", "train.n_samples"),))
-    ]
-    default = grid_setting(cfg, "task.r_stars", "task.spectra", "sample_counts", "verdict.c3_estimator")
-    return sliced_boundary(
-        lambda r: _verdict_c3(cfg, r, n_diverged), ok, default, axes, "rate_gd_small_init_identified", options
-    )
-
-
-def _verdict_c3(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
+def verdict_c3(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     key = cfg.verdict.c3_estimator
     criterion = (
         f"the {key} of the learned A equals r* in at least {cfg.verdict.c3_rate:.0%} of plain-GD runs from small init "
         f"(init scale <= {cfg.verdict.small_init_max:g}) on data that identify A (N·d_v >= n)"
     )
     if not len(ok):
-        evidence = {"runs": 0, "excluded_diverged": n_diverged}
+        evidence = {"runs": 0}
         return Verdict("C3", "inconclusive", criterion, evidence, "E2", "GD from small init recovers rank r*")
     small = ok["init_scale"] <= cfg.verdict.small_init_max
     ident = ok["identified"] > 0.5
@@ -67,7 +46,6 @@ def _verdict_c3(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
         "median_rel_error_gd_small_under_identified": float(ok[gd & small & ~ident]["rel_error"].median())
         if len(ok[gd & small & ~ident])
         else None,
-        "excluded_diverged": n_diverged,
     }
     verdict = decide(
         None if not len(sel) else evidence["rate_gd_small_init_identified"] >= cfg.verdict.c3_rate
@@ -80,3 +58,30 @@ def _verdict_c3(cfg, ok: pd.DataFrame, n_diverged: int) -> Verdict:
         "E2",
         "gradient descent from small init on an over-parameterised A = PQᵀ concentrates at rank r*",
     )
+
+
+def c3_grid(cfg, ok: pd.DataFrame, context: ClaimContext):
+    """C3 decided again per r*, spectrum and seed, per estimator, and per identifying sample count."""
+    axes = (("r_stars", "task.r_star"), ("spectra", "task.spectrum"), ("seed", "seed"))
+    ident = ok[ok["identified"] > 0.5] if len(ok) else ok
+    others = [k for k in C3_ESTIMATORS if k != cfg.verdict.c3_estimator]
+    return (
+        sliced(cfg, ok, axes)
+        + options(cfg, ok, "verdict.c3_estimator", others)
+        + sliced(cfg, ident, (("sample_counts", "train.n_samples"),))
+    )
+
+
+C3 = Claim(
+    "C3",
+    decide=verdict_c3,
+    sentence="{estimator} = r* in {rate_gd_small_init_identified:pct} of identified GD small-init runs "
+    "(large init {rate_gd_large_init_identified:pct}, Adam {rate_adam_small_init_identified:pct}); "
+    "median relative error of A {median_rel_error_gd_small_identified:n}",
+    default_setting=lambda cfg: grid_setting(
+        cfg, "task.r_stars", "task.spectra", "sample_counts", "verdict.c3_estimator"
+    ),
+    statistic="rate_gd_small_init_identified",
+    grid=c3_grid,
+)
+CLAIMS = (C3,)

@@ -22,14 +22,16 @@ from ...theory import clean_signal, population_excess_risk
 from ...training import MomentData, TrainConfig, train_ensemble
 from ...training.trainer import DTYPES
 from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_config, spec_params
-from .analysis import analyse_e2
+from .analysis import analyse
+from .claims import CLAIMS
 from .config import E2Config, E2Task
 
 
 @EXPERIMENTS.register(summary="linear surrogate recovery: GD from small init finds rank r* (C3)")
 class E2Recovery(Experiment):
     title = "Linear surrogate: recovery by gradient descent from small init"
-    claims = ("C3",)
+    declared_claims = CLAIMS
+    analysis_function = analyse
     member_params = ("init_scale",)
     config_class = E2Config
     renamed_keys = {
@@ -102,6 +104,3 @@ class E2Recovery(Experiment):
             )
             for m, spec in enumerate(group)
         ]
-
-    def analyse_rows(self, table, records):
-        return analyse_e2(self.cfg, table, records)

@@ -30,8 +30,18 @@ from ...theory import clean_signal, population_excess_risk
 from ...training import FixedData, FreshData, TrainConfig, train_ensemble
 from ...training.evaluation import held_out_excess
 from ...training.trainer import DTYPES
-from ..base import Experiment, config_params, derive_seed, flat_params, member_result, moved_keys, spec_config
-from .analysis import analyse_e3
+from ..base import (
+    ClaimContext,
+    Experiment,
+    config_params,
+    derive_seed,
+    flat_params,
+    member_result,
+    moved_keys,
+    spec_config,
+)
+from .analysis import analyse, fill_settings
+from .claims import CLAIMS
 from .config import E3Config, _train
 
 
@@ -46,7 +56,8 @@ def task_of(params: dict):
 )
 class E3Ladder(Experiment):
     title = "Interpolation ladder B0 → B3 on a fixed operator"
-    claims = ("C4", "X2")
+    declared_claims = CLAIMS
+    analysis_function = analyse
     member_params = ("rank",)
     seeds_share_group = True  # all seeds and ranks of one (role, task, rung, V, positional, heads, training)
     config_class = E3Config
@@ -113,6 +124,10 @@ class E3Ladder(Experiment):
             base["temperature"] = c.temperature
         return [RunSpec(self.name, {**base, "rank": r}, seed) for r in ranks for seed in range(c.seeds)]
 
+    def prepare(self, table, ok, records):
+        """The runs that did not diverge with their setting columns as labels (``"-"`` where absent)."""
+        return (fill_settings(ok) if len(table) else ok), ClaimContext(records)
+
     def specs(self) -> list[RunSpec]:
         c = self.cfg
         fixed = self._task_params("fixed_operator")
@@ -177,9 +192,6 @@ class E3Ladder(Experiment):
                 )
             )
         return results
-
-    def analyse_rows(self, table, records):
-        return analyse_e3(self.cfg, table, records)
 
 
 def build_student(group: list[RunSpec], teacher, dtype: torch.dtype):

@@ -30,7 +30,8 @@ from ..attention_common import (
     uniform_attention_excess,
 )
 from ..base import Experiment, flat_params, member_result, moved_keys
-from .analysis import analyse_e4
+from .analysis import analyse
+from .claims import CLAIMS
 from .config import E4Config
 
 
@@ -39,7 +40,8 @@ from .config import E4Config
 )
 class E4AttentionTeacher(Experiment):
     title = "Attention-native teacher–student: deficiency and achievability"
-    claims = ("C5", "C6")
+    declared_claims = CLAIMS
+    analysis_function = analyse
     member_params = ("rank",)
     config_class = E4Config
     renamed_keys = {
@@ -124,6 +126,3 @@ class E4AttentionTeacher(Experiment):
             curves = {"teacher_singular_values": teacher.truth["singular_values"].tolist()}
             results.append(member_result(spec, m, outcome, metrics, keep=keep, curves=curves))
         return results
-
-    def analyse_rows(self, table, records):
-        return analyse_e4(self.cfg, table, records)

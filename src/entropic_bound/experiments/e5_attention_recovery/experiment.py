@@ -29,7 +29,8 @@ from ..attention_common import (
     teacher_mixers,
 )
 from ..base import Experiment, flat_params, member_result, moved_keys
-from .analysis import analyse_e5
+from .analysis import analyse
+from .claims import CLAIMS
 from .config import E5Config
 
 
@@ -38,7 +39,8 @@ from .config import E5Config
 )
 class E5AttentionRecovery(Experiment):
     title = "Attention-native recovery and rank estimators"
-    claims = ("C7", "C8")
+    declared_claims = CLAIMS
+    analysis_function = analyse
     member_params = ("init_scale",)
     config_class = E5Config
     renamed_keys = {
@@ -114,6 +116,3 @@ class E5AttentionRecovery(Experiment):
                 member_result(spec, m, outcome, metrics, keep=("steps_run", *ref, *sat), curves=curves)
             )
         return results
-
-    def analyse_rows(self, table, records):
-        return analyse_e5(self.cfg, table, records)

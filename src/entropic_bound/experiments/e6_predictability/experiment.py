@@ -39,7 +39,8 @@ from ...results import RunResult, RunSpec
 from ...spectra import energy_effective_rank, estimate_all
 from ...tasks import ATTENTION_TEACHERS
 from ..base import Experiment, derive_seed, moved_keys
-from .analysis import analyse_e6
+from .analysis import analyse, prepare
+from .claims import CLAIMS
 from .config import METHOD_SETTINGS, PREDICT_TEACHER, E6Config, E6Task
 
 MIXER_INPUTS = 64  # inputs for the teacher's own realised-mixer energy rank
@@ -70,7 +71,8 @@ def settings(cfg: E6Config) -> list[tuple[str, str, str]]:
 )
 class E6Predictability(Experiment):
     title = "Data-only predictability frontier"
-    claims = ("C9", "C10", "X1")
+    declared_claims = CLAIMS
+    analysis_function = analyse
     config_class = E6Config
     renamed_keys = {
         **moved_keys("task", "d d_v ns teachers r_stars spectra decay c sigmas sigma_ref"),
@@ -92,6 +94,9 @@ class E6Predictability(Experiment):
                 seeds=3,
             )
         return E6Config()
+
+    def prepare(self, table, ok, records):
+        return prepare(self.cfg, ok, records)
 
     def specs(self) -> list[RunSpec]:
         c, t = self.cfg, self.cfg.task
@@ -129,9 +134,6 @@ class E6Predictability(Experiment):
         teacher, X, Y = draw(p0, seed)
         ref = reference_metrics(teacher, X)
         return [predict_run(spec, teacher, X, Y, ref) for spec in group]
-
-    def analyse_rows(self, table, records):
-        return analyse_e6(self.cfg, table, records)
 
 
 def _task_params(p: dict) -> dict:

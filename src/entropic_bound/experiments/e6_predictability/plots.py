@@ -1,6 +1,6 @@
 """E6 figures: exact-recovery heatmaps over (r*, N) and (r*, σ), and estimates against r*.
 
-Pure functions of the analysis tables (:func:`.e6_analysis.rate_table`, :func:`.e6_analysis.estimate_table`).
+Pure functions of the analysis tables (:func:`.analysis.rate_table`, :func:`.analysis.estimate_table`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from ...errors import ConfigError
 from ...lm.corpora import CORPORA, KINDS
 from ...lm.trainer import LMTrainConfig
 from ...spectra import ESTIMATOR_KEYS
-from .analysis import COMPLEXITY_MEASURES
 
 QUICK_CORPORA = (
     "tinyshakespeare",
@@ -29,6 +28,17 @@ VERSIONED = {"stdlib_code", "pydoc_prose"}  # read from the running Python's sta
 
 
 SOURCES = (*KINDS, "checkpoint")
+
+
+COMPLEXITY_MEASURES = ("information", "compression", "mixing_known", "mixing_data")
+
+
+MEASURE_COLUMN = {
+    "information": "information_bits",
+    "compression": "compression_bits",
+    "mixing_known": "mixing_known",
+    "mixing_data": "mixing_data",
+}
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ synthetic sources of known entropy rate and mixing demand (order-k Markov, assoc
 more run per released checkpoint (default: MiniLM, when its package is installed) measures a real
 model's heads on natural text for C13. Claims: C11 kernel rank anti-correlates with complexity,
 C12 it tracks optimisation progress beyond a drifting control, C13 content-independent structure
-dominates the realised mixers (see :mod:`.e7_analysis`).
+dominates the realised mixers (see :mod:`.claims`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from ...lm.trainer import LMTrainConfig
 from ...registry import EXPERIMENTS
 from ...sweep.spec import RunResult, RunSpec
 from ..base import Experiment, flat_params, moved_keys
-from .analysis import analyse_e7
+from .analysis import analyse, prepare
+from .claims import CLAIMS
 from .config import PAPER_CORPORA, VERSIONED, E7Config, E7Model, E7Task, E7Verdict
 from .execute import execute_checkpoint, execute_lm_group
 
@@ -33,7 +34,8 @@ from .execute import execute_checkpoint, execute_lm_group
 class E7Language(Experiment):
     name = "E7"
     title = "Natural language: small causal LMs on corpora of known and estimated complexity"
-    claims = ("C11", "C12", "C13")
+    declared_claims = CLAIMS
+    analysis_function = analyse
     config_class = E7Config
     devices = ("cpu", "cuda")  # the language models train on a GPU with --device cuda
     renamed_keys = {
@@ -129,6 +131,5 @@ class E7Language(Experiment):
             return [execute_checkpoint(spec) for spec in group]
         return execute_lm_group(group, self.device)
 
-    def analyse(self, table, records):
-        table, records = self.select(table, records)
-        return analyse_e7(self.cfg, table, records)
+    def prepare(self, table, ok, records):
+        return prepare(self.cfg, table, records)

@@ -1,4 +1,5 @@
-"""E7's verdicts C11–C13 and the statistics behind them: pure functions of tables.
+"""The statistics behind E7's claims C11–C13 (claims.py): rank correlations, bootstrap intervals, Wilson
+intervals — pure functions of arrays.
 
 - **C11** (paper, App. B: the measured static kernel rank *anti*-correlates with predicted task
   complexity). One point per corpus: complexity (the chosen measure) and the final head-mean
@@ -23,13 +24,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy.stats import norm, rankdata
-
-from ...lm.structure import CATEGORIES, STRUCTURAL
-from ..base import Verdict, decide
-
-C11_STATEMENT = "static kernel rank anti-correlates with predicted task complexity"
-C12_STATEMENT = "the static kernel rank tracks optimisation progress (loss), not task complexity"
-C13_STATEMENT = "structural priors (sink, locality, position) dominate the realised mixers"
 
 
 def spearman(x, y) -> float:
@@ -89,33 +83,7 @@ def two_sided(lo: float, hi: float) -> bool | None:
     return True if hi < 0 else (False if lo > 0 else None)
 
 
-def verdict_c11(
-    corpora: pd.DataFrame, *, criterion_info: dict, n_boot: int, seed: int, min_corpora: int
-) -> Verdict:
-    """C11 from one row per corpus: ``name, kind, seeds, complexity_bits, rank, seed_ranks`` (+ extras)."""
-    criterion = (
-        f"Spearman rho between the predicted complexity ({criterion_info['measure']}) and the final head-mean "
-        f"{criterion_info['estimator']} of the {criterion_info['kernel']} kernel W_Q W_K^T over corpora (learned runs "
-        f"only); 95% two-stage bootstrap ({n_boot} resamples of corpora, then seeds): confirmed if the interval lies "
-        f"below 0, refuted if above 0, inconclusive otherwise or with fewer than {min_corpora} corpora"
-    )
-    usable = (
-        corpora[np.isfinite(corpora["complexity_bits"]) & (corpora["seeds"] > 0)] if len(corpora) else corpora
-    )
-    evidence = {"corpora": int(len(usable)), **criterion_info}
-    evidence["corpus_table"] = [
-        {k: (v if k != "seed_ranks" else list(v)) for k, v in row.items()}
-        for row in corpora.to_dict("records")
-    ]
-    if len(usable) < min_corpora or usable["complexity_bits"].nunique() < 3:
-        evidence.update(rho=float("nan"), ci_low=float("nan"), ci_high=float("nan"))
-        return Verdict("C11", "inconclusive", criterion, evidence, "E7", C11_STATEMENT)
-    rho, lo, hi = corpus_bootstrap(usable["complexity_bits"], list(usable["seed_ranks"]), n_boot, seed)
-    evidence.update(rho=rho, ci_low=lo, ci_high=hi)
-    return Verdict("C11", decide(two_sided(lo, hi)), criterion, evidence, "E7", C11_STATEMENT)
-
-
-def _cluster_partials(points: pd.DataFrame, target: str, controls: list[str], n_boot: int, seed: int):
+def cluster_partials(points: pd.DataFrame, target: str, controls: list[str], n_boot: int, seed: int):
     """Partial ρ(rank, target | controls) on ``points`` and its bootstrap interval over runs."""
     data = points[["rank", target, *controls]].to_numpy(float)  # (N, 2 + k)
     rows = [np.flatnonzero(points["run_id"].to_numpy() == r) for r in sorted(points["run_id"].unique())]
@@ -129,38 +97,6 @@ def _cluster_partials(points: pd.DataFrame, target: str, controls: list[str], n_
     return (stat(np.arange(len(data))), *_interval(boots))
 
 
-def verdict_c12(
-    points: pd.DataFrame, *, controls: list[str], min_abs_rho: float, n_boot: int, seed: int, info: dict
-) -> Verdict:
-    """C12 from pooled checkpoint points: ``run_id, rank, progress, complexity`` and the control columns."""
-    criterion = (
-        f"partial Spearman rho of the head-mean {info['estimator']} ({info['kernel']} kernel) with optimisation "
-        f"progress (L0 - Lt)/(L0 - Lref) given {' and '.join(controls)}, pooled over learned runs' checkpoints, "
-        f"95% bootstrap over runs: confirmed if the interval excludes 0, |rho| >= {min_abs_rho:g} and |rho| exceeds "
-        f"|partial rho(rank, complexity)|; refuted if the interval lies inside (-{min_abs_rho:g}, {min_abs_rho:g}) or "
-        "complexity is tracked more strongly; inconclusive otherwise"
-    )
-    runs = int(points["run_id"].nunique()) if len(points) else 0
-    evidence = {"runs": runs, "points": int(len(points)), "controls": list(controls), **info}
-    if runs < 3:
-        evidence.update(rho=float("nan"), ci_low=float("nan"), ci_high=float("nan"))
-        return Verdict("C12", "inconclusive", criterion, evidence, "E7", C12_STATEMENT)
-    rho, lo, hi = _cluster_partials(points, "progress", controls, n_boot, seed)
-    rc, rc_lo, rc_hi = _cluster_partials(points, "complexity", controls, n_boot, seed + 1)
-    evidence.update(rho=rho, ci_low=lo, ci_high=hi, rho_complexity=rc, rho_complexity_ci=[rc_lo, rc_hi])
-    if not np.isfinite(lo):
-        return Verdict("C12", "inconclusive", criterion, evidence, "E7", C12_STATEMENT)
-    excludes_zero = lo > 0 or hi < 0
-    complexity_wins = np.isfinite(rc) and (rc_lo > 0 or rc_hi < 0) and abs(rc) > max(abs(lo), abs(hi))
-    if excludes_zero and abs(rho) >= min_abs_rho and not (np.isfinite(rc) and abs(rc) >= abs(rho)):
-        ok = True
-    elif (-min_abs_rho < lo and hi < min_abs_rho) or complexity_wins:
-        ok = False
-    else:
-        ok = None
-    return Verdict("C12", decide(ok), criterion, evidence, "E7", C12_STATEMENT)
-
-
 def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     """Wilson score interval of a binomial share ``k / n``."""
     if n == 0:
@@ -169,45 +105,3 @@ def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return float(centre - half), float(centre + half)
-
-
-def verdict_c13(heads: pd.DataFrame, *, share: float, info: dict) -> Verdict:
-    """C13 from a per-head table with ``source, kind, layer, head, category`` and the scores."""
-    criterion = (
-        f"share of heads whose realised mixer is content-independent (category sink, local, positional or averaging: "
-        f"content TV from the position-only leave-one-out mean mixer < {info['content_tv']:g}) among "
-        f"{'+'.join(info['sources'])} heads, Wilson 95% interval: confirmed if it lies above {share:g}, refuted if "
-        "below, inconclusive otherwise"
-    )
-    evidence = {"heads": int(len(heads)), **info}
-    if not len(heads):
-        evidence.update(share_structural=float("nan"), ci_low=float("nan"), ci_high=float("nan"))
-        return Verdict("C13", "inconclusive", criterion, evidence, "E7", C13_STATEMENT)
-    structural = heads["category"].isin(STRUCTURAL).to_numpy()
-    lo, hi = wilson(int(structural.sum()), len(heads))
-    evidence.update(share_structural=float(structural.mean()), ci_low=lo, ci_high=hi)
-    evidence["by_category"] = {c: int((heads["category"] == c).sum()) for c in CATEGORIES}
-    evidence["by_source"] = {
-        str(s): {"heads": int(len(g)), "share_structural": float(g["category"].isin(STRUCTURAL).mean())}
-        for s, g in heads.groupby("source", sort=False)
-    }
-    cols = [
-        c
-        for c in (
-            "source",
-            "kind",
-            "layer",
-            "head",
-            "category",
-            "content_tv",
-            "uniform_tv",
-            "sink_score",
-            "locality_mass",
-            "band_explained",
-            "positional_prior_explained",
-        )
-        if c in heads
-    ]
-    evidence["head_table"] = heads[cols].to_dict("records")
-    ok = True if lo > share else (False if hi < share else None)
-    return Verdict("C13", decide(ok), criterion, evidence, "E7", C13_STATEMENT)

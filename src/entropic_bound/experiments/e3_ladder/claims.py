@@ -1,0 +1,227 @@
+"""E3's claims C4 and X2: each criterion, its report sentence and its robustness grid.
+
+Every criterion reads *medians over seeds* of the held-out relative excess risk (summary_table); the
+seed spread (min, max) is in the summary table and the evidence."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..base import ClaimContext, Verdict, decide
+from ..claim import Claim, Formats
+from ..claim_slices import Setting, grid_setting, sliced, with_option
+from .analysis import summary_table
+
+ATTENTION = ("B1", "B2", "B3")
+
+
+REPRESENTABLE = (
+    ("B1", "low_rank"),
+    ("B2", "row_stochastic"),
+)  # X2: rungs whose class can hold A* with positions
+
+
+def _median(summary: pd.DataFrame, **where) -> float | None:
+    """The seed-median of the one setting matching ``where`` (None if absent)."""
+    sel = summary
+    for k, v in where.items():
+        sel = sel[sel[k] == v]
+    return float(sel["rel_excess_median"].iloc[0]) if len(sel) else None
+
+
+def _full(cfg, summary: pd.DataFrame, role: str, rung: str, v: str) -> float | None:
+    return _median(summary, role=role, rung=rung, v=v, rank=cfg.full_rank(rung))
+
+
+def c4_on_summary(cfg, summary: pd.DataFrame) -> Verdict:
+    """C4 from the full-rank medians of every rung and V setting, with controls (a), (b) and (c)."""
+    criterion = (
+        f"at full rank (r = n for B0, r = d for B1–B3), for every V setting: B1, B2 and B3 have relative excess "
+        f">= {cfg.verdict.c4_fail:g}; (c) max(|B2−B1|, |B3−B2|) / (B1 − B0) <= {cfg.verdict.c4_ratio:g}, each value capped at 1 "
+        "(the zero predictor; a fixed V* can push B2/B3 above it). Located only when "
+        f"(a) B0 and (b) B1 on a B1-teacher task both reach the floor (< eps_floor = {cfg.verdict.eps_floor:g}); "
+        "otherwise inconclusive. Medians over seeds."
+    )
+    statement = (
+        "excess risk jumps at B1 even at full rank and stays at B2, B3: the cause is input conditioning"
+    )
+    ladder = summary[summary["role"] == "ladder"] if len(summary) else summary
+    ev: dict = {
+        "full_rank": {},
+        "control_a_B0": {},
+        "control_b_B1_teacher": {},
+        "ratio_c": {},
+    }
+    missing = []
+    for v in cfg.v_settings:
+        rows = {r: _full(cfg, summary, "ladder", r, v) for r in ("B0", *ATTENTION)}
+        ev["full_rank"][v] = rows
+        ev["control_a_B0"][v] = rows["B0"]
+        ev["control_b_B1_teacher"][v] = _full(cfg, summary, "control_b", "B1", v)
+        missing += [f"{r} (V {v})" for r, x in rows.items() if x is None]
+        if ev["control_b_B1_teacher"][v] is None:
+            missing.append(f"control (b) (V {v})")
+        if None not in rows.values():
+            cap = {r: min(x, 1.0) for r, x in rows.items()}  # above 1 = worse than predicting 0: no signal
+            jump = cap["B1"] - cap["B0"]
+            ev["ratio_c"][v] = max(abs(cap["B2"] - cap["B1"]), abs(cap["B3"] - cap["B2"])) / max(jump, 1e-12)
+            raw = max(abs(rows["B2"] - rows["B1"]), abs(rows["B3"] - rows["B2"])) / max(
+                rows["B1"] - rows["B0"], 1e-12
+            )
+            ev.setdefault("ratio_c_uncapped", {})[v] = raw
+    full_attention = [
+        x for v in cfg.v_settings for r, x in ev["full_rank"][v].items() if r != "B0" and x is not None
+    ]
+    ev["min_full_rank_B1_B3"] = min(full_attention) if full_attention else None
+    if len(ladder):
+        swept = ladder[ladder["rung"].isin(ATTENTION)]
+        ev["min_over_ranks_B1_B3"] = float(swept["rel_excess_median"].min()) if len(swept) else None
+    if missing or not cfg.v_settings:
+        ev["reason"] = "missing runs: " + ", ".join(missing or ["no V setting"])
+        return Verdict("C4", "inconclusive", criterion, ev, "E3", statement)
+    controls = all(
+        ev["control_a_B0"][v] < cfg.verdict.eps_floor
+        and ev["control_b_B1_teacher"][v] < cfg.verdict.eps_floor
+        for v in cfg.v_settings
+    )
+    if not controls:
+        ev["reason"] = (
+            "a control did not reach the floor, so a failure at B1 cannot be attributed to the task"
+        )
+        return Verdict("C4", "inconclusive", criterion, ev, "E3", statement)
+    jump_ok = all(ev["full_rank"][v][r] >= cfg.verdict.c4_fail for v in cfg.v_settings for r in ATTENTION)
+    ratio_ok = all(ev["ratio_c"][v] <= cfg.verdict.c4_ratio for v in cfg.v_settings)
+    ev["jump_holds"], ev["ratio_holds"] = jump_ok, ratio_ok
+    return Verdict("C4", decide(jump_ok and ratio_ok), criterion, ev, "E3", statement)
+
+
+def _x2_pair(cfg, x2: pd.DataFrame, rung: str, operator: str) -> dict | None:
+    """Best setting with learned positions for one (rung, operator), against the matching no-position run."""
+    sel = x2[(x2["rung"] == rung) & (x2["task.operator"] == operator)]
+    pos, none = sel[sel["positional"] == "learned_absolute"], sel[sel["positional"] == "none"]
+    if not len(pos):
+        return None
+    keys = ["v", "n_heads", "rank"]
+    merged = pos.merge(none[keys + ["rel_excess_median"]], on=keys, how="left", suffixes=("", "_none"))
+    merged["closure"] = 1.0 - merged["rel_excess_median"] / merged["rel_excess_median_none"]
+    best = merged.loc[merged["rel_excess_median"].idxmin()]
+    floor = merged[merged["rel_excess_median"] < cfg.verdict.eps_floor]
+    return {
+        "best_rel_excess": float(best["rel_excess_median"]),
+        "best_setting": {"v": best["v"], "n_heads": best["n_heads"], "rank": int(best["rank"])},
+        "without_positions": None
+        if pd.isna(best["rel_excess_median_none"])
+        else float(best["rel_excess_median_none"]),
+        "gap_closed": None if pd.isna(best["closure"]) else float(best["closure"]),
+        "by_rank_and_heads": {
+            f"r={int(r['rank'])},h={r['n_heads']},V {r['v']}": round(float(r["rel_excess_median"]), 5)
+            for _, r in merged.iterrows()
+        },
+        "min_rank_reaching_floor": int(floor["rank"].min()) if len(floor) else None,
+    }
+
+
+def x2_on_summary(cfg, summary: pd.DataFrame) -> Verdict:
+    """X2: do learned absolute positions make the fixed operator learnable by B1 (signed A*) and B2
+    (row-stochastic A*)?"""
+    steps = cfg.x2_train.steps
+    criterion = (
+        f"confirmed when, for each representable pair (B1 on a signed low-rank A*, B2 on a row-stochastic A*), "
+        f"some rank/head setting with learned_absolute positions has median relative excess < eps_floor = "
+        f"{cfg.verdict.eps_floor:g}; refuted when one does not and the runs had >= x2_min_steps = {cfg.verdict.x2_min_steps} steps; "
+        "otherwise inconclusive (runs too short to refute). Gap closed = 1 − excess(positions)/excess(none)."
+    )
+    statement = "learned absolute positions make the fixed operator learnable by attention"
+    x2 = summary[summary["role"] == "x2"] if len(summary) else summary
+    ev: dict = {
+        "steps": steps,
+        "x2_min_steps": cfg.verdict.x2_min_steps,
+        "pairs": {},
+    }
+    for rung in ("B1", "B2"):
+        for operator in ("low_rank", "row_stochastic"):
+            res = _x2_pair(cfg, x2, rung, operator) if len(x2) else None
+            if res is not None:
+                res["decides_verdict"] = (rung, operator) in REPRESENTABLE
+                ev["pairs"][f"{rung}/{operator}"] = res
+    decisive = [ev["pairs"].get(f"{r}/{o}") for r, o in REPRESENTABLE]
+    if any(p is None for p in decisive):
+        ev["reason"] = "missing learned_absolute runs of B1 on low_rank or B2 on row_stochastic"
+        return Verdict("X2", "inconclusive", criterion, ev, "E3", statement)
+    ev["worst_best_rel_excess"] = max(p["best_rel_excess"] for p in decisive)
+    reached = all(p["best_rel_excess"] < cfg.verdict.eps_floor for p in decisive)
+    if reached:
+        return Verdict("X2", "confirmed", criterion, ev, "E3", statement)
+    if steps >= cfg.verdict.x2_min_steps:
+        return Verdict("X2", "refuted", criterion, ev, "E3", statement)
+    ev["reason"] = (
+        f"positional runs had {steps} < {cfg.verdict.x2_min_steps} steps and did not reach the floor yet; "
+        "see gap_closed for how far they got"
+    )
+    return Verdict("X2", "inconclusive", criterion, ev, "E3", statement)
+
+
+def verdict_c4(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+    """C4 on the seed medians of ``ok`` (rows with their setting columns filled by ``prepare``)."""
+    return c4_on_summary(cfg, summary_table(ok))
+
+
+def verdict_x2(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+    """X2 on the seed medians of ``ok``."""
+    return x2_on_summary(cfg, summary_table(ok))
+
+
+def c4_grid(cfg, ok: pd.DataFrame, context: ClaimContext) -> list[Setting]:
+    """C4 decided again per V setting and per student initialisation (seed)."""
+    per_v = (
+        [Setting({"v_settings": [v]}, with_option(cfg, {"v_settings": (v,)}), ok) for v in cfg.v_settings]
+        if len(cfg.v_settings) > 1
+        else []
+    )
+    return per_v + sliced(cfg, ok, (("seed", "seed"),))
+
+
+def x2_grid(cfg, ok: pd.DataFrame, context: ClaimContext) -> list[Setting]:
+    """X2 decided again per student initialisation (seed) and per head count of the X2 runs."""
+    per_heads = (
+        [
+            Setting({"x2_heads": [h]}, cfg, ok[(ok["role"] != "x2") | (ok["n_heads"] == str(h))])
+            for h in cfg.x2_heads
+        ]
+        if len(cfg.x2_heads) > 1
+        else []
+    )
+    return sliced(cfg, ok, (("seed", "seed"),)) + per_heads
+
+
+def c4_sentence(e: dict, fmt: Formats) -> str:
+    parts = []
+    for v, by_rung in e["full_rank"].items():
+        rungs = ", ".join(f"{k} {fmt.number(x)}" for k, x in by_rung.items())
+        parts.append(f"V {v}: {rungs}")
+    return f"relative excess at full rank — {'; '.join(parts)}; jump holds: {fmt.number(e['jump_holds'])}"
+
+
+def x2_sentence(e: dict, fmt: Formats) -> str:
+    gaps = ", ".join(f"{pair} {fmt.number(p['gap_closed'])}" for pair, p in e["pairs"].items())
+    lead = f"{e['reason']}; " if e.get("reason") else ""
+    return f"{lead}gap closed by positions: {gaps}"
+
+
+C4 = Claim(
+    "C4",
+    decide=verdict_c4,
+    sentence=c4_sentence,
+    default_setting=lambda cfg: grid_setting(cfg, "v_settings", "seeds"),
+    statistic="min_full_rank_B1_B3",
+    grid=c4_grid,
+)
+X2 = Claim(
+    "X2",
+    decide=verdict_x2,
+    sentence=x2_sentence,
+    default_setting=lambda cfg: grid_setting(cfg, "x2_heads", "seeds"),
+    statistic="worst_best_rel_excess",
+    grid=x2_grid,
+)
+CLAIMS = (C4, X2)
