@@ -64,3 +64,14 @@ class E1Config:
         n = self.task.n
         base = set(self.ranks) if self.ranks else set(range(1, n + 1))
         return sorted((base | {r_star - 1, r_star, r_star + 1}) & set(range(1, n + 1)))
+
+
+#: The fields that differ from the defaults at each scale (``Experiment.default_config``).
+SCALE_SETTINGS = {
+    "quick": {"ranks": (1, 2, 3, 4, 5, 6, 8, 12, 16)},
+    "paper": {
+        "task": E1Task(r_stars=(2, 4, 8), spectra=("flat", "geometric", "power")),
+        "seeds": 3,
+        "train": TrainConfig(optimizer="adam", lr=1e-2, lr_final=1e-4, steps=2000, n_samples=128),
+    },
+}

@@ -30,7 +30,7 @@ from ...training.trainer import DTYPES
 from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_config, spec_params
 from .analysis import analyse
 from .claims import CLAIMS
-from .config import E1Config, E1Task
+from .config import SCALE_SETTINGS, E1Config
 
 
 @EXPERIMENTS.register(
@@ -47,14 +47,7 @@ class E1LinearSurrogate(Experiment):
         **moved_keys("verdict", "eps_floor c1_low c1_high sharpness"),
     }
 
-    scale_settings = {
-        "quick": {"ranks": (1, 2, 3, 4, 5, 6, 8, 12, 16)},
-        "paper": {
-            "task": E1Task(r_stars=(2, 4, 8), spectra=("flat", "geometric", "power")),
-            "seeds": 3,
-            "train": TrainConfig(optimizer="adam", lr=1e-2, lr_final=1e-4, steps=2000, n_samples=128),
-        },
-    }
+    scale_settings = SCALE_SETTINGS
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg

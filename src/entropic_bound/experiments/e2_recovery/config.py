@@ -51,3 +51,15 @@ class E2Config:
     def identified(self, n_samples: int) -> bool:
         """Noise-free identifiability of A from N samples with V known: ``N·d_v >= n``."""
         return n_samples * self.task.d >= self.task.n
+
+
+#: The fields that differ from the defaults at each scale (``Experiment.default_config``).
+SCALE_SETTINGS = {
+    "quick": {"train": TrainConfig(optimizer="gd", lr=0.1, steps=1500, checkpoints=20)},
+    "paper": {
+        "task": E2Task(r_stars=(2, 4, 8), spectra=("flat", "geometric")),
+        "sample_counts": (2, 8, 64, 256),
+        "seeds": 3,
+        "train": TrainConfig(optimizer="gd", lr=0.1, steps=5000, checkpoints=32),
+    },
+}

@@ -24,7 +24,7 @@ from ...training.trainer import DTYPES
 from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_config, spec_params
 from .analysis import analyse
 from .claims import CLAIMS
-from .config import E2Config, E2Task
+from .config import SCALE_SETTINGS, E2Config
 
 
 @EXPERIMENTS.register(summary="linear surrogate recovery: GD from small init finds rank r* (C3)")
@@ -39,15 +39,7 @@ class E2Recovery(Experiment):
         **moved_keys("verdict", "c3_estimator small_init_max c3_rate"),
     }
 
-    scale_settings = {
-        "quick": {"train": TrainConfig(optimizer="gd", lr=0.1, steps=1500, checkpoints=20)},
-        "paper": {
-            "task": E2Task(r_stars=(2, 4, 8), spectra=("flat", "geometric")),
-            "sample_counts": (2, 8, 64, 256),
-            "seeds": 3,
-            "train": TrainConfig(optimizer="gd", lr=0.1, steps=5000, checkpoints=32),
-        },
-    }
+    scale_settings = SCALE_SETTINGS
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg

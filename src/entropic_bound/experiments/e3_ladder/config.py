@@ -122,3 +122,18 @@ class E3Config:
     def ladder_ranks(self, rung: str) -> list[int]:
         full = self.full_rank(rung)
         return sorted({r for r in self.ranks if r <= full} | {full})
+
+
+#: The fields that differ from the defaults at each scale (``Experiment.default_config``).
+SCALE_SETTINGS = {
+    "paper": {
+        "seeds": 3,
+        "ranks": (1, 2, 4, 8, 12),
+        "x2_ranks": (2, 4, 8, 16),
+        "x2_heads": (1, 2),
+        "x2_v_settings": ("known", "learned"),
+        "n_test": 4096,
+        "train": _train(2000, 1e-2),
+        "x2_train": _train(6000, 3e-2),
+    },
+}

@@ -42,7 +42,7 @@ from ..base import (
 )
 from .analysis import analyse, fill_settings
 from .claims import CLAIMS
-from .config import E3Config, _train
+from .config import SCALE_SETTINGS, E3Config
 
 
 def task_of(params: dict):
@@ -69,18 +69,7 @@ class E3Ladder(Experiment):
         **moved_keys("verdict", "eps_floor c4_fail c4_ratio x2_min_steps"),
     }
 
-    scale_settings = {
-        "paper": {
-            "seeds": 3,
-            "ranks": (1, 2, 4, 8, 12),
-            "x2_ranks": (2, 4, 8, 16),
-            "x2_heads": (1, 2),
-            "x2_v_settings": ("known", "learned"),
-            "n_test": 4096,
-            "train": _train(2000, 1e-2),
-            "x2_train": _train(6000, 3e-2),
-        },
-    }
+    scale_settings = SCALE_SETTINGS
 
     # -- the grid --------------------------------------------------------------------------
     def _task_params(self, kind: str, operator: str = "low_rank") -> dict:

@@ -77,3 +77,25 @@ class E4Config:
         ranks = [r for r in (r_star - 1, r_star) if r >= 1]
         extra = [x for x in self.c6_cs if x != self.task.c]
         return [(x, v, ranks) for x in extra for v in self.c6_v_settings if v in self.v_settings]
+
+
+#: The fields that differ from the defaults at each scale (``Experiment.default_config``).
+SCALE_SETTINGS = {
+    "quick": {"task": AttentionTask(spectra=("flat",))},
+    "paper": {
+        "task": AttentionTask(r_stars=(1, 2, 4, 8)),
+        "c6_r_stars": (),
+        "c6_v_settings": ("known", "learned"),
+        "seeds": 3,
+        "n_test": 4096,
+        "train": TrainConfig(
+            optimizer="adam",
+            lr=3e-2,
+            lr_final=1e-4,
+            steps=500,
+            n_samples=256,
+            checkpoints=12,
+            dtype="float32",
+        ),
+    },
+}

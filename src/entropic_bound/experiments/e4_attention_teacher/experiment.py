@@ -20,10 +20,8 @@ from ...models.base import MemberSpec
 from ...registry import EXPERIMENTS
 from ...results import RunResult, RunSpec
 from ...sweep.spec import grid_specs
-from ...training import TrainConfig
 from ...training.evaluation import held_out_excess, signal_power
 from ..attention_common import (
-    AttentionTask,
     GroupSetup,
     attention_task_params,
     saturation_stats,
@@ -32,7 +30,7 @@ from ..attention_common import (
 from ..base import Experiment, flat_params, member_result, moved_keys
 from .analysis import analyse
 from .claims import CLAIMS
-from .config import E4Config
+from .config import SCALE_SETTINGS, E4Config
 
 
 @EXPERIMENTS.register(
@@ -44,31 +42,11 @@ class E4AttentionTeacher(Experiment):
     analysis_function = analyse
     member_params = ("rank",)
     config_class = E4Config
+    scale_settings = SCALE_SETTINGS
     renamed_keys = {
         **moved_keys("task", "n d teachers r_stars spectra decay c sigma"),
         **moved_keys("verdict", "eps_floor c5_margin c5_rate c6_normalisation c6_factor"),
     }
-
-    @classmethod
-    def default_config(cls, scale: str) -> E4Config:
-        if scale == "paper":
-            return E4Config(
-                task=AttentionTask(r_stars=(1, 2, 4, 8)),
-                c6_r_stars=(),
-                c6_v_settings=("known", "learned"),
-                seeds=3,
-                n_test=4096,
-                train=TrainConfig(
-                    optimizer="adam",
-                    lr=3e-2,
-                    lr_final=1e-4,
-                    steps=500,
-                    n_samples=256,
-                    checkpoints=12,
-                    dtype="float32",
-                ),
-            )
-        return E4Config(task=AttentionTask(spectra=("flat",)))
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg

@@ -77,3 +77,19 @@ ENERGY = "energy_effective_rank"
 def estimator_columns(table: pd.DataFrame) -> list[str]:
     """Kernel, then mixer, then mean-mixer estimate columns present in ``table``."""
     return [f"{p}_{k}" for p in ("K", "mixer", "meanmixer") for k in KEYS if f"{p}_{k}" in table.columns]
+
+
+#: The fields that differ from the defaults at each scale (``Experiment.default_config``).
+SCALE_SETTINGS = {
+    "quick": {},
+    "paper": {
+        "task": AttentionTask(r_stars=(1, 2, 4, 8, 16)),
+        "seeds": 3,
+        "init_scales": (1e-4, 1e-3, 1e-2, 1e-1),
+        "n_test": 2048,
+        "n_mixer": 256,
+        "train": TrainConfig(
+            optimizer="gd", lr=10.0, steps=300, n_samples=256, checkpoints=16, dtype="float32"
+        ),
+    },
+}

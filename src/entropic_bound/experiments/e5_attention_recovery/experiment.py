@@ -17,10 +17,8 @@ from ...registry import EXPERIMENTS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...sweep.spec import grid_specs
-from ...training import TrainConfig
 from ...training.evaluation import held_out_excess, signal_power
 from ..attention_common import (
-    AttentionTask,
     GroupSetup,
     attention_task_params,
     kernel_matrices,
@@ -31,7 +29,7 @@ from ..attention_common import (
 from ..base import Experiment, flat_params, member_result, moved_keys
 from .analysis import analyse
 from .claims import CLAIMS
-from .config import E5Config
+from .config import SCALE_SETTINGS, E5Config
 
 
 @EXPERIMENTS.register(
@@ -43,27 +41,13 @@ class E5AttentionRecovery(Experiment):
     analysis_function = analyse
     member_params = ("init_scale",)
     config_class = E5Config
+    scale_settings = SCALE_SETTINGS
     renamed_keys = {
         **moved_keys("task", "n d teachers r_stars spectra decay c sigma"),
         **moved_keys(
             "verdict", "small_init_max c7_contrast c7_fit c7_estimator c7_tolerance c7_rate c8_margin"
         ),
     }
-
-    @classmethod
-    def default_config(cls, scale: str) -> E5Config:
-        if scale == "paper":
-            return E5Config(
-                task=AttentionTask(r_stars=(1, 2, 4, 8, 16)),
-                seeds=3,
-                init_scales=(1e-4, 1e-3, 1e-2, 1e-1),
-                n_test=2048,
-                n_mixer=256,
-                train=TrainConfig(
-                    optimizer="gd", lr=10.0, steps=300, n_samples=256, checkpoints=16, dtype="float32"
-                ),
-            )
-        return E5Config()
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg

@@ -85,3 +85,18 @@ class E6Config:
         for name in ("methods", "v_settings", "sample_counts"):
             if not getattr(self, name):
                 raise ConfigError(f"The '{name}' parameter must be a non-empty list. Got () instead.")
+
+
+#: The fields that differ from the defaults at each scale (``Experiment.default_config``).
+# every decided rate saturates by N = 256 (measured at 1,024: same rates, 76 % of the
+# time), so the sigma sweep runs at N = 512; 3 seeds x 2 spectra = 6 data sets per
+# (r*, n, N, sigma) cell, 30 per rate over r*: 9,360 predictions
+SCALE_SETTINGS = {
+    "quick": {},
+    "paper": {
+        "task": E6Task(ns=(16, 32, 48), sigmas=(0.0, 0.01, 0.03, 0.1, 0.3)),
+        "x1_ns": (),
+        "sample_counts": (2, 4, 8, 16, 32, 64, 128, 256, 512),
+        "seeds": 3,
+    },
+}

@@ -41,7 +41,7 @@ from ...tasks import ATTENTION_TEACHERS
 from ..base import Experiment, derive_seed, moved_keys
 from .analysis import analyse, prepare
 from .claims import CLAIMS
-from .config import METHOD_SETTINGS, PREDICT_TEACHER, E6Config, E6Task
+from .config import METHOD_SETTINGS, PREDICT_TEACHER, SCALE_SETTINGS, E6Config
 
 MIXER_INPUTS = 64  # inputs for the teacher's own realised-mixer energy rank
 
@@ -74,26 +74,13 @@ class E6Predictability(Experiment):
     declared_claims = CLAIMS
     analysis_function = analyse
     config_class = E6Config
+    scale_settings = SCALE_SETTINGS
     renamed_keys = {
         **moved_keys("task", "d d_v ns teachers r_stars spectra decay c sigmas sigma_ref"),
         **moved_keys("verdict", "rate sigma_max flag_rate c10_tolerance c10_v"),
     }
     member_params = ("method", "v")  # the predictors of one data draw share it
     max_group = 256
-
-    @classmethod
-    def default_config(cls, scale: str) -> E6Config:
-        if scale == "paper":
-            return E6Config(
-                task=E6Task(ns=(16, 32, 48), sigmas=(0.0, 0.01, 0.03, 0.1, 0.3)),
-                x1_ns=(),
-                # every decided rate saturates by N = 256 (measured at 1,024: same rates, 76 % of the
-                # time), so the sigma sweep runs at N = 512; 3 seeds x 2 spectra = 6 data sets per
-                # (r*, n, N, sigma) cell, 30 per rate over r*: 9,360 predictions
-                sample_counts=(2, 4, 8, 16, 32, 64, 128, 256, 512),
-                seeds=3,
-            )
-        return E6Config()
 
     def prepare(self, table, ok, records):
         return prepare(self.cfg, ok, records)

@@ -17,13 +17,12 @@ from pathlib import Path
 
 from ...lm.checkpoint_probe import resolve_checkpoint
 from ...lm.corpora import file_digest, text_name
-from ...lm.trainer import LMTrainConfig
 from ...registry import EXPERIMENTS
 from ...sweep.spec import RunResult, RunSpec
 from ..base import Experiment, flat_params, moved_keys
 from .analysis import analyse, prepare
 from .claims import CLAIMS
-from .config import PAPER_CORPORA, VERSIONED, E7Config, E7Model, E7Task, E7Verdict
+from .config import SCALE_SETTINGS, VERSIONED, E7Config
 from .execute import execute_checkpoint, execute_lm_group
 
 
@@ -52,20 +51,7 @@ class E7Language(Experiment):
         ),
     }
 
-    scale_settings = {
-        "quick": {"train": LMTrainConfig(steps=600, batch_size=32, lr=1e-2, warmup=20, checkpoints=10)},
-        "paper": {
-            "task": E7Task(corpora=PAPER_CORPORA, tokens=400_000),
-            "model": E7Model(d_model=64, n_heads=4),
-            "seeds": 3,
-            "ensemble_size": 14,
-            "probe_windows": 32,
-            "verdict": E7Verdict(robustness_grid="paper"),
-            # measured: 0.027 s CPU per member-step (d_model 64, incl. probes) -> 27 x 2500 steps
-            # ~ 1,800 s CPU, two ensembles of 14 and 13 on 2 workers ~ 16 min wall
-            "train": LMTrainConfig(steps=2500, batch_size=32, lr=5e-3, warmup=100, checkpoints=16),
-        },
-    }
+    scale_settings = SCALE_SETTINGS
 
     @property
     def max_group(self) -> int:  # type: ignore[override]
