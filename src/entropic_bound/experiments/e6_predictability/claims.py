@@ -24,7 +24,7 @@ def _at_scale(table: pd.DataFrame, sigma_max: float) -> pd.DataFrame:
     ]
 
 
-def verdict_c9(cfg, table: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c9(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     criterion = (
         f"linear teacher, both linear methods (V known: linear_v_known; V unknown: linear_v_unknown): at the largest N "
         f"and every sigma <= {cfg.verdict.sigma_max:g}, the exact-recovery rate (r_hat == r*) is >= {cfg.verdict.rate:g} for every r* in "
@@ -34,23 +34,23 @@ def verdict_c9(cfg, table: pd.DataFrame, context: ClaimContext) -> Verdict:
     statement = (
         "r* of a linear QK teacher is predicted exactly from data at sufficient N, with V known and unknown"
     )
-    lin = table[(table["teacher"] == "linear") & table["method"].isin(["linear_v_known", "linear_v_unknown"])]
+    lin = ok[(ok["teacher"] == "linear") & ok["method"].isin(["linear_v_known", "linear_v_unknown"])]
     evidence, checks = {}, []
     for method in ("linear_v_known", "linear_v_unknown"):
         for n, g in _at_scale(lin[lin["method"] == method], cfg.verdict.sigma_max).groupby("task.n"):
             inside, outside = g[g["in_domain"]], g[~g["in_domain"]]
             rates = _rates_by_r(inside)
             flagged = float((outside["identifiable"] == 0).mean()) if len(outside) else None
-            ok = (
+            holds = (
                 bool(rates)
                 and min(rates.values()) >= cfg.verdict.rate
                 and (flagged is None or flagged >= cfg.verdict.flag_rate)
             )
-            checks.append(ok)
+            checks.append(holds)
             evidence[f"{method}/n={int(n)}"] = {
                 "N": int(g["n_samples"].max()),
                 "rate_by_r_star": rates,
-                "ok": ok,
+                "ok": holds,
                 "out_of_domain_r_stars": sorted(int(r) for r in outside["task.r_star"].unique()),
                 "out_of_domain_flagged": flagged,
                 "out_of_domain_rate": float(outside["exact"].mean()) if len(outside) else None,
@@ -178,7 +178,7 @@ C10_SUBCLAIMS = (
 )
 
 
-def verdict_c10(cfg, table: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c10(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     t = cfg.verdict.c10_tolerance
     criterion = (
         f"softmax_linearised at the largest N, sigma <= {cfg.verdict.sigma_max:g}, V {cfg.verdict.c10_v}; each sub-claim against r*, "
@@ -191,11 +191,7 @@ def verdict_c10(cfg, table: pd.DataFrame, context: ClaimContext) -> Verdict:
         "Confirmed iff all hold; refuted iff any is contradicted; else inconclusive"
     )
     statement = "the paper's data-only estimators recover r* of a softmax teacher only partially"
-    rows = (
-        _at_scale(table[table["method"] == "softmax_linearised"], cfg.verdict.sigma_max)
-        if len(table)
-        else table
-    )
+    rows = _at_scale(ok[ok["method"] == "softmax_linearised"], cfg.verdict.sigma_max) if len(ok) else ok
     evidence: dict = {"paper_estimators": PAPER_NAMES}
     for v, g in rows.groupby("v") if len(rows) else ():
         evidence[f"V_{v}"] = c10_checks(cfg, g[g["teacher"] == "softmax"], g[g["teacher"] == "linear"])
@@ -211,7 +207,7 @@ def verdict_c10(cfg, table: pd.DataFrame, context: ClaimContext) -> Verdict:
     return Verdict("C10", verdict, criterion, evidence, "E6", statement)
 
 
-def verdict_x1(cfg, table: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_x1(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     """X1 on the softmax_log_attention runs; the recovery frontier (``context.tables["frontier"]``) is
     computed once from every run."""
     frontier = context.tables["frontier"]
@@ -221,7 +217,7 @@ def verdict_x1(cfg, table: pd.DataFrame, context: ClaimContext) -> Verdict:
         f"or n > min(d, d_v)) >= {cfg.verdict.flag_rate:g} of runs are flagged not identifiable"
     )
     statement = "a data-only predictor is exact for softmax teachers wherever r* is identifiable"
-    soft = table[(table["teacher"] == "softmax") & (table["method"] == "softmax_log_attention")]
+    soft = ok[(ok["teacher"] == "softmax") & (ok["method"] == "softmax_log_attention")]
     inside, outside = soft[soft["in_domain"]], soft[~soft["in_domain"]]
     scale = _at_scale(inside, cfg.verdict.sigma_max)
     by_sigma = {f"{s:g}": _rates_by_r(g) for s, g in scale.groupby("task.sigma")}
