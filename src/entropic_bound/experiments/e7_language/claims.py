@@ -143,17 +143,17 @@ def c13_on_heads(heads: pd.DataFrame, *, share: float, info: dict) -> Verdict:
     return Verdict("C13", decide(ok), criterion, evidence, "E7", C13_STATEMENT)
 
 
-def verdict_c11(cfg, runs: pd.DataFrame, context: ClaimContext) -> Verdict:
-    """C11 on the corpora of ``runs`` (the LM runs of :func:`run_table`), ``cfg.seeds`` seeds each."""
-    runs = runs[runs["seed"] < cfg.seeds]  # a robustness setting may keep fewer seeds
-    corpora = corpus_table(cfg, runs)
+def verdict_c11(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+    """C11 on the corpora of ``ok`` (the LM runs of :func:`.analysis.run_table`), ``cfg.seeds`` seeds each."""
+    ok = ok[ok["seed"] < cfg.seeds]  # a robustness setting may keep fewer seeds
+    corpora = corpus_table(cfg, ok)
     info = {
         "measure": cfg.verdict.complexity_measure,
         "estimator": cfg.verdict.rank_estimator,
         "kernel": cfg.verdict.kernel_measure,
         "kinds": list(cfg.verdict.c11_kinds),
-        "runs_used": int(runs[runs["kind"].isin(cfg.verdict.c11_kinds)]["learned"].sum()),
-        "runs_set_aside": int((~runs[runs["kind"].isin(cfg.verdict.c11_kinds)]["learned"]).sum()),
+        "runs_used": int(ok[ok["kind"].isin(cfg.verdict.c11_kinds)]["learned"].sum()),
+        "runs_set_aside": int((~ok[ok["kind"].isin(cfg.verdict.c11_kinds)]["learned"]).sum()),
     }
     return c11_on_corpora(
         corpora,
@@ -164,12 +164,12 @@ def verdict_c11(cfg, runs: pd.DataFrame, context: ClaimContext) -> Verdict:
     )
 
 
-def verdict_c12(cfg, runs: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c12(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     """C12 on the checkpoints of the learned runs (their curves are in ``context.records``)."""
     records = context.records
-    runs = runs[runs["seed"] < cfg.seeds]
-    points = progress_points(cfg, runs, records)
-    sel = runs[runs["kind"].isin(cfg.verdict.c12_kinds)]
+    ok = ok[ok["seed"] < cfg.seeds]
+    points = progress_points(cfg, ok, records)
+    sel = ok[ok["kind"].isin(cfg.verdict.c12_kinds)]
     info = {
         "estimator": cfg.verdict.rank_estimator,
         "kernel": cfg.verdict.kernel_measure,
@@ -186,12 +186,12 @@ def verdict_c12(cfg, runs: pd.DataFrame, context: ClaimContext) -> Verdict:
     )
 
 
-def verdict_c13(cfg, runs: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c13(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     """C13 on the heads of the learned runs and measured checkpoints (``context.tables["heads"]``)."""
     heads, checkpoint_runs = context.tables["heads"], context.tables["checkpoints_measured"]
     heads = heads.assign(category=categorise(cfg, heads))
     chosen = heads[heads["kind"].isin(cfg.verdict.c13_sources)]
-    lm = runs[runs["kind"].isin(cfg.verdict.c13_sources)]
+    lm = ok[ok["kind"].isin(cfg.verdict.c13_sources)]
     info = {
         "sources": list(cfg.verdict.c13_sources),
         "content_tv": cfg.verdict.c13_content_tv,
@@ -254,14 +254,14 @@ def _setting_cfg(cfg, setting: dict):
     return with_option(cfg, changes)
 
 
-def c11_every_measure(cfg, runs: pd.DataFrame, context: ClaimContext, verdict: Verdict) -> Verdict:
+def c11_every_measure(cfg, ok: pd.DataFrame, context: ClaimContext, verdict: Verdict) -> Verdict:
     """The main C11 verdict with ``rho_by_measure``: rho and interval under each complexity measure."""
     by = {}
     for m in COMPLEXITY_MEASURES:
         v = (
             verdict
             if m == cfg.verdict.complexity_measure
-            else verdict_c11(with_option(cfg, {"verdict.complexity_measure": m}), runs, context)
+            else verdict_c11(with_option(cfg, {"verdict.complexity_measure": m}), ok, context)
         )
         by[m] = {k: v.evidence.get(k) for k in ("rho", "ci_low", "ci_high", "corpora")} | {
             "verdict": v.verdict
