@@ -4,8 +4,10 @@ import numpy as np
 import pandas as pd
 
 from entropic_bound.experiments import E1Config, E2Config
-from entropic_bound.experiments.e1_analysis import _verdict_c1, _verdict_c2
-from entropic_bound.experiments.e2_analysis import _verdict_c3, recovery_table
+from entropic_bound.experiments.base import ClaimContext
+from entropic_bound.experiments.e1_linear_surrogate.claims import verdict_c1, verdict_c2
+from entropic_bound.experiments.e2_recovery.analysis import recovery_table
+from entropic_bound.experiments.e2_recovery.claims import verdict_c3
 
 
 def e1_table(ratio_below=1.0, rel_above=1e-4, at_r_star=1e-5):
@@ -34,16 +36,18 @@ def e1_table(ratio_below=1.0, rel_above=1e-4, at_r_star=1e-5):
 
 def test_c1_confirmed_then_refuted_when_training_misses_the_bound():
     cfg = E1Config()
-    assert _verdict_c1(cfg, e1_table(1.02), 0).verdict == "confirmed"
-    assert _verdict_c1(cfg, e1_table(1.5), 0).verdict == "refuted"
-    assert _verdict_c1(cfg, e1_table().iloc[0:0], 0).verdict == "inconclusive"
+    assert verdict_c1(cfg, e1_table(1.02), ClaimContext()).verdict == "confirmed"
+    assert verdict_c1(cfg, e1_table(1.5), ClaimContext()).verdict == "refuted"
+    assert verdict_c1(cfg, e1_table().iloc[0:0], ClaimContext()).verdict == "inconclusive"
 
 
 def test_c2_needs_the_floor_and_a_sharp_transition():
     cfg = E1Config()
-    assert _verdict_c2(cfg, e1_table(), 0).verdict == "confirmed"
-    assert _verdict_c2(cfg, e1_table(rel_above=0.05), 0).verdict == "refuted"  # misses the floor
-    assert _verdict_c2(cfg, e1_table(at_r_star=0.009), 0).verdict == "refuted"  # 0.5/0.009 < 100: not sharp
+    assert verdict_c2(cfg, e1_table(), ClaimContext()).verdict == "confirmed"
+    assert verdict_c2(cfg, e1_table(rel_above=0.05), ClaimContext()).verdict == "refuted"  # misses the floor
+    assert (
+        verdict_c2(cfg, e1_table(at_r_star=0.009), ClaimContext()).verdict == "refuted"
+    )  # 0.5/0.009 < 100: not sharp
 
 
 def e2_table(gd_small_rank=2, adam_rank=8):
@@ -70,9 +74,9 @@ def e2_table(gd_small_rank=2, adam_rank=8):
 
 def test_c3_follows_the_stated_estimator():
     cfg = E2Config()
-    v = _verdict_c3(cfg, e2_table(), 0)
+    v = verdict_c3(cfg, e2_table(), ClaimContext())
     assert v.verdict == "confirmed" and v.evidence["rate_adam_small_init_identified"] == 0.0
-    assert _verdict_c3(cfg, e2_table(gd_small_rank=5), 0).verdict == "refuted"
+    assert verdict_c3(cfg, e2_table(gd_small_rank=5), ClaimContext()).verdict == "refuted"
     table = recovery_table(e2_table())
     gd_small = table[(table["optimizer"] == "gd") & (table["init_scale"] == 1e-3) & table["identified"]]
     assert gd_small["exact_numerical_rank"].item() == 1.0

@@ -11,8 +11,10 @@ import torch
 from entropic_bound.config import apply_overrides
 from entropic_bound.errors import ConfigError, UserInputError
 from entropic_bound.experiments import E3Config, E3Ladder
-from entropic_bound.experiments.e3_analysis import summary_table, verdict_c4, verdict_x2
-from entropic_bound.experiments.e3_ladder import E3Task, build_student, evaluate, task_of, training_data
+from entropic_bound.experiments.e3_ladder.analysis import summary_table
+from entropic_bound.experiments.e3_ladder.claims import c4_on_summary, x2_on_summary
+from entropic_bound.experiments.e3_ladder.config import E3Task
+from entropic_bound.experiments.e3_ladder.experiment import build_student, evaluate, task_of, training_data
 from entropic_bound.models import (
     LinearOperatorEnsemble,
     LinearQKEnsemble,
@@ -56,7 +58,7 @@ def ladder_table(B0=1e-5, B1=1.0, B2=0.99, B3=1.0, control=1e-5, spread=0.0):
 
 
 def c4(**kw):
-    return verdict_c4(CFG, summary_table(ladder_table(**kw)))
+    return c4_on_summary(CFG, summary_table(ladder_table(**kw)))
 
 
 def test_c4_confirmed_when_the_jump_is_at_b1_and_controls_reach_the_floor():
@@ -83,9 +85,9 @@ def test_c4_inconclusive_when_a_control_fails_or_runs_are_missing():
     assert v.verdict == "inconclusive" and "control" in v.evidence["reason"]
     assert c4(control=0.2).verdict == "inconclusive"
     table = ladder_table()
-    v = verdict_c4(CFG, summary_table(table[table["rung"] != "B3"]))
+    v = c4_on_summary(CFG, summary_table(table[table["rung"] != "B3"]))
     assert v.verdict == "inconclusive" and "B3" in v.evidence["reason"]
-    assert verdict_c4(CFG, summary_table(table.iloc[0:0])).verdict == "inconclusive"
+    assert c4_on_summary(CFG, summary_table(table.iloc[0:0])).verdict == "inconclusive"
 
 
 def x2_table(b1_pos=0.005, b2_pos=0.004):
@@ -103,17 +105,17 @@ def x2_table(b1_pos=0.005, b2_pos=0.004):
 
 def test_x2_confirmed_refuted_or_inconclusive_by_floor_and_run_length():
     short, long = CFG, replace(CFG, x2_train=replace(CFG.x2_train, steps=6000))
-    v = verdict_x2(short, summary_table(x2_table()))
+    v = x2_on_summary(short, summary_table(x2_table()))
     assert v.verdict == "confirmed"
     pair = v.evidence["pairs"]["B2/row_stochastic"]
     assert pair["best_setting"]["rank"] == 8 and pair["min_rank_reaching_floor"] == 8
     assert pair["gap_closed"] == pytest.approx(1 - 0.004 / 0.8)
     assert v.evidence["pairs"]["B2/low_rank"]["decides_verdict"] is False
-    v = verdict_x2(short, summary_table(x2_table(b2_pos=0.03)))
+    v = x2_on_summary(short, summary_table(x2_table(b2_pos=0.03)))
     assert v.verdict == "inconclusive" and "6000" in v.evidence["reason"]
-    assert verdict_x2(long, summary_table(x2_table(b2_pos=0.03))).verdict == "refuted"
+    assert x2_on_summary(long, summary_table(x2_table(b2_pos=0.03))).verdict == "refuted"
     no_b1 = x2_table()[lambda t: t["rung"] != "B1"]
-    assert verdict_x2(long, summary_table(no_b1)).verdict == "inconclusive"
+    assert x2_on_summary(long, summary_table(no_b1)).verdict == "inconclusive"
 
 
 # ----- the grid

@@ -7,17 +7,20 @@ import pandas as pd
 import pytest
 import torch
 
-from entropic_bound.experiments.e4_analysis import paired_ratios, transition_table, verdict_c5, verdict_c6
-from entropic_bound.experiments.e4_attention_teacher import E4Config, E4Verdict
-from entropic_bound.experiments.e4_e5_common import (
+from entropic_bound.experiments.attention_common import (
     build_student,
     draw_data,
     draw_teacher,
     uniform_attention_excess,
 )
+from entropic_bound.experiments.base import ClaimContext
+from entropic_bound.experiments.e4_attention_teacher.analysis import paired_ratios, transition_table
+from entropic_bound.experiments.e4_attention_teacher.claims import verdict_c5, verdict_c6
+from entropic_bound.experiments.e4_attention_teacher.config import E4Config, E4Verdict
 from entropic_bound.models.base import MemberSpec
 from entropic_bound.training.evaluation import held_out_excess
 
+CTX = ClaimContext()
 TASK = {"n": 6, "d": 8, "r_star": 2, "spectrum": "flat", "decay": 0.25, "c": 2.0, "sigma": 0.1}
 
 
@@ -104,13 +107,13 @@ def synthetic(below: float, at: float, soft_below: float | None = None, soft_k0:
 
 def test_c5_confirmed_and_refuted():
     cfg = E4Config()
-    assert verdict_c5(cfg, synthetic(0.3, 1e-4), 0).verdict == "confirmed"
-    assert verdict_c5(cfg, synthetic(0.3, 0.05), 0).verdict == "refuted"  # r >= r* misses the floor
+    assert verdict_c5(cfg, synthetic(0.3, 1e-4), CTX).verdict == "confirmed"
+    assert verdict_c5(cfg, synthetic(0.3, 0.05), CTX).verdict == "refuted"  # r >= r* misses the floor
     # r < r* above the floor but not clearly (< 3 eps): deficient, not by the margin
-    assert verdict_c5(cfg, synthetic(0.02, 1e-4), 0).verdict == "inconclusive"
+    assert verdict_c5(cfg, synthetic(0.02, 1e-4), CTX).verdict == "inconclusive"
     # r < r* reaching the floor: deficiency fails
-    assert verdict_c5(cfg, synthetic(0.005, 1e-4), 0).verdict == "refuted"
-    assert verdict_c5(cfg, synthetic(0.3, 1e-4).iloc[:0], 0).verdict == "inconclusive"
+    assert verdict_c5(cfg, synthetic(0.005, 1e-4), CTX).verdict == "refuted"
+    assert verdict_c5(cfg, synthetic(0.3, 1e-4).iloc[:0], CTX).verdict == "inconclusive"
 
 
 def test_c6_normalisations_and_flip():
@@ -119,14 +122,14 @@ def test_c6_normalisations_and_flip():
     table = synthetic(0.4, 1e-4, soft_below=0.2, soft_k0=0.5)
     pairs = paired_ratios(transition_table(table))
     assert np.allclose(pairs["ratio_signal"], 0.5) and np.allclose(pairs["ratio_k0"], 1.0)
-    assert verdict_c6(cfg_sig, table, pairs, 0).verdict == "confirmed"
-    v = verdict_c6(cfg_k0, table, pairs, 0)
+    assert verdict_c6(cfg_sig, table, CTX).verdict == "confirmed"
+    v = verdict_c6(cfg_k0, table, CTX)
     assert v.verdict == "refuted" and v.evidence["other_normalisation_agrees"] is False
     # compressed under both normalisations
     table = synthetic(0.4, 1e-4, soft_below=0.1, soft_k0=0.8)
-    assert verdict_c6(cfg_k0, table, paired_ratios(transition_table(table)), 0).verdict == "confirmed"
+    assert verdict_c6(cfg_k0, table, CTX).verdict == "confirmed"
     # compressed, but the softmax loses the boundary (does not reach the floor at r*)
     lost = table.copy()
     lost.loc[(lost["teacher"] == "softmax") & (lost["rank"] == lost["task.r_star"]), "rel_excess"] = 0.05
-    assert verdict_c6(cfg_k0, lost, paired_ratios(transition_table(lost)), 0).verdict == "refuted"
-    assert verdict_c6(cfg_k0, table, paired_ratios(pd.DataFrame()), 0).verdict == "inconclusive"
+    assert verdict_c6(cfg_k0, lost, CTX).verdict == "refuted"
+    assert verdict_c6(cfg_k0, table.iloc[:0], CTX).verdict == "inconclusive"

@@ -9,22 +9,16 @@ import pandas as pd
 import pytest
 
 from entropic_bound.errors import ConfigError
-from entropic_bound.experiments.e6_analysis import (
+from entropic_bound.experiments.base import ClaimContext
+from entropic_bound.experiments.e6_predictability.analysis import (
     frontier_table,
     in_domain,
     rate_table,
-    verdict_c9,
-    verdict_x1,
     with_domain,
 )
-from entropic_bound.experiments.e6_predictability import (
-    E6Config,
-    E6Predictability,
-    E6Task,
-    cells,
-    draw,
-    settings,
-)
+from entropic_bound.experiments.e6_predictability.claims import verdict_c9, verdict_x1
+from entropic_bound.experiments.e6_predictability.config import E6Config, E6Task
+from entropic_bound.experiments.e6_predictability.experiment import E6Predictability, cells, draw, settings
 from entropic_bound.predict import predict_r_star
 
 CFG = E6Config()
@@ -219,21 +213,21 @@ def _c9_rows(rate_unknown=1.0, flag_16=True, seeds=10):
 
 
 def test_c9_confirmed_then_flips_with_the_rate_and_the_flags():
-    assert verdict_c9(CFG, _table(_c9_rows())).verdict == "confirmed"
-    v = verdict_c9(CFG, _table(_c9_rows(rate_unknown=0.8)))
+    assert verdict_c9(CFG, _table(_c9_rows()), ClaimContext()).verdict == "confirmed"
+    v = verdict_c9(CFG, _table(_c9_rows(rate_unknown=0.8)), ClaimContext())
     assert v.verdict == "refuted" and v.evidence["linear_v_unknown/n=16"]["rate_by_r_star"][4] == 0.8
-    v = verdict_c9(CFG, _table(_c9_rows(flag_16=False)))
+    v = verdict_c9(CFG, _table(_c9_rows(flag_16=False)), ClaimContext())
     assert v.verdict == "refuted" and v.evidence["linear_v_unknown/n=16"]["out_of_domain_flagged"] == 0.0
     assert (
-        verdict_c9(CFG, _table(_c9_rows(rate_unknown=0.9))).verdict == "confirmed"
+        verdict_c9(CFG, _table(_c9_rows(rate_unknown=0.9)), ClaimContext()).verdict == "confirmed"
     )  # the bound is inclusive
 
 
 def test_c9_ignores_noise_above_sigma_max_and_needs_both_methods():
     rows = _c9_rows() + [_row("linear", "linear_v_known", "known", 4, sigma=0.3, r_hat=1)]
-    assert verdict_c9(CFG, _table(rows)).verdict == "confirmed"
+    assert verdict_c9(CFG, _table(rows), ClaimContext()).verdict == "confirmed"
     rows = [r for r in _c9_rows() if r["method"] == "linear_v_known"]
-    v = verdict_c9(CFG, _table(rows))
+    v = verdict_c9(CFG, _table(rows), ClaimContext())
     assert v.verdict == "inconclusive" and v.evidence["missing"] == ["linear_v_unknown"]
 
 
@@ -290,7 +284,9 @@ def _x1_rows(miss_sigma=None, flag_outside=True):
 def _x1(rows):
     table = _table(rows)
     rates = rate_table(table)
-    return verdict_x1(CFG, table, frontier_table(rates, 0.1, CFG.verdict.rate))
+    return verdict_x1(
+        CFG, table, ClaimContext(tables={"frontier": frontier_table(rates, 0.1, CFG.verdict.rate)})
+    )
 
 
 def test_x1_confirmed_then_flips():

@@ -10,16 +10,21 @@ from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
 from entropic_bound.errors import ConfigError
+from entropic_bound.experiments.base import ClaimContext
 from entropic_bound.experiments.claim_slices import with_option
-from entropic_bound.experiments.e7_analysis import categorise, decide_c13, run_table
-from entropic_bound.experiments.e7_language import E7Config, E7Language, E7Verdict
-from entropic_bound.experiments.e7_verdicts import (
+from entropic_bound.experiments.e7_language.analysis import categorise, run_table
+from entropic_bound.experiments.e7_language.claims import (
+    c11_on_corpora,
+    c12_on_points,
+    c13_on_heads,
+    verdict_c13,
+)
+from entropic_bound.experiments.e7_language.config import E7Config, E7Verdict
+from entropic_bound.experiments.e7_language.experiment import E7Language
+from entropic_bound.experiments.e7_language.statistics import (
     corpus_bootstrap,
     partial_spearman,
     spearman,
-    verdict_c11,
-    verdict_c12,
-    verdict_c13,
     wilson,
 )
 from entropic_bound.lm.structure import structure_summary
@@ -70,15 +75,15 @@ def _corpora(sign: float, n: int = 7, noise: float = 0.05) -> pd.DataFrame:
 
 def test_c11_two_sided_rule_flips_each_way():
     kw = {"criterion_info": INFO11, "n_boot": 400, "seed": 0, "min_corpora": 4}
-    down, up = verdict_c11(_corpora(-1.0), **kw), verdict_c11(_corpora(+1.0), **kw)
+    down, up = c11_on_corpora(_corpora(-1.0), **kw), c11_on_corpora(_corpora(+1.0), **kw)
     assert down.verdict == "confirmed" and down.evidence["ci_high"] < 0
     assert up.verdict == "refuted" and up.evidence["ci_low"] > 0  # refuted only when the interval is above 0
     for key in ("rho", "ci_low", "ci_high", "corpus_table"):
         assert key in down.evidence
     assert {"name", "kind", "seeds", "complexity_bits", "rank"} <= set(down.evidence["corpus_table"][0])
-    flat = verdict_c11(_corpora(0.0, noise=1.0), **kw)  # no relation: the interval straddles 0
+    flat = c11_on_corpora(_corpora(0.0, noise=1.0), **kw)  # no relation: the interval straddles 0
     assert flat.verdict == "inconclusive" and flat.evidence["ci_low"] < 0 < flat.evidence["ci_high"]
-    assert verdict_c11(_corpora(-1.0, n=3), **kw).verdict == "inconclusive"
+    assert c11_on_corpora(_corpora(-1.0, n=3), **kw).verdict == "inconclusive"
 
 
 def test_corpus_bootstrap_feels_seed_noise():
@@ -113,11 +118,11 @@ def _points(driver: str, runs: int = 8, T: int = 9, seed: int = 0) -> pd.DataFra
 
 def test_c12_confirmed_only_when_rank_tracks_progress_beyond_the_drifting_controls():
     kw = {"controls": ["step", "weight_norm"], "min_abs_rho": 0.3, "n_boot": 200, "seed": 0, "info": INFO12}
-    assert verdict_c12(_points("progress"), **kw).verdict == "confirmed"
-    by_step = verdict_c12(_points("step"), **kw)  # drifts with training but says nothing about progress
+    assert c12_on_points(_points("progress"), **kw).verdict == "confirmed"
+    by_step = c12_on_points(_points("step"), **kw)  # drifts with training but says nothing about progress
     assert by_step.verdict == "refuted" and abs(by_step.evidence["rho"]) < 0.3
-    assert verdict_c12(_points("complexity"), **kw).verdict == "refuted"  # tracks the corpus, not progress
-    assert verdict_c12(_points("progress", runs=2), **kw).verdict == "inconclusive"
+    assert c12_on_points(_points("complexity"), **kw).verdict == "refuted"  # tracks the corpus, not progress
+    assert c12_on_points(_points("progress", runs=2), **kw).verdict == "inconclusive"
 
 
 def _structured_heads(n_struct: int, n_content: int) -> pd.DataFrame:
@@ -145,7 +150,7 @@ def test_c13_flips_each_way_on_real_structure_scores():
     for n_struct, n_content, expected in ((40, 8, "confirmed"), (8, 40, "refuted"), (12, 12, "inconclusive")):
         heads = _structured_heads(n_struct, n_content)
         heads = heads.assign(category=categorise(cfg, heads))
-        v = verdict_c13(
+        v = c13_on_heads(
             heads, share=0.5, info={"sources": ["natural"], "content_tv": cfg.verdict.c13_content_tv}
         )
         assert v.verdict == expected, (n_struct, n_content)
@@ -159,11 +164,19 @@ def test_c13_uses_only_the_chosen_sources():
     runs = pd.DataFrame({"kind": ["natural"], "learned": [True]})
     cfg = E7Config()
     assert (
-        decide_c13(with_option(cfg, {"verdict.c13_sources": ("natural",)}), heads, runs, 1).verdict
+        verdict_c13(
+            with_option(cfg, {"verdict.c13_sources": ("natural",)}),
+            runs,
+            ClaimContext(tables={"heads": heads, "checkpoints_measured": 1}),
+        ).verdict
         == "confirmed"
     )
     assert (
-        decide_c13(with_option(cfg, {"verdict.c13_sources": ("checkpoint",)}), heads, runs, 1).verdict
+        verdict_c13(
+            with_option(cfg, {"verdict.c13_sources": ("checkpoint",)}),
+            runs,
+            ClaimContext(tables={"heads": heads, "checkpoints_measured": 1}),
+        ).verdict
         == "refuted"
     )
 

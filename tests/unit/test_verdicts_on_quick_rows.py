@@ -11,16 +11,26 @@ import numpy as np
 import pytest
 from quick_rows import load
 
-from entropic_bound.experiments import (
-    e1_analysis,
-    e2_analysis,
-    e3_analysis,
-    e4_analysis,
-    e5_analysis,
-    e6_analysis,
-)
+from entropic_bound.experiments.base import ClaimContext
 from entropic_bound.experiments.claim_slices import with_option
+from entropic_bound.experiments.e1_linear_surrogate import claims as e1_claims
+from entropic_bound.experiments.e2_recovery import claims as e2_claims
+from entropic_bound.experiments.e3_ladder import analysis as e3_analysis
+from entropic_bound.experiments.e3_ladder import claims as e3_claims
+from entropic_bound.experiments.e4_attention_teacher import analysis as e4_analysis
+from entropic_bound.experiments.e4_attention_teacher import claims as e4_claims
+from entropic_bound.experiments.e5_attention_recovery import analysis as e5_analysis
+from entropic_bound.experiments.e5_attention_recovery import claims as e5_claims
+from entropic_bound.experiments.e6_predictability import analysis as e6_analysis
+from entropic_bound.experiments.e6_predictability import claims as e6_claims
 from entropic_bound.pipeline import configure
+
+CTX = ClaimContext()
+
+
+def _judge(claim, cfg, ok, context=CTX):
+    """The claim decided at the default and over its robustness grid, as ``Experiment.analyse`` does."""
+    return claim.judge(cfg, ok, context)
 
 
 def _cfg(name: str, **thresholds):
@@ -44,82 +54,79 @@ def _boundary_is_well_formed(v, default_keys: set[str]) -> None:
 # ------------------------------------------------------------------ E1: C1, C2
 def test_c1_confirmed_on_quick_rows_and_flips():
     ok = _ok("E1")
-    v = e1_analysis.c1_with_boundary(_cfg("E1"), ok)
+    v = _judge(e1_claims.C1, _cfg("E1"), ok)
     assert v.verdict == "confirmed" and 0.98 < v.evidence["median_ratio"] < 1.05
     _boundary_is_well_formed(v, {"spectra", "v_settings"})
-    assert e1_analysis.c1_with_boundary(
-        _cfg("E1", c1_high=v.evidence["median_ratio"] - 1e-3), ok
-    ).verdict == ("refuted")
+    assert _judge(e1_claims.C1, _cfg("E1", c1_high=v.evidence["median_ratio"] - 1e-3), ok).verdict == (
+        "refuted"
+    )
     worse = ok.assign(
         ratio_to_closed_form=ok["ratio_to_closed_form"] * 1.3
     )  # training stops short of the bound
-    assert e1_analysis.c1_with_boundary(_cfg("E1"), worse).verdict == "refuted"
+    assert _judge(e1_claims.C1, _cfg("E1"), worse).verdict == "refuted"
 
 
 def test_c2_confirmed_on_quick_rows_and_flips():
     ok = _ok("E1")
-    v = e1_analysis.c2_with_boundary(_cfg("E1"), ok)
+    v = _judge(e1_claims.C2, _cfg("E1"), ok)
     assert v.verdict == "confirmed"
     _boundary_is_well_formed(v, {"spectra"})
     worst = v.evidence["max_rel_excess_at_or_above_r_star"]
-    assert e1_analysis.c2_with_boundary(_cfg("E1", eps_floor=worst / 2), ok).verdict == "refuted"
+    assert _judge(e1_claims.C2, _cfg("E1", eps_floor=worst / 2), ok).verdict == "refuted"
     ratio = v.evidence["median_transition_ratio"]
-    assert e1_analysis.c2_with_boundary(_cfg("E1", sharpness=ratio * 2), ok).verdict == "refuted"
+    assert _judge(e1_claims.C2, _cfg("E1", sharpness=ratio * 2), ok).verdict == "refuted"
 
 
 # ------------------------------------------------------------------ E2: C3
 def test_c3_confirmed_on_quick_rows_and_flips_with_the_estimator():
     ok = _ok("E2")
-    v = e2_analysis.c3_with_boundary(_cfg("E2"), ok)
+    v = _judge(e2_claims.C3, _cfg("E2"), ok)
     assert v.verdict == "confirmed" and v.evidence["rate_gd_large_init_identified"] < 0.5
     _boundary_is_well_formed(v, {"c3_estimator"})
     # Gavish–Donoho on the learned A returns 0 (no noise bulk): the same runs, refuted
-    assert (
-        e2_analysis.c3_with_boundary(_cfg("E2", c3_estimator="optimal_hard_threshold"), ok).verdict
-        == "refuted"
-    )
-    assert e2_analysis.c3_with_boundary(_cfg("E2"), ok[ok["identified"] < 0.5]).verdict == "inconclusive"
+    assert _judge(e2_claims.C3, _cfg("E2", c3_estimator="optimal_hard_threshold"), ok).verdict == "refuted"
+    assert _judge(e2_claims.C3, _cfg("E2"), ok[ok["identified"] < 0.5]).verdict == "inconclusive"
 
 
 # ------------------------------------------------------------------ E3: C4, X2
 def test_c4_confirmed_on_quick_rows_and_flips():
-    ok = e3_analysis._fill(_ok("E3"))
-    v = e3_analysis.c4_with_boundary(_cfg("E3"), ok)
+    ok = e3_analysis.fill_settings(_ok("E3"))
+    v = _judge(e3_claims.C4, _cfg("E3"), ok)
     assert v.verdict == "confirmed"
     _boundary_is_well_formed(v, {"v_settings"})
     assert {s["setting"].get("seed", [None])[0] for s in v.robustness["settings"]} >= {0, 1}
-    assert e3_analysis.c4_with_boundary(_cfg("E3", c4_fail=1.5), ok).verdict == "refuted"
+    assert _judge(e3_claims.C4, _cfg("E3", c4_fail=1.5), ok).verdict == "refuted"
     # the controls must reach the floor before a failure at B1 can be attributed: inconclusive otherwise
-    assert e3_analysis.c4_with_boundary(_cfg("E3", eps_floor=1e-9), ok).verdict == "inconclusive"
+    assert _judge(e3_claims.C4, _cfg("E3", eps_floor=1e-9), ok).verdict == "inconclusive"
 
 
 def test_x2_quick_rows_cannot_refute_and_flip_with_the_step_rule():
-    ok = e3_analysis._fill(_ok("E3"))
-    v = e3_analysis.x2_with_boundary(_cfg("E3"), ok)
+    ok = e3_analysis.fill_settings(_ok("E3"))
+    v = _judge(e3_claims.X2, _cfg("E3"), ok)
     assert v.verdict == "inconclusive"  # 1500 steps < x2_min_steps: too short to refute
     best = v.evidence["worst_best_rel_excess"]
-    assert e3_analysis.x2_with_boundary(_cfg("E3", x2_min_steps=1000), ok).verdict == "refuted"
-    assert e3_analysis.x2_with_boundary(_cfg("E3", eps_floor=min(best * 2, 0.99)), ok).verdict == "confirmed"
+    assert _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000), ok).verdict == "refuted"
+    assert _judge(e3_claims.X2, _cfg("E3", eps_floor=min(best * 2, 0.99)), ok).verdict == "confirmed"
 
 
 # ------------------------------------------------------------------ E4: C5, C6
 def test_c5_confirmed_on_quick_rows_at_every_c_and_flips():
     ok = _ok("E4")
-    v = e4_analysis.c5_with_boundary(_cfg("E4"), ok)
+    v = _judge(e4_claims.C5, _cfg("E4"), ok)
     assert v.verdict == "confirmed" and v.robustness["robust"]
     assert {s["setting"].get("c") for s in v.robustness["settings"]} >= {0.5, 1.0, 2.0, 4.0}
     low = min(t["min_rel_excess_below"] for t in v.evidence["by_teacher"].values())
     # deficient runs no longer clearly apart, none reaching the floor: not a refutation
-    assert e4_analysis.c5_with_boundary(_cfg("E4", c5_margin=2 * low / 0.01), ok).verdict == "inconclusive"
+    assert _judge(e4_claims.C5, _cfg("E4", c5_margin=2 * low / 0.01), ok).verdict == "inconclusive"
     # a floor above most deficient runs' excess: rank-deficient students "reach" it, deficiency fails
     below = ok[ok["rank"] < ok["task.r_star"]]["rel_excess"]
     floor = float(below.quantile(0.5))
-    assert e4_analysis.c5_with_boundary(_cfg("E4", eps_floor=floor, c5_margin=1.0), ok).verdict == "refuted"
+    assert _judge(e4_claims.C5, _cfg("E4", eps_floor=floor, c5_margin=1.0), ok).verdict == "refuted"
 
 
 def test_c6_is_mapped_over_c_and_both_normalisations():
     ok = _ok("E4")
-    v = e4_analysis.c6_with_boundary(_cfg("E4"), ok)
+    v = _judge(e4_claims.C6, _cfg("E4"), ok)
     settings = v.robustness["settings"]
     assert (
         settings[0]["setting"] == {"c": 2.0, "c6_normalisation": "k0"} and settings[0]["verdict"] == v.verdict
@@ -131,15 +138,15 @@ def test_c6_is_mapped_over_c_and_both_normalisations():
     assert v.verdict == "refuted" and v.robustness["holds_when"] == "signal-normalised, c <= 1"
     # the same criterion on the c = 1 rows, signal-normalised: compressed (ratio < c6_factor), confirmed
     c1 = ok[np.isclose(ok["task.c"], 1.0)]
-    pairs = e4_analysis.paired_ratios(e4_analysis.transition_table(c1))
+    assert len(e4_analysis.paired_ratios(e4_analysis.transition_table(c1)))
     sig = _cfg("E4", c6_normalisation="signal")
-    assert e4_analysis.verdict_c6(sig, c1, pairs, 0).verdict == "confirmed"
+    assert e4_claims.verdict_c6(with_option(sig, {"task.c": 1.0}), c1, CTX).verdict == "confirmed"
     # the boundary must be kept: a softmax student that misses the floor at r* refutes even when compressed
     soft_at = (ok["teacher"] == "softmax") & (ok["rank"] == ok["task.r_star"])
     lost = ok.assign(rel_excess=np.where(soft_at, 0.5, ok["rel_excess"]))
-    assert e4_analysis.c6_with_boundary(
-        _cfg("E4", c6_factor=1.0, c6_normalisation="signal"), lost
-    ).verdict == ("refuted")
+    assert _judge(e4_claims.C6, _cfg("E4", c6_factor=1.0, c6_normalisation="signal"), lost).verdict == (
+        "refuted"
+    )
 
 
 def test_c6_holds_when_reads_the_region():
@@ -153,16 +160,16 @@ def test_c6_holds_when_reads_the_region():
         for c in (0.5, 1, 2, 4)
         for n in ("k0", "signal")
     ]
-    assert e4_analysis.c6_holds_when(grid) == "signal-normalised, c <= 1"
+    assert e4_claims.c6_holds_when(grid) == "signal-normalised, c <= 1"
     grid = [out(c, "k0", "confirmed" if c >= 2 else "refuted") for c in (0.5, 1, 2, 4)]
-    assert e4_analysis.c6_holds_when(grid) == "k0-normalised, c >= 2"
-    assert e4_analysis.c6_holds_when([out(1, "k0", "refuted")]) == "nowhere in the grid"
+    assert e4_claims.c6_holds_when(grid) == "k0-normalised, c >= 2"
+    assert e4_claims.c6_holds_when([out(1, "k0", "refuted")]) == "nowhere in the grid"
 
 
 # ------------------------------------------------------------------ E5: C7, C8
 def test_c7_implicit_bias_confirmed_on_quick_rows_and_flips():
     ok = _ok("E5")
-    v = e5_analysis.c7_with_boundary(_cfg("E5"), ok)
+    v = _judge(e5_claims.C7, _cfg("E5"), ok)
     assert v.verdict == "confirmed"
     for teacher in ("linear", "softmax"):
         cell = v.evidence["by_teacher"][teacher]
@@ -176,17 +183,17 @@ def test_c7_implicit_bias_confirmed_on_quick_rows_and_flips():
     flat = ok.assign(
         K_energy_threshold_rank_99=np.where(large_under, ok["task.r_star"], ok["K_energy_threshold_rank_99"])
     )
-    assert e5_analysis.c7_with_boundary(_cfg("E5"), flat).verdict == "inconclusive"
+    assert _judge(e5_claims.C7, _cfg("E5"), flat).verdict == "inconclusive"
     # small init made full rank there (large init as measured): no implicit bias, refuted
     small_under = (ok["init_scale"] <= 0.01) & under
     full = ok.assign(
         K_energy_threshold_rank_99=np.where(small_under, ok["task.d"], ok["K_energy_threshold_rank_99"])
     )
-    assert e5_analysis.c7_with_boundary(_cfg("E5"), full).verdict == "refuted"
+    assert _judge(e5_claims.C7, _cfg("E5"), full).verdict == "refuted"
     # without the under-identified runs the claim about implicit bias cannot be decided
-    assert e5_analysis.c7_with_boundary(_cfg("E5"), ok[ok["train.n_samples"] > 1]).verdict == "inconclusive"
+    assert _judge(e5_claims.C7, _cfg("E5"), ok[ok["train.n_samples"] > 1]).verdict == "inconclusive"
     # numerical rank reads the fitted noise of the under-identified small-init runs as rank
-    assert e5_analysis.verdict_c7(_cfg("E5", c7_estimator="numerical_rank"), ok).verdict == "refuted"
+    assert e5_claims.verdict_c7(_cfg("E5", c7_estimator="numerical_rank"), ok, CTX).verdict == "refuted"
 
 
 def _c8_small(ok):
@@ -196,15 +203,15 @@ def _c8_small(ok):
 
 def test_c8_softmax_vs_linear_on_quick_rows_and_flips():
     small = _c8_small(_ok("E5"))
-    v = e5_analysis.c8_with_boundary(_cfg("E5"), small)
+    v = _judge(e5_claims.C8, _cfg("E5"), small)
     assert v.verdict == "confirmed" and abs(v.evidence["energy_degradation_kernel"]) < 0.05
     assert v.evidence["our_best_under_softmax"]["estimator"]
     assert {"numerical_rank/kernel", "energy_effective_rank/realised"} <= set(v.evidence["errors"])
     soft = small["teacher"] == "softmax"
     off = soft & (small["task.spectrum"] == "flat")  # flat spectra: energy rank = r* exactly, now 0.5 off
     worse = small.assign(K_energy_effective_rank=small["K_energy_effective_rank"] + np.where(off, 0.5, 0.0))
-    assert e5_analysis.c8_with_boundary(_cfg("E5"), worse).verdict == "refuted"
-    assert e5_analysis.verdict_c8(_cfg("E5"), small[~soft]).verdict == "inconclusive"
+    assert _judge(e5_claims.C8, _cfg("E5"), worse).verdict == "refuted"
+    assert e5_claims.verdict_c8(_cfg("E5"), small[~soft], CTX).verdict == "inconclusive"
 
 
 # ------------------------------------------------------------------ E6: C9, C10, X1
@@ -214,16 +221,16 @@ def _e6():
 
 def test_c9_confirmed_on_quick_rows_and_its_noise_boundary():
     ok = _e6()
-    v = e6_analysis.c9_with_boundary(_cfg("E6"), ok)
+    v = _judge(e6_claims.C9, _cfg("E6"), ok)
     assert v.verdict == "confirmed"
     by_sigma = {s["setting"].get("sigma_max"): s["verdict"] for s in v.robustness["settings"]}
     assert by_sigma[0.1] == "refuted" and by_sigma[0.01] == "confirmed"  # exact only at low noise
-    assert e6_analysis.c9_with_boundary(_cfg("E6", rate=1.0, sigma_max=0.1), ok).verdict == "refuted"
+    assert _judge(e6_claims.C9, _cfg("E6", rate=1.0, sigma_max=0.1), ok).verdict == "refuted"
 
 
 def test_c10_sub_claims_against_r_star_on_quick_rows():
     ok = _e6()
-    v = e6_analysis.c10_with_boundary(_cfg("E6"), ok)
+    v = _judge(e6_claims.C10, _cfg("E6"), ok)
     main = v.evidence["V_known"]
     assert main["b_numerical_rank_saturates"]["holds"] is True
     assert main["c_energy_rank_over_small_compresses_large"]["holds"] is True
@@ -244,25 +251,23 @@ def test_c10_sub_claims_against_r_star_on_quick_rows():
             )
         }
     )
-    assert e6_analysis.verdict_c10(_cfg("E6"), flat).verdict == "confirmed"
+    assert e6_claims.verdict_c10(_cfg("E6"), flat, CTX).verdict == "confirmed"
     # energy rank unbiased at both ends (a tolerance wider than its bias): (c) contradicted
-    assert e6_analysis.verdict_c10(_cfg("E6", c10_tolerance=1.5), flat).verdict == "refuted"
+    assert e6_claims.verdict_c10(_cfg("E6", c10_tolerance=1.5), flat, CTX).verdict == "refuted"
 
 
 def test_c10_band_rule():
-    assert e6_analysis.band(1.0, 0.5, 0.5, above=True) is True
-    assert e6_analysis.band(0.2, 0.5, 0.5, above=True) is None
-    assert e6_analysis.band(-0.1, 0.5, 0.5, above=True) is False
-    assert (
-        e6_analysis.band(1.2, 0.5, 0.5, above=False) is False and e6_analysis.band(None, 0, 1, True) is None
-    )
+    assert e6_claims.band(1.0, 0.5, 0.5, above=True) is True
+    assert e6_claims.band(0.2, 0.5, 0.5, above=True) is None
+    assert e6_claims.band(-0.1, 0.5, 0.5, above=True) is False
+    assert e6_claims.band(1.2, 0.5, 0.5, above=False) is False and e6_claims.band(None, 0, 1, True) is None
 
 
 def test_x1_confirmed_on_quick_rows_including_n_equal_d():
     ok = _e6()
     cfg = _cfg("E6")
     frontier = e6_analysis.frontier_table(e6_analysis.rate_table(ok), cfg.task.sigma_ref, cfg.verdict.rate)
-    v = e6_analysis.x1_with_boundary(cfg, ok, frontier)
+    v = _judge(e6_claims.X1, cfg, ok, ClaimContext(tables={"frontier": frontier}))
     assert v.verdict == "confirmed"
     assert {"ns": [32]} in [s["setting"] for s in v.robustness["settings"]]
     # one confidently wrong in-domain prediction at n = 32 is enough to refute
@@ -270,10 +275,12 @@ def test_x1_confirmed_on_quick_rows_including_n_equal_d():
     hit = soft[(soft["task.n"] == 32) & (soft["v"] == "known")].index[0]
     wrong = ok.copy()
     wrong.loc[hit, ["exact", "r_hat"]] = [0.0, wrong.loc[hit, "task.r_star"] + 1]
-    assert e6_analysis.x1_with_boundary(cfg, wrong, frontier).verdict == "refuted"
+    assert _judge(e6_claims.X1, cfg, wrong, ClaimContext(tables={"frontier": frontier})).verdict == "refuted"
     # outside its domain (V unknown) it must say "not identifiable"
     unflagged = ok.assign(identifiable=np.where(ok["in_domain"], ok["identifiable"], 1.0))
-    assert e6_analysis.x1_with_boundary(cfg, unflagged, frontier).verdict == "refuted"
+    assert (
+        _judge(e6_claims.X1, cfg, unflagged, ClaimContext(tables={"frontier": frontier})).verdict == "refuted"
+    )
 
 
 @pytest.mark.parametrize("name", ["E1", "E2", "E3", "E4", "E5", "E6"])

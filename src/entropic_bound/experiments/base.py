@@ -80,9 +80,19 @@ class Analysis:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ClaimContext:
+    """What a criterion reads besides the config and the rows: the store's records and the tables
+    (or numbers) the experiment derived once from all its rows (:meth:`Experiment.prepare`)."""
+
+    records: list[dict] = field(default_factory=list)
+    tables: Mapping[str, Any] = field(default_factory=dict)
+
+
 class Experiment(ABC):
-    """Base class; subclasses set ``title``, ``claims``, ``config_class`` and ``scale_settings`` (or
-    override :meth:`default_config`), and implement :meth:`specs`, :meth:`execute` and :meth:`analyse_rows`.
+    """Base class; subclasses set ``title``, ``config_class`` and ``scale_settings`` (or override
+    :meth:`default_config`), ``declared_claims`` (their ``claims.py`` ``CLAIMS``; ``claims`` lists their ids)
+    and ``analysis_function``, and implement :meth:`specs` and :meth:`execute`.
 
     The name is the class name's ``E<k>`` prefix (``E1LinearSurrogate`` → ``E1``); it is the
     registry key (``@EXPERIMENTS.register(summary=…)``), every run spec's ``experiment`` and the
@@ -99,6 +109,8 @@ class Experiment(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if cls.declared_claims and "claims" not in cls.__dict__:
+            cls.claims = tuple(c.id for c in cls.declared_claims)
         if "name" not in cls.__dict__:
             match = re.match(r"E\d+", cls.__name__)
             cls.name = match.group(0) if match else cls.__name__
@@ -208,23 +220,36 @@ class Experiment(ABC):
         return out
 
     # -- analysis ------------------------------------------------------------------------
+    declared_claims: tuple = ()  # the experiment's claims.py CLAIMS: each a claim.Claim
+    # analysis.py's analyse(cfg, table, rows, context, verdicts) -> Analysis: tables, figures, notes
+    analysis_function: Callable[..., Analysis] | None = None
+
     def analyse(self, table: pd.DataFrame, records: list[dict]) -> Analysis:
         """Tables, figures and verdicts from this config's rows of the store.
 
-        Selects this grid's rows (:meth:`select`), hands them to the experiment's
-        :meth:`analyse_rows` and notes the runs that diverged (which every verdict excludes:
-        ``split_status`` gives the analysis the ``ok`` rows).
+        Selects this grid's rows (:meth:`select`), sets aside the runs that diverged, prepares the rest
+        (:meth:`prepare`), decides every declared claim with its robustness grid
+        (:meth:`~entropic_bound.experiments.claim.Claim.judge`), counts the diverged runs once into every
+        verdict's evidence (``excluded_diverged``) and hands the verdicts to :attr:`analysis_function`.
         """
         table, records = self.select(table, records)
-        analysis = self.analyse_rows(table, records)
-        _, n_diverged = split_status(table)
+        ok, n_diverged = split_status(table)
+        rows, context = self.prepare(table, ok, records)
+        verdicts = [
+            _count_excluded(claim.judge(self.cfg, rows, context), n_diverged)
+            for claim in self.declared_claims
+        ]
+        analysis = type(self).analysis_function(self.cfg, table, rows, context, verdicts)
         if n_diverged:
             analysis.notes.append(f"{n_diverged} run(s) diverged and are excluded from every verdict.")
         return analysis
 
-    def analyse_rows(self, table: pd.DataFrame, records: list[dict]) -> Analysis:
-        """The experiment's own analysis of its rows (the hook :meth:`analyse` calls)."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement analyse_rows")
+    def prepare(
+        self, table: pd.DataFrame, ok: pd.DataFrame, records: list[dict]
+    ) -> tuple[pd.DataFrame, ClaimContext]:
+        """The rows every claim is decided on and their :class:`ClaimContext` (default: the runs that did
+        not diverge, and the records); an experiment overrides it to derive columns or tables once."""
+        return ok, ClaimContext(records)
 
     def select(self, table: pd.DataFrame, records: list[dict]) -> tuple[pd.DataFrame, list[dict]]:
         """Keep the store's rows that belong to this config's grid."""
@@ -235,6 +260,11 @@ class Experiment(ABC):
     @property
     def name_with_title(self) -> str:
         return f"{self.name} — {self.title}"
+
+
+def _count_excluded(verdict: Verdict, n_diverged: int) -> Verdict:
+    """``verdict`` with the number of runs that diverged (and that no criterion saw) in its evidence."""
+    return replace(verdict, evidence={**verdict.evidence, "excluded_diverged": n_diverged})
 
 
 def split_status(table: pd.DataFrame) -> tuple[pd.DataFrame, int]:

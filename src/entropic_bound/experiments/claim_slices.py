@@ -1,7 +1,7 @@
 """Deciding a claim again on slices of its grid or under an analysis option (its boundary).
 
-Every verdict function of E1–E6 is a pure function of rows (and the config); the robustness of a
-verdict re-runs that *same* function on a slice of the rows (``spectra = [flat]``: the rows a config
+Every criterion (a claim's ``decide``, :mod:`.claim`) is a pure function of the config, rows and
+context; the robustness of a verdict re-runs that *same* function on a slice of the rows (``spectra = [flat]``: the rows a config
 with that grid would have produced) or with one analysis option changed (``c6_normalisation``,
 ``c3_estimator``). No criterion is restated here: these helpers only choose rows and collect the
 outcomes into :class:`~entropic_bound.experiments.robustness.SettingOutcome`.
@@ -9,7 +9,8 @@ outcomes into :class:`~entropic_bound.experiments.robustness.SettingOutcome`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,45 +53,55 @@ def row_slices(
     return out
 
 
+@dataclass(frozen=True)
+class Setting:
+    """One robustness setting: its name (config keys → values) and the config and rows the
+    criterion is decided on there (a slice of the rows, or the config with an analysis option)."""
+
+    setting: dict
+    cfg: Any
+    rows: pd.DataFrame
+
+
+def sliced(cfg: Any, rows: pd.DataFrame, axes: Iterable[tuple[str, str]]) -> list[Setting]:
+    """One setting per value of each axis (:func:`row_slices`): the same config on that value's rows."""
+    return [Setting(s, cfg, r) for s, r in row_slices(rows, axes)] if len(rows) else []
+
+
+def options(cfg: Any, rows: pd.DataFrame, key: str, values: Iterable[Any]) -> list[Setting]:
+    """One setting per analysis option ``key = value`` (named by the key's last part), on all ``rows``."""
+    name = key.rsplit(".", 1)[-1]
+    return [Setting({name: v}, with_option(cfg, {key: v}), rows) for v in values]
+
+
 def boundary(
     default: tuple[dict, Verdict],
     others: Iterable[tuple[dict, Verdict]],
     statistic: str | None,
     holds_when: str | None = None,
 ) -> Verdict:
-    """The default verdict with its ``robustness`` entry (default setting first, then ``others``)."""
+    """The default verdict with its ``robustness`` entry (default setting first, then ``others``);
+    ``holds_when`` None lists the confirmed settings."""
     setting, main = default
     outcomes = [outcome_of(setting, main, statistic)]
     outcomes += [outcome_of(s, v, statistic) for s, v in others]
-    return main.with_robustness(summarise_boundary(outcomes, holds_when or _exceptions(outcomes)))
+    return main.with_robustness(summarise_boundary(outcomes, holds_when))
 
 
-def _exceptions(outcomes: list[SettingOutcome]) -> str | None:
-    """ "every setting tried except …" when most settings are confirmed (None: the default wording)."""
-    misses = [o for o in outcomes if o.verdict != "confirmed"]
-    if not misses or len(misses) * 2 >= len(outcomes) or misses[0] is outcomes[0]:
+def most_settings_wording(outcomes: list[tuple[dict, Verdict]]) -> str | None:
+    """ "every setting tried except …" when most settings, the default among them, are confirmed;
+    None (list the confirmed settings) otherwise."""
+    misses = [(i, s, v) for i, (s, v) in enumerate(outcomes) if v.verdict != "confirmed"]
+    if not misses or len(misses) * 2 >= len(outcomes) or misses[0][0] == 0:
         return None
     return "every setting tried except " + "; ".join(
-        f"{describe_setting(o.setting)} ({o.verdict})" for o in misses
+        f"{describe_setting({k: _plain(x) for k, x in s.items()})} ({v.verdict})" for _, s, v in misses
     )
 
 
-def sliced_boundary(
-    verdict_of: Callable[[pd.DataFrame], Verdict],
-    rows: pd.DataFrame,
-    default_setting: dict,
-    axes: Iterable[tuple[str, str]],
-    statistic: str | None,
-    options: Iterable[tuple[dict, Callable[[], Verdict]]] = (),
-) -> Verdict:
-    """``verdict_of(rows)`` with its boundary over row slices along ``axes`` and analysis ``options``.
-
-    ``options`` pairs a setting with a thunk computing the verdict under that analysis option.
-    """
-    main = verdict_of(rows)
-    others = [(s, verdict_of(r)) for s, r in row_slices(rows, axes)] if len(rows) else []
-    others += [(s, thunk()) for s, thunk in options]
-    return boundary((default_setting, main), others, statistic)
+def confirmed_settings_wording(outcomes: list[tuple[dict, Verdict]]) -> None:
+    """Always list the confirmed settings (``summarise_boundary``'s own wording)."""
+    return None
 
 
 def with_option(cfg: Any, changes: Mapping[str, Any]) -> Any:

@@ -1,17 +1,20 @@
 """One readable line of key evidence per claim, for the report's summary and the terminal table.
 
-Each line reads the evidence dict its experiment writes and returns a short sentence with
-rounded numbers: a template over the evidence's keys where one sentence says it (:func:`template_line`),
-a function where the evidence is nested. A line that meets evidence of another shape (a key renamed, an inconclusive
-verdict with only a reason) raises, and :func:`entropic_bound.report.evidence.evidence_line`
-falls back to the evidence's own ``summary`` or its first numbers.
+Each claim's sentence is declared with the claim, in its experiment's ``claims.py``
+(:class:`entropic_bound.experiments.claim.Claim`): a template over the evidence's keys, or a function
+of the evidence and the report's number styles (:data:`FORMATS`) where the evidence is nested. A line
+that meets evidence of another shape (a key renamed, an inconclusive verdict with only a reason)
+raises, and :func:`entropic_bound.report.evidence.evidence_line` falls back to the evidence's own
+``summary`` or its first numbers.
 """
 
 from __future__ import annotations
 
 import string
 from collections.abc import Callable
+from types import SimpleNamespace
 
+from ..experiments import declared_claims
 from .format import number
 
 
@@ -40,155 +43,17 @@ def fill(template: str, evidence: dict) -> str:
     return _FORMATTER.vformat(template, (), evidence)
 
 
-def template_line(template: str) -> Callable[[dict], str]:
-    """A claim line that is one template over the evidence's top-level keys."""
-    return lambda e: fill(template, e)
+#: The number styles a claim's sentence function receives (:class:`entropic_bound.experiments.claim.Formats`).
+FORMATS = SimpleNamespace(number=number, pct=_pct, fill=fill)
 
 
-def c4(e: dict) -> str:
-    parts = []
-    for v, by_rung in e["full_rank"].items():
-        rungs = ", ".join(f"{k} {number(x)}" for k, x in by_rung.items())
-        parts.append(f"V {v}: {rungs}")
-    return f"relative excess at full rank — {'; '.join(parts)}; jump holds: {number(e['jump_holds'])}"
-
-
-def c5(e: dict) -> str:
-    parts = []
-    for teacher, t in e["by_teacher"].items():
-        parts.append(
-            f"{teacher}: "
-            + fill(
-                "{frac_at_or_above_reaching_floor:pct} of {runs_at_or_above} runs at r ≥ r* reach the floor, "
-                "below r* relative excess ≥ {min_rel_excess_below:n}",
-                t,
-            )
-        )
-    return "; ".join(parts)
-
-
-def c7(e: dict) -> str:
-    parts = [
-        f"{t} {_pct(v['small_init_under_identified_low_rank'])} vs {_pct(v['large_init_under_identified_low_rank'])}"
-        for t, v in e["by_teacher"].items()
-    ]
-    recovery = ", ".join(
-        f"{t} {_pct(v['small_init_identified_recovery'])}" for t, v in e["by_teacher"].items()
-    )
-    return (
-        f"under-identified data, low-rank answer ({e['estimator']}) from small vs large init: {', '.join(parts)} "
-        f"(smallest contrast {number(e['min_contrast'])}, needed {number(e['tolerance'])}); "
-        f"identified data, small init recovers r*: {recovery}"
-    )
-
-
-def c8(e: dict) -> str:
-    en, nu, best = e["energy_degradation"], e["numerical_rank_degradation"], e["our_best_under_softmax"]
-    return (
-        f"error under softmax − under linear (kernel / realised mixer): energy effective rank "
-        f"{number(en['kernel'])} / {number(en['realised'])}, numerical rank {number(nu['kernel'])} / "
-        f"{number(nu['realised'])} over {e['pairs']} pairs; our best under softmax: {best['estimator']} "
-        f"(degradation {number(best['degradation'])})"
-    )
-
-
-def c9(e: dict) -> str:
-    parts = []
-    for cell, v in e.items():
-        if not isinstance(v, dict) or "rate_by_r_star" not in v:
-            continue
-        rates = list(v["rate_by_r_star"].values())
-        text = (
-            f"{cell.replace('_', ' ')} (N = {v['N']}): exact rate ≥ {number(min(rates))} on {len(rates)} r*"
-        )
-        if v.get("out_of_domain_flagged") is not None:
-            text += f", outside the domain flagged {_pct(v['out_of_domain_flagged'])}"
-        parts.append(text)
-    if not parts:
-        raise KeyError("rate_by_r_star")
-    return "; ".join(parts)
-
-
-def c10(e: dict) -> str:
-    marks = []
-    for setting, checks in e.items():
-        if setting in ("paper_estimators",) or not isinstance(checks, dict):
-            continue
-        subs = [
-            f"{key.split('_', 1)[0]} {'holds' if sub['holds'] else 'fails'}"
-            for key, sub in checks.items()
-            if isinstance(sub, dict) and "holds" in sub
-        ]
-        if subs:
-            marks.append(f"{setting.replace('_', ' ')}: {', '.join(subs)}")
-    if not marks:
-        raise KeyError("sub-claims")
-    return (
-        f"{e['sub_claims_holding']} sub-claim(s) hold, {e['sub_claims_contradicted']} contradicted — "
-        + "; ".join(marks)
-    )
-
-
-def c13(e: dict) -> str:
-    cats = ", ".join(f"{k} {v}" for k, v in sorted(e["by_category"].items(), key=lambda kv: -kv[1]))
-    sources = ", ".join(
-        f"{k.split(':')[-1]} {_pct(v['share_structural'])}" for k, v in e["by_source"].items()
-    )
-    return (
-        f"{_pct(e['share_structural'])} of {e['heads']} heads content-independent (95% CI {_pct(e['ci_low'])}–"
-        f"{_pct(e['ci_high'])}); heads by category: {cats}; by source: {sources}"
-    )
-
-
-def x1(e: dict) -> str:
-    rates = ", ".join(f"σ {s}: {number(r)}" for s, r in e["rate_by_sigma_at_N_max_all"].items())
-    return (
-        f"exact inside the domain: {number(e['exact_inside'])}; flagged outside: {number(e['flagged_outside'])}; "
-        f"exact rate at N = {e['N']}: {rates}"
-    )
-
-
-def x2(e: dict) -> str:
-    gaps = ", ".join(f"{pair} {number(p['gap_closed'])}" for pair, p in e["pairs"].items())
-    lead = f"{e['reason']}; " if e.get("reason") else ""
-    return f"{lead}gap closed by positions: {gaps}"
+def line_of(sentence) -> Callable[[dict], str]:
+    """A claim's declared sentence as a function of its evidence."""
+    if isinstance(sentence, str):
+        return lambda e: fill(sentence, e)
+    return lambda e: sentence(e, FORMATS)
 
 
 CLAIM_LINES: dict[str, Callable[[dict], str]] = {
-    "C1": template_line(
-        "measured / closed-form excess below r*: median {median_ratio:n4} "
-        "(10–90% range {q10:n4}–{q90:n4}) over {runs} runs"
-    ),
-    "C2": template_line(
-        "at r ≥ r*: {runs_reaching_floor}/{runs_at_or_above_r_star} runs reach the floor "
-        "(worst relative excess {max_rel_excess_at_or_above_r_star:n}); transition ratio "
-        "excess(r*−1)/excess(r*) median {median_transition_ratio:n}, min {min_transition_ratio:n}"
-    ),
-    "C3": template_line(
-        "{estimator} = r* in {rate_gd_small_init_identified:pct} of identified GD small-init runs "
-        "(large init {rate_gd_large_init_identified:pct}, Adam {rate_adam_small_init_identified:pct}); "
-        "median relative error of A {median_rel_error_gd_small_identified:n}"
-    ),
-    "C4": c4,
-    "C5": c5,
-    "C6": template_line(
-        "softmax / linear excess at r = r*−1: median {median_ratio_k0:n} normalised by the K = 0 "
-        "excess, {median_ratio_signal:n} by the signal ({pairs} pairs); "
-        "{softmax_frac_reaching_floor_at_r_star:pct} of softmax runs reach the floor at r = r*"
-    ),
-    "C7": c7,
-    "C8": c8,
-    "C9": c9,
-    "C10": c10,
-    "C11": template_line(
-        "Spearman ρ(rank, complexity) = {rho:n} (95% CI {ci_low:n} to {ci_high:n}) over {corpora} corpora "
-        "({runs_set_aside} runs set aside as not learned)"
-    ),
-    "C12": template_line(
-        "partial ρ(rank, loss | drifting controls) = {rho:n} (95% CI {ci_low:n} to {ci_high:n}) over {points} "
-        "checkpoints of {runs} learned runs ({runs_set_aside} set aside); ρ(rank, complexity) = {rho_complexity:n}"
-    ),
-    "C13": c13,
-    "X1": x1,
-    "X2": x2,
+    claim.id: line_of(claim.sentence) for claim in declared_claims()
 }

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..plotting import colour, figure_grid, legend_below, mark_floor, panel_grid
-from .base import curves_by_run
+from ...plotting import colour, figure_grid, legend_below, mark_floor, panel_grid
+from ..base import curves_by_run
 
 RUNG_COLOURS = {r: colour(r) for r in ("B0", "B1", "B2", "B3")}
 RUNG_MARKERS = {"B0": "s", "B1": "o", "B2": "^", "B3": "D"}

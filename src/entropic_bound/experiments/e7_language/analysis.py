@@ -1,36 +1,23 @@
-"""E7's analysis: learned flags, corpus / checkpoint / head tables, verdicts C11–C13 and their boundaries.
+"""E7's analysis: learned flags, corpus / checkpoint / head tables, figures and notes beside C11–C13.
 
 Pure functions of the stored rows and curves. A language model counts as evidence only when it
 has **learned** its corpus: it has closed all but ``verdict.learned_max_gap_fraction`` of the gap between
 the unigram model and the reference (the exact entropy rate of a synthetic source, otherwise the
 best held-out k-gram model on the same split), ``(bits − ref)/(unigram − ref)``, *and* attention at least ``verdict.learned_min_uniform_tv`` from uniform (total variation, head
-mean). Runs that fail are set aside and counted in every verdict. The verdict rules are in
-:mod:`.e7_verdicts`; each verdict's robustness grid re-decides it under other settings of its
-config keys (:func:`boundaries`).
+mean). Runs that fail are set aside and counted in every verdict. The criteria and their
+robustness grids are in :mod:`.claims`, the statistics in :mod:`.statistics`.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 
-from ..lm.corpora import corpus_kind
-from ..lm.structure import head_categories
-from .base import Analysis, curves_by_run
-from .claim_slices import with_option
-from .e7_plots import plot_loss_curves, plot_rank_vs_complexity, plot_rank_vs_progress, plot_structure
-from .e7_verdicts import verdict_c11, verdict_c12, verdict_c13
-from .robustness import SettingOutcome, summarise_boundary
-
-COMPLEXITY_MEASURES = ("information", "compression", "mixing_known", "mixing_data")
-MEASURE_COLUMN = {
-    "information": "information_bits",
-    "compression": "compression_bits",
-    "mixing_known": "mixing_known",
-    "mixing_data": "mixing_data",
-}
+from ...lm.corpora import corpus_kind
+from ...lm.structure import head_categories
+from ..base import Analysis, ClaimContext, Verdict, curves_by_run
+from .config import MEASURE_COLUMN
+from .plots import plot_loss_curves, plot_rank_vs_complexity, plot_rank_vs_progress, plot_structure
 
 
 def kernel_key(cfg) -> str:
@@ -79,43 +66,6 @@ def corpus_table(cfg, runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def decide_c11(cfg, runs: pd.DataFrame):
-    runs = runs[runs["seed"] < cfg.seeds]  # a robustness setting may keep fewer seeds
-    corpora = corpus_table(cfg, runs)
-    info = {
-        "measure": cfg.verdict.complexity_measure,
-        "estimator": cfg.verdict.rank_estimator,
-        "kernel": cfg.verdict.kernel_measure,
-        "kinds": list(cfg.verdict.c11_kinds),
-        "runs_used": int(runs[runs["kind"].isin(cfg.verdict.c11_kinds)]["learned"].sum()),
-        "runs_set_aside": int((~runs[runs["kind"].isin(cfg.verdict.c11_kinds)]["learned"]).sum()),
-    }
-    verdict = verdict_c11(
-        corpora,
-        criterion_info=info,
-        n_boot=cfg.verdict.bootstrap,
-        seed=cfg.verdict.bootstrap_seed,
-        min_corpora=cfg.verdict.c11_min_corpora,
-    )
-    return verdict, corpora
-
-
-def c11_with_every_measure(cfg, runs: pd.DataFrame):
-    """C11 at ``cfg`` with ``rho_by_measure``: ρ and interval under each complexity measure."""
-    verdict, corpora = decide_c11(cfg, runs)
-    by = {}
-    for m in COMPLEXITY_MEASURES:
-        v = (
-            verdict
-            if m == cfg.verdict.complexity_measure
-            else decide_c11(with_option(cfg, {"verdict.complexity_measure": m}), runs)[0]
-        )
-        by[m] = {k: v.evidence.get(k) for k in ("rho", "ci_low", "ci_high", "corpora")} | {
-            "verdict": v.verdict
-        }
-    return replace(verdict, evidence={**verdict.evidence, "rho_by_measure": by}), corpora
-
-
 def progress_points(cfg, runs: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
     """Learned runs' checkpoints ``t ≥ 1``: rank, progress, log step, weight norm, complexity."""
     curves, key, rows = curves_by_run(records), kernel_key(cfg), []
@@ -142,26 +92,6 @@ def progress_points(cfg, runs: pd.DataFrame, records: list[dict]) -> pd.DataFram
             )
     return pd.DataFrame(
         rows, columns=["run_id", "corpus", "step", "rank", "progress", "weight_norm", "complexity"]
-    )
-
-
-def decide_c12(cfg, runs: pd.DataFrame, records: list[dict]):
-    runs = runs[runs["seed"] < cfg.seeds]
-    points = progress_points(cfg, runs, records)
-    sel = runs[runs["kind"].isin(cfg.verdict.c12_kinds)]
-    info = {
-        "estimator": cfg.verdict.rank_estimator,
-        "kernel": cfg.verdict.kernel_measure,
-        "kinds": list(cfg.verdict.c12_kinds),
-        "runs_set_aside": int((~sel["learned"]).sum()),
-    }
-    return verdict_c12(
-        points,
-        controls=list(cfg.verdict.c12_controls),
-        min_abs_rho=cfg.verdict.c12_min_abs_rho,
-        n_boot=cfg.verdict.bootstrap,
-        seed=cfg.verdict.bootstrap_seed,
-        info=info,
     )
 
 
@@ -216,101 +146,26 @@ def categorise(cfg, heads: pd.DataFrame) -> np.ndarray:
     )
 
 
-def decide_c13(cfg, heads: pd.DataFrame, runs: pd.DataFrame, checkpoint_runs: int):
-    heads = heads.assign(category=categorise(cfg, heads))
-    chosen = heads[heads["kind"].isin(cfg.verdict.c13_sources)]
-    lm = runs[runs["kind"].isin(cfg.verdict.c13_sources)]
-    info = {
-        "sources": list(cfg.verdict.c13_sources),
-        "content_tv": cfg.verdict.c13_content_tv,
-        "runs_set_aside": int((~lm["learned"]).sum()),
-        "checkpoints_measured": checkpoint_runs,
-    }
-    return verdict_c13(chosen, share=cfg.verdict.c13_share, info=info)
-
-
-def grids(cfg) -> dict[str, list[dict]]:
-    """Each claim's robustness settings (config keys → values), the default first."""
-    paper = cfg.verdict.robustness_grid == "paper"
-    c11 = [
-        {
-            "kernel_measure": cfg.verdict.kernel_measure,
-            "complexity_measure": cfg.verdict.complexity_measure,
-            "c11_kinds": list(cfg.verdict.c11_kinds),
-        },
-        {"kernel_measure": "delta" if cfg.verdict.kernel_measure == "folded" else "folded"},
-        {"complexity_measure": "compression"},
-        {"complexity_measure": "mixing_data"},
-        {"c11_kinds": ["natural", "code"]},
-        {"seeds": 1},
-    ]
-    c12 = [
-        {
-            "c12_controls": list(cfg.verdict.c12_controls),
-            "kernel_measure": cfg.verdict.kernel_measure,
-            "c12_kinds": list(cfg.verdict.c12_kinds),
-        },
-        {"c12_controls": ["step"]},
-        {"kernel_measure": "delta" if cfg.verdict.kernel_measure == "folded" else "folded"},
-        {"c12_kinds": ["natural"]},
-        {"seeds": 1},
-    ]
-    c13 = [
-        {"c13_sources": list(cfg.verdict.c13_sources), "c13_content_tv": cfg.verdict.c13_content_tv},
-        {"c13_sources": ["natural"]},
-        {"c13_sources": ["checkpoint"]},
-        {"c13_sources": ["natural", "code", "synthetic"]},
-        {"c13_content_tv": 0.35},
-    ]
-    if paper:
-        c11 += [{"rank_estimator": e} for e in ("stable_rank", "numerical_rank", "entropy_effective_rank")]
-        c11 += [{"complexity_measure": "mixing_known"}, {"c11_kinds": ["synthetic"]}]
-        c12 += [{"rank_estimator": e} for e in ("stable_rank", "numerical_rank")] + [
-            {"c12_controls": ["weight_norm"]}
-        ]
-        c13 += [{"c13_content_tv": v} for v in (0.25, 0.65)] + [{"c13_locality_threshold": 0.3}]
-    return {"C11": c11, "C12": c12, "C13": c13}
-
-
-def _setting_cfg(cfg, setting: dict):
-    """``cfg`` under a robustness setting: its keys are the leaf names (as the stored boundaries show
-    them), ``seeds`` at the top level and every other one under ``verdict``."""
-    changes = {
-        (k if k == "seeds" else f"verdict.{k}"): tuple(v) if isinstance(v, list) else v
-        for k, v in setting.items()
-    }
-    return with_option(cfg, changes)
-
-
-def boundaries(cfg, decide: dict, defaults: dict) -> dict[str, dict]:
-    """``{claim: robustness entry}``: each claim re-decided under every setting of its grid (the
-    first setting is the default, whose verdict ``defaults[claim]`` is already decided)."""
-    out = {}
-    for claim, settings in grids(cfg).items():
-        outcomes = []
-        for i, setting in enumerate(settings):
-            v = decide[claim](_setting_cfg(cfg, setting)) if i else defaults[claim]
-            stat = v.evidence.get("share_structural" if claim == "C13" else "rho")
-            outcomes.append(SettingOutcome(setting, v.verdict, stat))
-        out[claim] = summarise_boundary(outcomes)
-    return out
-
-
-def analyse_e7(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
+def prepare(cfg, table: pd.DataFrame, records: list[dict]) -> tuple[pd.DataFrame, ClaimContext]:
+    """Every claim reads the LM runs (:func:`run_table`, all statuses: a run that is not ok is not
+    learned), their checkpoints (records), and the head table of learned runs and checkpoints."""
     if not len(table):
-        return Analysis(results=table, verdicts=[], notes=["E7 has no stored runs."])
+        return table, ClaimContext(records)
     runs = run_table(cfg, table)
     n_ckpt = int(table["probe.checkpoint"].notna().sum()) if "probe.checkpoint" in table else 0
     heads = head_table(cfg, table, runs, records)
-    decide = {
-        "C11": lambda c: decide_c11(c, runs)[0],
-        "C12": lambda c: decide_c12(c, runs, records),
-        "C13": lambda c: decide_c13(c, heads, runs, n_ckpt),
-    }
-    c11, corpora = c11_with_every_measure(cfg, runs)
-    defaults = {"C11": c11, "C12": decide["C12"](cfg), "C13": decide["C13"](cfg)}
-    bounds = boundaries(cfg, decide, defaults)
-    verdicts = [v.with_robustness(bounds[claim]) for claim, v in defaults.items()]
+    return runs, ClaimContext(records, {"heads": heads, "checkpoints_measured": n_ckpt})
+
+
+def analyse(
+    cfg, table: pd.DataFrame, runs: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
+) -> Analysis:
+    """The corpus, head and run tables, figures and notes beside the decided ``verdicts``."""
+    records = context.records
+    if not len(table):
+        return Analysis(results=table, verdicts=[], notes=["E7 has no stored runs."])
+    n_ckpt, heads = context.tables["checkpoints_measured"], context.tables["heads"]
+    corpora = corpus_table(cfg, runs[runs["seed"] < cfg.seeds])
     figures = {
         "e7_loss_curves": plot_loss_curves(runs, curves_by_run(records)),
         "e7_rank_vs_complexity": plot_rank_vs_complexity(corpora, kernel_key(cfg)),

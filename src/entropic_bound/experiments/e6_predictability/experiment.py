@@ -29,93 +29,21 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
-from ..config import param
-from ..errors import ConfigError
-from ..predict import predict_r_star
-from ..registry import EXPERIMENTS, TASKS
-from ..results import RunResult, RunSpec
-from ..spectra import energy_effective_rank, estimate_all
-from ..tasks import ATTENTION_TEACHERS
-from ..tasks.operators import SPECTRA
-from ..validation import check_ranks
-from .base import Experiment, derive_seed, moved_keys
-from .e6_analysis import analyse_e6
+from ...predict import predict_r_star
+from ...registry import EXPERIMENTS, TASKS
+from ...results import RunResult, RunSpec
+from ...spectra import energy_effective_rank, estimate_all
+from ...tasks import ATTENTION_TEACHERS
+from ..base import Experiment, derive_seed, moved_keys
+from .analysis import analyse, prepare
+from .claims import CLAIMS
+from .config import METHOD_SETTINGS, PREDICT_TEACHER, SCALE_SETTINGS, E6Config
 
-TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
-PREDICT_TEACHER = {"linear": "linear-qk", "softmax": "softmax"}
-#: method → (teachers, V settings) it is run in.
-METHOD_SETTINGS = {
-    "linear_v_known": (("linear",), ("known",)),
-    "linear_v_unknown": (("linear",), ("unknown",)),
-    "softmax_linearised": (("linear", "softmax"), ("known", "unknown")),
-    "softmax_log_attention": (("softmax",), ("known", "unknown")),
-}
-V_SETTINGS = ("known", "unknown")
 MIXER_INPUTS = 64  # inputs for the teacher's own realised-mixer energy rank
-
-
-@dataclass(frozen=True)
-class E6Task:
-    """The teachers and the noise their data are drawn at."""
-
-    d: int = param(32, ge=2, le=256, doc="input features")
-    d_v: int = param(32, ge=1, le=256, doc="output features")
-    ns: tuple[int, ...] = param((16,), ge=2, doc="tokens per sequence (n > d_v shows where X1 ends)")
-    teachers: tuple[str, ...] = param(TEACHER_KINDS, choices=TEACHER_KINDS)
-    r_stars: tuple[int, ...] = param((1, 2, 4, 8, 16), ge=1)
-    spectra: tuple[str, ...] = param(("flat", "geometric"), choices=SPECTRA)
-    decay: float = param(0.25, gt=0.0, le=1.0, doc="geometric spectrum: s_r*/s_1")
-    c: float = param(2.0, gt=0.0, doc="logit scale: ||K*||_F = c sqrt(d)")
-    sigmas: tuple[float, ...] = param((0.0, 0.01, 0.1), ge=0.0, doc="noise levels (swept at the largest N)")
-    sigma_ref: float = param(0.01, ge=0.0, doc="noise level of the N sweep")
-
-    def check(self) -> None:
-        check_ranks("task.r_stars", self.r_stars, self.d, "task.d", nonempty=True)
-        for name in ("ns", "teachers", "spectra", "sigmas"):
-            if not getattr(self, name):
-                raise ConfigError(f"The 'task.{name}' parameter must be a non-empty list. Got () instead.")
-
-
-@dataclass(frozen=True)
-class E6Verdict:
-    """The thresholds of C9, C10 and X1."""
-
-    rate: float = param(0.9, gt=0.0, le=1.0, doc="exact-recovery rate that counts as exact (C9, X1)")
-    sigma_max: float = param(0.01, ge=0.0, doc="verdicts judge exactness at noise levels up to this")
-    flag_rate: float = param(
-        0.9, gt=0.0, le=1.0, doc="required rate of 'not identifiable' outside a method's domain"
-    )
-    c10_tolerance: float = param(0.5, ge=0.0, doc="C10: a bias beyond this (in rank units) counts")
-    c10_v: str = param(
-        "known", choices=V_SETTINGS, doc="C10 is decided in this V setting (the other is reported)"
-    )
-
-
-@dataclass(frozen=True)
-class E6Config:
-    task: E6Task = field(default_factory=E6Task)
-    x1_ns: tuple[int, ...] = param(
-        (32,),
-        ge=2,
-        doc="further n run for X1 only (softmax_log_attention, softmax teacher) at the largest N and "
-        "task.sigma_ref: n = d = d_v, where users work, kept cheap",
-    )
-    methods: tuple[str, ...] = param(tuple(METHOD_SETTINGS), choices=tuple(METHOD_SETTINGS))
-    v_settings: tuple[str, ...] = param(V_SETTINGS, choices=V_SETTINGS)
-    sample_counts: tuple[int, ...] = param((8, 64), ge=1, doc="N values (swept at task.sigma_ref)")
-    full_grid: bool = param(False, doc="run every (N, sigma) pair instead of the two slices")
-    seeds: int = param(2, ge=1, le=10_000)
-    verdict: E6Verdict = field(default_factory=E6Verdict)
-
-    def check(self) -> None:
-        for name in ("methods", "v_settings", "sample_counts"):
-            if not getattr(self, name):
-                raise ConfigError(f"The '{name}' parameter must be a non-empty list. Got () instead.")
 
 
 def cells(cfg: E6Config) -> list[tuple[int, float]]:
@@ -143,8 +71,10 @@ def settings(cfg: E6Config) -> list[tuple[str, str, str]]:
 )
 class E6Predictability(Experiment):
     title = "Data-only predictability frontier"
-    claims = ("C9", "C10", "X1")
+    declared_claims = CLAIMS
+    analysis_function = analyse
     config_class = E6Config
+    scale_settings = SCALE_SETTINGS
     renamed_keys = {
         **moved_keys("task", "d d_v ns teachers r_stars spectra decay c sigmas sigma_ref"),
         **moved_keys("verdict", "rate sigma_max flag_rate c10_tolerance c10_v"),
@@ -152,19 +82,8 @@ class E6Predictability(Experiment):
     member_params = ("method", "v")  # the predictors of one data draw share it
     max_group = 256
 
-    @classmethod
-    def default_config(cls, scale: str) -> E6Config:
-        if scale == "paper":
-            return E6Config(
-                task=E6Task(ns=(16, 32, 48), sigmas=(0.0, 0.01, 0.03, 0.1, 0.3)),
-                x1_ns=(),
-                # every decided rate saturates by N = 256 (measured at 1,024: same rates, 76 % of the
-                # time), so the sigma sweep runs at N = 512; 3 seeds x 2 spectra = 6 data sets per
-                # (r*, n, N, sigma) cell, 30 per rate over r*: 9,360 predictions
-                sample_counts=(2, 4, 8, 16, 32, 64, 128, 256, 512),
-                seeds=3,
-            )
-        return E6Config()
+    def prepare(self, table, ok, records):
+        return prepare(self.cfg, ok, records)
 
     def specs(self) -> list[RunSpec]:
         c, t = self.cfg, self.cfg.task
@@ -202,9 +121,6 @@ class E6Predictability(Experiment):
         teacher, X, Y = draw(p0, seed)
         ref = reference_metrics(teacher, X)
         return [predict_run(spec, teacher, X, Y, ref) for spec in group]
-
-    def analyse_rows(self, table, records):
-        return analyse_e6(self.cfg, table, records)
 
 
 def _task_params(p: dict) -> dict:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from matplotlib import colormaps
 
-from ..plotting import figure_grid
+from ...plotting import figure_grid
 
 _MARKERS = {"natural": "o", "code": "s", "synthetic": "^", "checkpoint": "D"}
 _CATEGORY_COLOURS = {

@@ -7,73 +7,31 @@ Every rank estimator of the learned ``A`` is recorded over training and at the e
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 import torch
 
-from ..config import param
-from ..models import LinearOperatorEnsemble, MemberSpec
-from ..registry import EXPERIMENTS
-from ..results import RunResult, RunSpec
-from ..spectra import ESTIMATOR_KEYS, estimate_all
-from ..sweep.spec import grid_specs
-from ..tasks import FixedOperatorTask
-from ..tasks.operators import SPECTRA
-from ..theory import clean_signal, population_excess_risk
-from ..training import MomentData, TrainConfig, train_ensemble
-from ..training.trainer import DTYPES
-from ..validation import check_ranks
-from .base import Experiment, config_params, flat_params, member_result, moved_keys, spec_config, spec_params
-from .e2_analysis import analyse_e2
-
-
-@dataclass(frozen=True)
-class E2Task:
-    """The ``fixed_operator`` teachers: one per (r*, spectrum)."""
-
-    n: int = param(16, ge=2, le=512, doc="tokens per sequence")
-    d: int = param(4, ge=1, le=512, doc="input features (= d_v); N·d < n leaves A under-identified")
-    r_stars: tuple[int, ...] = param((2, 4), ge=1)
-    spectra: tuple[str, ...] = param(("flat",), choices=SPECTRA)
-    decay: float = param(0.25, gt=0.0, le=1.0)
-    sigma: float = param(0.1, ge=0.0)
-
-    def check(self) -> None:
-        check_ranks("task.r_stars", self.r_stars, self.n, "task.n", nonempty=True)
-
-
-@dataclass(frozen=True)
-class E2Verdict:
-    """The thresholds of C3."""
-
-    c3_estimator: str = param("numerical_rank", choices=ESTIMATOR_KEYS, doc="estimator the C3 verdict uses")
-    small_init_max: float = param(1e-2, gt=0.0, doc="init scales up to this count as small")
-    c3_rate: float = param(0.9, gt=0.0, le=1.0, doc="C3: required fraction of exact recoveries")
-
-
-@dataclass(frozen=True)
-class E2Config:
-    task: E2Task = field(default_factory=E2Task)
-    sample_counts: tuple[int, ...] = param((2, 64), ge=1, doc="fixed data set sizes N")
-    init_scales: tuple[float, ...] = param((1e-3, 1e-2, 1e-1, 1.0), gt=0.0)
-    optimizers: tuple[str, ...] = param(("gd", "adam"), choices=("gd", "adam"))
-    adam_lr: float = param(1e-2, gt=0.0, doc="learning rate of the Adam contrast (GD uses train.lr)")
-    seeds: int = param(1, ge=1, le=10_000)
-    verdict: E2Verdict = field(default_factory=E2Verdict)
-    train: TrainConfig = field(
-        default_factory=lambda: TrainConfig(optimizer="gd", lr=0.1, steps=2000, checkpoints=24)
-    )
-
-    def identified(self, n_samples: int) -> bool:
-        """Noise-free identifiability of A from N samples with V known: ``N·d_v >= n``."""
-        return n_samples * self.task.d >= self.task.n
+from ...models import LinearOperatorEnsemble, MemberSpec
+from ...registry import EXPERIMENTS
+from ...results import RunResult, RunSpec
+from ...spectra import estimate_all
+from ...sweep.spec import grid_specs
+from ...tasks import FixedOperatorTask
+from ...theory import clean_signal, population_excess_risk
+from ...training import MomentData, TrainConfig, train_ensemble
+from ...training.trainer import DTYPES
+from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_config, spec_params
+from .analysis import analyse
+from .claims import CLAIMS
+from .config import SCALE_SETTINGS, E2Config
 
 
 @EXPERIMENTS.register(summary="linear surrogate recovery: GD from small init finds rank r* (C3)")
 class E2Recovery(Experiment):
     title = "Linear surrogate: recovery by gradient descent from small init"
-    claims = ("C3",)
+    declared_claims = CLAIMS
+    analysis_function = analyse
     member_params = ("init_scale",)
     config_class = E2Config
     renamed_keys = {
@@ -81,15 +39,7 @@ class E2Recovery(Experiment):
         **moved_keys("verdict", "c3_estimator small_init_max c3_rate"),
     }
 
-    scale_settings = {
-        "quick": {"train": TrainConfig(optimizer="gd", lr=0.1, steps=1500, checkpoints=20)},
-        "paper": {
-            "task": E2Task(r_stars=(2, 4, 8), spectra=("flat", "geometric")),
-            "sample_counts": (2, 8, 64, 256),
-            "seeds": 3,
-            "train": TrainConfig(optimizer="gd", lr=0.1, steps=5000, checkpoints=32),
-        },
-    }
+    scale_settings = SCALE_SETTINGS
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
@@ -146,6 +96,3 @@ class E2Recovery(Experiment):
             )
             for m, spec in enumerate(group)
         ]
-
-    def analyse_rows(self, table, records):
-        return analyse_e2(self.cfg, table, records)

@@ -19,132 +19,30 @@ heads averaged) beside the task's, so the mixer figure is rebuilt from the store
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import torch
 
-from ..config import param
-from ..errors import ConfigError
-from ..models import MemberSpec
-from ..models.softmax_attention import TEMPERATURES
-from ..registry import EXPERIMENTS, STUDENTS, TASKS
-from ..results import RunResult, RunSpec
-from ..spectra import estimate_all
-from ..tasks.operators import SPECTRA
-from ..theory import clean_signal, population_excess_risk
-from ..training import FixedData, FreshData, TrainConfig, train_ensemble
-from ..training.evaluation import held_out_excess
-from ..training.trainer import DTYPES
-from ..validation import check_rank, check_ranks
-from .base import Experiment, config_params, derive_seed, flat_params, member_result, moved_keys, spec_config
-from .e3_analysis import analyse_e3
-
-RUNGS = ("B0", "B1", "B2", "B3")
-POSITIONAL_RUNGS = ("B1", "B2")
-OPERATORS = ("low_rank", "row_stochastic")
-ROLES = ("ladder", "control_b", "x2")
-
-
-def _train(steps: int, lr: float) -> TrainConfig:
-    return TrainConfig(
-        optimizer="adam",
-        lr=lr,
-        lr_final=1e-4,
-        steps=steps,
-        n_samples=0,
-        batch_size=32,
-        checkpoints=8,
-        dtype="float32",
-    )
-
-
-@dataclass(frozen=True)
-class E3Task:
-    """The one task every rung trains on (``fixed_operator``), and the control and X2 teachers' extras."""
-
-    n: int = param(16, ge=2, le=256, doc="tokens per sequence (A* is n×n; B0's full rank)")
-    d: int = param(16, ge=1, le=256, doc="input features (= d_v; the full query–key rank of B1–B3)")
-    r_star: int = param(4, ge=1, doc="rank of A* (and of the control teacher's K*)")
-    spectrum: str = param("flat", choices=SPECTRA)
-    sigma: float = param(0.1, ge=0.0, doc="noise standard deviation")
-    seed: int = param(0, ge=0, doc="draws the tasks; every rung sees the same task and data stream")
-    c: float = param(2.0, gt=0.0, doc="control (b): logit scale c of the B1 teacher (||K*||_F = c sqrt(d))")
-    logit_scale: float = param(2.0, gt=0.0, doc="X2's row-stochastic A*: rms of its rank-r* logits")
-
-    def check(self) -> None:
-        check_rank("task.r_star", self.r_star, self.n, what="task.n")
-
-
-@dataclass(frozen=True)
-class E3Verdict:
-    """The thresholds of C4 and X2."""
-
-    eps_floor: float = param(
-        1e-2, gt=0.0, lt=1.0, doc="relative excess below which a model reaches the floor"
-    )
-    c4_fail: float = param(
-        0.5, gt=0.0, doc="C4: B1–B3 at full rank fail when their relative excess is >= this"
-    )
-    c4_ratio: float = param(0.1, gt=0.0, doc="C4 (c): max(|B2−B1|, |B3−B2|) / (B1 − B0) must be <= this")
-    x2_min_steps: int = param(
-        6000, ge=1, doc="X2: runs shorter than this cannot refute (SPEC §5b: >= 6000 steps)"
-    )
-
-
-@dataclass(frozen=True)
-class E3Config:
-    task: E3Task = field(default_factory=E3Task)
-    rungs: tuple[str, ...] = param(RUNGS, choices=RUNGS, doc="ladder rungs")
-    ranks: tuple[int, ...] = param(
-        (1, 2, 4, 8), ge=1, doc="swept ranks (<= d); the full rank is always added"
-    )
-    v_settings: tuple[str, ...] = param(("known", "learned"), choices=("known", "learned"))
-    seeds: int = param(2, ge=1, le=1000, doc="student initialisations per setting (the task is fixed)")
-    n_heads: int = param(1, ge=1, le=64, doc="heads of B1–B3 (each of rank r, outputs averaged)")
-    temperature: str = param("sqrt_d", choices=TEMPERATURES, doc="softmax temperature of B2/B3")
-    init_scale: float = param(0.25, gt=0.0, doc="std of the query–key factor entries at init (B1–B3)")
-    b0_init_scale: float = param(0.1, gt=0.0, doc="std of B0's factor entries at init")
-    n_test: int = param(1024, ge=16, le=10_000_000, doc="fresh held-out samples for the excess risk")
-    n_mixer: int = param(64, ge=1, le=100_000, doc="held-out inputs the stored mean mixer averages over")
-    control_b: bool = param(True, doc="control (b): B1 on a linear_qk_teacher task")
-    positional_rungs: tuple[str, ...] = param(
-        POSITIONAL_RUNGS, choices=RUNGS, doc="X2: rungs run with learned_absolute positions (empty: no X2)"
-    )
-    x2_operators: tuple[str, ...] = param(
-        OPERATORS, choices=OPERATORS, doc="X2: A* signed low-rank / row-stochastic"
-    )
-    x2_ranks: tuple[int, ...] = param((), ge=1, doc="X2 ranks (<= d); empty = r* and d")
-    x2_heads: tuple[int, ...] = param((1,), ge=1, le=64, doc="X2 head counts")
-    x2_v_settings: tuple[str, ...] = param(("known",), choices=("known", "learned"))
-    verdict: E3Verdict = field(default_factory=E3Verdict)
-    train: TrainConfig = field(default_factory=lambda: _train(500, 1e-2))
-    x2_train: TrainConfig = field(default_factory=lambda: _train(1500, 3e-2))
-
-    def check(self) -> None:
-        if not self.rungs:
-            raise ConfigError(
-                f"The 'rungs' parameter must hold at least one of {', '.join(RUNGS)}. Got () instead."
-            )
-        bad_pos = [r for r in self.positional_rungs if r not in POSITIONAL_RUNGS]
-        if bad_pos:
-            raise ConfigError(
-                f"positional information is for B1 and B2 only. Got {bad_pos[0]!r} in 'positional_rungs'."
-            )
-        attention = any(r != "B0" for r in self.rungs) or self.control_b or self.positional_rungs
-        n, d = self.task.n, self.task.d
-        upper, what = (d, "task.d, the query–key width of B1–B3") if attention else (n, "task.n")
-        check_ranks("ranks", self.ranks, upper, what)
-        check_ranks("x2_ranks", self.x2_ranks, upper, what)
-        if self.control_b:
-            check_rank("task.r_star", self.task.r_star, d, what="task.d, the B1 teacher's kernel is d×d")
-
-    def full_rank(self, rung: str) -> int:
-        return self.task.n if rung == "B0" else self.task.d
-
-    def ladder_ranks(self, rung: str) -> list[int]:
-        full = self.full_rank(rung)
-        return sorted({r for r in self.ranks if r <= full} | {full})
+from ...models import MemberSpec
+from ...registry import EXPERIMENTS, STUDENTS, TASKS
+from ...results import RunResult, RunSpec
+from ...spectra import estimate_all
+from ...theory import clean_signal, population_excess_risk
+from ...training import FixedData, FreshData, TrainConfig, train_ensemble
+from ...training.evaluation import held_out_excess
+from ...training.trainer import DTYPES
+from ..base import (
+    ClaimContext,
+    Experiment,
+    config_params,
+    derive_seed,
+    flat_params,
+    member_result,
+    moved_keys,
+    spec_config,
+)
+from .analysis import analyse, fill_settings
+from .claims import CLAIMS
+from .config import SCALE_SETTINGS, E3Config
 
 
 def task_of(params: dict):
@@ -158,7 +56,8 @@ def task_of(params: dict):
 )
 class E3Ladder(Experiment):
     title = "Interpolation ladder B0 → B3 on a fixed operator"
-    claims = ("C4", "X2")
+    declared_claims = CLAIMS
+    analysis_function = analyse
     member_params = ("rank",)
     seeds_share_group = True  # all seeds and ranks of one (role, task, rung, V, positional, heads, training)
     config_class = E3Config
@@ -170,18 +69,7 @@ class E3Ladder(Experiment):
         **moved_keys("verdict", "eps_floor c4_fail c4_ratio x2_min_steps"),
     }
 
-    scale_settings = {
-        "paper": {
-            "seeds": 3,
-            "ranks": (1, 2, 4, 8, 12),
-            "x2_ranks": (2, 4, 8, 16),
-            "x2_heads": (1, 2),
-            "x2_v_settings": ("known", "learned"),
-            "n_test": 4096,
-            "train": _train(2000, 1e-2),
-            "x2_train": _train(6000, 3e-2),
-        },
-    }
+    scale_settings = SCALE_SETTINGS
 
     # -- the grid --------------------------------------------------------------------------
     def _task_params(self, kind: str, operator: str = "low_rank") -> dict:
@@ -224,6 +112,10 @@ class E3Ladder(Experiment):
         if rung in ("B2", "B3"):
             base["temperature"] = c.temperature
         return [RunSpec(self.name, {**base, "rank": r}, seed) for r in ranks for seed in range(c.seeds)]
+
+    def prepare(self, table, ok, records):
+        """The runs that did not diverge with their setting columns as labels (``"-"`` where absent)."""
+        return (fill_settings(ok) if len(table) else ok), ClaimContext(records)
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
@@ -289,9 +181,6 @@ class E3Ladder(Experiment):
                 )
             )
         return results
-
-    def analyse_rows(self, table, records):
-        return analyse_e3(self.cfg, table, records)
 
 
 def build_student(group: list[RunSpec], teacher, dtype: torch.dtype):

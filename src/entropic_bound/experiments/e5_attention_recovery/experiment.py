@@ -10,22 +10,15 @@ The teacher's own realised-mixer ranks are stored beside them for reference.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from ..config import param
-from ..errors import ConfigError
-from ..models.base import MemberSpec
-from ..registry import EXPERIMENTS
-from ..results import RunResult, RunSpec
-from ..spectra import ESTIMATOR_KEYS, estimate_all
-from ..sweep.spec import grid_specs
-from ..training import TrainConfig
-from ..training.evaluation import held_out_excess, signal_power
-from .base import Experiment, flat_params, member_result, moved_keys
-from .e4_e5_common import (
-    AttentionTask,
+from ...models.base import MemberSpec
+from ...registry import EXPERIMENTS
+from ...results import RunResult, RunSpec
+from ...spectra import estimate_all
+from ...sweep.spec import grid_specs
+from ...training.evaluation import held_out_excess, signal_power
+from ..attention_common import (
     GroupSetup,
     attention_task_params,
     kernel_matrices,
@@ -33,60 +26,10 @@ from .e4_e5_common import (
     saturation_stats,
     teacher_mixers,
 )
-from .e5_analysis import analyse_e5
-
-
-@dataclass(frozen=True)
-class E5Verdict:
-    """The thresholds of C7 and C8."""
-
-    small_init_max: float = param(1e-2, gt=0.0, doc="init scales up to this count as small")
-    c7_contrast: float = param(0.5, gt=0.0, le=1.0, doc="C7: small minus large init low-rank rate, N·n < d")
-    c7_fit: float = param(2.0, gt=0.0, doc="C7: learned when final train loss <= c7_fit·max(sigma², 1e-4)")
-    c7_estimator: str = param(
-        "energy_threshold_rank_99",
-        choices=ESTIMATOR_KEYS,
-        doc="estimator the C7 verdict uses (largest-gap and numerical rank read the fitted noise or the init "
-        "residue of under-identified runs as rank)",
-    )
-    c7_tolerance: float = param(0.5, ge=0.0, doc="C7: |estimate - r*| <= tolerance counts as recovered")
-    c7_rate: float = param(0.9, gt=0.0, le=1.0, doc="C7: required recovery rate of small init (identified N)")
-    c8_margin: float = param(
-        0.1, ge=0.0, doc="C8: allowed softmax - linear error (rank units), also vs numerical"
-    )
-
-
-@dataclass(frozen=True)
-class E5Config:
-    task: AttentionTask = field(default_factory=AttentionTask)
-    v_settings: tuple[str, ...] = param(("known",), choices=("known", "learned"))
-    init_scales: tuple[float, ...] = param((1e-3, 1e-2, 1e-1), gt=0.0)
-    seeds: int = param(1, ge=1, le=10_000)
-    n_test: int = param(1024, ge=1, le=1_000_000, doc="held-out samples for the excess risk")
-    n_mixer: int = param(128, ge=1, le=100_000, doc="held-out inputs for the realised-mixer ranks")
-    c7_sample_counts: tuple[int, ...] = param(
-        (1,), ge=1, doc="C7 contrast: further data set sizes N; N·n < d leaves K under-identified"
-    )
-    c7_lr: float = param(1.0, gt=0.0, doc="C7 contrast runs: GD learning rate (lr 10 diverges at N = 1)")
-    c7_steps: int = param(
-        1000, ge=1, doc="C7 contrast runs: GD steps (they fit their data to the noise floor)"
-    )
-    verdict: E5Verdict = field(default_factory=E5Verdict)
-    train: TrainConfig = field(
-        default_factory=lambda: TrainConfig(
-            optimizer="gd", lr=10.0, steps=300, n_samples=256, checkpoints=12, dtype="float32"
-        )
-    )
-
-    def check(self) -> None:
-        if not self.v_settings or not self.init_scales:
-            raise ConfigError(
-                "The 'v_settings' and 'init_scales' parameters must be non-empty. Got () instead."
-            )
-        if self.train.n_samples == 0:
-            raise ConfigError(
-                "The 'train.n_samples' parameter must be an int >= 1 for E5 (a fixed data set). Got 0 instead."
-            )
+from ..base import Experiment, flat_params, member_result, moved_keys
+from .analysis import analyse
+from .claims import CLAIMS
+from .config import SCALE_SETTINGS, E5Config
 
 
 @EXPERIMENTS.register(
@@ -94,30 +37,17 @@ class E5Config:
 )
 class E5AttentionRecovery(Experiment):
     title = "Attention-native recovery and rank estimators"
-    claims = ("C7", "C8")
+    declared_claims = CLAIMS
+    analysis_function = analyse
     member_params = ("init_scale",)
     config_class = E5Config
+    scale_settings = SCALE_SETTINGS
     renamed_keys = {
         **moved_keys("task", "n d teachers r_stars spectra decay c sigma"),
         **moved_keys(
             "verdict", "small_init_max c7_contrast c7_fit c7_estimator c7_tolerance c7_rate c8_margin"
         ),
     }
-
-    @classmethod
-    def default_config(cls, scale: str) -> E5Config:
-        if scale == "paper":
-            return E5Config(
-                task=AttentionTask(r_stars=(1, 2, 4, 8, 16)),
-                seeds=3,
-                init_scales=(1e-4, 1e-3, 1e-2, 1e-1),
-                n_test=2048,
-                n_mixer=256,
-                train=TrainConfig(
-                    optimizer="gd", lr=10.0, steps=300, n_samples=256, checkpoints=16, dtype="float32"
-                ),
-            )
-        return E5Config()
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
@@ -170,6 +100,3 @@ class E5AttentionRecovery(Experiment):
                 member_result(spec, m, outcome, metrics, keep=("steps_run", *ref, *sat), curves=curves)
             )
         return results
-
-    def analyse_rows(self, table, records):
-        return analyse_e5(self.cfg, table, records)

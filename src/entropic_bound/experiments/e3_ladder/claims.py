@@ -1,141 +1,24 @@
-"""E3's analysis: summary tables and verdicts C4 and X2 — pure functions of stored rows.
+"""E3's claims C4 and X2: each criterion, its report sentence and its robustness grid.
 
-Every verdict reads *medians over seeds* of the held-out relative excess risk; the seed spread
-(min, max) is in the summary table and the evidence. Diverged runs are excluded and counted.
-"""
+Every criterion reads *medians over seeds* of the held-out relative excess risk (summary_table); the
+seed spread (min, max) is in the summary table and the evidence."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from .base import Analysis, Verdict, decide, split_status
-from .claim_slices import boundary, grid_setting, with_option
-from .e3_plots import plot_excess_vs_rank, plot_full_rank_bars, plot_mixers
+from ..base import ClaimContext, Verdict, decide
+from ..claim import Claim, Formats
+from ..claim_slices import Setting, grid_setting, sliced, with_option
+from .analysis import summary_table
 
-SETTING = ["role", "task.kind", "task.operator", "rung", "v", "positional", "n_heads", "rank"]
-RESULT_COLUMNS = [
-    "run_id",
-    "seed",
-    "status",
-    "diverged_step",
-    *SETTING,
-    "full_rank",
-    "rel_excess",
-    "rel_excess_population",
-    "excess",
-    "signal",
-    "mixer_rel_error",
-    "A_energy_effective_rank",
-    "K_energy_effective_rank",
-    "K_numerical_rank",
-    "train_loss",
-    "steps_run",
-    "train.steps",
-    "train.lr",
-]
 ATTENTION = ("B1", "B2", "B3")
+
+
 REPRESENTABLE = (
     ("B1", "low_rank"),
     ("B2", "row_stochastic"),
 )  # X2: rungs whose class can hold A* with positions
-
-
-def _label(value) -> str:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return "-"
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def _fill(table: pd.DataFrame) -> pd.DataFrame:
-    """Setting columns as strings (``rank`` as int); unused ones (``n_heads`` of B0, ``task.operator``
-    of the teacher task) read ``"-"``."""
-    out = table.copy()
-    for col in SETTING:
-        if col == "rank":
-            out[col] = out[col].astype(int)
-        else:
-            out[col] = [_label(v) for v in out[col]] if col in out else "-"
-    return out
-
-
-def summary_table(ok: pd.DataFrame) -> pd.DataFrame:
-    """Median, min and max relative excess over seeds per setting (role, task, rung, V, positions, heads, r)."""
-    if not len(ok):
-        return pd.DataFrame(
-            columns=[*SETTING, "rel_excess_median", "rel_excess_min", "rel_excess_max", "runs"]
-        )
-    g = _fill(ok).groupby(SETTING, sort=True)["rel_excess"]
-    out = g.agg(median="median", min="min", max="max", runs="count").reset_index()
-    return out.rename(
-        columns={"median": "rel_excess_median", "min": "rel_excess_min", "max": "rel_excess_max"}
-    )
-
-
-def analyse_e3(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
-    results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
-    ok, n_diverged = split_status(table)
-    ok = _fill(ok) if len(table) else ok
-    summary = summary_table(ok)
-    verdicts = [c4_with_boundary(cfg, ok, n_diverged), x2_with_boundary(cfg, ok, n_diverged)]
-    figures = {}
-    if len(ok):
-        figures["e3_full_rank_bars"] = plot_full_rank_bars(cfg, ok)
-        figures["e3_excess_vs_rank"] = plot_excess_vs_rank(cfg, summary)
-        figures["e3_mixers"] = plot_mixers(cfg, ok, records)
-    t, x = cfg.train, cfg.x2_train
-    notes = [
-        f"One fixed_operator task (n = {cfg.task.n}, d = d_v = {cfg.task.d}, r* = {cfg.task.r_star}, {cfg.task.spectrum} spectrum, "
-        f"σ = {cfg.task.sigma:g}, task_seed {cfg.task.seed}); every rung sees the same task and the same data stream "
-        f"({'fresh batches of ' + str(t.batch_size) if not t.n_samples else 'N = ' + str(t.n_samples)}). "
-        f"Seeds vary the student initialisation only ({cfg.seeds} per setting).",
-        f"Ladder and control (b): {t.optimizer} lr {t.lr:g} → {t.lr_final} cosine, {t.steps} steps, {t.dtype}. "
-        f"X2: {x.optimizer} lr {x.lr:g} → {x.lr_final} cosine, {x.steps} steps (SPEC §5b reached the floor "
-        f"only after ≥ 6000 steps; shorter X2 runs can confirm but not refute).",
-        f"Relative excess risk = held-out error against the clean target on {cfg.n_test} fresh samples / clean "
-        "signal; B0 also stores the exact population value (rel_excess_population). Heads are averaged, so a "
-        f"softmax model's mean mixer is row-stochastic whatever its head count. B2/B3 temperature: {cfg.temperature}.",
-    ]
-    return Analysis(
-        results=results, verdicts=verdicts, figures=figures, tables={"summary": summary}, notes=notes
-    )
-
-
-def _per_seed(ok: pd.DataFrame) -> list[tuple[dict, pd.DataFrame]]:
-    """``({"seed": [s]}, summary of seed s alone)`` per student initialisation."""
-    if not len(ok) or ok["seed"].nunique() < 2:
-        return []
-    return [({"seed": [int(s)]}, summary_table(ok[ok["seed"] == s])) for s in sorted(ok["seed"].unique())]
-
-
-def c4_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
-    """C4 on every seed's median, decided again per V setting and per student initialisation."""
-    summary = summary_table(ok)
-    main = verdict_c4(cfg, summary, n_diverged)
-    others = (
-        [
-            ({"v_settings": [v]}, verdict_c4(with_option(cfg, {"v_settings": (v,)}), summary, n_diverged))
-            for v in cfg.v_settings
-        ]
-        if len(cfg.v_settings) > 1
-        else []
-    )
-    others += [(s, verdict_c4(cfg, sm, n_diverged)) for s, sm in _per_seed(ok)]
-    return boundary((grid_setting(cfg, "v_settings", "seeds"), main), others, "min_full_rank_B1_B3")
-
-
-def x2_with_boundary(cfg, ok: pd.DataFrame, n_diverged: int = 0) -> Verdict:
-    """X2 on the seed medians, decided again per student initialisation and per head count."""
-    summary = summary_table(ok)
-    main = verdict_x2(cfg, summary, n_diverged)
-    others = [(s, verdict_x2(cfg, sm, n_diverged)) for s, sm in _per_seed(ok)]
-    if len(cfg.x2_heads) > 1:
-        for h in cfg.x2_heads:
-            keep = summary[(summary["role"] != "x2") | (summary["n_heads"] == str(h))]
-            others.append(({"x2_heads": [h]}, verdict_x2(cfg, keep, n_diverged)))
-    return boundary((grid_setting(cfg, "x2_heads", "seeds"), main), others, "worst_best_rel_excess")
 
 
 def _median(summary: pd.DataFrame, **where) -> float | None:
@@ -150,7 +33,7 @@ def _full(cfg, summary: pd.DataFrame, role: str, rung: str, v: str) -> float | N
     return _median(summary, role=role, rung=rung, v=v, rank=cfg.full_rank(rung))
 
 
-def verdict_c4(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
+def c4_on_summary(cfg, summary: pd.DataFrame) -> Verdict:
     """C4 from the full-rank medians of every rung and V setting, with controls (a), (b) and (c)."""
     criterion = (
         f"at full rank (r = n for B0, r = d for B1–B3), for every V setting: B1, B2 and B3 have relative excess "
@@ -164,7 +47,6 @@ def verdict_c4(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     )
     ladder = summary[summary["role"] == "ladder"] if len(summary) else summary
     ev: dict = {
-        "excluded_diverged": n_diverged,
         "full_rank": {},
         "control_a_B0": {},
         "control_b_B1_teacher": {},
@@ -239,7 +121,7 @@ def _x2_pair(cfg, x2: pd.DataFrame, rung: str, operator: str) -> dict | None:
     }
 
 
-def verdict_x2(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
+def x2_on_summary(cfg, summary: pd.DataFrame) -> Verdict:
     """X2: do learned absolute positions make the fixed operator learnable by B1 (signed A*) and B2
     (row-stochastic A*)?"""
     steps = cfg.x2_train.steps
@@ -254,7 +136,6 @@ def verdict_x2(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     ev: dict = {
         "steps": steps,
         "x2_min_steps": cfg.verdict.x2_min_steps,
-        "excluded_diverged": n_diverged,
         "pairs": {},
     }
     for rung in ("B1", "B2"):
@@ -280,8 +161,67 @@ def verdict_x2(cfg, summary: pd.DataFrame, n_diverged: int = 0) -> Verdict:
     return Verdict("X2", "inconclusive", criterion, ev, "E3", statement)
 
 
-def seed_spread(ok: pd.DataFrame, role: str, rung: str, v: str, rank: int) -> np.ndarray:
-    """The per-seed relative excess of one setting (for the bar chart)."""
-    sel = ok[(ok["role"] == role) & (ok["rung"] == rung) & (ok["v"] == v) & (ok["rank"] == rank)]
-    sel = sel[sel["positional"] == "none"]
-    return sel["rel_excess"].to_numpy(dtype=float)
+def verdict_c4(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+    """C4 on the seed medians of ``ok`` (rows with their setting columns filled by ``prepare``)."""
+    return c4_on_summary(cfg, summary_table(ok))
+
+
+def verdict_x2(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+    """X2 on the seed medians of ``ok``."""
+    return x2_on_summary(cfg, summary_table(ok))
+
+
+def c4_grid(cfg, ok: pd.DataFrame, context: ClaimContext) -> list[Setting]:
+    """C4 decided again per V setting and per student initialisation (seed)."""
+    per_v = (
+        [Setting({"v_settings": [v]}, with_option(cfg, {"v_settings": (v,)}), ok) for v in cfg.v_settings]
+        if len(cfg.v_settings) > 1
+        else []
+    )
+    return per_v + sliced(cfg, ok, (("seed", "seed"),))
+
+
+def x2_grid(cfg, ok: pd.DataFrame, context: ClaimContext) -> list[Setting]:
+    """X2 decided again per student initialisation (seed) and per head count of the X2 runs."""
+    per_heads = (
+        [
+            Setting({"x2_heads": [h]}, cfg, ok[(ok["role"] != "x2") | (ok["n_heads"] == str(h))])
+            for h in cfg.x2_heads
+        ]
+        if len(cfg.x2_heads) > 1
+        else []
+    )
+    return sliced(cfg, ok, (("seed", "seed"),)) + per_heads
+
+
+def c4_sentence(e: dict, fmt: Formats) -> str:
+    parts = []
+    for v, by_rung in e["full_rank"].items():
+        rungs = ", ".join(f"{k} {fmt.number(x)}" for k, x in by_rung.items())
+        parts.append(f"V {v}: {rungs}")
+    return f"relative excess at full rank — {'; '.join(parts)}; jump holds: {fmt.number(e['jump_holds'])}"
+
+
+def x2_sentence(e: dict, fmt: Formats) -> str:
+    gaps = ", ".join(f"{pair} {fmt.number(p['gap_closed'])}" for pair, p in e["pairs"].items())
+    lead = f"{e['reason']}; " if e.get("reason") else ""
+    return f"{lead}gap closed by positions: {gaps}"
+
+
+C4 = Claim(
+    "C4",
+    decide=verdict_c4,
+    sentence=c4_sentence,
+    default_setting=lambda cfg: grid_setting(cfg, "v_settings", "seeds"),
+    statistic="min_full_rank_B1_B3",
+    grid=c4_grid,
+)
+X2 = Claim(
+    "X2",
+    decide=verdict_x2,
+    sentence=x2_sentence,
+    default_setting=lambda cfg: grid_setting(cfg, "x2_heads", "seeds"),
+    statistic="worst_best_rel_excess",
+    grid=x2_grid,
+)
+CLAIMS = (C4, X2)

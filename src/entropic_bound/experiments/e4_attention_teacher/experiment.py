@@ -16,92 +16,21 @@ steps), which would read as a false deficiency; Adam reaches the floor there in 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from ..config import param
-from ..errors import ConfigError
-from ..models.base import MemberSpec
-from ..registry import EXPERIMENTS
-from ..results import RunResult, RunSpec
-from ..sweep.spec import grid_specs
-from ..training import TrainConfig
-from ..training.evaluation import held_out_excess, signal_power
-from ..validation import check_ranks
-from .base import Experiment, flat_params, member_result, moved_keys
-from .e4_analysis import analyse_e4
-from .e4_e5_common import (
-    AttentionTask,
+from ...models.base import MemberSpec
+from ...registry import EXPERIMENTS
+from ...results import RunResult, RunSpec
+from ...sweep.spec import grid_specs
+from ...training.evaluation import held_out_excess, signal_power
+from ..attention_common import (
     GroupSetup,
     attention_task_params,
     saturation_stats,
     uniform_attention_excess,
 )
-
-
-@dataclass(frozen=True)
-class E4Verdict:
-    """The thresholds of C5 and C6."""
-
-    eps_floor: float = param(1e-2, gt=0.0, lt=1.0, doc="relative excess below which the floor is reached")
-    c5_margin: float = param(3.0, ge=1.0, doc="C5: r < r* must stay above c5_margin * eps_floor")
-    c5_rate: float = param(0.9, gt=0.0, le=1.0, doc="C5: required fraction of runs on each side of r*")
-    c6_normalisation: str = param(
-        "k0",
-        choices=("k0", "signal"),
-        doc="C6: divide excess(r*-1) by the K = 0 excess (k0) or by the total signal",
-    )
-    c6_factor: float = param(
-        0.8,
-        gt=0.0,
-        le=1.0,
-        doc="C6: compressed if softmax/linear ratio of normalised excess(r*-1) <= c6_factor",
-    )
-
-
-@dataclass(frozen=True)
-class E4Config:
-    task: AttentionTask = field(default_factory=AttentionTask)
-    ranks: tuple[int, ...] = param((), ge=1, doc="student ranks; empty = 1..r*+2 and 2r*")
-    v_settings: tuple[str, ...] = param(("known", "learned"), choices=("known", "learned"))
-    seeds: int = param(1, ge=1, le=10_000)
-    init_scale: float = param(1e-3, gt=0.0, doc="std of the W_Q, W_K entries at init")
-    n_test: int = param(2048, ge=1, le=1_000_000, doc="held-out samples (dedicated seed)")
-    c6_cs: tuple[float, ...] = param(
-        (0.5, 1.0, 4.0), gt=0.0, doc="C6 map: further logit scales c, each run at r = r*-1 and r* only"
-    )
-    c6_v_settings: tuple[str, ...] = param(
-        ("known",), choices=("known", "learned"), doc="C6 map: V settings of the further logit scales"
-    )
-    c6_r_stars: tuple[int, ...] = param(
-        (4,), ge=1, doc="C6 map: r* of the further logit scales (empty: every r* of r_stars)"
-    )
-    verdict: E4Verdict = field(default_factory=E4Verdict)
-    train: TrainConfig = field(
-        default_factory=lambda: TrainConfig(
-            optimizer="adam", lr=3e-2, lr_final=1e-4, steps=300, n_samples=256, checkpoints=8, dtype="float32"
-        )
-    )
-
-    def check(self) -> None:
-        check_ranks("ranks", self.ranks, self.task.d, "task.d")
-        if not self.v_settings:
-            raise ConfigError("The 'v_settings' parameter must be non-empty. Got () instead.")
-        if self.train.n_samples == 0:
-            raise ConfigError(
-                "The 'train.n_samples' parameter must be an int >= 1 for E4 (a fixed data set). Got 0 instead."
-            )
-
-    def student_ranks(self, r_star: int) -> list[int]:
-        base = set(self.ranks) if self.ranks else set(range(1, r_star + 3)) | {2 * r_star}
-        return sorted((base | {r_star - 1, r_star, r_star + 1}) & set(range(1, self.task.d + 1)))
-
-    def c6_map(self, r_star: int) -> list[tuple[float, str, list[int]]]:
-        """``(c, v, ranks)`` of the C6 map's further runs at ``r_star``: r*-1 and r* at each extra c."""
-        if self.c6_r_stars and r_star not in self.c6_r_stars:
-            return []
-        ranks = [r for r in (r_star - 1, r_star) if r >= 1]
-        extra = [x for x in self.c6_cs if x != self.task.c]
-        return [(x, v, ranks) for x in extra for v in self.c6_v_settings if v in self.v_settings]
+from ..base import Experiment, flat_params, member_result, moved_keys
+from .analysis import analyse
+from .claims import CLAIMS
+from .config import SCALE_SETTINGS, E4Config
 
 
 @EXPERIMENTS.register(
@@ -109,34 +38,15 @@ class E4Config:
 )
 class E4AttentionTeacher(Experiment):
     title = "Attention-native teacher–student: deficiency and achievability"
-    claims = ("C5", "C6")
+    declared_claims = CLAIMS
+    analysis_function = analyse
     member_params = ("rank",)
     config_class = E4Config
+    scale_settings = SCALE_SETTINGS
     renamed_keys = {
         **moved_keys("task", "n d teachers r_stars spectra decay c sigma"),
         **moved_keys("verdict", "eps_floor c5_margin c5_rate c6_normalisation c6_factor"),
     }
-
-    @classmethod
-    def default_config(cls, scale: str) -> E4Config:
-        if scale == "paper":
-            return E4Config(
-                task=AttentionTask(r_stars=(1, 2, 4, 8)),
-                c6_r_stars=(),
-                c6_v_settings=("known", "learned"),
-                seeds=3,
-                n_test=4096,
-                train=TrainConfig(
-                    optimizer="adam",
-                    lr=3e-2,
-                    lr_final=1e-4,
-                    steps=500,
-                    n_samples=256,
-                    checkpoints=12,
-                    dtype="float32",
-                ),
-            )
-        return E4Config(task=AttentionTask(spectra=("flat",)))
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
@@ -194,6 +104,3 @@ class E4AttentionTeacher(Experiment):
             curves = {"teacher_singular_values": teacher.truth["singular_values"].tolist()}
             results.append(member_result(spec, m, outcome, metrics, keep=keep, curves=curves))
         return results
-
-    def analyse_rows(self, table, records):
-        return analyse_e4(self.cfg, table, records)

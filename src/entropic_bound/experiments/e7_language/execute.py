@@ -14,15 +14,15 @@ import time
 import numpy as np
 import torch
 
-from ..lm.checkpoint_probe import checkpoint_mixers, resolve_checkpoint
-from ..lm.complexity import kgram_heldout_bits, order_estimate
-from ..lm.corpora import VOCAB, Corpus, load_corpus
-from ..lm.model import EnsembleLM
-from ..lm.probe import KernelProbe, mixer_stats
-from ..lm.structure import structure_summary
-from ..lm.trainer import EnsembleOutcome, LMTrainConfig, random_starts, train_ensemble, windows
-from ..sweep.spec import RunResult, RunSpec
-from .base import derive_seed, spec_params
+from ...lm.checkpoint_probe import checkpoint_mixers, resolve_checkpoint
+from ...lm.complexity import kgram_heldout_bits, order_estimate
+from ...lm.corpora import VOCAB, Corpus, load_corpus
+from ...lm.model import EnsembleLM
+from ...lm.probe import KernelProbe, mixer_stats
+from ...lm.structure import structure_summary
+from ...lm.trainer import EnsembleOutcome, LMTrainConfig, random_starts, train_ensemble, windows
+from ...sweep.spec import RunResult, RunSpec
+from ..base import derive_seed, spec_params
 
 CORPUS_METRICS = (
     "entropy_rate_bits",
@@ -181,7 +181,7 @@ def execute_checkpoint(spec: RunSpec) -> RunResult:
     start, p = time.perf_counter(), spec.params
     resolved = resolve_checkpoint(p["probe.checkpoint"])
     if resolved is None:
-        from ..errors import DataError
+        from ...errors import DataError
 
         raise DataError(f"The checkpoint '{p['probe.checkpoint']}' is not available on this machine.")
     text_corpus = load_corpus(p["probe.text"], p["probe.text_bytes"], 0)

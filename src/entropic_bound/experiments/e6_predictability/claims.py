@@ -1,125 +1,14 @@
-"""E6's analysis: recovery-rate tables, the frontier, verdicts C9, C10, X1 — pure functions of stored rows.
-
-A run *recovers* r* when ``r_hat == r*`` (the predictor's noise-calibrated cut); its exact-recovery
-rate is the fraction of seeds (and spectra, where pooled) that do. A run outside its method's domain
-should say ``identifiable = False``; ``confident_wrong`` marks runs that claim identifiability and miss.
-
-Domains (theory, used by the verdicts, not read from the predictor's own flags):
-
-- ``linear_v_known``: every r* (K solved by least squares once ``N n d_v > d²``).
-- ``linear_v_unknown``: every r* when ``n > d``; r* < d when ``n = d``; r* < min(n, d_v) when ``n < d``
-  (``rank Y_i = min(r*, n, d_v)`` then, so larger r* are only bounded below).
-- ``softmax_log_attention``: V known and ``n ≤ min(d, d_v)`` (the attention is recoverable per sample).
-- ``softmax_linearised``: none (biased by the softmax's curvature; C10 measures how).
-"""
+"""E6's claims C9, C10 and X1: each criterion, its report sentence and its robustness grid."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ..predict.result import ESTIMATE_KEYS
-from .base import Analysis, Verdict, decide
-from .claim_slices import grid_setting, sliced_boundary, with_option
-from .e6_plots import plot_estimates, plot_rate_heatmaps
-
-CELL = ["teacher", "method", "v", "task.n", "task.spectrum", "task.r_star", "n_samples", "task.sigma"]
-PAPER_ESTIMATORS = ("numerical_rank", "energy_effective_rank", "realised_mixer_energy_rank")
-ESTIMATORS = (*ESTIMATE_KEYS, "mean_mixer_energy_rank")
-
-#: Column holding the estimator's value on the ground truth (default ``true_<key>``: on K*'s spectrum).
-TRUE_COLUMN = {
-    "noise_calibrated_rank": "task.r_star",
-    "realised_mixer_energy_rank": "teacher_mixer_energy_rank",
-    "mean_mixer_energy_rank": "teacher_meanmixer_energy_rank",
-}
-
-
-def in_domain(method: str, v: str, n: int, d: int, d_v: int, r_star: int) -> bool:
-    """Whether ``method`` can identify ``r_star`` in this setting in principle (module docstring)."""
-    if method == "linear_v_known":
-        return v == "known"
-    if method == "linear_v_unknown":
-        return True if n > d else (r_star < d if n == d else r_star < min(n, d_v))
-    if method == "softmax_log_attention":
-        return v == "known" and n <= min(d, d_v)
-    return False
-
-
-def with_domain(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` plus a boolean ``in_domain`` column."""
-    out = table.copy()
-    out["in_domain"] = [
-        in_domain(
-            r["method"], r["v"], int(r["task.n"]), int(r["task.d"]), int(r["task.d_v"]), int(r["task.r_star"])
-        )
-        for _, r in out.iterrows()
-    ]
-    return out
-
-
-def rate_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Per cell (spectra separate): exact-recovery rate, flagged and confident-wrong rates, mean r_hat."""
-    g = table.groupby(CELL, sort=True)
-    out = g.agg(
-        rate=("exact", "mean"),
-        flagged=("identifiable", lambda s: float((1 - s).mean())),
-        confident_wrong=("confident_wrong", "mean"),
-        mean_r_hat=("r_hat", "mean"),
-        median_cpu_s=("cpu_s", "median"),
-        runs=("exact", "size"),
-    )
-    return out.reset_index()
-
-
-def estimate_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Per cell and estimator: mean estimate, the estimator on K* (``true``) and the rate of round(estimate) == r*."""
-    rows = []
-    for key in ESTIMATORS:
-        col = f"est_{key}"
-        if col not in table:
-            continue
-        have = table[table[col].notna()]
-        for cell, g in have.groupby(CELL, sort=True):
-            ref = TRUE_COLUMN.get(key, f"true_{key}")
-            true = g[ref].mean() if ref in g else np.nan
-            rows.append(
-                {
-                    **dict(zip(CELL, cell)),
-                    "estimator": key,
-                    "mean_estimate": float(g[col].mean()),
-                    "true_value": float(true),
-                    "exact_rate": float((np.floor(g[col] + 0.5) == g["task.r_star"]).mean()),
-                    "runs": int(len(g)),
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def pool_spectra(rates: pd.DataFrame) -> pd.DataFrame:
-    """``rates`` with the spectra pooled (run-weighted mean rate per remaining cell)."""
-    keys = [c for c in CELL if c != "task.spectrum"]
-    g = rates.assign(hits=rates["rate"] * rates["runs"]).groupby(keys, sort=True)[["hits", "runs"]].sum()
-    return g.assign(rate=g["hits"] / g["runs"]).drop(columns="hits").reset_index()
-
-
-def frontier_table(rates: pd.DataFrame, sigma_ref: float, level: float) -> pd.DataFrame:
-    """Per (teacher, method, v, n, r*): smallest N with rate >= level at ``sigma_ref``, largest σ with
-    rate >= level at the largest N (spectra pooled); NaN when none reaches it."""
-    pooled = pool_spectra(rates)
-    rows = []
-    for key, g in pooled.groupby(["teacher", "method", "v", "task.n", "task.r_star"]):
-        at_ref = g[np.isclose(g["task.sigma"], sigma_ref) & (g["rate"] >= level)]
-        at_max = g[(g["n_samples"] == g["n_samples"].max()) & (g["rate"] >= level)]
-        rows.append(
-            {
-                **dict(zip(["teacher", "method", "v", "task.n", "task.r_star"], key)),
-                "min_N_exact": float(at_ref["n_samples"].min()) if len(at_ref) else np.nan,
-                "max_sigma_exact": float(at_max["task.sigma"].max()) if len(at_max) else np.nan,
-                "N_max": int(g["n_samples"].max()),
-            }
-        )
-    return pd.DataFrame(rows)
+from ..base import ClaimContext, Verdict, decide
+from ..claim import Claim, Formats, needs_rows
+from ..claim_slices import Setting, grid_setting, options, sliced
+from .analysis import PAPER_ESTIMATORS
 
 
 def _rates_by_r(g: pd.DataFrame, col: str = "exact") -> dict[int, float]:
@@ -135,7 +24,7 @@ def _at_scale(table: pd.DataFrame, sigma_max: float) -> pd.DataFrame:
     ]
 
 
-def verdict_c9(cfg, table: pd.DataFrame) -> Verdict:
+def verdict_c9(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     criterion = (
         f"linear teacher, both linear methods (V known: linear_v_known; V unknown: linear_v_unknown): at the largest N "
         f"and every sigma <= {cfg.verdict.sigma_max:g}, the exact-recovery rate (r_hat == r*) is >= {cfg.verdict.rate:g} for every r* in "
@@ -145,23 +34,23 @@ def verdict_c9(cfg, table: pd.DataFrame) -> Verdict:
     statement = (
         "r* of a linear QK teacher is predicted exactly from data at sufficient N, with V known and unknown"
     )
-    lin = table[(table["teacher"] == "linear") & table["method"].isin(["linear_v_known", "linear_v_unknown"])]
+    lin = ok[(ok["teacher"] == "linear") & ok["method"].isin(["linear_v_known", "linear_v_unknown"])]
     evidence, checks = {}, []
     for method in ("linear_v_known", "linear_v_unknown"):
         for n, g in _at_scale(lin[lin["method"] == method], cfg.verdict.sigma_max).groupby("task.n"):
             inside, outside = g[g["in_domain"]], g[~g["in_domain"]]
             rates = _rates_by_r(inside)
             flagged = float((outside["identifiable"] == 0).mean()) if len(outside) else None
-            ok = (
+            holds = (
                 bool(rates)
                 and min(rates.values()) >= cfg.verdict.rate
                 and (flagged is None or flagged >= cfg.verdict.flag_rate)
             )
-            checks.append(ok)
+            checks.append(holds)
             evidence[f"{method}/n={int(n)}"] = {
                 "N": int(g["n_samples"].max()),
                 "rate_by_r_star": rates,
-                "ok": ok,
+                "ok": holds,
                 "out_of_domain_r_stars": sorted(int(r) for r in outside["task.r_star"].unique()),
                 "out_of_domain_flagged": flagged,
                 "out_of_domain_rate": float(outside["exact"].mean()) if len(outside) else None,
@@ -289,7 +178,7 @@ C10_SUBCLAIMS = (
 )
 
 
-def verdict_c10(cfg, table: pd.DataFrame) -> Verdict:
+def verdict_c10(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     t = cfg.verdict.c10_tolerance
     criterion = (
         f"softmax_linearised at the largest N, sigma <= {cfg.verdict.sigma_max:g}, V {cfg.verdict.c10_v}; each sub-claim against r*, "
@@ -302,11 +191,7 @@ def verdict_c10(cfg, table: pd.DataFrame) -> Verdict:
         "Confirmed iff all hold; refuted iff any is contradicted; else inconclusive"
     )
     statement = "the paper's data-only estimators recover r* of a softmax teacher only partially"
-    rows = (
-        _at_scale(table[table["method"] == "softmax_linearised"], cfg.verdict.sigma_max)
-        if len(table)
-        else table
-    )
+    rows = _at_scale(ok[ok["method"] == "softmax_linearised"], cfg.verdict.sigma_max) if len(ok) else ok
     evidence: dict = {"paper_estimators": PAPER_NAMES}
     for v, g in rows.groupby("v") if len(rows) else ():
         evidence[f"V_{v}"] = c10_checks(cfg, g[g["teacher"] == "softmax"], g[g["teacher"] == "linear"])
@@ -322,14 +207,17 @@ def verdict_c10(cfg, table: pd.DataFrame) -> Verdict:
     return Verdict("C10", verdict, criterion, evidence, "E6", statement)
 
 
-def verdict_x1(cfg, table: pd.DataFrame, frontier: pd.DataFrame) -> Verdict:
+def verdict_x1(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+    """X1 on the softmax_log_attention runs; the recovery frontier (``context.tables["frontier"]``) is
+    computed once from every run."""
+    frontier = context.tables["frontier"]
     criterion = (
         f"softmax teacher, softmax_log_attention: inside its domain (V known, n <= min(d, d_v)) the exact-recovery rate "
         f"at the largest N is >= {cfg.verdict.rate:g} for every r* and every sigma <= {cfg.verdict.sigma_max:g}; outside it (V unknown "
         f"or n > min(d, d_v)) >= {cfg.verdict.flag_rate:g} of runs are flagged not identifiable"
     )
     statement = "a data-only predictor is exact for softmax teachers wherever r* is identifiable"
-    soft = table[(table["teacher"] == "softmax") & (table["method"] == "softmax_log_attention")]
+    soft = ok[(ok["teacher"] == "softmax") & (ok["method"] == "softmax_log_attention")]
     inside, outside = soft[soft["in_domain"]], soft[~soft["in_domain"]]
     scale = _at_scale(inside, cfg.verdict.sigma_max)
     by_sigma = {f"{s:g}": _rates_by_r(g) for s, g in scale.groupby("task.sigma")}
@@ -374,96 +262,102 @@ def verdict_x1(cfg, table: pd.DataFrame, frontier: pd.DataFrame) -> Verdict:
 AXES = (("ns", "task.n"), ("spectra", "task.spectrum"), ("seed", "seed"))
 
 
-def _sigma_options(cfg, verdict_fn, table: pd.DataFrame) -> list:
+LINEAR_METHODS = ["linear_v_known", "linear_v_unknown"]
+
+
+def _sigma_options(cfg, rows: pd.DataFrame) -> list[Setting]:
     """The verdict judged at every other noise level of the grid (``sigma_max``)."""
     levels = sorted(set(cfg.task.sigmas) | {cfg.task.sigma_ref})
-    return [
-        ({"sigma_max": s}, lambda s=s: verdict_fn(with_option(cfg, {"verdict.sigma_max": s}), table))
-        for s in levels
-        if s != cfg.verdict.sigma_max
-    ]
+    return options(cfg, rows, "verdict.sigma_max", [s for s in levels if s != cfg.verdict.sigma_max])
 
 
-def c9_with_boundary(cfg, table: pd.DataFrame) -> Verdict:
-    """C9, decided again per n, spectrum and seed, and at every noise level of the grid."""
-    rows = table[table["method"].isin(["linear_v_known", "linear_v_unknown"])]
-    default = grid_setting(cfg, "task.ns", "task.spectra", "verdict.sigma_max")
-    options = _sigma_options(cfg, verdict_c9, rows)
-    return sliced_boundary(lambda r: verdict_c9(cfg, r), rows, default, AXES, "min_rate_in_domain", options)
+def c9_grid(cfg, table: pd.DataFrame, context: ClaimContext) -> list[Setting]:
+    """C9 decided again per n, spectrum and seed, and at every noise level of the grid."""
+    rows = table[table["method"].isin(LINEAR_METHODS)] if len(table) else table
+    return sliced(cfg, rows, AXES) + _sigma_options(cfg, rows)
 
 
-def c10_with_boundary(cfg, table: pd.DataFrame) -> Verdict:
-    """C10, decided again per n, spectrum and seed, and in the other V setting."""
-    table = table[table["method"] == "softmax_linearised"]
-    options = [
-        ({"c10_v": v}, lambda v=v: verdict_c10(with_option(cfg, {"verdict.c10_v": v}), table))
-        for v in cfg.v_settings
-        if v != cfg.verdict.c10_v
-    ]
-    default = grid_setting(cfg, "task.ns", "task.spectra", "verdict.c10_v")
-    return sliced_boundary(lambda r: verdict_c10(cfg, r), table, default, AXES, "sub_claims_holding", options)
+def c10_grid(cfg, table: pd.DataFrame, context: ClaimContext) -> list[Setting]:
+    """C10 decided again per n, spectrum and seed, and in the other V setting."""
+    rows = table[table["method"] == "softmax_linearised"] if len(table) else table
+    others = [v for v in cfg.v_settings if v != cfg.verdict.c10_v]
+    return sliced(cfg, rows, AXES) + options(cfg, rows, "verdict.c10_v", others)
 
 
-def x1_with_boundary(cfg, table: pd.DataFrame, frontier: pd.DataFrame) -> Verdict:
-    """X1, decided again per n (where users work: n = d = d_v), spectrum and seed, and at every noise level."""
+def x1_grid(cfg, table: pd.DataFrame, context: ClaimContext) -> list[Setting]:
+    """X1 decided again per n (where users work: n = d = d_v), spectrum and seed, and at every noise level."""
+    rows = table[table["method"] == "softmax_log_attention"] if len(table) else table
+    return sliced(cfg, rows, AXES) + _sigma_options(cfg, rows)
 
-    def fn(c, r):
-        return verdict_x1(c, r, frontier)
 
-    rows = table[table["method"] == "softmax_log_attention"]
-    default = {
+def c9_sentence(e: dict, fmt: Formats) -> str:
+    parts = []
+    for cell, v in e.items():
+        if not isinstance(v, dict) or "rate_by_r_star" not in v:
+            continue
+        rates = list(v["rate_by_r_star"].values())
+        text = f"{cell.replace('_', ' ')} (N = {v['N']}): exact rate ≥ {fmt.number(min(rates))} on {len(rates)} r*"
+        if v.get("out_of_domain_flagged") is not None:
+            text += f", outside the domain flagged {fmt.pct(v['out_of_domain_flagged'])}"
+        parts.append(text)
+    if not parts:
+        raise KeyError("rate_by_r_star")
+    return "; ".join(parts)
+
+
+def c10_sentence(e: dict, fmt: Formats) -> str:
+    marks = []
+    for setting, checks in e.items():
+        if setting in ("paper_estimators",) or not isinstance(checks, dict):
+            continue
+        subs = [
+            f"{key.split('_', 1)[0]} {'holds' if sub['holds'] else 'fails'}"
+            for key, sub in checks.items()
+            if isinstance(sub, dict) and "holds" in sub
+        ]
+        if subs:
+            marks.append(f"{setting.replace('_', ' ')}: {', '.join(subs)}")
+    if not marks:
+        raise KeyError("sub-claims")
+    return (
+        f"{e['sub_claims_holding']} sub-claim(s) hold, {e['sub_claims_contradicted']} contradicted — "
+        + "; ".join(marks)
+    )
+
+
+def x1_sentence(e: dict, fmt: Formats) -> str:
+    rates = ", ".join(f"σ {s}: {fmt.number(r)}" for s, r in e["rate_by_sigma_at_N_max_all"].items())
+    return (
+        f"exact inside the domain: {fmt.number(e['exact_inside'])}; flagged outside: {fmt.number(e['flagged_outside'])}; "
+        f"exact rate at N = {e['N']}: {rates}"
+    )
+
+
+C9 = Claim(
+    "C9",
+    decide=needs_rows("C9", "E6", verdict_c9),
+    sentence=c9_sentence,
+    default_setting=lambda cfg: grid_setting(cfg, "task.ns", "task.spectra", "verdict.sigma_max"),
+    statistic="min_rate_in_domain",
+    grid=c9_grid,
+)
+C10 = Claim(
+    "C10",
+    decide=needs_rows("C10", "E6", verdict_c10),
+    sentence=c10_sentence,
+    default_setting=lambda cfg: grid_setting(cfg, "task.ns", "task.spectra", "verdict.c10_v"),
+    statistic="sub_claims_holding",
+    grid=c10_grid,
+)
+X1 = Claim(
+    "X1",
+    decide=needs_rows("X1", "E6", verdict_x1),
+    sentence=x1_sentence,
+    default_setting=lambda cfg: {
         **grid_setting(cfg, "task.spectra", "verdict.sigma_max"),
         "ns": sorted({*cfg.task.ns, *cfg.x1_ns}),
-    }
-    return sliced_boundary(
-        lambda r: fn(cfg, r), rows, default, AXES, "min_rate_inside", _sigma_options(cfg, fn, rows)
-    )
-
-
-def _with_reasons(table: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
-    reasons = {r["run_id"]: (r.get("curves") or {}).get("reason", "") for r in records}
-    return table.assign(reason=table["run_id"].map(reasons).fillna(""))
-
-
-def analyse_e6(cfg, table: pd.DataFrame, records: list[dict]) -> Analysis:
-    ok = table[table["status"] == "ok"] if len(table) else table
-    if not len(ok):
-        verdicts = [Verdict(c, "inconclusive", "no runs", {}, "E6") for c in ("C9", "C10", "X1")]
-        return Analysis(results=table, verdicts=verdicts)
-    ok = with_domain(_with_reasons(ok, records))
-    rates = rate_table(ok)
-    frontier = frontier_table(rates, cfg.task.sigma_ref, cfg.verdict.rate)
-    estimates = estimate_table(ok)
-    verdicts = [
-        c9_with_boundary(cfg, ok),
-        c10_with_boundary(cfg, ok),
-        x1_with_boundary(cfg, ok, frontier),
-    ]
-    figures = {
-        **plot_rate_heatmaps(rates, cfg.task.sigma_ref),
-        "e6_estimates_vs_r_star": plot_estimates(estimates, cfg.task.sigma_ref),
-    }
-    cpu = ok.groupby("method")["cpu_s"].median()
-    sat = ok[ok["teacher"] == "softmax"]["row_entropy_ratio"]
-    notes = [
-        "No training: r_hat is the predictor's noise-calibrated cut (predict.cut): the number of singular values of "
-        "K_hat above 1.5 × the 95% quantile of the top singular value of a simulated null (fresh noise pushed through "
-        "the same equations and weights), cross-checked against the largest gap of the spectrum. "
-        f"d = {cfg.task.d}, d_v = {cfg.task.d_v}, n = {', '.join(str(n) for n in cfg.task.ns)}, c = {cfg.task.c:g}, "
-        f"spectra {', '.join(cfg.task.spectra)} (geometric decay {cfg.task.decay:g}), {cfg.seeds} seed(s) per cell; (N, σ) "
-        f"cells: {'full grid' if cfg.full_grid else f'an N sweep at σ = {cfg.task.sigma_ref:g} and a σ sweep at the largest N'}.",
-        "Median CPU seconds per prediction: " + ", ".join(f"{m} {v:.3f}" for m, v in cpu.items()) + ".",
-        "Runs outside a method's domain are kept (they should answer 'not identifiable'); 'confident_wrong' counts runs "
-        "that claim identifiability and miss r*. The reason of every prediction is the 'reason' column of results/E6.csv.",
-    ]
-    if len(sat) and sat.notna().any():
-        notes.append(
-            f"Softmax teacher saturation: row entropy / log n = {sat.mean():.2f} (mean over softmax runs)."
-        )
-    return Analysis(
-        results=ok,
-        verdicts=verdicts,
-        figures=figures,
-        tables={"recovery_rates": rates, "frontier": frontier, "estimates": estimates},
-        notes=notes,
-    )
+    },
+    statistic="min_rate_inside",
+    grid=x1_grid,
+)
+CLAIMS = (C9, C10, X1)

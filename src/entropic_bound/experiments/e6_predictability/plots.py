@@ -1,6 +1,6 @@
 """E6 figures: exact-recovery heatmaps over (r*, N) and (r*, σ), and estimates against r*.
 
-Pure functions of the analysis tables (:func:`.e6_analysis.rate_table`, :func:`.e6_analysis.estimate_table`).
+Pure functions of the analysis tables (:func:`.analysis.rate_table`, :func:`.analysis.estimate_table`).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..plotting import MAX_COLUMNS, colour, figure_grid, legend_below, panel_grid
+from ...plotting import MAX_COLUMNS, colour, figure_grid, legend_below, panel_grid
 
 MARKERS = {"flat": "o", "geometric": "^", "power": "s"}
 

@@ -1,0 +1,124 @@
+"""E1's claims C1 and C2: each criterion, its report sentence and its robustness grid."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..base import ClaimContext, Verdict, decide
+from ..claim import Claim
+from ..claim_slices import grid_setting, sliced
+
+#: C1/C2 boundary axes: (config key, result column); each value is decided again on its own rows.
+AXES = (("spectra", "task.spectrum"), ("v_settings", "v"), ("r_stars", "task.r_star"), ("seed", "seed"))
+
+
+def verdict_c1(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+    criterion = (
+        f"median over runs with r < r* of (measured excess risk / closed-form tail-energy minimum) "
+        f"lies in [{cfg.verdict.c1_low:g}, {cfg.verdict.c1_high:g}]"
+    )
+    below = ok[(ok["rank"] < ok["task.r_star"]) & (ok["closed_form"] > 0)] if len(ok) else ok
+    if not len(below):
+        evidence = {"runs": 0}
+        return Verdict("C1", "inconclusive", criterion, evidence, "E1", "deficiency follows the tail energy")
+    ratio = below["ratio_to_closed_form"].to_numpy()
+    med = float(np.median(ratio))
+    by_group = below.groupby(["task.spectrum", "v"])["ratio_to_closed_form"].median().round(4)
+    evidence = {
+        "median_ratio": med,
+        "q10": float(np.quantile(ratio, 0.1)),
+        "q90": float(np.quantile(ratio, 0.9)),
+        "runs": int(len(below)),
+        "median_by_spectrum_and_v": {f"{s}/{v}": x for (s, v), x in by_group.items()},
+        "n_samples": cfg.train.n_samples,
+    }
+    return Verdict(
+        "C1",
+        decide(cfg.verdict.c1_low <= med <= cfg.verdict.c1_high),
+        criterion,
+        evidence,
+        "E1",
+        "every rank-r < r* model has excess risk bounded below by the tail energy, and training reaches it",
+    )
+
+
+def _transition_ratios(ok: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for key, g in ok.groupby(["task.r_star", "task.spectrum", "v", "seed"]):
+        r_star = key[0]
+        at = g[g["rank"] == r_star]["excess"]
+        below = g[g["rank"] == r_star - 1]["excess"] if r_star > 1 else g["signal"].iloc[:1]
+        if len(at) and len(below):
+            rows.append(
+                {
+                    "r_star": r_star,
+                    "spectrum": key[1],
+                    "v": key[2],
+                    "seed": key[3],
+                    "ratio": float(below.iloc[0] / max(at.iloc[0], 1e-300)),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def verdict_c2(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+    criterion = (
+        f"every run with r >= r* has relative excess risk < eps_floor = {cfg.verdict.eps_floor:g}, and the transition "
+        f"is sharp: median over (r*, spectrum, V, seed) of excess(r*-1)/excess(r*) >= {cfg.verdict.sharpness:g} "
+        "(excess(0) = the clean signal)"
+    )
+    above = ok[ok["rank"] >= ok["task.r_star"]] if len(ok) else ok
+    ratios = _transition_ratios(ok) if len(ok) else pd.DataFrame()
+    if not len(above) or not len(ratios):
+        evidence = {"runs": int(len(above))}
+        return Verdict("C2", "inconclusive", criterion, evidence, "E1", "achievability at r >= r*")
+    worst = float(above["rel_excess"].max())
+    med_ratio = float(ratios["ratio"].median())
+    evidence = {
+        "max_rel_excess_at_or_above_r_star": worst,
+        "runs_at_or_above_r_star": int(len(above)),
+        "runs_reaching_floor": int((above["rel_excess"] < cfg.verdict.eps_floor).sum()),
+        "median_transition_ratio": med_ratio,
+        "min_transition_ratio": float(ratios["ratio"].min()),
+        "transition_ratio_by_r_star": ratios.groupby("r_star")["ratio"].median().round(2).to_dict(),
+    }
+    ok_flag = worst < cfg.verdict.eps_floor and med_ratio >= cfg.verdict.sharpness
+    return Verdict(
+        "C2",
+        decide(ok_flag),
+        criterion,
+        evidence,
+        "E1",
+        "a model of rank r >= r* reaches the noise floor, with a sharp transition at r = r*",
+    )
+
+
+def _default(cfg) -> dict:
+    return grid_setting(cfg, "task.spectra", "v_settings", "task.r_stars")
+
+
+def _slices(cfg, ok: pd.DataFrame, context: ClaimContext):
+    return sliced(cfg, ok, AXES)
+
+
+C1 = Claim(
+    "C1",
+    decide=verdict_c1,
+    sentence="measured / closed-form excess below r*: median {median_ratio:n4} "
+    "(10–90% range {q10:n4}–{q90:n4}) over {runs} runs",
+    default_setting=_default,
+    statistic="median_ratio",
+    grid=_slices,
+)
+C2 = Claim(
+    "C2",
+    decide=verdict_c2,
+    sentence="at r ≥ r*: {runs_reaching_floor}/{runs_at_or_above_r_star} runs reach the floor "
+    "(worst relative excess {max_rel_excess_at_or_above_r_star:n}); transition ratio "
+    "excess(r*−1)/excess(r*) median {median_transition_ratio:n}, min {min_transition_ratio:n}",
+    default_setting=_default,
+    statistic="max_rel_excess_at_or_above_r_star",
+    grid=_slices,
+)
+CLAIMS = (C1, C2)

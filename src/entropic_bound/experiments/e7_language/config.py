@@ -1,0 +1,169 @@
+"""E7's typed config: the corpora, the model, the training, the thresholds of C11-C13, and the scale settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...config import param
+from ...errors import ConfigError
+from ...lm.corpora import CORPORA, KINDS
+from ...lm.trainer import LMTrainConfig
+from ...spectra import ESTIMATOR_KEYS
+
+QUICK_CORPORA = (
+    "tinyshakespeare",
+    "pydoc_prose",
+    "stdlib_code",
+    "markov_v4_k3_a0.1",
+    "markov_v8_k2_a0.1",
+    "recall_m2",
+)
+
+
+PAPER_CORPORA = (*QUICK_CORPORA, "markov_v4_k2_a0.1", "markov_v16_k2_a0.1", "markov_v8_k3_a0.1")
+
+
+VERSIONED = {"stdlib_code", "pydoc_prose"}  # read from the running Python's standard library
+
+
+SOURCES = (*KINDS, "checkpoint")
+
+
+COMPLEXITY_MEASURES = ("information", "compression", "mixing_known", "mixing_data")
+
+
+MEASURE_COLUMN = {
+    "information": "information_bits",
+    "compression": "compression_bits",
+    "mixing_known": "mixing_known",
+    "mixing_data": "mixing_data",
+}
+
+
+@dataclass(frozen=True)
+class E7Task:
+    """The corpora the language models learn: which, how many tokens, and the held-out split."""
+
+    corpora: tuple[str, ...] = param(QUICK_CORPORA, choices=tuple(CORPORA.names()), doc="registered corpora")
+    corpus_paths: tuple[str, ...] = param((), doc="text files, each one more natural corpus 'text:<stem>'")
+    tokens: int = param(100_000, ge=1_000, le=100_000_000, doc="tokens per corpus (train + held out)")
+    seed: int = param(0, ge=0, doc="seed of the synthetic sources (the language, fixed across runs)")
+    val_fraction: float = param(0.1, gt=0.0, lt=0.5)
+    kgram_max_order: int = param(5, ge=0, le=6, doc="largest order of the k-gram compression estimate")
+
+    def check(self) -> None:
+        if not self.corpora and not self.corpus_paths:
+            raise ConfigError(
+                "The 'task.corpora' parameter must name at least one corpus (or give task.corpus_paths)."
+            )
+        for p in self.corpus_paths:
+            if not Path(p).is_file():
+                raise ConfigError(
+                    f"The 'task.corpus_paths' parameter must list existing files. Got {p!r} instead."
+                )
+
+
+@dataclass(frozen=True)
+class E7Model:
+    """The shape of every language model (byte vocabulary)."""
+
+    n_ctx: int = param(32, ge=4, le=4096)
+    d_model: int = param(32, ge=4, le=4096)
+    n_layers: int = param(2, ge=1, le=64)
+    n_heads: int = param(2, ge=1, le=256)
+
+    def check(self) -> None:
+        if self.d_model % self.n_heads:
+            raise ConfigError(
+                f"The 'model.n_heads' parameter must divide model.d_model={self.d_model}. "
+                f"Got {self.n_heads} instead."
+            )
+
+
+@dataclass(frozen=True)
+class E7Verdict:
+    """What C11–C13 read: the learned-run filter, the kernel and complexity measures, the thresholds,
+    the bootstrap and the size of each verdict's robustness grid."""
+
+    learned_max_gap_fraction: float = param(
+        0.35, ge=0.0, doc="learned: (held-out bits - reference) / (unigram bits - reference) at most this"
+    )
+    learned_min_uniform_tv: float = param(
+        0.05, ge=0.0, le=1.0, doc="learned: attention TV from uniform at least this"
+    )
+    kernel_measure: str = param(
+        "folded", choices=("folded", "delta"), doc="K with LN gain folded, or K_t - K_0"
+    )
+    rank_estimator: str = param(
+        "energy_effective_rank", choices=ESTIMATOR_KEYS, doc="kernel rank for C11/C12"
+    )
+    complexity_measure: str = param("information", choices=COMPLEXITY_MEASURES, doc="C11's complexity axis")
+    bootstrap: int = param(1000, ge=100, le=1_000_000, doc="bootstrap resamples for C11/C12 intervals")
+    bootstrap_seed: int = param(0, ge=0)
+    c11_kinds: tuple[str, ...] = param(KINDS, choices=KINDS, doc="corpus kinds C11 is decided on")
+    c11_min_corpora: int = param(4, ge=3, doc="C11: fewest corpora (with a learned run) to decide")
+    c12_kinds: tuple[str, ...] = param(KINDS, choices=KINDS, doc="corpus kinds C12 is decided on")
+    c12_controls: tuple[str, ...] = param(("step", "weight_norm"), choices=("step", "weight_norm"))
+    c12_min_abs_rho: float = param(0.3, ge=0.0, le=1.0, doc="C12: |partial rho| that counts as tracking")
+    c13_sources: tuple[str, ...] = param(
+        ("natural", "checkpoint"), choices=SOURCES, doc="heads C13 is decided on"
+    )
+    c13_content_tv: float = param(
+        0.5,
+        gt=0.0,
+        le=1.0,
+        doc="a head is content routing when this share of its attention moves with content",
+    )
+    c13_sink_threshold: float = param(0.3, ge=0.0, le=1.0)
+    c13_locality_threshold: float = param(0.5, ge=0.0, le=1.0)
+    c13_structure_tv: float = param(
+        0.2, ge=0.0, le=1.0, doc="content-independent head: positional above this"
+    )
+    c13_share: float = param(0.5, ge=0.0, le=1.0, doc="C13: structural share the interval must clear")
+    robustness_grid: str = param(
+        "quick", choices=("quick", "paper"), doc="size of each verdict's robustness grid"
+    )
+
+
+@dataclass(frozen=True)
+class E7Config:
+    task: E7Task = field(default_factory=E7Task)
+    model: E7Model = field(default_factory=E7Model)
+    seeds: int = param(2, ge=1, le=1000, doc="models per corpus (init and batch order)")
+    ensemble_size: int = param(12, ge=1, le=4096, doc="language models trained at once in one batched model")
+    probe_windows: int = param(16, ge=2, le=4096, doc="held-out windows for the realised mixers")
+    locality_window: int = param(2, ge=0, doc="locality mass counts attention within ±w tokens")
+    checkpoints: tuple[str, ...] = param(
+        ("minilm",), doc="released checkpoints for C13 ('minilm' or a folder)"
+    )
+    checkpoint_text: str = param("tinyshakespeare", choices=("tinyshakespeare", "pydoc_prose"))
+    checkpoint_windows: int = param(16, ge=2, le=1024)
+    checkpoint_window_len: int = param(64, ge=4, le=4096)
+    verdict: E7Verdict = field(default_factory=E7Verdict)
+    train: LMTrainConfig = field(default_factory=LMTrainConfig)
+
+    def check(self) -> None:
+        n_val = int(self.task.tokens * self.task.val_fraction)
+        if n_val < max(self.model.n_ctx + 2, self.task.kgram_max_order + 2):
+            raise ConfigError(
+                f"The 'task.tokens' parameter must leave a held-out split of at least model.n_ctx + 2 = "
+                f"{self.model.n_ctx + 2} tokens. Got {self.task.tokens} (held out {n_val}) instead."
+            )
+
+
+#: The fields that differ from the defaults at each scale (``Experiment.default_config``).
+SCALE_SETTINGS = {
+    "quick": {"train": LMTrainConfig(steps=600, batch_size=32, lr=1e-2, warmup=20, checkpoints=10)},
+    "paper": {
+        "task": E7Task(corpora=PAPER_CORPORA, tokens=400_000),
+        "model": E7Model(d_model=64, n_heads=4),
+        "seeds": 3,
+        "ensemble_size": 14,
+        "probe_windows": 32,
+        "verdict": E7Verdict(robustness_grid="paper"),
+        # measured: 0.027 s CPU per member-step (d_model 64, incl. probes) -> 27 x 2500 steps
+        # ~ 1,800 s CPU, two ensembles of 14 and 13 on 2 workers ~ 16 min wall
+        "train": LMTrainConfig(steps=2500, batch_size=32, lr=5e-3, warmup=100, checkpoints=16),
+    },
+}

@@ -1,0 +1,121 @@
+"""E7 — natural language (the paper's Appendix B): small causal LMs on corpora of different complexity.
+
+One run is one (corpus, seed) language model; runs of one shape train together as an ensemble
+(:mod:`.e7_execute`). Corpora have a ``kind``: natural language (tinyshakespeare shipped in the
+package, the prose of ``pydoc_data.topics``, the user's own text files), code (stdlib source), and
+synthetic sources of known entropy rate and mixing demand (order-k Markov, associative recall). One
+more run per released checkpoint (default: MiniLM, when its package is installed) measures a real
+model's heads on natural text for C13. Claims: C11 kernel rank anti-correlates with complexity,
+C12 it tracks optimisation progress beyond a drifting control, C13 content-independent structure
+dominates the realised mixers (see :mod:`.claims`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ...lm.checkpoint_probe import resolve_checkpoint
+from ...lm.corpora import file_digest, text_name
+from ...registry import EXPERIMENTS
+from ...sweep.spec import RunResult, RunSpec
+from ..base import Experiment, flat_params, moved_keys
+from .analysis import analyse, prepare
+from .claims import CLAIMS
+from .config import SCALE_SETTINGS, VERSIONED, E7Config
+from .execute import execute_checkpoint, execute_lm_group
+
+
+@EXPERIMENTS.register(
+    "E7",
+    summary="small causal LMs on natural, code and synthetic corpora: kernel rank, loss, priors (C11-C13)",
+)
+class E7Language(Experiment):
+    name = "E7"
+    title = "Natural language: small causal LMs on corpora of known and estimated complexity"
+    declared_claims = CLAIMS
+    analysis_function = analyse
+    config_class = E7Config
+    devices = ("cpu", "cuda")  # the language models train on a GPU with --device cuda
+    renamed_keys = {
+        **moved_keys("task", "corpora corpus_paths val_fraction kgram_max_order"),
+        "corpus_tokens": "task.tokens",
+        "corpus_seed": "task.seed",
+        **moved_keys("model", "n_ctx d_model n_layers n_heads"),
+        **moved_keys(
+            "verdict",
+            "learned_max_gap_fraction learned_min_uniform_tv kernel_measure rank_estimator complexity_measure "
+            "bootstrap bootstrap_seed c11_kinds c11_min_corpora c12_kinds c12_controls c12_min_abs_rho "
+            "c13_sources c13_content_tv c13_sink_threshold c13_locality_threshold c13_structure_tv c13_share "
+            "robustness_grid",
+        ),
+    }
+
+    scale_settings = SCALE_SETTINGS
+
+    @property
+    def max_group(self) -> int:  # type: ignore[override]
+        return self.cfg.ensemble_size
+
+    def _corpus_params(self) -> list[dict]:
+        c, out = self.cfg, []
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        for name in c.task.corpora:
+            extra = {"corpus.python": version} if name in VERSIONED else {}
+            out.append({"corpus.name": name, "corpus.seed": c.task.seed, **extra})
+        for p in c.task.corpus_paths:
+            path, digest = Path(p).resolve(), file_digest(p)
+            name = text_name(path)
+            if any(o["corpus.name"] == name for o in out):  # two files with one stem stay two corpora
+                name = f"{name}-{digest[:6]}"
+            out.append({"corpus.name": name, "corpus.path": str(path), "corpus.digest": digest})
+        return out
+
+    def _checkpoint_specs(self) -> list[RunSpec]:
+        c, out = self.cfg, []
+        for name in c.checkpoints:
+            resolved = resolve_checkpoint(name)
+            if resolved is None:  # not installed here: the analysis says C13 ran without it
+                continue
+            params = {
+                "probe.checkpoint": name,
+                "probe.version": resolved[1],
+                "probe.text": c.checkpoint_text,
+                "probe.text_bytes": 64 * c.checkpoint_window_len * c.checkpoint_windows,
+                "probe.windows": c.checkpoint_windows,
+                "probe.window_len": c.checkpoint_window_len,
+                "locality_window": c.locality_window,
+            }
+            out.append(RunSpec(self.name, params, 0))
+        return out
+
+    def specs(self) -> list[RunSpec]:
+        c = self.cfg
+        common = {
+            "corpus.tokens": c.task.tokens,
+            "val_fraction": c.task.val_fraction,
+            "kgram_max_order": c.task.kgram_max_order,
+            **flat_params(c.model, "model"),
+            "probe_windows": c.probe_windows,
+            "locality_window": c.locality_window,
+            **flat_params(c.train, "train"),
+        }
+        lms = [
+            RunSpec(self.name, {**corpus, **common}, s)
+            for corpus in self._corpus_params()
+            for s in range(c.seeds)
+        ]
+        return lms + self._checkpoint_specs()
+
+    def group_key(self, spec: RunSpec):
+        if "probe.checkpoint" in spec.params:
+            return ("checkpoint", spec.run_id)
+        return ("lm",)  # every language model has one shape (byte vocabulary): one ensemble, chunked
+
+    def execute(self, group: list[RunSpec]) -> list[RunResult]:
+        if "probe.checkpoint" in group[0].params:
+            return [execute_checkpoint(spec) for spec in group]
+        return execute_lm_group(group, self.device)
+
+    def prepare(self, table, ok, records):
+        return prepare(self.cfg, table, records)
