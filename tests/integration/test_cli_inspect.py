@@ -129,6 +129,8 @@ def test_tiny_checkpoint_static_and_with_text(capsys, tmp_path, tiny, name):
     for a, b in zip(static["heads"], realised["heads"]):
         assert a["singular_values"] == b["singular_values"]
         assert MIXER_KEYS <= set(b) and 0 <= b["sink_score"] <= 1 and 0 <= b["locality_mass"] <= 1
+        assert b["logit_field_rank_90"] >= 0
+        assert b["logit_field_explained"] is None or b["logit_field_explained"] <= 1 + 1e-9
     assert (tmp_path / "sink_score_heatmap.png").is_file()
     if name == "llama":
         assert [h["kv_head"] for h in static["heads"][:4]] == [0, 0, 1, 1]

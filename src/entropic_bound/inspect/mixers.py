@@ -24,6 +24,8 @@ Statistics take ``mixers`` of shape ``(batch, ..., n, n)`` (batch = text windows
   1 means attention depends on positions only; 0 means no better than uniform; negative means worse.
 - **realised-mixer rank**: every SPEC §4 estimator on each mixer's singular values, averaged over
   windows (``mixer_<key>``), and on the mean mixer over windows (``mean_mixer_<key>``).
+- **logit field** (:mod:`.logit_field`): one kernel fitted to the head's observed log-attention on the
+  layer's normalised inputs, captured by :func:`realised_mixers_with_inputs` in the same forward pass.
 """
 
 from __future__ import annotations
@@ -63,6 +65,39 @@ def realised_mixers(model: Any, token_ids: Any) -> np.ndarray:
         )
     mixers = torch.stack([a.double() for a in attentions], dim=1).cpu().numpy()  # (batch, L, H, n, n)
     return mixers[0] if single else mixers
+
+
+def query_input_modules(model: Any, anchor: str, n_layers: int) -> list[Any]:
+    """Each layer's query projection module (its input is the layer's normalised input ``x̃``), found
+    from the adapter's ``anchor`` key (``…{i}…query.weight``) with or without the checkpoint prefix."""
+    named = dict(model.named_modules())
+    modules = []
+    for layer in range(n_layers):
+        target = anchor.format(i=layer).removesuffix(".weight")
+        hits = [m for name, m in named.items() if name == target or name.endswith("." + target)]
+        if len(hits) != 1:
+            raise UserInputError(f"Cannot find the query projection '{target}' in the loaded model.")
+        modules.append(hits[0])
+    return modules
+
+
+def realised_mixers_with_inputs(
+    model: Any, token_ids: Any, modules: list[Any]
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`realised_mixers` and, from the same forward pass, the input of each module in ``modules``
+    (one per layer, :func:`query_input_modules`): ``(mixers (batch, L, H, n, n), inputs (batch, L, n, d))``."""
+    captured: list[np.ndarray] = []
+
+    def keep(_module, args):
+        captured.append(args[0].detach().double().cpu().numpy())  # (batch, n, d)
+
+    handles = [m.register_forward_pre_hook(keep) for m in modules]
+    try:
+        mixers = realised_mixers(model, np.atleast_2d(np.asarray(token_ids)))
+    finally:
+        for handle in handles:
+            handle.remove()
+    return mixers, np.stack(captured, axis=1)
 
 
 def check_sink_definition(definition: str) -> str:

@@ -132,8 +132,36 @@ def _text_source(text: str | Path) -> str:
     return "built-in sample" if text == BUILTIN_TEXT else f"a string of {len(text)} characters"
 
 
-def _realised(ckpt, cfg: ArchConfig, text: str | Path, *, window, window_len, max_windows, sink_definition):
-    from .mixers import mixer_summary, realised_mixers
+def _logit_field_columns(inputs: np.ndarray, mixers: np.ndarray, *, causal: bool) -> dict[str, np.ndarray]:
+    """``logit_field_*`` columns ``(layers, heads)`` from the layer inputs and mixers (:mod:`.logit_field`)."""
+    from .logit_field import LOGIT_FIELD_COLUMNS, fit_layer
+
+    L, H = mixers.shape[1:3]
+    out = {c: np.full((L, H), np.nan) for c in LOGIT_FIELD_COLUMNS}
+    for layer in range(L):
+        for h, fit in enumerate(fit_layer(inputs[:, layer], mixers[:, layer], causal=causal)):
+            for c in LOGIT_FIELD_COLUMNS:
+                out[c][layer, h] = fit[c]
+    out["logit_field_rank_90"] = out["logit_field_rank_90"].astype(np.int64)
+    return out
+
+
+def _logit_field_info(cfg: ArchConfig) -> dict:
+    from .logit_field import LEVEL, MAX_DIMS
+
+    return {
+        "max_dims": MAX_DIMS,
+        "level": LEVEL,
+        "note": "no fixed kernel exists under rotary positions: explained is a lower bound"
+        if cfg.rope
+        else "",
+    }
+
+
+def _realised(
+    ckpt, cfg: ArchConfig, text: str | Path, *, window, window_len, max_windows, sink_definition, logit_field
+):
+    from .mixers import mixer_summary, query_input_modules, realised_mixers, realised_mixers_with_inputs
     from .text import load_hf_model, load_tokenizer, max_positions, read_text, token_windows
 
     if ckpt.config_dir is None:
@@ -146,8 +174,15 @@ def _realised(ckpt, cfg: ArchConfig, text: str | Path, *, window, window_len, ma
     n = min(window_len, limit) if limit else window_len
     vocab = int(ckpt.config.get("vocab_size", 256))
     ids = token_windows(raw, tokenizer, vocab_size=vocab, window_len=n, max_windows=max_windows)
-    mixers = realised_mixers(load_hf_model(ckpt.config_dir), ids)  # (B, L, H, n, n)
+    model = load_hf_model(ckpt.config_dir)
+    if logit_field:
+        modules = query_input_modules(model, adapter(cfg.arch).anchor, cfg.n_layers)
+        mixers, inputs = realised_mixers_with_inputs(model, ids, modules)  # (B, L, H, n, n), (B, L, n, d)
+    else:
+        mixers = realised_mixers(model, ids)  # (B, L, H, n, n)
     summary = mixer_summary(mixers, causal=cfg.causal, window=window, sink_definition=sink_definition)
+    if logit_field:
+        summary.update(_logit_field_columns(inputs, mixers, causal=cfg.causal))
     stats = {k: v.ravel() for k, v in summary.items()}
     info = {
         "source": _text_source(text),
@@ -158,6 +193,7 @@ def _realised(ckpt, cfg: ArchConfig, text: str | Path, *, window, window_len, ma
         "sink_definition": sink_definition,
         "sink_threshold": SINK_THRESHOLD,
         "sink_ratio": float(np.mean(stats["sink_head"])),
+        "logit_field": _logit_field_info(cfg) if logit_field else None,
     }
     return stats, info
 
@@ -175,13 +211,15 @@ def inspect_model(
     max_windows: int = 8,
     top_k: int = 8,
     sink_definition: str = "ours",
+    logit_field: bool = True,
     cache_dir: str | Path | None = None,
     on_layer: Callable[[int, int], None] | None = None,
 ) -> InspectResult:
     """Inspect the checkpoint ``path``: a folder, a ``.safetensors`` file, or a cached Hugging Face id.
 
     ``text`` (a string of text, or a :class:`~pathlib.Path` to a UTF-8 file) adds realised-mixer
-    statistics. ``on_layer(layer, n_layers)`` reports progress. Raises :class:`UserInputError`.
+    statistics and, with ``logit_field``, the one-kernel fit of each head's attention logits
+    (:mod:`.logit_field`). ``on_layer(layer, n_layers)`` reports progress. Raises :class:`UserInputError`.
     """
     check_sink_definition(sink_definition)
     ckpt = open_checkpoint(resolve_model(path, cache_dir=cache_dir))
@@ -205,6 +243,7 @@ def inspect_model(
             window_len=window_len,
             max_windows=max_windows,
             sink_definition=sink_definition,
+            logit_field=logit_field,
         )
         table = pd.concat([table, pd.DataFrame(stats)], axis=1)
     return InspectResult(str(path), cfg, table, spectra["singular_values"], fold_ln, notes, info)

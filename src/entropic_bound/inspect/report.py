@@ -32,6 +32,8 @@ COMPACT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("locality_mass", "local"),
     ("positional_prior_explained", "pos"),
     ("mixer_energy_effective_rank", "mix_energy"),
+    ("logit_field_explained", "field"),
+    ("logit_field_rank_90", "field_r90"),
 )
 MAX_WIDTH = 120
 
