@@ -103,3 +103,25 @@ def test_the_degrees_of_freedom_adjustment_removes_overfit_with_few_equations():
         planted["logit_field_explained"] == pytest.approx(1.0, abs=1e-6)
         and planted["logit_field_rank_90"] == 2
     )
+
+
+def test_an_ensemble_lm_head_is_one_kernel_of_its_captured_inputs():
+    """E7's models: scores are bilinear in the first LayerNorm's output, so with every dimension kept
+    one kernel explains them exactly — wrong captured inputs (e.g. the block input before the norm)
+    would not."""
+    import torch
+
+    from entropic_bound.inspect.logit_field import ensemble_lm_fields
+    from entropic_bound.lm.model import EnsembleLM
+
+    model = EnsembleLM(50, 16, [0, 1], d_model=16, n_layers=2, n_heads=2)
+    with torch.no_grad():
+        for block in model.blocks:  # sharper attention than the 0.02 init, so the logits carry content
+            block.W_Q.mul_(20)
+            block.W_K.mul_(20)
+    idx = torch.randint(0, 50, (2, 12, 16), generator=torch.Generator().manual_seed(0))
+    fields = ensemble_lm_fields(model, idx)
+    assert len(fields) == 2 and len(fields[0]) == 2 and len(fields[0][0]) == 2
+    for head in (h for member in fields for layer in member for h in layer):
+        assert head["logit_field_explained"] == pytest.approx(1.0, abs=1e-4)
+        assert 1 <= head["logit_field_rank_90"] <= 8

@@ -22,6 +22,7 @@ from .checkpoint import Checkpoint, SafetensorsWeights, open_checkpoint
 from .dataframe import analyze
 from .hub import resolve_model
 from .kernels import HeadKernel, LayerHeads, head_kernels, kernel_singular_values, kernel_spectra, split_heads
+from .logit_field import LOGIT_FIELD_COLUMNS, ensemble_lm_fields, fit_layer, fit_logit_field
 from .mixers import (
     SINK_DEFINITIONS,
     SINK_THRESHOLD,
@@ -29,7 +30,9 @@ from .mixers import (
     mixer_ranks,
     mixer_summary,
     positional_prior_explained,
+    query_input_modules,
     realised_mixers,
+    realised_mixers_with_inputs,
     sink_score,
     uniform_mixer,
 )
@@ -38,6 +41,7 @@ from .text import BUILTIN_TEXT
 
 __all__ = [
     "ARCHITECTURES",
+    "LOGIT_FIELD_COLUMNS",
     "BUILTIN_TEXT",
     "GD_NOT_APPLICABLE",
     "ROPE_NOTE",
@@ -56,6 +60,9 @@ __all__ = [
     "analyze",
     "arch_config",
     "check_arch",
+    "ensemble_lm_fields",
+    "fit_layer",
+    "fit_logit_field",
     "head_kernels",
     "inspect_model",
     "kernel_singular_values",
@@ -67,7 +74,9 @@ __all__ = [
     "open_checkpoint",
     "positional_prior_explained",
     "read_layer",
+    "query_input_modules",
     "realised_mixers",
+    "realised_mixers_with_inputs",
     "resolve_model",
     "sink_score",
     "split_heads",
