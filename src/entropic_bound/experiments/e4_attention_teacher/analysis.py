@@ -14,6 +14,8 @@ Both are reported; the verdict uses ``cfg.verdict.c6_normalisation`` and says so
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -42,6 +44,8 @@ RESULT_COLUMNS = [
     "noise_floor",
     "train_loss",
     "steps_run",
+    "converged",
+    "last_quarter_drop",
     "row_entropy_ratio",
     "mean_max_attention",
 ]
@@ -143,3 +147,19 @@ def c6_map_table(ok: pd.DataFrame) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+def median_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """Distribution-free interval for the median of ``values``: ``(lo, hi, coverage)``, the order
+    statistics ``[x_(k), x_(n-k+1)]`` with the largest ``k`` whose exact binomial coverage
+    ``1 - 2 P(Bin(n, 1/2) <= k-1)`` is >= ``level``; below 6 values no ``k`` reaches 95 %, so the
+    range ``[min, max]`` is returned with its own (lower) coverage, stated rather than inflated."""
+    x = np.sort(np.asarray(values, dtype=float))
+    n = len(x)
+    if not n:
+        return float("nan"), float("nan"), 0.0
+    tail = np.cumsum([math.comb(n, j) for j in range(n + 1)]) / 2.0**n  # P(B <= j)
+    k = 1
+    while k + 1 <= n // 2 and 1 - 2 * tail[k] >= level:
+        k += 1
+    return float(x[k - 1]), float(x[n - k]), float(1 - 2 * tail[k - 1])
