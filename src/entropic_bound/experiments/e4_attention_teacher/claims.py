@@ -227,6 +227,7 @@ def verdict_c6(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         "median_ratio_signal": here["signal"].get("median"),
         "softmax_frac_reaching_floor_at_r_star": main["softmax_frac_reaching_floor_at_r_star"],
         "pairs": main["pairs"],
+        "other_normalisation_verdict": here["signal" if norm == "k0" else "k0"]["verdict"],
         "holds_where": {
             n: region_words(list(m), [x for x, e in m.items() if e["verdict"] == "confirmed"])
             for n, m in full.items()
@@ -275,7 +276,8 @@ def c5_sentence(e: dict, fmt: Formats) -> str:
                 t,
             )
         )
-    return "; ".join(parts)
+    text = "; ".join(parts)
+    return text + (f"; {e['still_improving']} run(s) still improving" if e.get("still_improving") else "")
 
 
 def c6_sentence(e: dict, fmt: Formats) -> str:

@@ -338,8 +338,9 @@ def c10_sentence(e: dict, fmt: Formats) -> str:
     for setting, checks in e.items():
         if setting in ("paper_estimators",) or not isinstance(checks, dict):
             continue
+        word = {True: "holds", False: "contradicted", None: "undecided"}
         subs = [
-            f"{key.split('_', 1)[0]} {'holds' if sub['holds'] else 'fails'}"
+            f"{key.split('_', 1)[0]} {word[sub['holds']]}"
             for key, sub in checks.items()
             if isinstance(sub, dict) and "holds" in sub
         ]

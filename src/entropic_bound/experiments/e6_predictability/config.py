@@ -97,7 +97,10 @@ class E6Config:
         "verdict.sigma_max): n small enough that r* >> n is reached",
     )
     c10_r_stars: tuple[int, ...] = param(
-        (16, 32), ge=1, doc="r* of the c10_ns cells (the two largest >= 2n: the regime (d) speaks of)"
+        (16, 32),
+        ge=1,
+        doc="r* of the c10_ns cells (the two largest >= 2n: the regime (d) speaks of); those above task.d "
+        "are left out, and the cells with them when fewer than two remain",
     )
     methods: tuple[str, ...] = param(tuple(METHOD_SETTINGS), choices=tuple(METHOD_SETTINGS))
     v_settings: tuple[str, ...] = param(V_SETTINGS, choices=V_SETTINGS)
@@ -107,7 +110,6 @@ class E6Config:
     verdict: E6Verdict = field(default_factory=E6Verdict)
 
     def check(self) -> None:
-        check_ranks("c10_r_stars", self.c10_r_stars, self.task.d, "task.d")
         for name in ("methods", "v_settings", "sample_counts"):
             if not getattr(self, name):
                 raise ConfigError(f"The '{name}' parameter must be a non-empty list. Got () instead.")

@@ -79,11 +79,12 @@ def blocks(cfg: E6Config) -> list[tuple[tuple[str, str, str], int, tuple[int, fl
         if n not in t.ns and s[1] == "softmax_log_attention"
     ]
     sigmas = sorted(x for x in set(t.sigmas) | {t.sigma_ref} if x <= cfg.verdict.sigma_max + 1e-12)
+    c10_r_stars = tuple(r for r in cfg.c10_r_stars if r <= t.d)  # a tiny d keeps its own grid
     out += [
-        (s, n, (n_max, sigma), cfg.c10_r_stars)
+        (s, n, (n_max, sigma), c10_r_stars)
         for s in settings(cfg)
         for n in cfg.c10_ns
-        if n not in t.ns and s[1] == "softmax_linearised"
+        if n not in t.ns and s[1] == "softmax_linearised" and len(c10_r_stars) >= 2
         for sigma in sigmas
     ]
     return out
