@@ -133,19 +133,22 @@ def analyse(
 
 
 def c6_map_table(ok: pd.DataFrame) -> pd.DataFrame:
-    """Per logit scale c: median softmax/linear ratio of the normalised excess at r*-1, both normalisations."""
+    """Per logit scale c: median softmax/linear ratio of the normalised excess at r*-1 with its interval, both normalisations."""
     rows = []
     for x, g in ok.groupby("task.c"):
         pairs = paired_ratios(transition_table(g))
         if len(pairs):
-            rows.append(
-                {
-                    "c": float(x),
-                    "ratio_k0": float(pairs["ratio_k0"].median()),
-                    "ratio_signal": float(pairs["ratio_signal"].median()),
-                    "pairs": int(len(pairs)),
-                }
-            )
+            row = {"c": float(x), "pairs": int(len(pairs))}
+            for norm in ("k0", "signal"):  # the median with its order-statistic interval (claims.c6_at)
+                lo, hi, coverage = median_interval(pairs[f"ratio_{norm}"])
+                row.update(
+                    {
+                        f"ratio_{norm}": float(pairs[f"ratio_{norm}"].median()),
+                        f"{norm}_lo": lo,
+                        f"{norm}_hi": hi,
+                    }
+                )
+            rows.append({**row, "coverage": coverage})
     return pd.DataFrame(rows)
 
 
