@@ -17,6 +17,8 @@ TINY = [
     "task.sigmas=[0.0,0.1]",
     "task.sigma_ref=0.0",
     "seeds=2",
+    "c10_ns=[2]",
+    "c10_r_stars=[4,8]",
 ]
 
 
@@ -28,15 +30,15 @@ def test_tiny_e6_writes_verdicts_results_and_figures(tmp_path):
     out = tmp_path / "out"
     assert main(["run", "E6", "--out", str(out), "--quiet", *_args()]) == 0
     verdicts = json.loads((out / "verdicts.json").read_text())
-    assert {"C9", "C10", "X1"} <= set(verdicts)
-    for claim in ("C9", "C10", "X1"):
+    assert {"C8", "C9", "C10", "X1"} <= set(verdicts)
+    for claim in ("C8", "C9", "C10", "X1"):
         assert verdicts[claim]["verdict"] in ("confirmed", "refuted", "inconclusive")
         assert verdicts[claim]["experiment"] == "E6" and verdicts[claim]["criterion"]
     # the tiny variant decides C9 and X1 as the quick defaults do (X1 at n = 6 and at n = d = d_v = 8)
     assert verdicts["C9"]["verdict"] == "confirmed" and verdicts["X1"]["verdict"] == "confirmed"
     x1_n = {json.dumps(s["setting"]) for s in verdicts["X1"]["robustness"]["settings"]}
     assert {'{"ns": [6]}', '{"ns": [8]}'} <= x1_n
-    for claim in ("C9", "C10", "X1"):
+    for claim in ("C8", "C9", "C10", "X1"):
         rob = verdicts[claim]["robustness"]
         assert len(rob["settings"]) >= 2 and rob["settings"][0]["verdict"] == verdicts[claim]["verdict"]
     # noiseless linear teacher at N = 48: both linear methods exact for r* < min(n, d_v) = 6
@@ -44,8 +46,13 @@ def test_tiny_e6_writes_verdicts_results_and_figures(tmp_path):
     assert c9["linear_v_known/n=6"]["rate_by_r_star"] == {"1": 1.0, "3": 1.0}
     assert c9["linear_v_unknown/n=6"]["rate_by_r_star"] == {"1": 1.0, "3": 1.0}
     table = pd.read_csv(out / "results" / "E6.csv")
-    # settings × r* × cells × seeds at n = 6, plus X1's method (V known, unknown) × r* × seeds at n = 8
-    assert len(table) == 8 * 2 * 3 * 2 + 2 * 2 * 2 and (table["status"] == "ok").all()
+    # settings × r* × cells × seeds at n = 6, plus X1's method (V known, unknown) × r* × seeds at n = 8,
+    # plus C10 (d)'s softmax_linearised (2 teachers × 2 V) × r* 4, 8 × seeds at n = 2 (r* >> n), σ = 0
+    assert len(table) == 8 * 2 * 3 * 2 + 2 * 2 * 2 + 4 * 2 * 2 and (table["status"] == "ok").all()
+    # (d) is decided at n = 2 (r* 4, 8 >= 2n) and left undecided at n = 6 (r* 1, 3)
+    d = verdicts["C10"]["evidence"]["V_known"]["d_mixer_informative_softmax_saturated_linear"]
+    assert d["by_n"]["n=2"]["in_regime"] and not d["by_n"]["n=6"]["in_regime"]
+    assert "numerical_rank_degradation" in verdicts["C8"]["evidence"]
     assert {
         "r_hat",
         "exact",

@@ -18,6 +18,7 @@ from entropic_bound.experiments.e6_predictability.analysis import (
 )
 from entropic_bound.experiments.e6_predictability.claims import verdict_c9, verdict_x1
 from entropic_bound.experiments.e6_predictability.config import E6Config, E6Task
+from entropic_bound.experiments.e6_predictability.contamination import verdict_c8
 from entropic_bound.experiments.e6_predictability.experiment import E6Predictability, cells, draw, settings
 from entropic_bound.predict import predict_r_star
 
@@ -94,13 +95,19 @@ def test_specs_and_groups_are_complete_and_deterministic():
         E6Predictability.configure("quick", {"task.r_stars": [2], "task.spectra": ["flat"], "seeds": 2})
     )
     specs = exp.specs()
-    # settings × cells × seeds at n = 16, plus X1's method (V known, unknown) at n = 32, (max N, sigma_ref)
-    assert len(specs) == 8 * 4 * 2 + 2 * 2 and len({s.run_id for s in specs}) == len(specs)
+    # settings × cells × seeds at n = 16, plus X1's method (V known, unknown) at n = 32, (max N, sigma_ref),
+    # plus C10 (d)'s softmax_linearised (2 teachers × 2 V) at n = 8, r* 16 and 32, max N, σ in {0, 0.01}
+    assert len(specs) == 8 * 4 * 2 + 2 * 2 + 4 * 2 * 2 * 2 and len({s.run_id for s in specs}) == len(specs)
+    c10 = [s for s in specs if s.params["task.n"] == 8]
+    assert {s.params["method"] for s in c10} == {"softmax_linearised"}
+    assert {(s.params["task.r_star"], s.params["n_samples"], s.params["task.sigma"]) for s in c10} == {
+        (r, 64, x) for r in (16, 32) for x in (0.0, 0.01)
+    }
     x1 = [s for s in specs if s.params["task.n"] == 32]
     assert {s.params["method"] for s in x1} == {"softmax_log_attention"}
     assert {(s.params["n_samples"], s.params["task.sigma"]) for s in x1} == {(64, 0.01)}
     specs = [s for s in specs if s.params["task.n"] == 16]
-    groups = exp.groups(specs)
+    groups = exp.groups(specs)  # (the n = 8 and n = 32 groups come after)
     assert len(groups) == 2 * 4 * 2  # one data set per (teacher, cell, seed): 4 predictions each
     assert all(len(g) == 4 for g in groups)
     again = [[s.run_id for s in g] for g in exp.groups(exp.specs())]
@@ -232,6 +239,42 @@ def test_c9_ignores_noise_above_sigma_max_and_needs_both_methods():
 
 
 # C10: test_verdicts_on_quick_rows.py decides its sub-claims on real quick rows.
+
+
+def _linearised(c: float) -> tuple[E6Config, pd.DataFrame]:
+    """Real softmax_linearised predictions for both teachers (same K*, X) at logit scale ``c``."""
+    over = {
+        "task.ns": [16],
+        "x1_ns": [],
+        "c10_ns": [],
+        "methods": ["softmax_linearised"],
+        "v_settings": ["known"],
+        "task.r_stars": [2, 8],
+        "task.spectra": ["flat"],
+        "sample_counts": [64],
+        "task.sigmas": [0.0, 0.01],
+        "task.sigma_ref": 0.01,
+        "seeds": 1,
+        "task.c": c,
+    }
+    exp = E6Predictability(E6Predictability.configure("quick", over))
+    results = [r for g in exp.groups(exp.specs()) for r in exp.execute(g)]
+    return exp.cfg, pd.DataFrame([{**r.spec.params, "seed": r.spec.seed, **r.metrics} for r in results])
+
+
+def test_c8_on_real_predictions_contaminated_and_not():
+    # c = 2: the softmax's curvature enters the linearised kernel; the numerical rank counts it (+4.5),
+    # the energy rank much less (+1.3)
+    cfg, ok = _linearised(2.0)
+    v = verdict_c8(cfg, ok, ClaimContext())
+    e = v.evidence
+    assert e["pairs"] == 4 and e["numerical_rank_degradation"] >= 1.0
+    assert v.verdict == "confirmed" and e["energy_degradation"] <= 0.5 * e["numerical_rank_degradation"]
+    # c = 0.1: nearly linear logits, no contamination for the numerical rank to show: nothing to detect
+    cfg, ok = _linearised(0.1)
+    v = verdict_c8(cfg, ok, ClaimContext())
+    assert v.verdict == "inconclusive" and v.evidence["numerical_rank_degradation"] < 1.0
+    assert "no softmax contamination" in v.evidence["reason"]
 
 
 # ---------------------------------------------------------------- X1

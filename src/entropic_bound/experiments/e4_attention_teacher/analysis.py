@@ -14,6 +14,8 @@ Both are reported; the verdict uses ``cfg.verdict.c6_normalisation`` and says so
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -42,6 +44,8 @@ RESULT_COLUMNS = [
     "noise_floor",
     "train_loss",
     "steps_run",
+    "converged",
+    "last_quarter_drop",
     "row_entropy_ratio",
     "mean_max_attention",
 ]
@@ -129,17 +133,36 @@ def analyse(
 
 
 def c6_map_table(ok: pd.DataFrame) -> pd.DataFrame:
-    """Per logit scale c: median softmax/linear ratio of the normalised excess at r*-1, both normalisations."""
+    """Per logit scale c: median softmax/linear ratio of the normalised excess at r*-1 with its interval, both normalisations."""
     rows = []
     for x, g in ok.groupby("task.c"):
         pairs = paired_ratios(transition_table(g))
         if len(pairs):
-            rows.append(
-                {
-                    "c": float(x),
-                    "ratio_k0": float(pairs["ratio_k0"].median()),
-                    "ratio_signal": float(pairs["ratio_signal"].median()),
-                    "pairs": int(len(pairs)),
-                }
-            )
+            row = {"c": float(x), "pairs": int(len(pairs))}
+            for norm in ("k0", "signal"):  # the median with its order-statistic interval (claims.c6_at)
+                lo, hi, coverage = median_interval(pairs[f"ratio_{norm}"])
+                row.update(
+                    {
+                        f"ratio_{norm}": float(pairs[f"ratio_{norm}"].median()),
+                        f"{norm}_lo": lo,
+                        f"{norm}_hi": hi,
+                    }
+                )
+            rows.append({**row, "coverage": coverage})
     return pd.DataFrame(rows)
+
+
+def median_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """Distribution-free interval for the median of ``values``: ``(lo, hi, coverage)``, the order
+    statistics ``[x_(k), x_(n-k+1)]`` with the largest ``k`` whose exact binomial coverage
+    ``1 - 2 P(Bin(n, 1/2) <= k-1)`` is >= ``level``; below 6 values no ``k`` reaches 95 %, so the
+    range ``[min, max]`` is returned with its own (lower) coverage, stated rather than inflated."""
+    x = np.sort(np.asarray(values, dtype=float))
+    n = len(x)
+    if not n:
+        return float("nan"), float("nan"), 0.0
+    tail = np.cumsum([math.comb(n, j) for j in range(n + 1)]) / 2.0**n  # P(B <= j)
+    k = 1
+    while k + 1 <= n // 2 and 1 - 2 * tail[k] >= level:
+        k += 1
+    return float(x[k - 1]), float(x[n - k]), float(1 - 2 * tail[k - 1])

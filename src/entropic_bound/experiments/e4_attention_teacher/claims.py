@@ -5,10 +5,24 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..base import ClaimContext, Verdict, decide
+from ..base import ClaimContext, Verdict
 from ..claim import Claim, Formats
 from ..claim_slices import Setting, grid_setting, sliced, with_option
-from .analysis import paired_ratios, transition_table
+from .analysis import median_interval, paired_ratios, transition_table
+
+
+def region_words(cs: list[float], yes: list[float]) -> str:
+    """The c values ``yes`` among ``cs`` in words: "every c tried (…)", "c <= x", "c >= x" or a set."""
+    cs, yes = sorted(cs), sorted(yes)
+    if not yes:
+        return "nowhere in the grid"
+    if yes == cs:
+        return f"every c tried ({', '.join(f'{x:g}' for x in cs)})"
+    if yes == cs[: len(yes)]:
+        return f"c <= {yes[-1]:g}"
+    if yes == cs[-len(yes) :]:
+        return f"c >= {yes[0]:g}"
+    return "c in {" + ", ".join(f"{x:g}" for x in yes) + "}"
 
 
 def c6_holds_when(outcomes: list[tuple[dict, Verdict]]) -> str:
@@ -16,28 +30,49 @@ def c6_holds_when(outcomes: list[tuple[dict, Verdict]]) -> str:
     parts = []
     for norm in ("k0", "signal"):
         cs = sorted({s["c"] for s, _ in outcomes if s.get("c6_normalisation") == norm})
-        yes = sorted(
-            {s["c"] for s, v in outcomes if s.get("c6_normalisation") == norm and v.verdict == "confirmed"}
-        )
-        if not yes:
-            continue
-        if yes == cs:
-            region = f"every c tried ({', '.join(f'{x:g}' for x in cs)})"
-        elif yes == cs[: len(yes)]:
-            region = f"c <= {yes[-1]:g}"
-        elif yes == cs[-len(yes) :]:
-            region = f"c >= {yes[0]:g}"
-        else:
-            region = "c in {" + ", ".join(f"{x:g}" for x in yes) + "}"
-        parts.append(f"{norm}-normalised, {region}")
+        yes = [
+            x
+            for x in cs
+            if any(
+                s.get("c6_normalisation") == norm and s["c"] == x and v.verdict == "confirmed"
+                for s, v in outcomes
+            )
+        ]
+        if yes:
+            parts.append(f"{norm}-normalised, {region_words(cs, yes)}")
     return "; ".join(parts) or "nowhere in the grid"
 
 
+def _unfinished(g: pd.DataFrame) -> pd.Series:
+    """Runs not shown converged (still improving, or no stored curve to test): they cannot refute."""
+    return g["converged"].fillna(0.0) < 0.5 if "converged" in g else pd.Series(True, index=g.index)
+
+
+def floor_misses(cfg, above: pd.DataFrame) -> dict:
+    """Runs with r >= r* above ``eps_floor``, split by the convergence rule (``converged`` per run)."""
+    miss = above[above["rel_excess"] >= cfg.verdict.eps_floor]
+    improving = _unfinished(miss)
+    conv = miss["converged"] if "converged" in miss else pd.Series(np.nan, index=miss.index)
+    return {
+        "converged_above_floor": int((~improving).sum()),
+        "still_improving": int(improving.sum()),
+        "above_floor_runs": {
+            str(r.run_id): {"rel_excess": float(r.rel_excess), "converged": None if np.isnan(c) else bool(c)}
+            for r, c in zip(miss.itertuples(), conv)
+        }
+        if "run_id" in miss
+        else {},
+    }
+
+
 def c5_summary(cfg, ok: pd.DataFrame) -> dict:
-    """Per teacher: fractions of runs with r < r* above ``c5_margin·eps_floor`` and with r >= r* below ``eps_floor``."""
+    """Per teacher: fractions of runs with r < r* above ``c5_margin·eps_floor`` and with r >= r* below
+    ``eps_floor``; the r >= r* runs above the floor with their convergence."""
     out = {}
     for kind, g in ok.groupby("teacher"):
         below, above = g[g["rank"] < g["task.r_star"]], g[g["rank"] >= g["task.r_star"]]
+        misses = floor_misses(cfg, above)
+        reach = float((above["rel_excess"] < cfg.verdict.eps_floor).mean()) if len(above) else None
         out[kind] = {
             "runs_below": int(len(below)),
             "runs_at_or_above": int(len(above)),
@@ -46,16 +81,40 @@ def c5_summary(cfg, ok: pd.DataFrame) -> dict:
             )
             if len(below)
             else None,
-            "frac_at_or_above_reaching_floor": float((above["rel_excess"] < cfg.verdict.eps_floor).mean())
-            if len(above)
-            else None,
+            "frac_at_or_above_reaching_floor": reach,
+            # the most the r >= r* runs could reach if every unfinished one went on to the floor
+            "frac_at_or_above_reaching_floor_if_finished": None
+            if reach is None
+            else reach + misses["still_improving"] / len(above),
             "frac_below_reaching_floor": float((below["rel_excess"] < cfg.verdict.eps_floor).mean())
             if len(below)
             else None,
             "min_rel_excess_below": float(below["rel_excess"].min()) if len(below) else None,
             "max_rel_excess_at_or_above": float(above["rel_excess"].max()) if len(above) else None,
+            **misses,
         }
     return out
+
+
+def c5_decision(rate: float, summary: dict) -> tuple[str, str]:
+    """``(verdict, reason)`` from the per-teacher fractions (criterion in :func:`verdict_c5`)."""
+    s = list(summary.values())
+    if all(
+        t["frac_below_clearly_above_floor"] >= rate and t["frac_at_or_above_reaching_floor"] >= rate
+        for t in s
+    ):
+        return "confirmed", ""
+    if any(t["frac_below_reaching_floor"] > 1 - rate for t in s):
+        return "refuted", "rank-deficient students reach the floor"
+    if any(t["frac_at_or_above_reaching_floor_if_finished"] < rate for t in s):
+        return "refuted", "students with r >= r* stopped improving above the floor"
+    if any(t["frac_at_or_above_reaching_floor"] < rate for t in s):
+        n = sum(t["still_improving"] for t in s)
+        return "inconclusive", (
+            f"{n} run(s) with r >= r* above the floor are still improving (convergence rule): train longer "
+            "before reading 'did not reach the floor'"
+        )
+    return "inconclusive", "deficient runs sit between the floor and the margin: not clearly apart"
 
 
 def verdict_c5(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
@@ -65,8 +124,10 @@ def verdict_c5(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         f"for each teacher (linear and softmax), at least {cfg.verdict.c5_rate:.0%} of runs with r < r* have relative "
         f"excess >= {cfg.verdict.c5_margin:g}·eps_floor = {cfg.verdict.c5_margin * cfg.verdict.eps_floor:g}, and at least {cfg.verdict.c5_rate:.0%} "
         f"of runs with r >= r* have relative excess < eps_floor = {cfg.verdict.eps_floor:g} (held-out, clean target); "
-        f"refuted if more than {1 - cfg.verdict.c5_rate:.0%} of runs with r < r* reach eps_floor or fewer than "
-        f"{cfg.verdict.c5_rate:.0%} with r >= r* do; otherwise inconclusive (deficient, but not by the margin)"
+        f"refuted if more than {1 - cfg.verdict.c5_rate:.0%} of runs with r < r* reach eps_floor, or if fewer than "
+        f"{cfg.verdict.c5_rate:.0%} with r >= r* would reach it even counting every run still improving as reaching it "
+        "(convergence rule on the training excess loss − σ²: converged when it falls by < 10 % over the last quarter of "
+        "training); otherwise inconclusive, with the reason (runs still improving, or deficient but not by the margin)"
     )
     statement = "deficiency (r < r*) and achievability (r >= r*) hold inside the attention class"
     summary = c5_summary(cfg, ok) if len(ok) else {}
@@ -76,58 +137,104 @@ def verdict_c5(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     ]
     known = [x for pair in fracs for x in pair if x is not None]
     evidence["min_frac"] = min(known) if known else None
+    evidence["still_improving"] = sum(s["still_improving"] for s in summary.values())
     if not fracs or any(a is None or b is None for a, b in fracs):
         return Verdict("C5", "inconclusive", criterion, evidence, "E4", statement)
-    rate = cfg.verdict.c5_rate
-    if all(a >= rate and b >= rate for a, b in fracs):
-        verdict = "confirmed"
-    elif any(
-        b < rate or s["frac_below_reaching_floor"] > 1 - rate for (_, b), s in zip(fracs, summary.values())
-    ):
-        verdict = "refuted"  # rank-deficient students reach the floor, or full-rank ones do not
-    else:
-        verdict = "inconclusive"  # deficient runs sit between the floor and the margin: not clearly apart
+    verdict, reason = c5_decision(cfg.verdict.c5_rate, summary)
+    if reason:
+        evidence["reason"] = reason
     return Verdict("C5", verdict, criterion, evidence, "E4", statement)
 
 
+def _boundary(cfg, rows: pd.DataFrame) -> tuple[float, bool | None]:
+    """Softmax runs at r = r*: the fraction reaching eps_floor, and whether the boundary is kept (True),
+    lost (False: too few would reach it even if every unfinished run did) or undecided (None)."""
+    at = rows[(rows["teacher"] == "softmax") & (rows["rank"] == rows["task.r_star"])]
+    if not len(at):
+        return float("nan"), None
+    reach = float((at["rel_excess"] < cfg.verdict.eps_floor).mean())
+    unfinished = float(((at["rel_excess"] >= cfg.verdict.eps_floor) & _unfinished(at)).mean())
+    rate = cfg.verdict.c5_rate
+    return reach, True if reach >= rate else (False if reach + unfinished < rate else None)
+
+
+def c6_at(cfg, rows: pd.DataFrame, norm: str) -> dict:
+    """C6 at one logit scale (``rows`` at that c): the median softmax/linear ratio over pairs with its
+    order-statistic interval, compressed iff the interval lies <= c6_factor (not iff it lies above),
+    and the boundary; confirmed iff compressed and kept, refuted iff not compressed or lost."""
+    pairs = paired_ratios(transition_table(rows))
+    reach, kept = _boundary(cfg, rows)
+    out = {"pairs": int(len(pairs)), "softmax_frac_reaching_floor_at_r_star": reach, "boundary_kept": kept}
+    if not len(pairs):
+        return {**out, "compressed": None, "verdict": "inconclusive"}
+    lo, hi, coverage = median_interval(pairs[f"ratio_{norm}"])
+    factor = cfg.verdict.c6_factor
+    compressed = True if hi <= factor else (False if lo > factor else None)
+    if len(pairs) < cfg.verdict.c6_min_pairs:  # one pair is one teacher draw: not a median
+        compressed = None
+        out["reason"] = f"{len(pairs)} pair(s) < c6_min_pairs = {cfg.verdict.c6_min_pairs}"
+    verdict = (
+        "refuted" if False in (compressed, kept) else ("confirmed" if compressed and kept else "inconclusive")
+    )
+    return {
+        **out,
+        "median": float(pairs[f"ratio_{norm}"].median()),
+        "interval": [round(lo, 4), round(hi, 4)],
+        "coverage": round(coverage, 4),
+        "compressed": compressed,
+        "verdict": verdict,
+    }
+
+
+def c6_map(cfg, ok: pd.DataFrame) -> dict[str, dict[float, dict]]:
+    """``{normalisation: {c: c6_at}}`` over every logit scale of the rows."""
+    cs = sorted(float(x) for x in ok["task.c"].unique())
+    return {
+        norm: {x: c6_at(cfg, ok[np.isclose(ok["task.c"], x)], norm) for x in cs} for norm in ("k0", "signal")
+    }
+
+
 def verdict_c6(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
-    """C6 on the runs at the config's logit scale ``task.c``, normalised by ``verdict.c6_normalisation``."""
-    ok = ok[np.isclose(ok["task.c"], cfg.task.c)] if len(ok) else ok
-    pairs = paired_ratios(transition_table(ok)) if len(ok) else pd.DataFrame()
-    norm = cfg.verdict.c6_normalisation
+    """C6 at the config's logit scale ``task.c`` (the SPEC's regime) and normalisation, with the region
+    of c where it holds in each normalisation (the map over every c of the rows)."""
+    norm, factor = cfg.verdict.c6_normalisation, cfg.verdict.c6_factor
     what = "the K = 0 (uniform-attention) excess" if norm == "k0" else "the total signal E||f*||²/(n d_v)"
     criterion = (
-        f"normalisation: excess at r = r*-1 divided by {what}. Compressed if the median over paired "
-        f"(r*, spectrum, V, seed) of softmax/linear normalised excess is <= {cfg.verdict.c6_factor:g}; the boundary is "
-        f"kept if at least {cfg.verdict.c5_rate:.0%} of softmax runs at r = r* reach eps_floor. Confirmed iff both."
+        f"normalisation: excess at r = r*-1 divided by {what}. At each logit scale c, over >= {cfg.verdict.c6_min_pairs} "
+        "paired (r*, spectrum, V, seed) linear/softmax teachers: the median softmax/linear ratio with its exact order-"
+        f"statistic interval; compressed if the interval lies <= {factor:g}, not compressed if it lies above; the boundary "
+        f"is kept if >= {cfg.verdict.c5_rate:.0%} of softmax runs at r = r* reach eps_floor, lost if fewer would even "
+        "counting runs still improving. Confirmed iff compressed and kept, refuted iff not compressed or lost, else "
+        f"inconclusive; the verdict is the one at c = {cfg.task.c:g} (the SPEC's regime: neither nearly linear nor "
+        "saturated), the region of c where it holds is named per normalisation"
     )
     statement = "softmax compresses the size of the transition at r = r* but keeps the boundary"
-    if not len(pairs):
+    if not len(ok):
         return Verdict("C6", "inconclusive", criterion, {"pairs": 0}, "E4", statement)
-    soft_at = ok[(ok["teacher"] == "softmax") & (ok["rank"] == ok["task.r_star"])]
-    boundary = float((soft_at["rel_excess"] < cfg.verdict.eps_floor).mean()) if len(soft_at) else float("nan")
-    med = {k: float(pairs[f"ratio_{k}"].median()) for k in ("k0", "signal")}
+    full = c6_map(cfg, ok)
+    here = {n: next((e for x, e in m.items() if np.isclose(x, cfg.task.c)), None) for n, m in full.items()}
+    if here[norm] is None or "median" not in here[norm]:
+        pairs = here[norm]["pairs"] if here[norm] else 0
+        return Verdict("C6", "inconclusive", criterion, {"pairs": pairs, "map": full}, "E4", statement)
+    main = here[norm]
     evidence = {
         "normalisation": norm,
-        "c": sorted(float(x) for x in ok["task.c"].unique()) if "task.c" in ok else None,
-        "median_ratio": med[norm],
-        "median_ratio_k0": med["k0"],
-        "median_ratio_signal": med["signal"],
-        "median_linear_over_k0": float(pairs["linear_over_k0"].median()),
-        "median_softmax_over_k0": float(pairs["softmax_over_k0"].median()),
-        "median_linear_rel": float(pairs["linear_rel"].median()),
-        "median_softmax_rel": float(pairs["softmax_rel"].median()),
-        "ratio_k0_by_r_star": pairs.groupby("task.r_star")["ratio_k0"].median().round(3).to_dict(),
-        "ratio_signal_by_r_star": pairs.groupby("task.r_star")["ratio_signal"].median().round(3).to_dict(),
-        "softmax_frac_reaching_floor_at_r_star": boundary,
-        "pairs": int(len(pairs)),
+        "c": float(cfg.task.c),
+        "median_ratio": main["median"],
+        "interval": main["interval"],
+        "interval_coverage": main["coverage"],
+        "median_ratio_k0": here["k0"].get("median"),
+        "median_ratio_signal": here["signal"].get("median"),
+        "softmax_frac_reaching_floor_at_r_star": main["softmax_frac_reaching_floor_at_r_star"],
+        "pairs": main["pairs"],
+        "other_normalisation_verdict": here["signal" if norm == "k0" else "k0"]["verdict"],
+        "holds_where": {
+            n: region_words(list(m), [x for x, e in m.items() if e["verdict"] == "confirmed"])
+            for n, m in full.items()
+        },
+        "map": {n: {f"{x:g}": e for x, e in m.items()} for n, m in full.items()},
     }
-    compressed = med[norm] <= cfg.verdict.c6_factor
-    other = "signal" if norm == "k0" else "k0"
-    evidence["other_normalisation_agrees"] = bool((med[other] <= cfg.verdict.c6_factor) == compressed)
-    return Verdict(
-        "C6", decide(compressed and boundary >= cfg.verdict.c5_rate), criterion, evidence, "E4", statement
-    )
+    return Verdict("C6", main["verdict"], criterion, evidence, "E4", statement)
 
 
 #: C5 boundary axes: (config key, result column).
@@ -169,7 +276,20 @@ def c5_sentence(e: dict, fmt: Formats) -> str:
                 t,
             )
         )
-    return "; ".join(parts)
+    text = "; ".join(parts)
+    return text + (f"; {e['still_improving']} run(s) still improving" if e.get("still_improving") else "")
+
+
+def c6_sentence(e: dict, fmt: Formats) -> str:
+    lo, hi = e["interval"]
+    where = "; ".join(f"{n}-normalised {w}" for n, w in e["holds_where"].items())
+    return (
+        f"at c = {fmt.number(e['c'])}, softmax / linear excess at r = r*−1: median {fmt.number(e['median_ratio_k0'])} "
+        f"normalised by the K = 0 excess, {fmt.number(e['median_ratio_signal'])} by the signal ({e['pairs']} pairs; "
+        f"{e['normalisation']} interval {fmt.number(lo)}–{fmt.number(hi)}); "
+        f"{fmt.pct(e['softmax_frac_reaching_floor_at_r_star'])} of softmax runs reach the floor at r = r*; "
+        f"holds {where}"
+    )
 
 
 C5 = Claim(
@@ -186,9 +306,7 @@ C5 = Claim(
 C6 = Claim(
     "C6",
     decide=verdict_c6,
-    sentence="softmax / linear excess at r = r*−1: median {median_ratio_k0:n} normalised by the K = 0 "
-    "excess, {median_ratio_signal:n} by the signal ({pairs} pairs); "
-    "{softmax_frac_reaching_floor_at_r_star:pct} of softmax runs reach the floor at r = r*",
+    sentence=c6_sentence,
     default_setting=lambda cfg: {"c": float(cfg.task.c), "c6_normalisation": cfg.verdict.c6_normalisation},
     statistic="median_ratio",
     grid=c6_grid,

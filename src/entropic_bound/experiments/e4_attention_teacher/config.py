@@ -25,6 +25,9 @@ class E4Verdict:
         choices=("k0", "signal"),
         doc="C6: divide excess(r*-1) by the K = 0 excess (k0) or by the total signal",
     )
+    c6_min_pairs: int = param(
+        4, ge=1, doc="C6: (linear, softmax) pairs needed at a logit scale before it is decided there"
+    )
     c6_factor: float = param(
         0.8,
         gt=0.0,
@@ -50,6 +53,12 @@ class E4Config:
     c6_r_stars: tuple[int, ...] = param(
         (4,), ge=1, doc="C6 map: r* of the further logit scales (empty: every r* of r_stars)"
     )
+    c6_seeds: int = param(
+        4,
+        ge=1,
+        le=10_000,
+        doc="C6 map: seeds of the further logit scales (at least 'seeds'), so every c rests on several pairs",
+    )
     verdict: E4Verdict = field(default_factory=E4Verdict)
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(
@@ -70,6 +79,10 @@ class E4Config:
         base = set(self.ranks) if self.ranks else set(range(1, r_star + 3)) | {2 * r_star}
         return sorted((base | {r_star - 1, r_star, r_star + 1}) & set(range(1, self.task.d + 1)))
 
+    def c6_seed_count(self) -> int:
+        """Seeds of the C6 map's further logit scales: ``max(seeds, c6_seeds)``."""
+        return max(self.seeds, self.c6_seeds)
+
     def c6_map(self, r_star: int) -> list[tuple[float, str, list[int]]]:
         """``(c, v, ranks)`` of the C6 map's further runs at ``r_star``: r*-1 and r* at each extra c."""
         if self.c6_r_stars and r_star not in self.c6_r_stars:
@@ -87,6 +100,7 @@ SCALE_SETTINGS = {
         "c6_r_stars": (),
         "c6_v_settings": ("known", "learned"),
         "seeds": 3,
+        "c6_seeds": 3,  # r* x V x spectra already give >= 4 pairs per c
         "n_test": 4096,
         "train": TrainConfig(
             optimizer="adam",

@@ -16,9 +16,13 @@ steps), which would read as a false deficiency; Adam reaches the floor there in 
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
 from ...models.base import MemberSpec
 from ...registry import EXPERIMENTS
 from ...results import RunResult, RunSpec
+from ...stats.convergence import convergence
 from ...sweep.spec import grid_specs
 from ...training.evaluation import held_out_excess, signal_power
 from ..attention_common import (
@@ -27,7 +31,7 @@ from ..attention_common import (
     saturation_stats,
     uniform_attention_excess,
 )
-from ..base import Experiment, flat_params, member_result, moved_keys
+from ..base import ClaimContext, Experiment, curves_by_run, flat_params, member_result, moved_keys
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E4Config
@@ -48,6 +52,19 @@ class E4AttentionTeacher(Experiment):
         **moved_keys("verdict", "eps_floor c5_margin c5_rate c6_normalisation c6_factor"),
     }
 
+    def prepare(self, table, ok, records):
+        """The rows with ``converged`` read from each run's stored training curve where a store
+        written before the metric existed lacks it."""
+        if not len(ok) or ("converged" in ok and ok["converged"].notna().all()):
+            return ok, ClaimContext(records)
+        curves = curves_by_run(records)
+        filled = [
+            train_convergence(curves.get(r.run_id, {}), r.noise_floor)["converged"]
+            for r in ok[["run_id", "noise_floor"]].itertuples()
+        ]
+        old = ok["converged"] if "converged" in ok else pd.Series(np.nan, index=ok.index)
+        return ok.assign(converged=old.fillna(pd.Series(filled, index=ok.index))), ClaimContext(records)
+
     def specs(self) -> list[RunSpec]:
         c = self.cfg
         fixed = {**attention_task_params(c.task), "init_scale": c.init_scale, "n_test": c.n_test}
@@ -61,7 +78,10 @@ class E4AttentionTeacher(Experiment):
                 for logit_scale, v, ranks in c.c6_map(r_star):  # the C6 map's further logit scales
                     further = {**at, "task.c": logit_scale, "v": v}
                     out += grid_specs(
-                        self.name, {"task.spectrum": c.task.spectra, "rank": ranks}, range(c.seeds), further
+                        self.name,
+                        {"task.spectrum": c.task.spectra, "rank": ranks},
+                        range(c.c6_seed_count()),
+                        further,
                     )
         return out
 
@@ -91,6 +111,7 @@ class E4AttentionTeacher(Experiment):
                 "steps_run": outcome.steps_run[m],
                 "row_entropy_ratio": sat["row_entropy_ratio"],
                 "mean_max_attention": sat["mean_max_attention"],
+                **train_convergence(outcome.member_curves(m), task.sigma**2),
             }
             keep = (
                 "k0_excess",
@@ -104,3 +125,14 @@ class E4AttentionTeacher(Experiment):
             curves = {"teacher_singular_values": teacher.truth["singular_values"].tolist()}
             results.append(member_result(spec, m, outcome, metrics, keep=keep, curves=curves))
         return results
+
+
+def train_convergence(curves: dict, floor: float) -> dict[str, float]:
+    """The convergence rule (:func:`~entropic_bound.stats.convergence.convergence`) on one run's
+    training excess ``loss − σ²`` (full-batch, at the stored checkpoints): ``converged`` (1/0) and the
+    excess's ``last_quarter_drop``. A run above the floor that is still improving cannot refute C5."""
+    steps, loss = curves.get("step", []), curves.get("loss", [])
+    if len(steps) < 2:
+        return {"converged": float("nan"), "last_quarter_drop": float("nan")}
+    c = convergence(steps, [x - floor for x in loss])
+    return {"converged": float(c["converged"]), "last_quarter_drop": c["relative_drop"]}

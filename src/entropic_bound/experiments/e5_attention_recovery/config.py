@@ -31,7 +31,7 @@ class E5Verdict:
     c7_tolerance: float = param(0.5, ge=0.0, doc="C7: |estimate - r*| <= tolerance counts as recovered")
     c7_rate: float = param(0.9, gt=0.0, le=1.0, doc="C7: required recovery rate of small init (identified N)")
     c8_margin: float = param(
-        0.1, ge=0.0, doc="C8: allowed softmax - linear error (rank units), also vs numerical"
+        0.1, ge=0.0, doc="unused: C8 is decided in E6 (kept so stored configs still read)"
     )
 
 

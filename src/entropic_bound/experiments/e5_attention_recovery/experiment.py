@@ -33,7 +33,7 @@ from .config import SCALE_SETTINGS, E5Config
 
 
 @EXPERIMENTS.register(
-    summary="attention-native recovery: GD from small init, estimators of K = W_Q W_K^T (C7, C8)"
+    summary="attention-native recovery: GD from small init, estimators of K = W_Q W_K^T (C7; C8 is decided in E6)"
 )
 class E5AttentionRecovery(Experiment):
     title = "Attention-native recovery and rank estimators"

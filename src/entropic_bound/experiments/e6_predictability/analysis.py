@@ -161,6 +161,12 @@ def analyse(
         "Runs outside a method's domain are kept (they should answer 'not identifiable'); 'confident_wrong' counts runs "
         "that claim identifiability and miss r*. The reason of every prediction is the 'reason' column of results/E6.csv.",
     ]
+    if cfg.c10_ns and ok["task.n"].isin(cfg.c10_ns).any():
+        notes.append(
+            f"C10 (d) cells: n = {', '.join(str(n) for n in cfg.c10_ns)} with r* = "
+            f"{', '.join(str(r) for r in cfg.c10_r_stars)} (r* >> n), softmax_linearised only, at the largest N and "
+            f"every σ <= {cfg.verdict.sigma_max:g}; (b) and (c) are decided on n = {', '.join(str(n) for n in cfg.task.ns)}."
+        )
     if len(sat) and sat.notna().any():
         notes.append(
             f"Softmax teacher saturation: row entropy / log n = {sat.mean():.2f} (mean over softmax runs)."

@@ -1,4 +1,4 @@
-"""E6's claims C9, C10 and X1: each criterion, its report sentence and its robustness grid."""
+"""E6's claims C8, C9, C10 and X1: each criterion, its report sentence and its robustness grid."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from ..base import ClaimContext, Verdict, decide
 from ..claim import Claim, Formats, needs_rows
 from ..claim_slices import Setting, grid_setting, options, sliced
 from .analysis import PAPER_ESTIMATORS
+from .contamination import c8_sentence, verdict_c8
 
 
 def _rates_by_r(g: pd.DataFrame, col: str = "exact") -> dict[int, float]:
@@ -139,34 +140,59 @@ def _last_step(g: pd.DataFrame) -> tuple[float | None, dict]:
     return m[top] - m[second], m
 
 
-def c10_mixer(cfg, soft: pd.DataFrame, lin: pd.DataFrame) -> dict:
-    """(d) realised-mixer energy rank rises between the two largest r* (softmax: informative) and
-    does not for the linear teacher (saturated)."""
+def c10_mixer_at_n(cfg, soft: pd.DataFrame, lin: pd.DataFrame, n: int) -> dict:
+    """(d) at one n: decided only where the two largest r* are both >= ``c10_regime``·n (r* >> n, where
+    the linear mixer's rank min(r*, n) saturates); elsewhere undecided, the grid misses the regime."""
     tol = cfg.verdict.c10_tolerance
     step_soft, m_soft = _last_step(soft)
     step_lin, m_lin = _last_step(lin)
+    r_stars = sorted(set(m_soft) & set(m_lin))
+    in_regime = len(r_stars) >= 2 and r_stars[-2] >= cfg.verdict.c10_regime * n
     parts = [band(step_soft, tol, tol, above=True), band(step_lin, tol, tol, above=False)]
-    return {
+    out = {
         "softmax_mean_by_r_star": m_soft,
         "linear_mean_by_r_star": m_lin,
         "softmax_last_step": step_soft,
         "linear_last_step": step_lin,
-        "holds": _all_parts(parts) if step_soft is not None and step_lin is not None else None,
+        "in_regime": bool(in_regime),
+    }
+    if not in_regime:
+        reason = f"the two largest r* ({r_stars[-2:]}) are not both >= {cfg.verdict.c10_regime:g}·n = "
+        return {**out, "holds": None, "reason": reason + f"{cfg.verdict.c10_regime * n:g}"}
+    return {**out, "holds": _all_parts(parts) if step_soft is not None and step_lin is not None else None}
+
+
+def c10_mixer(cfg, soft: pd.DataFrame, lin: pd.DataFrame) -> dict:
+    """(d) realised-mixer energy rank rises between the two largest r* (softmax: informative) and does
+    not for the linear teacher (saturated), decided per n where r* >> n; holds iff it holds at every
+    such n, contradicted iff contradicted at one, undecided where no n of the grid reaches the regime."""
+    by_n = {
+        f"n={int(n)}": c10_mixer_at_n(cfg, g, lin[lin["task.n"] == n], int(n))
+        for n, g in soft.groupby("task.n")
+    }
+    decided = [e["holds"] for e in by_n.values() if e["in_regime"]]
+    return {
+        "by_n": by_n,
+        "regime": f"the two largest r* both >= {cfg.verdict.c10_regime:g}·n",
+        "n_in_regime": [k for k, e in by_n.items() if e["in_regime"]],
+        "holds": _all_parts(decided),
     }
 
 
 def c10_checks(cfg, soft: pd.DataFrame, lin: pd.DataFrame) -> dict:
-    """The sub-claims of C10 on softmax_linearised runs (softmax teacher ``soft``, linear ``lin``)."""
+    """The sub-claims of C10 on softmax_linearised runs (softmax teacher ``soft``, linear ``lin``); (b)
+    and (c) on the main grid's n (``task.ns``: every r* there), (d) per n including ``c10_ns``."""
+    main = soft[soft["task.n"].isin(cfg.task.ns)]
     rates = {
-        key: _rates_by_r(soft.assign(hit=np.floor(soft[f"est_{key}"] + 0.5) == soft["task.r_star"]), "hit")
+        key: _rates_by_r(main.assign(hit=np.floor(main[f"est_{key}"] + 0.5) == main["task.r_star"]), "hit")
         for key in PAPER_ESTIMATORS
-        if f"est_{key}" in soft
+        if f"est_{key}" in main
     }
-    rates["noise_calibrated_cut"] = _rates_by_r(soft)
+    rates["noise_calibrated_cut"] = _rates_by_r(main)
     return {
         "exact_rate_by_r_star": rates,
-        "b_numerical_rank_saturates": c10_numerical(cfg, soft),
-        "c_energy_rank_over_small_compresses_large": c10_energy(cfg, soft),
+        "b_numerical_rank_saturates": c10_numerical(cfg, main),
+        "c_energy_rank_over_small_compresses_large": c10_energy(cfg, main),
         "d_mixer_informative_softmax_saturated_linear": c10_mixer(cfg, soft, lin),
     }
 
@@ -187,7 +213,9 @@ def verdict_c10(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         f"paper's energy effective rank over-estimates the smallest r* (bias >= {t:g}; contradicted if < 0) and "
         f"compresses the largest (bias <= -{t:g}; contradicted if > 0; also contradicted if |bias| <= {t:g} at both); "
         f"(d) the paper's realised-mixer energy rank rises by >= {t:g} between the two largest r* for the softmax "
-        f"teacher (contradicted if it falls) and by <= {t:g} for the linear one (contradicted if > {2 * t:g}). "
+        f"teacher (contradicted if it falls) and by <= {t:g} for the linear one (contradicted if > {2 * t:g}), "
+        f"decided per n where the two largest r* are both >= {cfg.verdict.c10_regime:g}·n (r* >> n; undecided at other n), "
+        "holding iff it holds at every such n. (b), (c) on the n of task.ns. "
         "Confirmed iff all hold; refuted iff any is contradicted; else inconclusive"
     )
     statement = "the paper's data-only estimators recover r* of a softmax teacher only partially"
@@ -310,8 +338,9 @@ def c10_sentence(e: dict, fmt: Formats) -> str:
     for setting, checks in e.items():
         if setting in ("paper_estimators",) or not isinstance(checks, dict):
             continue
+        word = {True: "holds", False: "contradicted", None: "undecided"}
         subs = [
-            f"{key.split('_', 1)[0]} {'holds' if sub['holds'] else 'fails'}"
+            f"{key.split('_', 1)[0]} {word[sub['holds']]}"
             for key, sub in checks.items()
             if isinstance(sub, dict) and "holds" in sub
         ]
@@ -333,6 +362,24 @@ def x1_sentence(e: dict, fmt: Formats) -> str:
     )
 
 
+def c8_grid(cfg, table: pd.DataFrame, context: ClaimContext) -> list[Setting]:
+    """C8 decided again per n, spectrum and seed, and in the other V setting (as C10)."""
+    return c10_grid(cfg, table, context)
+
+
+def _ns_setting(cfg, *keys: str) -> dict:
+    """The default setting with ``ns`` every n the softmax_linearised rows have (task.ns and c10_ns)."""
+    return {**grid_setting(cfg, *keys), "ns": sorted({*cfg.task.ns, *cfg.c10_ns})}
+
+
+C8 = Claim(
+    "C8",
+    decide=needs_rows("C8", "E6", verdict_c8),
+    sentence=c8_sentence,
+    default_setting=lambda cfg: _ns_setting(cfg, "task.spectra", "verdict.c10_v"),
+    statistic="energy_degradation",
+    grid=c8_grid,
+)
 C9 = Claim(
     "C9",
     decide=needs_rows("C9", "E6", verdict_c9),
@@ -345,7 +392,7 @@ C10 = Claim(
     "C10",
     decide=needs_rows("C10", "E6", verdict_c10),
     sentence=c10_sentence,
-    default_setting=lambda cfg: grid_setting(cfg, "task.ns", "task.spectra", "verdict.c10_v"),
+    default_setting=lambda cfg: _ns_setting(cfg, "task.spectra", "verdict.c10_v"),
     statistic="sub_claims_holding",
     grid=c10_grid,
 )
@@ -360,4 +407,4 @@ X1 = Claim(
     statistic="min_rate_inside",
     grid=x1_grid,
 )
-CLAIMS = (C9, C10, X1)
+CLAIMS = (C8, C9, C10, X1)

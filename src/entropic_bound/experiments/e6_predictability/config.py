@@ -52,7 +52,7 @@ class E6Task:
 
 @dataclass(frozen=True)
 class E6Verdict:
-    """The thresholds of C9, C10 and X1."""
+    """The thresholds of C8, C9, C10 and X1."""
 
     rate: float = param(0.9, gt=0.0, le=1.0, doc="exact-recovery rate that counts as exact (C9, X1)")
     sigma_max: float = param(0.01, ge=0.0, doc="verdicts judge exactness at noise levels up to this")
@@ -61,7 +61,23 @@ class E6Verdict:
     )
     c10_tolerance: float = param(0.5, ge=0.0, doc="C10: a bias beyond this (in rank units) counts")
     c10_v: str = param(
-        "known", choices=V_SETTINGS, doc="C10 is decided in this V setting (the other is reported)"
+        "known", choices=V_SETTINGS, doc="C10 and C8 are decided in this V setting (the other is reported)"
+    )
+    c10_regime: float = param(
+        2.0,
+        gt=1.0,
+        doc="C10 (d) is decided at an n only where the two largest r* are both >= c10_regime * n (r* >> n)",
+    )
+    c8_min_contamination: float = param(
+        1.0,
+        gt=0.0,
+        doc="C8: the numerical rank's softmax degradation (rank units) below which there is nothing to detect",
+    )
+    c8_ratio: float = param(
+        0.5,
+        gt=0.0,
+        lt=1.0,
+        doc="C8: robust when the energy rank degrades by <= c8_ratio x the numerical rank's degradation",
     )
 
 
@@ -73,6 +89,18 @@ class E6Config:
         ge=2,
         doc="further n run for X1 only (softmax_log_attention, softmax teacher) at the largest N and "
         "task.sigma_ref: n = d = d_v, where users work, kept cheap",
+    )
+    c10_ns: tuple[int, ...] = param(
+        (8,),
+        ge=2,
+        doc="further n run for C10 (d) only (softmax_linearised, at the largest N and every sigma <= "
+        "verdict.sigma_max): n small enough that r* >> n is reached",
+    )
+    c10_r_stars: tuple[int, ...] = param(
+        (16, 32),
+        ge=1,
+        doc="r* of the c10_ns cells (the two largest >= 2n: the regime (d) speaks of); those above task.d "
+        "are left out, and the cells with them when fewer than two remain",
     )
     methods: tuple[str, ...] = param(tuple(METHOD_SETTINGS), choices=tuple(METHOD_SETTINGS))
     v_settings: tuple[str, ...] = param(V_SETTINGS, choices=V_SETTINGS)

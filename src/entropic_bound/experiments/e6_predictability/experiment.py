@@ -66,8 +66,32 @@ def settings(cfg: E6Config) -> list[tuple[str, str, str]]:
     ]
 
 
+def blocks(cfg: E6Config) -> list[tuple[tuple[str, str, str], int, tuple[int, float], tuple[int, ...]]]:
+    """``(setting, n, (N, σ), r*s)`` blocks of the grid: every setting at every n of ``task.ns`` and
+    cell; X1's further n (softmax_log_attention at the largest N and ``sigma_ref``); C10 (d)'s further
+    n (softmax_linearised at the largest N and every σ <= ``verdict.sigma_max``, r* of ``c10_r_stars``)."""
+    t, n_max = cfg.task, max(cfg.sample_counts)
+    out = [(s, n, cell, t.r_stars) for s in settings(cfg) for n in t.ns for cell in cells(cfg)]
+    out += [
+        (s, n, (n_max, t.sigma_ref), t.r_stars)
+        for s in settings(cfg)
+        for n in cfg.x1_ns
+        if n not in t.ns and s[1] == "softmax_log_attention"
+    ]
+    sigmas = sorted(x for x in set(t.sigmas) | {t.sigma_ref} if x <= cfg.verdict.sigma_max + 1e-12)
+    c10_r_stars = tuple(r for r in cfg.c10_r_stars if r <= t.d)  # a tiny d keeps its own grid
+    out += [
+        (s, n, (n_max, sigma), c10_r_stars)
+        for s in settings(cfg)
+        for n in cfg.c10_ns
+        if n not in t.ns and s[1] == "softmax_linearised" and len(c10_r_stars) >= 2
+        for sigma in sigmas
+    ]
+    return out
+
+
 @EXPERIMENTS.register(
-    summary="data-only predictability frontier: r* from (X, Y) without training (C9, C10, X1)"
+    summary="data-only predictability frontier: r* from (X, Y) without training (C8, C9, C10, X1)"
 )
 class E6Predictability(Experiment):
     title = "Data-only predictability frontier"
@@ -88,32 +112,23 @@ class E6Predictability(Experiment):
     def specs(self) -> list[RunSpec]:
         c, t = self.cfg, self.cfg.task
         out = []
-        grid = [(s, n, cell) for s in settings(c) for n in t.ns for cell in cells(c)]
-        x1_cell = (max(c.sample_counts), t.sigma_ref)
-        grid += [
-            (s, n, x1_cell)
-            for s in settings(c)
-            for n in c.x1_ns
-            if n not in t.ns and s[1] == "softmax_log_attention"
-        ]
-        for ((kind, method, v), n, (N, sigma)), r_star, spectrum in itertools.product(
-            grid, t.r_stars, t.spectra
-        ):
-            params = {
-                "teacher": kind,
-                "method": method,
-                "v": v,
-                "task.n": n,
-                "task.d": t.d,
-                "task.d_v": t.d_v,
-                "task.r_star": r_star,
-                "task.spectrum": spectrum,
-                "task.decay": t.decay,
-                "task.c": t.c,
-                "task.sigma": sigma,
-                "n_samples": N,
-            }
-            out.extend(RunSpec(self.name, params, seed) for seed in range(c.seeds))
+        for (kind, method, v), n, (N, sigma), r_stars in blocks(c):
+            for r_star, spectrum in itertools.product(r_stars, t.spectra):
+                params = {
+                    "teacher": kind,
+                    "method": method,
+                    "v": v,
+                    "task.n": n,
+                    "task.d": t.d,
+                    "task.d_v": t.d_v,
+                    "task.r_star": r_star,
+                    "task.spectrum": spectrum,
+                    "task.decay": t.decay,
+                    "task.c": t.c,
+                    "task.sigma": sigma,
+                    "n_samples": N,
+                }
+                out.extend(RunSpec(self.name, params, seed) for seed in range(c.seeds))
         return out
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
