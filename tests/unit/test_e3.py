@@ -42,6 +42,7 @@ def _row(role, rung, v, rank, rel, positional="none", operator="low_rank", seed=
         "rank": rank,
         "seed": seed,
         "rel_excess": rel,
+        "converged": 1.0,
         "status": "ok",
     }
 
@@ -58,7 +59,8 @@ def ladder_table(B0=1e-5, B1=1.0, B2=0.99, B3=1.0, control=1e-5, spread=0.0):
 
 
 def c4(**kw):
-    return c4_on_summary(CFG, summary_table(ladder_table(**kw)))
+    table = ladder_table(**kw)
+    return c4_on_summary(CFG, summary_table(table), table)
 
 
 def test_c4_confirmed_when_the_jump_is_at_b1_and_controls_reach_the_floor():
@@ -105,7 +107,7 @@ def x2_table(b1_pos=0.005, b2_pos=0.004):
 
 def test_x2_confirmed_refuted_or_inconclusive_by_floor_and_run_length():
     short, long = CFG, replace(CFG, x2_train=replace(CFG.x2_train, steps=6000))
-    v = x2_on_summary(short, summary_table(x2_table()))
+    v = x2_on_summary(short, summary_table(x2_table()), x2_table())
     assert v.verdict == "confirmed"
     pair = v.evidence["pairs"]["B2/row_stochastic"]
     assert pair["best_setting"]["rank"] == 8 and pair["min_rank_reaching_floor"] == 8
@@ -113,9 +115,25 @@ def test_x2_confirmed_refuted_or_inconclusive_by_floor_and_run_length():
     assert v.evidence["pairs"]["B2/low_rank"]["decides_verdict"] is False
     v = x2_on_summary(short, summary_table(x2_table(b2_pos=0.03)))
     assert v.verdict == "inconclusive" and "6000" in v.evidence["reason"]
-    assert x2_on_summary(long, summary_table(x2_table(b2_pos=0.03))).verdict == "refuted"
+    failing = x2_table(b2_pos=0.03)
+    assert x2_on_summary(long, summary_table(failing), failing).verdict == "refuted"
+    # the same numbers from runs still improving, or with no curve: cannot refute
+    for flag in (0.0, np.nan):
+        v = x2_on_summary(long, summary_table(failing), failing.assign(converged=flag))
+        assert v.verdict == "inconclusive" and "still improving" in v.evidence["reason"]
+    assert x2_on_summary(long, summary_table(failing)).verdict == "inconclusive"
     no_b1 = x2_table()[lambda t: t["rung"] != "B1"]
-    assert x2_on_summary(long, summary_table(no_b1)).verdict == "inconclusive"
+    assert x2_on_summary(long, summary_table(no_b1), no_b1).verdict == "inconclusive"
+
+
+def test_c4_failure_of_b1_b3_needs_converged_runs():
+    table = ladder_table()
+    assert c4_on_summary(CFG, summary_table(table), table).verdict == "confirmed"
+    v = c4_on_summary(CFG, summary_table(table), table.assign(converged=0.0))
+    assert v.verdict == "inconclusive" and v.evidence["convergence_B1_B3_full_rank"]["still_improving"] == 18
+    # a refutation (no jump at B1) reads "B1 reached the floor": no convergence needed
+    low = ladder_table(B1=0.3)
+    assert c4_on_summary(CFG, summary_table(low), low.assign(converged=0.0)).verdict == "refuted"
 
 
 # ----- the grid
