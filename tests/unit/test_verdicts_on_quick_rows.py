@@ -91,7 +91,9 @@ def test_c3_confirmed_on_quick_rows_and_flips():
     under_large = ok[(ok["identified"] < 0.5) & (ok["init_scale"] >= 1.0)]["A_energy_threshold_rank_90"].max()
     worse = ok.assign(
         A_energy_threshold_rank_90=np.where(
-            (ok["identified"] < 0.5) & (ok["init_scale"] <= 0.01), under_large, ok["A_energy_threshold_rank_90"]
+            (ok["identified"] < 0.5) & (ok["init_scale"] <= 0.01),
+            under_large,
+            ok["A_energy_threshold_rank_90"],
         )
     )
     assert _judge(e2_claims.C3, _cfg("E2"), worse).verdict == "refuted"
