@@ -11,7 +11,7 @@ import torch
 from entropic_bound.config import apply_overrides
 from entropic_bound.errors import ConfigError, UserInputError
 from entropic_bound.experiments import E3Config, E3Ladder
-from entropic_bound.experiments.e3_ladder.analysis import summary_table
+from entropic_bound.experiments.e3_ladder.analysis import fill_settings, summary_table
 from entropic_bound.experiments.e3_ladder.claims import c4_on_summary, x2_on_summary
 from entropic_bound.experiments.e3_ladder.config import E3Task
 from entropic_bound.experiments.e3_ladder.experiment import build_student, evaluate, task_of, training_data
@@ -270,3 +270,51 @@ def test_models_refuse_positions_on_b0_and_b3():
     bad = RunSpec(spec.experiment, {**spec.params, "positional": "learned_absolute"}, 0)
     with pytest.raises(UserInputError):
         build_student([bad], task_of(bad.params).teacher(0), torch.float32)
+
+
+# ----- X2's convergence rule on real trainings
+
+
+@pytest.fixture(scope="module")
+def x2_short():
+    """B1 and B2 with and without learned positions (n = d = 8, r* = 2, full rank), 300 Adam steps on the
+    cosine schedule: the positional runs are far above the floor and still improving."""
+    cfg = E3Config(
+        task=E3Task(n=8, d=8, r_star=2),
+        rungs=("B0",),
+        ranks=(2,),
+        v_settings=("known",),
+        control_b=False,
+        seeds=1,
+        x2_ranks=(8,),
+        n_test=256,
+        x2_train=replace(E3Config().x2_train, steps=300),
+    )
+    exp = E3Ladder(cfg)
+    rows = []
+    for group in exp.groups(exp.specs()):
+        if group[0].params["role"] == "x2":
+            rows += [
+                {**r.spec.params, "seed": r.spec.seed, "status": r.status, **r.metrics}
+                for r in exp.execute(group)
+            ]
+    return cfg, fill_settings(pd.DataFrame(rows))
+
+
+def _x2(cfg, ok, **verdict):
+    cfg = replace(cfg, verdict=replace(cfg.verdict, x2_min_steps=1, **verdict))
+    return x2_on_summary(cfg, summary_table(ok), ok)
+
+
+def test_x2_real_runs_still_improving_cannot_refute(x2_short):
+    cfg, ok = x2_short
+    positional = ok[ok["positional"] == "learned_absolute"]
+    assert (positional["rel_excess"] > 0.02).all() and (positional["relative_drop"] >= 0.1).any()
+    v = _x2(cfg, ok)
+    assert v.verdict == "inconclusive" and "still improving" in v.evidence["reason"]
+    assert v.evidence["convergence_failing_pairs"]["still_improving"] >= 1
+    # the same runs, were their last-quarter drop called converged (tolerance above it): refuted
+    loose = float(positional["relative_drop"].max()) + 0.01
+    assert _x2(cfg, ok, convergence_tol=loose).verdict == "refuted"
+    # and a floor they reached: confirmed
+    assert _x2(cfg, ok, eps_floor=float(positional["rel_excess"].max()) + 0.01).verdict == "confirmed"

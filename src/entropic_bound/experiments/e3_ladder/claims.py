@@ -28,22 +28,27 @@ def improving(cfg, rows: pd.DataFrame | None) -> dict:
     curve stored), cannot count as "did not reach the floor"."""
     if rows is None or not len(rows):
         return {"runs": 0, "converged": 0, "still_improving": 0, "unknown": 0}
-    conv = rows["converged"] if "converged" in rows else pd.Series(np.nan, index=rows.index)
+    if "relative_drop" in rows:  # the stored drop over the last quarter, against the config's tolerance
+        drop = pd.to_numeric(rows["relative_drop"], errors="coerce")
+        conv = (drop < cfg.verdict.convergence_tol).astype(float).where(drop.notna())
+    else:
+        conv = rows["converged"] if "converged" in rows else pd.Series(np.nan, index=rows.index)
     above = rows["rel_excess"] >= cfg.verdict.eps_floor
     return {
         "runs": int(len(rows)),
         "converged": int((conv == 1.0).sum()),
         "still_improving": int((above & (conv == 0.0)).sum()),
         "unknown": int((above & conv.isna()).sum()),
+        "relative_drop": [round(float(x), 4) for x in rows.get("relative_drop", pd.Series(dtype=float))],
     }
 
 
-def _undecidable(counts: dict) -> str:
+def _undecidable(counts: dict, tol: float) -> str:
     """The reason a "did not reach the floor" reading is not allowed ('' when it is)."""
     if counts["still_improving"] or counts["unknown"]:
         return (
             f"{counts['still_improving']} of {counts['runs']} runs above the floor are still improving (held-out "
-            f"excess fell by >= 10 % over the last quarter of training) and {counts['unknown']} have no stored "
+            f"excess fell by >= {tol:.0%} over the last quarter of training) and {counts['unknown']} have no stored "
             "curve: train longer before reading 'did not reach the floor'"
         )
     return ""
@@ -70,7 +75,8 @@ def c4_on_summary(cfg, summary: pd.DataFrame, runs: pd.DataFrame | None = None) 
         "(the zero predictor; a fixed V* can push B2/B3 above it). Located only when "
         f"(a) B0 and (b) B1 on a B1-teacher task both reach the floor (< eps_floor = {cfg.verdict.eps_floor:g}); "
         "otherwise inconclusive. Medians over seeds. A full-rank B1–B3 run above the floor that is still improving "
-        "(held-out excess fell by >= 10 % over the last quarter of training; stats.convergence) cannot count as "
+        f"(held-out excess fell by >= {cfg.verdict.convergence_tol:.0%} over the last quarter of training time; "
+        "stats.convergence) cannot count as "
         "failing: the jump then reads inconclusive."
     )
     statement = (
@@ -125,7 +131,11 @@ def c4_on_summary(cfg, summary: pd.DataFrame, runs: pd.DataFrame | None = None) 
     ev["jump_holds"], ev["ratio_holds"] = jump_ok, ratio_ok
     failing = None if runs is None else runs[_full_rank_attention(cfg, runs)]
     ev["convergence_B1_B3_full_rank"] = counts = improving(cfg, failing)
-    reason = _undecidable(counts) if runs is not None else "no runs given: convergence unknown"
+    reason = (
+        _undecidable(counts, cfg.verdict.convergence_tol)
+        if runs is not None
+        else "no runs given: convergence unknown"
+    )
     if jump_ok and ratio_ok and reason:
         ev["reason"] = reason
         return Verdict("C4", "inconclusive", criterion, ev, "E3", statement)
@@ -176,8 +186,9 @@ def x2_on_summary(cfg, summary: pd.DataFrame, rows: pd.DataFrame | None = None) 
         f"confirmed when, for each representable pair (B1 on a signed low-rank A*, B2 on a row-stochastic A*), "
         f"some rank/head setting with learned_absolute positions has median relative excess < eps_floor = "
         f"{cfg.verdict.eps_floor:g}; refuted when one does not, the runs had >= x2_min_steps = {cfg.verdict.x2_min_steps} steps "
-        "and every learned_absolute run of that pair above the floor has converged (held-out excess fell by < 10 % over "
-        "the last quarter of training; stats.convergence); otherwise inconclusive (runs too short or still improving). "
+        "and every learned_absolute run of that pair above the floor has converged (held-out excess fell by < "
+        f"{cfg.verdict.convergence_tol:.0%} over the last quarter of training time, the summed learning rate; "
+        "stats.convergence); otherwise inconclusive (runs too short or still improving). "
         "Gap closed = 1 − excess(positions)/excess(none)."
     )
     statement = "learned absolute positions make the fixed operator learnable by attention"
@@ -208,7 +219,11 @@ def x2_on_summary(cfg, summary: pd.DataFrame, rows: pd.DataFrame | None = None) 
     ]
     pos = None if rows is None else rows[_x2_positional(rows, failing)]
     ev["convergence_failing_pairs"] = counts = improving(cfg, pos)
-    reason = _undecidable(counts) if rows is not None else "no runs given: convergence unknown"
+    reason = (
+        _undecidable(counts, cfg.verdict.convergence_tol)
+        if rows is not None
+        else "no runs given: convergence unknown"
+    )
     if steps >= cfg.verdict.x2_min_steps and not reason:
         return Verdict("X2", "refuted", criterion, ev, "E3", statement)
     if steps >= cfg.verdict.x2_min_steps:

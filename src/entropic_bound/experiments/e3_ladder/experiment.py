@@ -30,7 +30,7 @@ from ...stats.convergence import convergence
 from ...theory import clean_signal, population_excess_risk
 from ...training import FixedData, FreshData, TrainConfig, train_ensemble
 from ...training.evaluation import held_out_excess
-from ...training.trainer import DTYPES
+from ...training.trainer import DTYPES, learning_rate
 from ..base import (
     ClaimContext,
     Experiment,
@@ -160,7 +160,7 @@ class E3Ladder(Experiment):
         test = teacher.sample(
             p0["n_test"], torch.Generator().manual_seed(self.seed("test", task, p0["task_seed"]))
         )
-        tracker = ExcessCurve(model, test, train.steps)
+        tracker = ExcessCurve(model, test, train)
         data = training_data(teacher, task, p0["task_seed"], train)
         outcome = train_ensemble(model, data, train, on_step=tracker)
         metrics, mixers, target_mixer = evaluate(model, teacher, test, p0["n_mix"])
@@ -202,8 +202,11 @@ class ExcessCurve:
     steps (on the first :data:`EXCESS_SAMPLES` held-out samples), for the convergence rule (issue 19 item 3).
     It only reads the model, so the trained parameters and every stored number are unchanged."""
 
-    def __init__(self, model, test, steps: int) -> None:
-        self.model, self.steps = model, steps
+    def __init__(self, model, test, train: TrainConfig) -> None:
+        self.model, steps = model, train.steps
+        # training time in gradient-flow units (summed learning rate): under the cosine schedule the last
+        # quarter of *steps* moves the weights little, so a flat excess there is the schedule, not convergence
+        self.time = np.concatenate([[0.0], np.cumsum([learning_rate(train, s) for s in range(steps)])])
         self.X, self.clean = test.X[:EXCESS_SAMPLES], test.clean[:EXCESS_SAMPLES]
         self.signal = float(test.clean.double().pow(2).mean())
         self.at = {max(round(steps * k / EXCESS_POINTS), 1) for k in range(1, EXCESS_POINTS + 1)}
@@ -217,10 +220,11 @@ class ExcessCurve:
 
     def convergence(self, m: int) -> dict:
         """``converged`` (1/0; NaN without a curve) and ``relative_drop`` of member ``m`` by the stated
-        rule (:func:`~entropic_bound.stats.convergence.convergence`, its default tolerance and window)."""
+        rule (:func:`~entropic_bound.stats.convergence.convergence`, its default tolerance and window) on
+        the excess against training time (summed learning rate): the last quarter of the time."""
         if len({*self.step}) < 2:
             return {"converged": float("nan"), "relative_drop": float("nan")}
-        c = convergence(self.step, [float(v[m]) for v in self.values])
+        c = convergence(self.time[self.step], [float(v[m]) for v in self.values])
         return {"converged": float(c["converged"]), "relative_drop": c["relative_drop"]}
 
     def member(self, m: int) -> dict:
