@@ -114,14 +114,24 @@ def test_c4_confirmed_on_quick_rows_and_flips():
     assert _judge(e3_claims.C4, _cfg("E3", c4_fail=1.5), ok).verdict == "refuted"
     # the controls must reach the floor before a failure at B1 can be attributed: inconclusive otherwise
     assert _judge(e3_claims.C4, _cfg("E3", eps_floor=1e-9), ok).verdict == "inconclusive"
+    # B1-B3's failure is read from converged runs only (their excess fell < 1 % over the last quarter)
+    assert v.evidence["convergence_B1_B3_full_rank"]["converged"] == 12
+    tight = _judge(e3_claims.C4, _cfg("E3", convergence_tol=1e-4), ok)
+    assert tight.verdict == "inconclusive" and "still improving" in tight.evidence["reason"]
 
 
-def test_x2_quick_rows_cannot_refute_and_flip_with_the_step_rule():
+def test_x2_quick_rows_cannot_refute_and_flip_with_the_step_and_convergence_rules():
     ok = e3_analysis.fill_settings(_ok("E3"))
     v = _judge(e3_claims.X2, _cfg("E3"), ok)
-    assert v.verdict == "inconclusive"  # 1500 steps < x2_min_steps: too short to refute
+    assert v.verdict == "inconclusive"  # 1500 steps < x2_min_steps, and still improving
     best = v.evidence["worst_best_rel_excess"]
-    assert _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000), ok).verdict == "refuted"
+    # long enough by the step rule, but the positional runs' excess still fell 16-20 % over the last quarter
+    v = _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000), ok)
+    assert v.verdict == "inconclusive" and "still improving" in v.evidence["reason"]
+    drops = v.evidence["convergence_failing_pairs"]["relative_drop"]  # B1 signed, B2 row-stochastic
+    assert min(drops) >= 0.1
+    loose = max(drops) + 0.01  # the same runs called converged: refuted
+    assert _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000, convergence_tol=loose), ok).verdict == "refuted"
     assert _judge(e3_claims.X2, _cfg("E3", eps_floor=min(best * 2, 0.99)), ok).verdict == "confirmed"
 
 
