@@ -5,6 +5,7 @@ and paper scale before the nesting; a store holding them must still load into th
 """
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,11 +18,18 @@ from entropic_bound.registry import EXPERIMENTS
 FLAT = json.loads((Path(__file__).resolve().parents[1] / "data" / "flat_configs.json").read_text())
 
 
+#: Fields whose scale defaults changed after the flat configs were stored (issue 19: E2's N = 3 and
+#: rule-chosen C3 estimator, E3's longer paper X2): every other field must still load identically.
+CHANGED_SINCE = {"E2": ("sample_counts", "verdict"), "E3": ("x2_train",)}
+
+
 @pytest.mark.parametrize("key", sorted(FLAT))
 def test_a_config_stored_flat_loads_into_the_same_nested_config(key):
     name, scale = key.split("/")
     assert not {"task", "model", "verdict"} & set(FLAT[key])  # the old, flat layout
-    assert EXPERIMENTS.get(name).from_dict(FLAT[key]) == configure(name, scale).cfg
+    loaded, current = EXPERIMENTS.get(name).from_dict(FLAT[key]), configure(name, scale).cfg
+    changed = {f: getattr(current, f) for f in CHANGED_SINCE.get(name, ())}
+    assert replace(loaded, **changed) == current
 
 
 @pytest.mark.parametrize(

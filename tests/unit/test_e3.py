@@ -11,7 +11,7 @@ import torch
 from entropic_bound.config import apply_overrides
 from entropic_bound.errors import ConfigError, UserInputError
 from entropic_bound.experiments import E3Config, E3Ladder
-from entropic_bound.experiments.e3_ladder.analysis import summary_table
+from entropic_bound.experiments.e3_ladder.analysis import fill_settings, summary_table
 from entropic_bound.experiments.e3_ladder.claims import c4_on_summary, x2_on_summary
 from entropic_bound.experiments.e3_ladder.config import E3Task
 from entropic_bound.experiments.e3_ladder.experiment import build_student, evaluate, task_of, training_data
@@ -42,6 +42,7 @@ def _row(role, rung, v, rank, rel, positional="none", operator="low_rank", seed=
         "rank": rank,
         "seed": seed,
         "rel_excess": rel,
+        "converged": 1.0,
         "status": "ok",
     }
 
@@ -58,7 +59,8 @@ def ladder_table(B0=1e-5, B1=1.0, B2=0.99, B3=1.0, control=1e-5, spread=0.0):
 
 
 def c4(**kw):
-    return c4_on_summary(CFG, summary_table(ladder_table(**kw)))
+    table = ladder_table(**kw)
+    return c4_on_summary(CFG, summary_table(table), table)
 
 
 def test_c4_confirmed_when_the_jump_is_at_b1_and_controls_reach_the_floor():
@@ -105,7 +107,7 @@ def x2_table(b1_pos=0.005, b2_pos=0.004):
 
 def test_x2_confirmed_refuted_or_inconclusive_by_floor_and_run_length():
     short, long = CFG, replace(CFG, x2_train=replace(CFG.x2_train, steps=6000))
-    v = x2_on_summary(short, summary_table(x2_table()))
+    v = x2_on_summary(short, summary_table(x2_table()), x2_table())
     assert v.verdict == "confirmed"
     pair = v.evidence["pairs"]["B2/row_stochastic"]
     assert pair["best_setting"]["rank"] == 8 and pair["min_rank_reaching_floor"] == 8
@@ -113,9 +115,25 @@ def test_x2_confirmed_refuted_or_inconclusive_by_floor_and_run_length():
     assert v.evidence["pairs"]["B2/low_rank"]["decides_verdict"] is False
     v = x2_on_summary(short, summary_table(x2_table(b2_pos=0.03)))
     assert v.verdict == "inconclusive" and "6000" in v.evidence["reason"]
-    assert x2_on_summary(long, summary_table(x2_table(b2_pos=0.03))).verdict == "refuted"
+    failing = x2_table(b2_pos=0.03)
+    assert x2_on_summary(long, summary_table(failing), failing).verdict == "refuted"
+    # the same numbers from runs still improving, or with no curve: cannot refute
+    for flag in (0.0, np.nan):
+        v = x2_on_summary(long, summary_table(failing), failing.assign(converged=flag))
+        assert v.verdict == "inconclusive" and "still improving" in v.evidence["reason"]
+    assert x2_on_summary(long, summary_table(failing)).verdict == "inconclusive"
     no_b1 = x2_table()[lambda t: t["rung"] != "B1"]
-    assert x2_on_summary(long, summary_table(no_b1)).verdict == "inconclusive"
+    assert x2_on_summary(long, summary_table(no_b1), no_b1).verdict == "inconclusive"
+
+
+def test_c4_failure_of_b1_b3_needs_converged_runs():
+    table = ladder_table()
+    assert c4_on_summary(CFG, summary_table(table), table).verdict == "confirmed"
+    v = c4_on_summary(CFG, summary_table(table), table.assign(converged=0.0))
+    assert v.verdict == "inconclusive" and v.evidence["convergence_B1_B3_full_rank"]["still_improving"] == 18
+    # a refutation (no jump at B1) reads "B1 reached the floor": no convergence needed
+    low = ladder_table(B1=0.3)
+    assert c4_on_summary(CFG, summary_table(low), low.assign(converged=0.0)).verdict == "refuted"
 
 
 # ----- the grid
@@ -252,3 +270,51 @@ def test_models_refuse_positions_on_b0_and_b3():
     bad = RunSpec(spec.experiment, {**spec.params, "positional": "learned_absolute"}, 0)
     with pytest.raises(UserInputError):
         build_student([bad], task_of(bad.params).teacher(0), torch.float32)
+
+
+# ----- X2's convergence rule on real trainings
+
+
+@pytest.fixture(scope="module")
+def x2_short():
+    """B1 and B2 with and without learned positions (n = d = 8, r* = 2, full rank), 300 Adam steps on the
+    cosine schedule: the positional runs are far above the floor and still improving."""
+    cfg = E3Config(
+        task=E3Task(n=8, d=8, r_star=2),
+        rungs=("B0",),
+        ranks=(2,),
+        v_settings=("known",),
+        control_b=False,
+        seeds=1,
+        x2_ranks=(8,),
+        n_test=256,
+        x2_train=replace(E3Config().x2_train, steps=300),
+    )
+    exp = E3Ladder(cfg)
+    rows = []
+    for group in exp.groups(exp.specs()):
+        if group[0].params["role"] == "x2":
+            rows += [
+                {**r.spec.params, "seed": r.spec.seed, "status": r.status, **r.metrics}
+                for r in exp.execute(group)
+            ]
+    return cfg, fill_settings(pd.DataFrame(rows))
+
+
+def _x2(cfg, ok, **verdict):
+    cfg = replace(cfg, verdict=replace(cfg.verdict, x2_min_steps=1, **verdict))
+    return x2_on_summary(cfg, summary_table(ok), ok)
+
+
+def test_x2_real_runs_still_improving_cannot_refute(x2_short):
+    cfg, ok = x2_short
+    positional = ok[ok["positional"] == "learned_absolute"]
+    assert (positional["rel_excess"] > 0.02).all() and (positional["relative_drop"] >= 0.1).any()
+    v = _x2(cfg, ok)
+    assert v.verdict == "inconclusive" and "still improving" in v.evidence["reason"]
+    assert v.evidence["convergence_failing_pairs"]["still_improving"] >= 1
+    # the same runs, were their last-quarter drop called converged (tolerance above it): refuted
+    loose = float(positional["relative_drop"].max()) + 0.01
+    assert _x2(cfg, ok, convergence_tol=loose).verdict == "refuted"
+    # and a floor they reached: confirmed
+    assert _x2(cfg, ok, eps_floor=float(positional["rel_excess"].max()) + 0.01).verdict == "confirmed"

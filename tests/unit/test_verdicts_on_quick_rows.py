@@ -77,14 +77,30 @@ def test_c2_confirmed_on_quick_rows_and_flips():
 
 
 # ------------------------------------------------------------------ E2: C3
-def test_c3_confirmed_on_quick_rows_and_flips_with_the_estimator():
+def test_c3_confirmed_on_quick_rows_and_flips():
     ok = _ok("E2")
     v = _judge(e2_claims.C3, _cfg("E2"), ok)
-    assert v.verdict == "confirmed" and v.evidence["rate_gd_large_init_identified"] < 0.5
+    # the estimator the rule picks on the truth (numerical rank counts the 2 % least-squares noise)
+    assert v.evidence["estimator"] == "energy_threshold_rank_90" and "non_standard" not in v.evidence
+    assert v.evidence["estimator_rule"]["matches"]["numerical_rank"] < 1
+    assert v.verdict == "confirmed" and v.evidence["contrast"] >= 0.5
+    assert v.evidence["small_init_identified_recovery"] == 1.0  # the control
     _boundary_is_well_formed(v, {"c3_estimator"})
-    # Gavish–Donoho on the learned A returns 0 (no noise bulk): the same runs, refuted
-    assert _judge(e2_claims.C3, _cfg("E2", c3_estimator="optimal_hard_threshold"), ok).verdict == "refuted"
-    assert _judge(e2_claims.C3, _cfg("E2"), ok[ok["identified"] < 0.5]).verdict == "inconclusive"
+    # small init no more often low rank than large: its under-identified runs given large init's estimates
+    under_large = ok[(ok["identified"] < 0.5) & (ok["init_scale"] >= 1.0)]["A_energy_threshold_rank_90"].max()
+    worse = ok.assign(
+        A_energy_threshold_rank_90=np.where(
+            (ok["identified"] < 0.5) & (ok["init_scale"] <= 0.01),
+            under_large,
+            ok["A_energy_threshold_rank_90"],
+        )
+    )
+    assert _judge(e2_claims.C3, _cfg("E2"), worse).verdict == "refuted"
+    # identified data alone cannot show a bias: inconclusive, with the reason
+    v = _judge(e2_claims.C3, _cfg("E2"), ok[ok["identified"] > 0.5])
+    assert v.verdict == "inconclusive" and "too few" in v.evidence["reason"]
+    forced = _judge(e2_claims.C3, _cfg("E2", c3_estimator="numerical_rank"), ok)
+    assert "non_standard" in forced.evidence
 
 
 # ------------------------------------------------------------------ E3: C4, X2
@@ -97,14 +113,24 @@ def test_c4_confirmed_on_quick_rows_and_flips():
     assert _judge(e3_claims.C4, _cfg("E3", c4_fail=1.5), ok).verdict == "refuted"
     # the controls must reach the floor before a failure at B1 can be attributed: inconclusive otherwise
     assert _judge(e3_claims.C4, _cfg("E3", eps_floor=1e-9), ok).verdict == "inconclusive"
+    # B1-B3's failure is read from converged runs only (their excess fell < 1 % over the last quarter)
+    assert v.evidence["convergence_B1_B3_full_rank"]["converged"] == 12
+    tight = _judge(e3_claims.C4, _cfg("E3", convergence_tol=1e-4), ok)
+    assert tight.verdict == "inconclusive" and "still improving" in tight.evidence["reason"]
 
 
-def test_x2_quick_rows_cannot_refute_and_flip_with_the_step_rule():
+def test_x2_quick_rows_cannot_refute_and_flip_with_the_step_and_convergence_rules():
     ok = e3_analysis.fill_settings(_ok("E3"))
     v = _judge(e3_claims.X2, _cfg("E3"), ok)
-    assert v.verdict == "inconclusive"  # 1500 steps < x2_min_steps: too short to refute
+    assert v.verdict == "inconclusive"  # 1500 steps < x2_min_steps, and still improving
     best = v.evidence["worst_best_rel_excess"]
-    assert _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000), ok).verdict == "refuted"
+    # long enough by the step rule, but the positional runs' excess still fell 16-20 % over the last quarter
+    v = _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000), ok)
+    assert v.verdict == "inconclusive" and "still improving" in v.evidence["reason"]
+    drops = v.evidence["convergence_failing_pairs"]["relative_drop"]  # B1 signed, B2 row-stochastic
+    assert min(drops) >= 0.1
+    loose = max(drops) + 0.01  # the same runs called converged: refuted
+    assert _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000, convergence_tol=loose), ok).verdict == "refuted"
     assert _judge(e3_claims.X2, _cfg("E3", eps_floor=min(best * 2, 0.99)), ok).verdict == "confirmed"
 
 

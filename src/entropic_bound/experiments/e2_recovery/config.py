@@ -30,15 +30,31 @@ class E2Task:
 class E2Verdict:
     """The thresholds of C3."""
 
-    c3_estimator: str = param("numerical_rank", choices=ESTIMATOR_KEYS, doc="estimator the C3 verdict uses")
+    c3_estimator: str | None = param(
+        None,
+        choices=ESTIMATOR_KEYS,
+        doc="None: the estimator the stated rule picks on the ground truth (stats.estimator_choice); "
+        "a key overrides it and marks the verdict non-standard",
+    )
     small_init_max: float = param(1e-2, gt=0.0, doc="init scales up to this count as small")
-    c3_rate: float = param(0.9, gt=0.0, le=1.0, doc="C3: required fraction of exact recoveries")
+    large_init_min: float = param(
+        0.25, gt=0.0, doc="init scales from this count as large (n^-1/2: ||PQᵀ||_F ≈ ||A*||_F at init)"
+    )
+    c3_rate: float = param(0.9, gt=0.0, le=1.0, doc="C3 control: recovery rate of small init, identified N")
+    c3_contrast: float = param(
+        0.5, gt=0.0, le=1.0, doc="C3: small minus large init low-rank rate on under-identified data"
+    )
+    c3_tolerance: float = param(0.5, ge=0.0, doc="C3: estimate <= r* + tolerance is a low-rank answer")
+    c3_fit: float = param(2.0, gt=0.0, doc="C3: a run learned when train loss <= c3_fit·max(σ², 1e-4)")
+    c3_min_runs: int = param(2, ge=1, doc="C3: learned runs needed per init group on under-identified data")
 
 
 @dataclass(frozen=True)
 class E2Config:
     task: E2Task = field(default_factory=E2Task)
-    sample_counts: tuple[int, ...] = param((2, 64), ge=1, doc="fixed data set sizes N")
+    sample_counts: tuple[int, ...] = param(
+        (2, 3, 64), ge=1, doc="fixed data set sizes N (N = 2, 3 under-identify A at n = 16, d = 4)"
+    )
     init_scales: tuple[float, ...] = param((1e-3, 1e-2, 1e-1, 1.0), gt=0.0)
     optimizers: tuple[str, ...] = param(("gd", "adam"), choices=("gd", "adam"))
     adam_lr: float = param(1e-2, gt=0.0, doc="learning rate of the Adam contrast (GD uses train.lr)")
@@ -58,7 +74,7 @@ SCALE_SETTINGS = {
     "quick": {"train": TrainConfig(optimizer="gd", lr=0.1, steps=1500, checkpoints=20)},
     "paper": {
         "task": E2Task(r_stars=(2, 4, 8), spectra=("flat", "geometric")),
-        "sample_counts": (2, 8, 64, 256),
+        "sample_counts": (2, 3, 8, 64, 256),
         "seeds": 3,
         "train": TrainConfig(optimizer="gd", lr=0.1, steps=5000, checkpoints=32),
     },

@@ -19,6 +19,8 @@ RESULT_COLUMNS = [
     *SETTING,
     "full_rank",
     "rel_excess",
+    "converged",
+    "relative_drop",
     "rel_excess_population",
     "excess",
     "signal",

@@ -5,6 +5,7 @@ seed spread (min, max) is in the summary table and the evidence."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..base import ClaimContext, Verdict, decide
@@ -21,6 +22,38 @@ REPRESENTABLE = (
 )  # X2: rungs whose class can hold A* with positions
 
 
+def improving(cfg, rows: pd.DataFrame | None) -> dict:
+    """The convergence rule on ``rows`` (stats.convergence, stored per run as ``converged`` from the held-out
+    excess curve): runs above the floor that are still improving, or whose convergence is unknown (no
+    curve stored), cannot count as "did not reach the floor"."""
+    if rows is None or not len(rows):
+        return {"runs": 0, "converged": 0, "still_improving": 0, "unknown": 0}
+    if "relative_drop" in rows:  # the stored drop over the last quarter, against the config's tolerance
+        drop = pd.to_numeric(rows["relative_drop"], errors="coerce")
+        conv = (drop < cfg.verdict.convergence_tol).astype(float).where(drop.notna())
+    else:
+        conv = rows["converged"] if "converged" in rows else pd.Series(np.nan, index=rows.index)
+    above = rows["rel_excess"] >= cfg.verdict.eps_floor
+    return {
+        "runs": int(len(rows)),
+        "converged": int((conv == 1.0).sum()),
+        "still_improving": int((above & (conv == 0.0)).sum()),
+        "unknown": int((above & conv.isna()).sum()),
+        "relative_drop": [round(float(x), 4) for x in rows.get("relative_drop", pd.Series(dtype=float))],
+    }
+
+
+def _undecidable(counts: dict, tol: float) -> str:
+    """The reason a "did not reach the floor" reading is not allowed ('' when it is)."""
+    if counts["still_improving"] or counts["unknown"]:
+        return (
+            f"{counts['still_improving']} of {counts['runs']} runs above the floor are still improving (held-out "
+            f"excess fell by >= {tol:.0%} over the last quarter of training) and {counts['unknown']} have no stored "
+            "curve: train longer before reading 'did not reach the floor'"
+        )
+    return ""
+
+
 def _median(summary: pd.DataFrame, **where) -> float | None:
     """The seed-median of the one setting matching ``where`` (None if absent)."""
     sel = summary
@@ -33,14 +66,18 @@ def _full(cfg, summary: pd.DataFrame, role: str, rung: str, v: str) -> float | N
     return _median(summary, role=role, rung=rung, v=v, rank=cfg.full_rank(rung))
 
 
-def c4_on_summary(cfg, summary: pd.DataFrame) -> Verdict:
-    """C4 from the full-rank medians of every rung and V setting, with controls (a), (b) and (c)."""
+def c4_on_summary(cfg, summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> Verdict:
+    """C4 from the full-rank medians of every rung and V setting, with controls (a), (b) and (c); ``runs``
+    (the runs, with ``converged``) decide whether B1–B3's failure may be read (convergence rule)."""
     criterion = (
         f"at full rank (r = n for B0, r = d for B1–B3), for every V setting: B1, B2 and B3 have relative excess "
         f">= {cfg.verdict.c4_fail:g}; (c) max(|B2−B1|, |B3−B2|) / (B1 − B0) <= {cfg.verdict.c4_ratio:g}, each value capped at 1 "
         "(the zero predictor; a fixed V* can push B2/B3 above it). Located only when "
         f"(a) B0 and (b) B1 on a B1-teacher task both reach the floor (< eps_floor = {cfg.verdict.eps_floor:g}); "
-        "otherwise inconclusive. Medians over seeds."
+        "otherwise inconclusive. Medians over seeds. A full-rank B1–B3 run above the floor that is still improving "
+        f"(held-out excess fell by >= {cfg.verdict.convergence_tol:.0%} over the last quarter of training time; "
+        "stats.convergence) cannot count as "
+        "failing: the jump then reads inconclusive."
     )
     statement = (
         "excess risk jumps at B1 even at full rank and stays at B2, B3: the cause is input conditioning"
@@ -92,7 +129,22 @@ def c4_on_summary(cfg, summary: pd.DataFrame) -> Verdict:
     jump_ok = all(ev["full_rank"][v][r] >= cfg.verdict.c4_fail for v in cfg.v_settings for r in ATTENTION)
     ratio_ok = all(ev["ratio_c"][v] <= cfg.verdict.c4_ratio for v in cfg.v_settings)
     ev["jump_holds"], ev["ratio_holds"] = jump_ok, ratio_ok
+    failing = None if runs is None else runs[_full_rank_attention(cfg, runs)]
+    ev["convergence_B1_B3_full_rank"] = counts = improving(cfg, failing)
+    reason = (
+        _undecidable(counts, cfg.verdict.convergence_tol)
+        if runs is not None
+        else "no runs given: convergence unknown"
+    )
+    if jump_ok and ratio_ok and reason:
+        ev["reason"] = reason
+        return Verdict("C4", "inconclusive", criterion, ev, "E3", statement)
     return Verdict("C4", decide(jump_ok and ratio_ok), criterion, ev, "E3", statement)
+
+
+def _full_rank_attention(cfg, rows: pd.DataFrame) -> pd.Series:
+    full = rows["rank"].astype(float) == float(cfg.task.d)
+    return (rows["role"] == "ladder") & rows["rung"].isin(ATTENTION) & full & rows["v"].isin(cfg.v_settings)
 
 
 def _x2_pair(cfg, x2: pd.DataFrame, rung: str, operator: str) -> dict | None:
@@ -121,15 +173,23 @@ def _x2_pair(cfg, x2: pd.DataFrame, rung: str, operator: str) -> dict | None:
     }
 
 
-def x2_on_summary(cfg, summary: pd.DataFrame) -> Verdict:
+def _x2_positional(rows: pd.DataFrame, pairs: list[str]) -> pd.Series:
+    pair = rows["rung"].astype(str) + "/" + rows["task.operator"].astype(str)
+    return (rows["role"] == "x2") & (rows["positional"] == "learned_absolute") & pair.isin(pairs)
+
+
+def x2_on_summary(cfg, summary: pd.DataFrame, rows: pd.DataFrame | None = None) -> Verdict:
     """X2: do learned absolute positions make the fixed operator learnable by B1 (signed A*) and B2
     (row-stochastic A*)?"""
     steps = cfg.x2_train.steps
     criterion = (
         f"confirmed when, for each representable pair (B1 on a signed low-rank A*, B2 on a row-stochastic A*), "
         f"some rank/head setting with learned_absolute positions has median relative excess < eps_floor = "
-        f"{cfg.verdict.eps_floor:g}; refuted when one does not and the runs had >= x2_min_steps = {cfg.verdict.x2_min_steps} steps; "
-        "otherwise inconclusive (runs too short to refute). Gap closed = 1 − excess(positions)/excess(none)."
+        f"{cfg.verdict.eps_floor:g}; refuted when one does not, the runs had >= x2_min_steps = {cfg.verdict.x2_min_steps} steps "
+        "and every learned_absolute run of that pair above the floor has converged (held-out excess fell by < "
+        f"{cfg.verdict.convergence_tol:.0%} over the last quarter of training time, the summed learning rate; "
+        "stats.convergence); otherwise inconclusive (runs too short or still improving). "
+        "Gap closed = 1 − excess(positions)/excess(none)."
     )
     statement = "learned absolute positions make the fixed operator learnable by attention"
     x2 = summary[summary["role"] == "x2"] if len(summary) else summary
@@ -152,23 +212,38 @@ def x2_on_summary(cfg, summary: pd.DataFrame) -> Verdict:
     reached = all(p["best_rel_excess"] < cfg.verdict.eps_floor for p in decisive)
     if reached:
         return Verdict("X2", "confirmed", criterion, ev, "E3", statement)
-    if steps >= cfg.verdict.x2_min_steps:
+    failing = [
+        f"{r}/{o}"
+        for r, o in REPRESENTABLE
+        if ev["pairs"][f"{r}/{o}"]["best_rel_excess"] >= cfg.verdict.eps_floor
+    ]
+    pos = None if rows is None else rows[_x2_positional(rows, failing)]
+    ev["convergence_failing_pairs"] = counts = improving(cfg, pos)
+    reason = (
+        _undecidable(counts, cfg.verdict.convergence_tol)
+        if rows is not None
+        else "no runs given: convergence unknown"
+    )
+    if steps >= cfg.verdict.x2_min_steps and not reason:
         return Verdict("X2", "refuted", criterion, ev, "E3", statement)
+    if steps >= cfg.verdict.x2_min_steps:
+        ev["reason"] = reason
+        return Verdict("X2", "inconclusive", criterion, ev, "E3", statement)
     ev["reason"] = (
         f"positional runs had {steps} < {cfg.verdict.x2_min_steps} steps and did not reach the floor yet; "
-        "see gap_closed for how far they got"
+        f"see gap_closed for how far they got{'; ' + reason if reason else ''}"
     )
     return Verdict("X2", "inconclusive", criterion, ev, "E3", statement)
 
 
 def verdict_c4(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     """C4 on the seed medians of ``ok`` (rows with their setting columns filled by ``prepare``)."""
-    return c4_on_summary(cfg, summary_table(ok))
+    return c4_on_summary(cfg, summary_table(ok), ok)
 
 
 def verdict_x2(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     """X2 on the seed medians of ``ok``."""
-    return x2_on_summary(cfg, summary_table(ok))
+    return x2_on_summary(cfg, summary_table(ok), ok)
 
 
 def c4_grid(cfg, ok: pd.DataFrame, context: ClaimContext) -> list[Setting]:

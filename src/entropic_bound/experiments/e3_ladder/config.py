@@ -64,6 +64,13 @@ class E3Verdict:
         0.5, gt=0.0, doc="C4: B1–B3 at full rank fail when their relative excess is >= this"
     )
     c4_ratio: float = param(0.1, gt=0.0, doc="C4 (c): max(|B2−B1|, |B3−B2|) / (B1 − B0) must be <= this")
+    convergence_tol: float = param(
+        0.10,
+        gt=0.0,
+        lt=1.0,
+        doc="a run above the floor converged when its held-out excess fell by < this over the last quarter "
+        "of training time (summed learning rate); stats.convergence",
+    )
     x2_min_steps: int = param(
         6000, ge=1, doc="X2: runs shorter than this cannot refute (SPEC §5b: >= 6000 steps)"
     )
@@ -134,6 +141,6 @@ SCALE_SETTINGS = {
         "x2_v_settings": ("known", "learned"),
         "n_test": 4096,
         "train": _train(2000, 1e-2),
-        "x2_train": _train(6000, 3e-2),
+        "x2_train": _train(12000, 3e-2),  # B1 signed: 0.0126 at 6000 steps, 0.0046 at 18000 (issue 19)
     },
 }

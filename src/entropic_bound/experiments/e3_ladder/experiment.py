@@ -26,10 +26,11 @@ from ...models import MemberSpec
 from ...registry import EXPERIMENTS, STUDENTS, TASKS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
+from ...stats.convergence import convergence
 from ...theory import clean_signal, population_excess_risk
 from ...training import FixedData, FreshData, TrainConfig, train_ensemble
 from ...training.evaluation import held_out_excess
-from ...training.trainer import DTYPES
+from ...training.trainer import DTYPES, learning_rate
 from ..base import (
     ClaimContext,
     Experiment,
@@ -155,10 +156,13 @@ class E3Ladder(Experiment):
         train = spec_config(group[0], "train", TrainConfig)
         dtype = DTYPES[train.dtype]
         model = build_student(group, teacher, dtype)
-        outcome = train_ensemble(model, training_data(teacher, task, p0["task_seed"], train), train)
+        # the held-out set is drawn from its own generator: drawing it before training changes nothing
         test = teacher.sample(
             p0["n_test"], torch.Generator().manual_seed(self.seed("test", task, p0["task_seed"]))
         )
+        tracker = ExcessCurve(model, test, train)
+        data = training_data(teacher, task, p0["task_seed"], train)
+        outcome = train_ensemble(model, data, train, on_step=tracker)
         metrics, mixers, target_mixer = evaluate(model, teacher, test, p0["n_mix"])
         results = []
         for m, spec in enumerate(group):
@@ -168,8 +172,13 @@ class E3Ladder(Experiment):
                 steps_run=outcome.steps_run[m],
                 noise_floor=task.sigma**2,
                 full_rank=float(spec.params["rank"] == (task.n if p0["rung"] == "B0" else task.d)),
+                **tracker.convergence(m),
             )
-            curves = {"mean_mixer": mixers[m].tolist(), "target_mean_mixer": target_mixer.tolist()}
+            curves = {
+                "mean_mixer": mixers[m].tolist(),
+                "target_mean_mixer": target_mixer.tolist(),
+                **tracker.member(m),
+            }
             results.append(
                 member_result(
                     spec,
@@ -181,6 +190,45 @@ class E3Ladder(Experiment):
                 )
             )
         return results
+
+
+#: Held-out points of the excess curve (evenly spaced in steps, so the convergence rule's last quarter
+#: holds several) and the held-out samples each point uses.
+EXCESS_POINTS, EXCESS_SAMPLES = 16, 256
+
+
+class ExcessCurve:
+    """``on_step`` hook: the held-out relative excess of every member at :data:`EXCESS_POINTS` evenly spaced
+    steps (on the first :data:`EXCESS_SAMPLES` held-out samples), for the convergence rule (issue 19 item 3).
+    It only reads the model, so the trained parameters and every stored number are unchanged."""
+
+    def __init__(self, model, test, train: TrainConfig) -> None:
+        self.model, steps = model, train.steps
+        # training time in gradient-flow units (summed learning rate): under the cosine schedule the last
+        # quarter of *steps* moves the weights little, so a flat excess there is the schedule, not convergence
+        self.time = np.concatenate([[0.0], np.cumsum([learning_rate(train, s) for s in range(steps)])])
+        self.X, self.clean = test.X[:EXCESS_SAMPLES], test.clean[:EXCESS_SAMPLES]
+        self.signal = float(test.clean.double().pow(2).mean())
+        self.at = {max(round(steps * k / EXCESS_POINTS), 1) for k in range(1, EXCESS_POINTS + 1)}
+        self.step: list[int] = []
+        self.values: list[np.ndarray] = []
+
+    def __call__(self, step: int) -> None:
+        if step + 1 in self.at:  # called after the update of step ``step``: step + 1 updates done
+            self.step.append(step + 1)
+            self.values.append(held_out_excess(self.model, self.X, self.clean) / self.signal)
+
+    def convergence(self, m: int) -> dict:
+        """``converged`` (1/0; NaN without a curve) and ``relative_drop`` of member ``m`` by the stated
+        rule (:func:`~entropic_bound.stats.convergence.convergence`, its default tolerance and window) on
+        the excess against training time (summed learning rate): the last quarter of the time."""
+        if len({*self.step}) < 2:
+            return {"converged": float("nan"), "relative_drop": float("nan")}
+        c = convergence(self.time[self.step], [float(v[m]) for v in self.values])
+        return {"converged": float(c["converged"]), "relative_drop": c["relative_drop"]}
+
+    def member(self, m: int) -> dict:
+        return {"excess_step": self.step, "rel_excess_curve": [float(v[m]) for v in self.values]}
 
 
 def build_student(group: list[RunSpec], teacher, dtype: torch.dtype):
