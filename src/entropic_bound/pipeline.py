@@ -6,7 +6,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import experiments as _experiments  # noqa: F401  (registers E1…)
 from .config import load_yaml, parse_assignment, to_dict
 from .defaults import DEFAULT_OUT, STORE_NAME
 from .errors import ConfigError, UserInputError

@@ -9,7 +9,6 @@ import torch
 from torch import Tensor
 
 from ..errors import UserInputError
-from ..registry import STUDENTS
 from ..validation import check_choice, check_positive_int
 from ._attention import QKEnsemble, general_logits, general_mix
 from .base import MemberSpec
@@ -22,9 +21,6 @@ def layer_norm(X: Tensor, gain: Tensor, bias: Tensor, eps: float = 1e-5) -> Tens
     return Xn * gain[:, None, None] + bias[:, None, None]
 
 
-@STUDENTS.register(
-    "B3", summary="pre-LN transformer block (LN, softmax attention, FFN, residuals) + linear readout"
-)
 class TransformerBlockEnsemble(QKEnsemble):
     """``M`` pre-LN blocks with a linear readout::
 

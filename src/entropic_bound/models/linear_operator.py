@@ -7,11 +7,9 @@ import math
 import torch
 from torch import Tensor
 
-from ..registry import STUDENTS
 from .base import EnsembleStudent, MemberSpec
 
 
-@STUDENTS.register("B0", summary="linear surrogate A X V with A = P Qᵀ (fixed token mixer)")
 class LinearOperatorEnsemble(EnsembleStudent):
     """``M`` linear surrogates ``A_m X V_m``, ``A_m = P_m Q_mᵀ`` with ``P_m, Q_m ∈ R^{n×r_m}``.
 

@@ -6,11 +6,9 @@ import math
 
 from torch import Tensor
 
-from ..registry import STUDENTS
 from ._attention import QKEnsemble
 
 
-@STUDENTS.register("B1", summary="linear QK attention c (X W_Q)(X W_K)^T X V (input-conditioned, no softmax)")
 class LinearQKEnsemble(QKEnsemble):
     """``M`` linear-attention models; mixer ``M_h(X) = c · X̃ K_h X̃ᵀ`` with ``c = 1/(√d · n)``.
 

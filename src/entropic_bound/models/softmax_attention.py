@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..registry import STUDENTS
 from ..validation import check_choice
 from ._attention import QKEnsemble
 from .base import MemberSpec
@@ -30,7 +29,6 @@ def row_softmax(S: Tensor, tau: Tensor, model_axis: int) -> Tensor:
     return torch.softmax(S / tau.view(shape), dim=-1)
 
 
-@STUDENTS.register("B2", summary="softmax attention softmax((X W_Q)(X W_K)^T / sqrt(d)) X V")
 class SoftmaxAttentionEnsemble(QKEnsemble):
     """``M`` softmax-attention models; mixer ``M_h(X) = softmax(X̃ K_h X̃ᵀ / τ)`` row-wise.
 

@@ -13,7 +13,6 @@ import numpy as np
 import torch
 
 from ...models import LinearOperatorEnsemble, MemberSpec
-from ...registry import EXPERIMENTS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...sweep.spec import grid_specs
@@ -33,9 +32,6 @@ from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E1Config
 
 
-@EXPERIMENTS.register(
-    summary="linear surrogate: excess risk vs rank against the tail-energy closed form (C1, C2)"
-)
 class E1LinearSurrogate(Experiment):
     title = "Linear surrogate: deficiency and achievability"
     declared_claims = CLAIMS

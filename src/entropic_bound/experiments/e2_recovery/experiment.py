@@ -13,7 +13,6 @@ import numpy as np
 import torch
 
 from ...models import LinearOperatorEnsemble, MemberSpec
-from ...registry import EXPERIMENTS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...sweep.spec import grid_specs
@@ -27,7 +26,6 @@ from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E2Config
 
 
-@EXPERIMENTS.register(summary="linear surrogate recovery: GD from small init finds rank r* (C3)")
 class E2Recovery(Experiment):
     title = "Linear surrogate: recovery by gradient descent from small init"
     declared_claims = CLAIMS

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from ...models import MemberSpec
-from ...registry import EXPERIMENTS, STUDENTS, TASKS
+from ...registry import STUDENTS, TASKS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...theory import clean_signal, population_excess_risk
@@ -51,9 +51,6 @@ def task_of(params: dict):
     return TASKS.build(p.pop("kind"), **p)
 
 
-@EXPERIMENTS.register(
-    summary="interpolation ladder B0–B3 on fixed_operator; controls; learned positions (C4, X2)"
-)
 class E3Ladder(Experiment):
     title = "Interpolation ladder B0 → B3 on a fixed operator"
     declared_claims = CLAIMS

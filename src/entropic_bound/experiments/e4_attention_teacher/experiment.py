@@ -17,7 +17,6 @@ steps), which would read as a false deficiency; Adam reaches the floor there in 
 from __future__ import annotations
 
 from ...models.base import MemberSpec
-from ...registry import EXPERIMENTS
 from ...results import RunResult, RunSpec
 from ...sweep.spec import grid_specs
 from ...training.evaluation import held_out_excess, signal_power
@@ -33,9 +32,6 @@ from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E4Config
 
 
-@EXPERIMENTS.register(
-    summary="attention-native teacher-student: excess risk vs rank, linear and softmax (C5, C6)"
-)
 class E4AttentionTeacher(Experiment):
     title = "Attention-native teacher–student: deficiency and achievability"
     declared_claims = CLAIMS

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...models.base import MemberSpec
-from ...registry import EXPERIMENTS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...sweep.spec import grid_specs
@@ -32,9 +31,6 @@ from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E5Config
 
 
-@EXPERIMENTS.register(
-    summary="attention-native recovery: GD from small init, estimators of K = W_Q W_K^T (C7, C8)"
-)
 class E5AttentionRecovery(Experiment):
     title = "Attention-native recovery and rank estimators"
     declared_claims = CLAIMS
