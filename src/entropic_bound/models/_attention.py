@@ -111,6 +111,13 @@ class QKEnsemble(EnsembleStudent):
             raise TypeError(f"unexpected keyword arguments {sorted(extra)}")
         return {}
 
+    def _reference_parts(self, m: int) -> tuple[Tensor, Tensor, Tensor, Tensor | None, bool]:
+        """Member ``m``'s ``W_Q, W_K`` (trimmed to its rank), ``V``, positions and whether ``V`` is learned."""
+        r, learn_v = self.ranks[m], self.V is not None
+        V = (self.V[m] if learn_v else self.V_fixed).detach()
+        P = None if self.P is None else self.P[m].detach()
+        return self.W_Q[m, ..., :r].detach(), self.W_K[m, ..., :r].detach(), V, P, learn_v
+
     # ----- operators
     def kernel(self) -> Tensor:
         """``K_h = W_Q^h W_K^hᵀ``, ``(M, h, d, d)`` (with gradient)."""

@@ -11,7 +11,8 @@ from torch import Tensor
 from ..errors import UserInputError
 from ..validation import check_choice, check_positive_int
 from ._attention import QKEnsemble, general_logits, general_mix
-from .base import MemberSpec
+from .base import MemberSpec, PlotStyle
+from .reference import TransformerBlock
 from .softmax_attention import TEMPERATURES, row_softmax, temperatures
 
 
@@ -36,6 +37,8 @@ class TransformerBlockEnsemble(QKEnsemble):
     """
 
     rung = "B3"
+    ladder_step = 3
+    plot_style = PlotStyle(colour="#009E73", marker="D", offset=2**0.12)
     supports_positional = False
     accepts = (*QKEnsemble.accepts, "ffn_width", "temperature")
 
@@ -112,6 +115,24 @@ class TransformerBlockEnsemble(QKEnsemble):
         hidden = torch.nn.functional.gelu(torch.baddbmm(self.b_1[:, None], Hn.reshape(M, B * n, d), self.W_1))
         Z = H + torch.baddbmm(self.b_2[:, None], hidden, self.W_2).view(M, B, n, d)
         return (Z.reshape(M, B * n, d) @ self.readout()).view(M, B, n, -1)
+
+    def reference_member(self, m: int) -> TransformerBlock:
+        W_Q, W_K, _, _, _ = self._reference_parts(m)
+        learn_out = self.W_out is not None
+        return TransformerBlock(
+            W_Q,
+            W_K,
+            self.V[m].detach(),
+            self.readout()[m if learn_out else ...].detach(),
+            tau=float(self.tau[m]),
+            W_1=self.W_1[m].detach(),
+            b_1=self.b_1[m].detach(),
+            W_2=self.W_2[m].detach(),
+            b_2=self.b_2[m].detach(),
+            ln1=(self.ln1_gain[m].detach(), self.ln1_bias[m].detach()),
+            ln2=(self.ln2_gain[m].detach(), self.ln2_bias[m].detach()),
+            learn_out=learn_out,
+        )
 
     def operators(self) -> dict[str, Tensor]:
         ops = super().operators()

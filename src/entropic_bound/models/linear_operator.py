@@ -7,7 +7,8 @@ import math
 import torch
 from torch import Tensor
 
-from .base import EnsembleStudent, MemberSpec
+from .base import EnsembleStudent, MemberSpec, PlotStyle
+from .reference import LinearOperator
 
 
 class LinearOperatorEnsemble(EnsembleStudent):
@@ -18,6 +19,9 @@ class LinearOperatorEnsemble(EnsembleStudent):
     """
 
     rung = "B0"
+    ladder_step = 0
+    fixed_mixer = True
+    plot_style = PlotStyle(colour="#555555", marker="s", offset=2**-0.12)
 
     accepts = ("n", "d", "d_v", "V_known", "v_init_scale", "dtype", "positional")
     factors = ("P", "Q")
@@ -54,6 +58,11 @@ class LinearOperatorEnsemble(EnsembleStudent):
     def moment_loss(self, moments) -> Tensor:
         """Full-batch MSE per model from the data's moments (see ``training.moments``) → ``(M,)``."""
         return moments.loss(self.A, self.values())
+
+    def reference_member(self, m: int) -> LinearOperator:
+        r, learn_v = self.ranks[m], self.V is not None
+        V = (self.V[m] if learn_v else self.V_fixed).detach()
+        return LinearOperator(self.P[m, :, :r].detach(), self.Q[m, :, :r].detach(), V, learn_v=learn_v)
 
     def operators(self) -> dict[str, Tensor]:
         return {"A": self.A.detach(), "V": self.values().detach()}

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ...models import LinearOperatorEnsemble, MemberSpec
+from ...models import MemberSpec
+from ...registry import STUDENTS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...sweep.spec import grid_specs
@@ -67,8 +68,8 @@ class E1LinearSurrogate(Experiment):
         members = [
             MemberSpec(s.params["rank"], s.params["init_scale"], self.seed("init", s.run_id)) for s in group
         ]
-        model = LinearOperatorEnsemble(
-            members, n=task.n, d=task.d, d_v=task.d_out, V_known=V_known, dtype=dtype
+        model = STUDENTS.build(
+            "B0", members, n=task.n, d=task.d, d_v=task.d_out, V_known=V_known, dtype=dtype
         )
         if train.n_samples:
             batch = teacher.sample(train.n_samples, data_gen, dtype=dtype)

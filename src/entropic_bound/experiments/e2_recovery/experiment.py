@@ -12,7 +12,8 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from ...models import LinearOperatorEnsemble, MemberSpec
+from ...models import MemberSpec
+from ...registry import STUDENTS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...sweep.spec import grid_specs
@@ -61,8 +62,8 @@ class E2Recovery(Experiment):
         data_gen = torch.Generator().manual_seed(self.seed("data", task, train.n_samples, seed))
         batch = teacher.sample(train.n_samples, data_gen, dtype=dtype)
         members = [MemberSpec(task.n, s.params["init_scale"], self.seed("init", s.run_id)) for s in group]
-        model = LinearOperatorEnsemble(
-            members, n=task.n, d=task.d, d_v=task.d_out, V_known=teacher.V, dtype=dtype
+        model = STUDENTS.build(
+            "B0", members, n=task.n, d=task.d, d_v=task.d_out, V_known=teacher.V, dtype=dtype
         )
         outcome = train_ensemble(
             model, MomentData.from_data(batch.X, batch.Y), train

@@ -91,7 +91,7 @@ class E3Ladder(Experiment):
         n_heads: int,
         train: TrainConfig,
     ) -> list[RunSpec]:
-        c = self.cfg
+        c, student = self.cfg, STUDENTS.get(rung)
         base = {
             "role": role,
             **task,
@@ -101,12 +101,13 @@ class E3Ladder(Experiment):
             "rung": rung,
             "v": v,
             "positional": positional,
-            "init_scale": c.b0_init_scale if rung == "B0" else c.init_scale,
+            "init_scale": c.b0_init_scale if student.fixed_mixer else c.init_scale,
             **flat_params(train, "train"),
         }
-        if rung != "B0":
+        # a run's params hold only the options its student accepts (run ids hash the params)
+        if "n_heads" in student.accepts:
             base["n_heads"] = n_heads
-        if rung in ("B2", "B3"):
+        if "temperature" in student.accepts:
             base["temperature"] = c.temperature
         return [RunSpec(self.name, {**base, "rank": r}, seed) for r in ranks for seed in range(c.seeds)]
 
@@ -118,9 +119,9 @@ class E3Ladder(Experiment):
         c = self.cfg
         fixed = self._task_params("fixed_operator")
         out = []
-        for rung in c.rungs:
+        for name in c.rungs:
             for v in c.v_settings:
-                out += self._runs("ladder", fixed, rung, v, c.ladder_ranks(rung), "none", c.n_heads, c.train)
+                out += self._runs("ladder", fixed, name, v, c.ladder_ranks(name), "none", c.n_heads, c.train)
         if c.control_b:
             teacher = self._task_params("linear_qk_teacher")
             for v in c.v_settings:
@@ -137,11 +138,11 @@ class E3Ladder(Experiment):
         x2_ranks = sorted(set(c.x2_ranks) or {c.task.r_star, c.task.d})
         for operator in c.x2_operators if c.positional_rungs else ():
             task = self._task_params("fixed_operator", operator)
-            for rung in c.positional_rungs:
+            for name in c.positional_rungs:
                 for v in c.x2_v_settings:
                     for heads in c.x2_heads:
                         for positional in ("none", "learned_absolute"):
-                            out += self._runs("x2", task, rung, v, x2_ranks, positional, heads, c.x2_train)
+                            out += self._runs("x2", task, name, v, x2_ranks, positional, heads, c.x2_train)
         return out
 
     # -- one ensemble ----------------------------------------------------------------------
@@ -164,7 +165,7 @@ class E3Ladder(Experiment):
                 train_loss=outcome.final_loss[m],
                 steps_run=outcome.steps_run[m],
                 noise_floor=task.sigma**2,
-                full_rank=float(spec.params["rank"] == (task.n if p0["rung"] == "B0" else task.d)),
+                full_rank=float(spec.params["rank"] == STUDENTS.get(p0["rung"]).full_rank(task.n, task.d)),
             )
             curves = {"mean_mixer": mixers[m].tolist(), "target_mean_mixer": target_mixer.tolist()}
             results.append(

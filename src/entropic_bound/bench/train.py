@@ -45,7 +45,8 @@ from ..config import param, validate
 from ..errors import UserInputError
 from ..models.base import MemberSpec
 from ..models.chunking import activation_bytes_per_member, chunk_members
-from . import TrainConfig, per_model_loss, train_ensemble
+from ..registry import STUDENTS
+from ..training import TrainConfig, per_model_loss, train_ensemble
 
 STUDENT_RUNGS = {"linear_qk": "B1", "softmax": "B2", "block": "B3"}
 FLOP_FORMULA = (
@@ -157,19 +158,22 @@ class _Batches:
 
 
 def build_ensemble(w: Workload, members, device: str):
-    from ..models.block import TransformerBlockEnsemble
-    from ..models.linear_qk import LinearQKEnsemble
-    from ..models.softmax_attention import SoftmaxAttentionEnsemble
-
-    cls = {"B1": LinearQKEnsemble, "B2": SoftmaxAttentionEnsemble, "B3": TransformerBlockEnsemble}[
-        STUDENT_RUNGS[w.student]
-    ]
     V = (
         torch.linalg.qr(torch.randn(w.d, w.d, generator=torch.Generator().manual_seed(w.seed)))[0]
         if w.v_known
         else None
     )
-    return cls(members, n=w.n, d=w.d, d_v=w.d, V_known=V, n_heads=w.heads, dtype=torch.float32, device=device)
+    return STUDENTS.build(
+        STUDENT_RUNGS[w.student],
+        members,
+        n=w.n,
+        d=w.d,
+        d_v=w.d,
+        V_known=V,
+        n_heads=w.heads,
+        dtype=torch.float32,
+        device=device,
+    )
 
 
 def time_ensemble(w: Workload, members, data: _Batches, device: str) -> Elapsed:
