@@ -175,6 +175,15 @@ class Experiment(ABC):
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         """Train one group; one result per spec."""
 
+    def train_config(self, spec: RunSpec) -> Any:
+        """The typed training config ``spec`` trains with, as the dataclass it is: the experiment's own
+        ``cfg.train`` (validated once, with the whole config) with the fields the grid varies for this
+        run replaced (E5's C7 contrast). An experiment that knows which of its sections a run uses
+        (E2, E3) overrides this. ``flat_params`` of the result is the spec's ``train.*`` params."""
+        base = self.cfg.train
+        changed = {k: v for k, v in spec_params(spec, "train").items() if getattr(base, k) != v}
+        return replace(base, **changed) if changed else base
+
     max_group: int = 64
     max_memory_bytes: int | None = None  # set by ``--max-memory``: chunk ensembles to this budget
     devices: tuple[str, ...] = ("cpu",)  # where ``execute`` can train
@@ -316,11 +325,6 @@ def spec_params(spec: RunSpec, prefix: str) -> dict:
     """The params of ``spec`` under ``prefix.`` with the prefix removed."""
     n = len(prefix) + 1
     return {k[n:]: v for k, v in spec.params.items() if k.startswith(prefix + ".")}
-
-
-def spec_config(spec: RunSpec, prefix: str, config_class: type) -> Any:
-    """The typed, validated config section ``prefix`` of a run spec (the inverse of :func:`flat_params`)."""
-    return cfglib.validate(config_class(**spec_params(spec, prefix)))
 
 
 def moved_keys(section: str, names: str) -> dict[str, str]:

@@ -25,9 +25,9 @@ from ...theory import (
     rank_constrained_least_squares,
     reduced_rank_path,
 )
-from ...training import FixedData, FreshData, MomentData, TrainConfig, train_ensemble
+from ...training import FixedData, FreshData, MomentData, train_ensemble
 from ...training.trainer import DTYPES
-from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_config, spec_params
+from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_params
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E1Config
@@ -61,7 +61,7 @@ class E1LinearSurrogate(Experiment):
         task = FixedOperatorTask(**spec_params(group[0], "task"))
         teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, seed)))
         truth = teacher.truth
-        train = spec_config(group[0], "train", TrainConfig)
+        train = self.train_config(group[0])
         dtype = DTYPES[train.dtype]
         data_gen = torch.Generator().manual_seed(self.seed("data", task, seed))
         V_known = teacher.V if p0["v"] == "known" else None

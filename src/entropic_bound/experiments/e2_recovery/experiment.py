@@ -21,7 +21,7 @@ from ...tasks import FixedOperatorTask
 from ...theory import clean_signal, population_excess_risk
 from ...training import MomentData, TrainConfig, train_ensemble
 from ...training.trainer import DTYPES
-from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_config, spec_params
+from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_params
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E2Config
@@ -47,17 +47,24 @@ class E2Recovery(Experiment):
         out = []
         for n_samples in c.sample_counts:
             for opt in c.optimizers:
-                lr = c.train.lr if opt == "gd" else c.adam_lr
-                train = flat_params(replace(c.train, optimizer=opt, lr=lr, n_samples=n_samples), "train")
+                train = flat_params(self._train(opt, n_samples), "train")
                 out += grid_specs(self.name, grid, range(c.seeds), {**task, **train})
         return out
+
+    def _train(self, optimizer: str, n_samples: int) -> TrainConfig:
+        """The training of one cell of the grid: GD at ``train.lr`` or Adam at ``adam_lr``, on ``n_samples``."""
+        lr = self.cfg.train.lr if optimizer == "gd" else self.cfg.adam_lr
+        return replace(self.cfg.train, optimizer=optimizer, lr=lr, n_samples=n_samples)
+
+    def train_config(self, spec: RunSpec) -> TrainConfig:
+        return self._train(spec.params["train.optimizer"], spec.params["train.n_samples"])
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         seed = group[0].seed
         task = FixedOperatorTask(**spec_params(group[0], "task"))
         teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, seed)))
         truth = teacher.truth
-        train = spec_config(group[0], "train", TrainConfig)
+        train = self.train_config(group[0])
         dtype = DTYPES[train.dtype]
         data_gen = torch.Generator().manual_seed(self.seed("data", task, train.n_samples, seed))
         batch = teacher.sample(train.n_samples, data_gen, dtype=dtype)

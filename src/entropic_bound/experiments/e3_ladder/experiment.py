@@ -38,7 +38,6 @@ from ..base import (
     flat_params,
     member_result,
     moved_keys,
-    spec_config,
 )
 from .analysis import analyse, fill_settings
 from .claims import CLAIMS
@@ -111,6 +110,10 @@ class E3Ladder(Experiment):
             base["temperature"] = c.temperature
         return [RunSpec(self.name, {**base, "rank": r}, seed) for r in ranks for seed in range(c.seeds)]
 
+    def train_config(self, spec: RunSpec) -> TrainConfig:
+        """X2's runs train with ``x2_train``, every other role with ``train``."""
+        return self.cfg.x2_train if spec.params["role"] == "x2" else self.cfg.train
+
     def prepare(self, table, ok, records):
         """The runs that did not diverge with their setting columns as labels (``"-"`` where absent)."""
         return (fill_settings(ok) if len(table) else ok), ClaimContext(records)
@@ -150,7 +153,7 @@ class E3Ladder(Experiment):
         p0 = group[0].params
         task = task_of(p0)
         teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, p0["task_seed"])))
-        train = spec_config(group[0], "train", TrainConfig)
+        train = self.train_config(group[0])
         dtype = DTYPES[train.dtype]
         model = build_student(group, teacher, dtype)
         outcome = train_ensemble(model, training_data(teacher, task, p0["task_seed"], train), train)
