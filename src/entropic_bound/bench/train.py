@@ -44,7 +44,7 @@ from torch import Tensor, nn
 from ..config import param, validate
 from ..errors import UserInputError
 from ..models.base import MemberSpec
-from ..models.chunking import activation_bytes_per_member, chunk_members
+from ..models.chunking import chunk_members
 from ..registry import STUDENTS
 from ..training import TrainConfig, per_model_loss, train_ensemble
 
@@ -189,13 +189,8 @@ def time_ensemble(w: Workload, members, data: _Batches, device: str) -> Elapsed:
     )
     chunks = [list(members)]
     if w.max_memory_mb:
-        per = activation_bytes_per_member(
-            n=w.n,
-            d=w.d,
-            d_v=w.d,
-            batch=w.batch,
-            n_heads=w.heads,
-            ffn_width=4 * w.d if w.student == "block" else 0,
+        per = STUDENTS.get(STUDENT_RUNGS[w.student]).training_bytes(
+            n=w.n, d=w.d, d_v=w.d, rank=w.r, batch=w.batch, n_heads=w.heads, itemsize=4
         )
         chunks = chunk_members(members, w.max_memory_mb * 2**20, per)
     models = [build_ensemble(w, chunk, device) for chunk in chunks]

@@ -35,6 +35,11 @@ TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
 STUDENT_RUNG = {"linear": "B1", "softmax": "B2"}  # names in STUDENTS
 
 
+def attention_student(experiment, spec: RunSpec) -> str:
+    """E4/E5's ``Experiment.student_of``: B1 learns the linear teacher, B2 the softmax one."""
+    return STUDENT_RUNG[spec.params["teacher"]]
+
+
 @dataclass(frozen=True)
 class AttentionTask:
     """E4's and E5's teachers: one per (kind, r*, spectrum), the two kinds sharing K*, V* and X."""

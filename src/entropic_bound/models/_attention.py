@@ -111,6 +111,19 @@ class QKEnsemble(EnsembleStudent):
             raise TypeError(f"unexpected keyword arguments {sorted(extra)}")
         return {}
 
+    @classmethod
+    def parameter_count(cls, *, n: int, d: int, d_v: int, rank: int, n_heads: int = 1, **options) -> int:
+        return 2 * n_heads * d * rank + d * d_v + n * d  # W_Q, W_K, V, positions
+
+    @classmethod
+    def step_count(cls, *, n: int, d: int, d_v: int, n_heads: int = 1, **options) -> int:
+        return 2 * n_heads * d * d  # the kernels W_Q W_Kᵀ and their gradient
+
+    @classmethod
+    def activation_count(cls, *, n: int, d: int, d_v: int, n_heads: int = 1, **options) -> int:
+        # X K, logits and mixers per head, the mean mixer, mixed inputs, output and residual; gradients alike
+        return 2 * (n_heads * n * d + 2 * n_heads * n * n + n * n + n * d + 2 * n * d_v)
+
     def _reference_parts(self, m: int) -> tuple[Tensor, Tensor, Tensor, Tensor | None, bool]:
         """Member ``m``'s ``W_Q, W_K`` (trimmed to its rank), ``V``, positions and whether ``V`` is learned."""
         r, learn_v = self.ranks[m], self.V is not None

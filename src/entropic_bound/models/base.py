@@ -158,6 +158,42 @@ class EnsembleStudent(nn.Module):
         """The largest rank a member can have on ``n`` tokens of ``d`` features (its :attr:`rank_bound`)."""
         return {"n": n, "d": d}[cls.rank_bound[0]]
 
+    # ----- memory (``--max-memory``; each student's count is checked against a measured peak)
+    @classmethod
+    def parameter_count(cls, *, n: int, d: int, d_v: int, rank: int, n_heads: int = 1, **options) -> int:
+        """Trainable numbers of one member (``V`` counted as learned, positions as present)."""
+        raise NotImplementedError  # pragma: no cover - interface
+
+    @classmethod
+    def step_count(cls, *, n: int, d: int, d_v: int, n_heads: int = 1, **options) -> int:
+        """Numbers one member forms once per step whatever the batch (its operator or kernels, and their
+        gradients)."""
+        raise NotImplementedError  # pragma: no cover - interface
+
+    @classmethod
+    def activation_count(cls, *, n: int, d: int, d_v: int, n_heads: int = 1, **options) -> int:
+        """Numbers one member keeps per sample for the backward pass, and their gradients."""
+        raise NotImplementedError  # pragma: no cover - interface
+
+    @classmethod
+    def training_bytes(
+        cls,
+        *,
+        n: int,
+        d: int,
+        d_v: int,
+        rank: int,
+        batch: int,
+        n_heads: int = 1,
+        itemsize: int = 8,
+        **options,
+    ) -> int:
+        """One member's training memory: parameters ×4 (value, gradient, Adam's two moments), the
+        per-step operators and ``batch`` samples' activations."""
+        shape = dict(n=n, d=d, d_v=d_v, n_heads=n_heads, **options)
+        params = cls.parameter_count(rank=rank, **shape)
+        return itemsize * (4 * params + cls.step_count(**shape) + batch * cls.activation_count(**shape))
+
     def reference_member(self, m: int) -> nn.Module:  # pragma: no cover - interface
         """Member ``m`` as the plain single-model module of :mod:`.reference` (factors trimmed to its
         rank): the ensemble's correctness oracle and ``bench train``'s per-model baseline."""

@@ -116,6 +116,23 @@ class TransformerBlockEnsemble(QKEnsemble):
         Z = H + torch.baddbmm(self.b_2[:, None], hidden, self.W_2).view(M, B, n, d)
         return (Z.reshape(M, B * n, d) @ self.readout()).view(M, B, n, -1)
 
+    @classmethod
+    def parameter_count(
+        cls, *, n: int, d: int, d_v: int, rank: int, n_heads: int = 1, ffn_width: int | None = None, **options
+    ) -> int:
+        f = 4 * d if ffn_width is None else ffn_width
+        return (
+            2 * n_heads * d * rank + d * d + 2 * d * f + f + d + 4 * d + d * d_v
+        )  # QK, W_V, FFN, norms, W_out
+
+    @classmethod
+    def activation_count(
+        cls, *, n: int, d: int, d_v: int, n_heads: int = 1, ffn_width: int | None = None, **options
+    ) -> int:
+        f = 4 * d if ffn_width is None else ffn_width
+        attention = super().activation_count(n=n, d=d, d_v=d, n_heads=n_heads)
+        return attention + 2 * (6 * n * d + 2 * n * f + n * d_v)  # norms, residuals, FFN, readout
+
     def reference_member(self, m: int) -> TransformerBlock:
         W_Q, W_K, _, _, _ = self._reference_parts(m)
         learn_out = self.W_out is not None

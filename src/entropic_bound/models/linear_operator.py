@@ -59,6 +59,18 @@ class LinearOperatorEnsemble(EnsembleStudent):
         """Full-batch MSE per model from the data's moments (see ``training.moments``) → ``(M,)``."""
         return moments.loss(self.A, self.values())
 
+    @classmethod
+    def parameter_count(cls, *, n: int, d: int, d_v: int, rank: int, **options) -> int:
+        return 2 * n * rank + d * d_v  # P, Q, V
+
+    @classmethod
+    def step_count(cls, *, n: int, d: int, d_v: int, **options) -> int:
+        return 2 * n * n + 2 * d * d  # A = P Qᵀ and its gradient; from moments also AᵀA and V Vᵀ
+
+    @classmethod
+    def activation_count(cls, *, n: int, d: int, d_v: int, **options) -> int:
+        return 2 * (n * d + 2 * n * d_v)  # A X, its product with V and the residual; gradients alike
+
     def reference_member(self, m: int) -> LinearOperator:
         r, learn_v = self.ranks[m], self.V is not None
         V = (self.V[m] if learn_v else self.V_fixed).detach()

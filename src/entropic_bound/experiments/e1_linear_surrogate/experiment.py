@@ -39,6 +39,7 @@ class E1LinearSurrogate(Experiment):
     analysis_function = analyse
     member_params = ("rank",)
     config_class = E1Config
+    full_batch_moments = True
     renamed_keys = {
         **moved_keys("task", "n d r_stars spectra decay sigma"),
         **moved_keys("verdict", "eps_floor c1_low c1_high sharpness"),
@@ -55,6 +56,9 @@ class E1LinearSurrogate(Experiment):
             grid = {"task.spectrum": c.task.spectra, "v": c.v_settings, "rank": c.student_ranks(r_star)}
             out += grid_specs(self.name, grid, range(c.seeds), {**fixed, "task.r_star": r_star})
         return out
+
+    def student_of(self, spec: RunSpec) -> str:
+        return "B0"
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         p0, seed = group[0].params, group[0].seed

@@ -33,6 +33,7 @@ class E2Recovery(Experiment):
     analysis_function = analyse
     member_params = ("init_scale",)
     config_class = E2Config
+    full_batch_moments = True
     renamed_keys = {
         **moved_keys("task", "n d r_stars spectra decay sigma"),
         **moved_keys("verdict", "c3_estimator small_init_max c3_rate"),
@@ -58,6 +59,9 @@ class E2Recovery(Experiment):
 
     def train_config(self, spec: RunSpec) -> TrainConfig:
         return self._train(spec.params["train.optimizer"], spec.params["train.n_samples"])
+
+    def student_of(self, spec: RunSpec) -> str:
+        return "B0"
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         seed = group[0].seed

@@ -110,6 +110,9 @@ class E3Ladder(Experiment):
             base["temperature"] = c.temperature
         return [RunSpec(self.name, {**base, "rank": r}, seed) for r in ranks for seed in range(c.seeds)]
 
+    def student_of(self, spec: RunSpec) -> str:
+        return spec.params["rung"]
+
     def train_config(self, spec: RunSpec) -> TrainConfig:
         """X2's runs train with ``x2_train``, every other role with ``train``."""
         return self.cfg.x2_train if spec.params["role"] == "x2" else self.cfg.train

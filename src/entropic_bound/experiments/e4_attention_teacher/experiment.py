@@ -22,6 +22,7 @@ from ...sweep.spec import grid_specs
 from ...training.evaluation import held_out_excess, signal_power
 from ..attention_common import (
     GroupSetup,
+    attention_student,
     attention_task_params,
     saturation_stats,
     uniform_attention_excess,
@@ -38,6 +39,7 @@ class E4AttentionTeacher(Experiment):
     analysis_function = analyse
     member_params = ("rank",)
     config_class = E4Config
+    student_of = attention_student
     scale_settings = SCALE_SETTINGS
     renamed_keys = {
         **moved_keys("task", "n d teachers r_stars spectra decay c sigma"),

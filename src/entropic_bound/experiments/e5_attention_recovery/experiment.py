@@ -19,6 +19,7 @@ from ...sweep.spec import grid_specs
 from ...training.evaluation import held_out_excess, signal_power
 from ..attention_common import (
     GroupSetup,
+    attention_student,
     attention_task_params,
     kernel_matrices,
     mixer_estimates,
@@ -37,6 +38,7 @@ class E5AttentionRecovery(Experiment):
     analysis_function = analyse
     member_params = ("init_scale",)
     config_class = E5Config
+    student_of = attention_student
     scale_settings = SCALE_SETTINGS
     renamed_keys = {
         **moved_keys("task", "n d teachers r_stars spectra decay c sigma"),
