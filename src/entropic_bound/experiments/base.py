@@ -95,7 +95,7 @@ class Experiment(ABC):
     and ``analysis_function``, and implement :meth:`specs` and :meth:`execute`.
 
     The name is the class name's ``E<k>`` prefix (``E1LinearSurrogate`` → ``E1``); it is the
-    registry key (``@EXPERIMENTS.register(summary=…)``), every run spec's ``experiment`` and the
+    registry key (its lazy line in ``registry.py``), every run spec's ``experiment`` and the
     first part of every seed the experiment derives (:meth:`seed`).
     """
 
