@@ -3,7 +3,7 @@
     python bench/bench_train.py [--steps S] [--repeats R] [--threads T] [--only linear_qk]
 
 Each row measures the three sides alternately, ``repeats`` rounds (see
-:mod:`entropic_bound.training.bench`). Targets on the 2-core CPU: against the per-model loop, ratio
+:mod:`entropic_bound.bench.train`). Targets on the 2-core CPU: against the per-model loop, ratio
 ≥ 4 at batch 32 and ≥ 1.5 at batch 256 (linear_qk and softmax); against the torch.func vmap recipe,
 ≥ 1.5 at batch 32 and ≥ 2.5 at batch 256 (linear_qk).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from entropic_bound.training.bench import Workload, run_bench
+from entropic_bound.bench.train import Workload, run_bench
 
 # (student, batch, target vs per-model, target vs vmap or None)
 TARGETS = [

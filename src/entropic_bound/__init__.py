@@ -5,7 +5,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from .errors import ConfigError, DataError, UnknownNameError, UserInputError
-from .registry import ESTIMATORS, EXPERIMENTS, STUDENTS, TASKS, Registry
+from .registry import ARCHITECTURES, ESTIMATORS, EXPERIMENTS, PREDICTORS, STUDENTS, TASKS, Registry
 
 __all__ = [
     "__version__",
@@ -13,8 +13,10 @@ __all__ = [
     "DataError",
     "UnknownNameError",
     "UserInputError",
+    "ARCHITECTURES",
     "ESTIMATORS",
     "EXPERIMENTS",
+    "PREDICTORS",
     "STUDENTS",
     "TASKS",
     "Registry",

@@ -6,7 +6,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import experiments as _experiments  # noqa: F401  (registers E1…)
 from .config import load_yaml, parse_assignment, to_dict
 from .defaults import DEFAULT_OUT, STORE_NAME
 from .errors import ConfigError, UserInputError
@@ -142,7 +141,7 @@ def run_experiments(
         exp.device = device if device in exp.devices else "cpu"
         if max_memory_mb is not None:
             exp.max_memory_bytes = int(max_memory_mb * 2**20)
-            exp.groups(specs[exp.name])  # a budget below one model fails here, before any work
+        exp.groups(specs[exp.name])  # a model that fits no budget (or no memory) fails here, before any work
     summaries = {}
     overall = OverallProgress(progress, sum(len(s) for s in specs.values()), len(bound))
     with RunStore(store_path) as run_store:

@@ -30,10 +30,6 @@ PALETTE = {
     "softmax": "#CC3311",
     "gd": "#009E73",
     "adam": "#CC79A7",
-    "B0": "#555555",
-    "B1": "#0072B2",
-    "B2": "#E69F00",
-    "B3": "#009E73",
     "closed form": "#000000",
     # E6's data-only predictors
     "linear_v_known": "#0072B2",
@@ -65,15 +61,6 @@ def colour(setting) -> str:
 
 # Numeric sweeps: a fixed log range per quantity, so a value has one colour in every figure.
 SWEEP_RANGES = {"init": (1e-4, 10.0), "r_star": (1.0, 64.0), "N": (1.0, 4096.0), "sigma": (1e-3, 1.0)}
-
-
-def series_colours(names) -> dict:
-    """Distinct colours for a set of named series (corpora…): palette colours where named, else the
-    cycle in sorted-name order, so every figure given the same names colours them alike."""
-    out, free = {}, [c for c in _CYCLE]
-    for name in sorted({str(n) for n in names}):
-        out[name] = PALETTE.get(name) or free[len(out) % len(free)]
-    return out
 
 
 def rank_colour(r: int) -> str:

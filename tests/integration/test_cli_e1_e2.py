@@ -157,7 +157,8 @@ def test_max_memory_splits_ensembles_without_changing_results(tmp_path, tiny_arg
         {"task.r_stars": [2], "task.spectra": ["flat"], "ranks": [1, 2, 3, 6], "task.n": 8, "task.d": 4},
     )
     whole = exp.groups(exp.specs())
-    exp.max_memory_bytes = 2 * exp.member_bytes(exp.specs()[0])
+    estimate = exp.memory_estimate(exp.specs()[0])  # data and moments shared, then each model
+    exp.max_memory_bytes = estimate.total(2)
     split = exp.groups(exp.specs())
     assert len(split) > len(whole) and max(len(g) for g in split) <= 2
     assert sorted(s.run_id for g in split for s in g) == sorted(s.run_id for g in whole for s in g)

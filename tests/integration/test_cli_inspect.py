@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from entropic_bound.cli import main
-from entropic_bound.inspect import GD_NOT_APPLICABLE, analyze, inspect_model
+from entropic_bound.inspect import GD_NOT_APPLICABLE, analyse, analyze, inspect_model
 from entropic_bound.spectra import ESTIMATOR_KEYS
 
 PANEL_KEYS = set(ESTIMATOR_KEYS)  # every registered estimator is a column
@@ -169,8 +169,8 @@ def test_bad_inputs_are_one_line_errors(capsys, tmp_path, tiny):
     assert "--window" in one_line_error(capsys, tiny / "gpt2", "--window", "-1")
 
 
-def test_analyze_minilm_is_a_72_row_frame_with_every_estimator(minilm):
-    frame = analyze(minilm)
+def test_analyse_minilm_is_a_72_row_frame_with_every_estimator(minilm):
+    frame = analyse(minilm)
     assert len(frame) == 72 and {"layer", "head", "kv_head"} | PANEL_KEYS <= set(frame)
     assert frame["numerical_rank"].dtype.kind == "i" and frame["energy_effective_rank"].between(1, 32).all()
     assert list(frame[["layer", "head"]].iloc[13]) == [1, 1] and (frame["kv_head"] == frame["head"]).all()
@@ -189,7 +189,7 @@ def test_format_csv_prints_every_head_and_table_fits_120_columns(capsys, minilm)
     csv = pd.read_csv(io.StringIO(run_out(capsys, minilm, "--format", "csv")))
     assert len(csv) == 72 and PANEL_KEYS | {"layer", "head", "kv_head"} <= set(csv)
     np.testing.assert_allclose(
-        csv["energy_effective_rank"], analyze(minilm)["energy_effective_rank"], rtol=1e-5
+        csv["energy_effective_rank"], analyse(minilm)["energy_effective_rank"], rtol=1e-5
     )
     assert csv["optimal_hard_threshold"].isna().all()
     table = run_out(capsys, minilm, "--format", "table")
@@ -254,9 +254,9 @@ def test_hugging_face_id_is_read_from_the_local_cache_only(capsys, monkeypatch, 
 
     cache = fake_hub_cache(tmp_path / "hub", "someone/tiny-gpt2", tiny / "gpt2")
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    frame = analyze("someone/tiny-gpt2")
+    frame = analyse("someone/tiny-gpt2")
     assert len(frame) == 8 and frame.attrs["arch"] == "gpt2"
-    assert frame.equals(analyze(tiny / "gpt2"))
+    assert frame.equals(analyze(tiny / "gpt2"))  # the alias is the same function
     assert len(run_out(capsys, "someone/tiny-gpt2", "--format", "csv").splitlines()) == 9
     err = one_line_error(capsys, "someone/not-cached")
     assert "not in the Hugging Face cache" in err and "hf download someone/not-cached" in err

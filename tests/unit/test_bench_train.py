@@ -8,10 +8,10 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from entropic_bound.bench.train import VmapEnsemble, Workload, build_ensemble, flops_per_model_sample
 from entropic_bound.cli import main
 from entropic_bound.models.base import MemberSpec
 from entropic_bound.models.reference import member_module
-from entropic_bound.training.bench import VmapEnsemble, Workload, build_ensemble, flops_per_model_sample
 
 
 def counted_flops(w: Workload) -> int:

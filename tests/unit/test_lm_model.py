@@ -18,7 +18,7 @@ from entropic_bound.lm.trainer import (
     checkpoint_steps,
     clip_per_member,
     lr_at,
-    train_ensemble,
+    train_lm_ensemble,
     windows,
 )
 
@@ -146,7 +146,7 @@ def _train(seeds, splits, steps=120):
     model = EnsembleLM(256, 16, seeds, d_model=16, n_layers=1, n_heads=2)
     cfg = LMTrainConfig(steps=steps, batch_size=16, lr=1e-2, warmup=5, checkpoints=4, eval_windows=16)
     gens = [torch.Generator().manual_seed(s) for s in seeds]
-    return model, train_ensemble(model, splits, cfg, gens)
+    return model, train_lm_ensemble(model, splits, cfg, gens)
 
 
 def test_training_lowers_each_members_loss_towards_its_entropy_rate_independently():

@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-from entropic_bound import models  # noqa: F401  (registers the students)
 from entropic_bound.models.base import MemberSpec
 from entropic_bound.models.reference import member_module
 from entropic_bound.registry import STUDENTS
@@ -33,6 +32,24 @@ def inputs() -> torch.Tensor:
 
 def test_the_four_rungs_are_registered():
     assert STUDENTS.names() == ["B0", "B1", "B2", "B3"]
+
+
+def test_the_registry_entry_is_all_an_experiment_knows_of_a_student():
+    """Place on the ladder, plot style, full rank and options come from the student; E3's ladder,
+    positional rungs and figures read them (a new rung needs its module, its registry line and a test)."""
+    from entropic_bound.experiments.e3_ladder.config import POSITIONAL_RUNGS, RUNGS
+    from entropic_bound.experiments.e3_ladder.plots import style
+
+    classes = [STUDENTS.get(name) for name in STUDENTS]
+    steps = [cls.ladder_step for cls in classes]
+    assert len(set(steps)) == len(steps) and RUNGS == tuple(
+        sorted(STUDENTS, key=lambda s: STUDENTS.get(s).ladder_step)
+    )
+    assert POSITIONAL_RUNGS == ("B1", "B2")
+    looks = [style(name) for name in STUDENTS]
+    assert len({(look.colour, look.marker, look.offset) for look in looks}) == len(looks)
+    assert [cls.full_rank(N, D) for cls in classes] == [N, D, D, D]
+    assert style("not a student").marker == "o"
 
 
 @pytest.mark.parametrize("name", STUDENTS.names())

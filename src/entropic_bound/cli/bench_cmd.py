@@ -1,5 +1,5 @@
 """``entropic-bound bench train``: ensemble engine vs per-model loop and torch.func vmap (see
-:mod:`entropic_bound.training.bench`)."""
+:mod:`entropic_bound.bench.train`)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def add_parser(subparsers) -> None:
 
 
 def handle_train(args: argparse.Namespace) -> int:
-    from ..training.bench import Workload, run_bench
+    from ..bench.train import Workload, run_bench
 
     same_names = (
         "student",

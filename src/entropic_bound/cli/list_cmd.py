@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..registry import ESTIMATORS, EXPERIMENTS, STUDENTS, TASKS
+from ..registry import ESTIMATORS, EXPERIMENTS, PREDICTORS, STUDENTS, TASKS
 
 
 def add_parser(sub) -> None:
@@ -26,25 +26,16 @@ def plain(text: str) -> str:
 
 
 def _list(args) -> int:
-    from .. import experiments, models, spectra, tasks  # noqa: F401  (importing registers the names)
-
     console = Console(width=120)
     for title, registry in (
         ("experiments", EXPERIMENTS),
         ("tasks", TASKS),
         ("students", STUDENTS),
         ("estimators", ESTIMATORS),
+        ("predictors", PREDICTORS),
     ):
         table = Table(title=title, title_justify="left", show_header=False)
         for name in registry.names():
             table.add_row(name, Text(plain(registry.summary(name))))  # experiment summaries name their claims
         console.print(table)
-    try:
-        from ..predict import PREDICTORS
-    except ImportError:
-        return 0
-    table = Table(title="predictors", title_justify="left", show_header=False)
-    for name in PREDICTORS.names():
-        table.add_row(name, Text(plain(PREDICTORS.summary(name))))
-    console.print(table)
     return 0

@@ -2,7 +2,7 @@
 scale settings), ``experiment.py`` (the grid and ``execute``), ``analysis.py`` (tables, figures, notes),
 ``plots.py`` and ``claims.py`` (each claim's criterion, report sentence and robustness grid).
 
-Importing this package registers every experiment in :data:`entropic_bound.registry.EXPERIMENTS`.
+Each is declared (lazily, by ``module:object``) in :data:`entropic_bound.registry.EXPERIMENTS`.
 """
 
 from ..registry import EXPERIMENTS

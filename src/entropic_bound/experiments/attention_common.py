@@ -29,10 +29,15 @@ from ..training import FixedData, TrainConfig, TrainOutcome, train_ensemble
 from ..training.evaluation import signal_power
 from ..training.trainer import DTYPES
 from ..validation import check_ranks
-from .base import derive_seed, spec_config, spec_params
+from .base import derive_seed, spec_params
 
 TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
 STUDENT_RUNG = {"linear": "B1", "softmax": "B2"}  # names in STUDENTS
+
+
+def attention_student(experiment, spec: RunSpec) -> str:
+    """E4/E5's ``Experiment.student_of``: B1 learns the linear teacher, B2 the softmax one."""
+    return STUDENT_RUNG[spec.params["teacher"]]
 
 
 @dataclass(frozen=True)
@@ -114,7 +119,7 @@ class GroupSetup:
         p0, seed = group[0].params, group[0].seed
         kind, task_params = p0["teacher"], spec_params(group[0], "task")
         task, teacher = draw_teacher(experiment.name, kind, task_params, seed)
-        train = spec_config(group[0], "train", TrainConfig)
+        train = experiment.train_config(group[0])
         dtype = DTYPES[train.dtype]
         data = draw_data(experiment.name, "train", teacher, task_params, train.n_samples, seed, dtype)
         test = draw_data(experiment.name, "test", teacher, task_params, p0["n_test"], seed, torch.float64)

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .. import config as cfglib
 from ..defaults import SCALES
-from ..errors import ConfigError
+from ..errors import ConfigError, UserInputError
 from ..jsonable import json_safe
 from ..results import RunResult, RunSpec
 
@@ -95,7 +95,7 @@ class Experiment(ABC):
     and ``analysis_function``, and implement :meth:`specs` and :meth:`execute`.
 
     The name is the class name's ``E<k>`` prefix (``E1LinearSurrogate`` → ``E1``); it is the
-    registry key (``@EXPERIMENTS.register(summary=…)``), every run spec's ``experiment`` and the
+    registry key (its lazy line in ``registry.py``), every run spec's ``experiment`` and the
     first part of every seed the experiment derives (:meth:`seed`).
     """
 
@@ -175,37 +175,73 @@ class Experiment(ABC):
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         """Train one group; one result per spec."""
 
+    def train_config(self, spec: RunSpec) -> Any:
+        """The typed training config ``spec`` trains with, as the dataclass it is: the experiment's own
+        ``cfg.train`` (validated once, with the whole config) with the fields the grid varies for this
+        run replaced (E5's C7 contrast). An experiment that knows which of its sections a run uses
+        (E2, E3) overrides this. ``flat_params`` of the result is the spec's ``train.*`` params."""
+        base = self.cfg.train
+        changed = {k: v for k, v in spec_params(spec, "train").items() if getattr(base, k) != v}
+        return replace(base, **changed) if changed else base
+
     max_group: int = 64
     max_memory_bytes: int | None = None  # set by ``--max-memory``: chunk ensembles to this budget
     devices: tuple[str, ...] = ("cpu",)  # where ``execute`` can train
     device: str = "cpu"  # set by ``--device`` when it is one of :attr:`devices`
 
-    def member_bytes(self, spec: RunSpec) -> int:
-        """Estimated training memory of one ensemble member (activations kept for backward)."""
-        from ..models.chunking import activation_bytes_per_member
+    full_batch_moments: bool = False  # True: a full-batch B0 trains from the data's moments (E1, E2)
 
-        p = spec.params
-        d = int(p.get("task.d", 32))
-        batch = int(p.get("train.batch_size") or p.get("train.n_samples") or p.get("n_test", 256))
-        return activation_bytes_per_member(
-            n=int(p.get("task.n", 16)),
-            d=d,
-            d_v=d,
-            batch=batch,
-            n_heads=int(p.get("n_heads", 1)),
-            itemsize=4 if p.get("train.dtype") == "float32" else 8,
+    def student_of(self, spec: RunSpec) -> str | None:
+        """The registry name of the student ``spec`` trains; None where the experiment trains no
+        student ensemble (E6 fits predictors; E7's language models bound their own memory)."""
+        return None
+
+    def memory_estimate(self, spec: RunSpec):
+        """The :class:`~entropic_bound.training.memory.MemoryEstimate` of ``spec``'s ensemble, from this
+        experiment's task config, the run's training config and its student; None without a student."""
+        name = self.student_of(spec)
+        if name is None:
+            return None
+        from ..registry import STUDENTS
+        from ..training.memory import ensemble_memory
+
+        task, train = self.cfg.task, self.train_config(spec)
+        return ensemble_memory(
+            STUDENTS.get(name),
+            train,
+            n=task.n,
+            d=task.d,
+            d_v=getattr(task, "d_v", task.d),
+            n_heads=spec.params.get("n_heads", 1),  # a student without heads has one
+            moments=self.full_batch_moments and train.n_samples > 0 and not train.batch_size,
+            n_test=getattr(self.cfg, "n_test", 0),
         )
 
     def chunk_size(self, members: list[RunSpec]) -> int:
-        """Models per ensemble: ``max_group``, or fewer so one chunk fits ``max_memory_bytes``."""
+        """Models per ensemble: ``max_group``, or fewer so one chunk fits ``max_memory_bytes``.
+
+        A group whose single model does not fit the budget (or, without one, the machine's available
+        memory) is refused here, before any work, with the estimate.
+        """
+        from ..training.memory import MIB, MemoryEstimate, available_memory
+
+        estimates = [e for e in map(self.memory_estimate, members) if e is not None]
+        if not estimates:
+            return self.max_group
+        need = MemoryEstimate(max(e.shared for e in estimates), max(e.per_member for e in estimates))
+        budget = self.max_memory_bytes if self.max_memory_bytes is not None else available_memory()
+        if budget is not None and need.total(1) > budget:
+            what = (
+                "the '--max-memory' budget" if self.max_memory_bytes is not None else "the available memory"
+            )
+            raise UserInputError(
+                f"{self.name} needs about {need.total(1) / MIB:,.1f} MiB for at least one model "
+                f"({need.describe()}), more than {what} ({budget / MIB:,.1f} MiB): lower task.n, task.d "
+                f"or the batch{', or raise it' if self.max_memory_bytes is not None else ''}."
+            )
         if self.max_memory_bytes is None:
             return self.max_group
-        from ..models.chunking import chunk_members
-
-        per_member = max(self.member_bytes(s) for s in members)
-        return max(
-            len(c) for c in chunk_members(members[: self.max_group], self.max_memory_bytes, per_member)
-        )
+        return max(1, min(self.max_group, len(members), (budget - need.shared) // need.per_member))
 
     def groups(self, specs: list[RunSpec]) -> list[list[RunSpec]]:
         """Deterministic partition of the full grid into ensembles (see :meth:`chunk_size`)."""
@@ -316,11 +352,6 @@ def spec_params(spec: RunSpec, prefix: str) -> dict:
     """The params of ``spec`` under ``prefix.`` with the prefix removed."""
     n = len(prefix) + 1
     return {k[n:]: v for k, v in spec.params.items() if k.startswith(prefix + ".")}
-
-
-def spec_config(spec: RunSpec, prefix: str, config_class: type) -> Any:
-    """The typed, validated config section ``prefix`` of a run spec (the inverse of :func:`flat_params`)."""
-    return cfglib.validate(config_class(**spec_params(spec, prefix)))
 
 
 def moved_keys(section: str, names: str) -> dict[str, str]:

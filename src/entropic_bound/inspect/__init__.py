@@ -1,7 +1,7 @@
 """Rank analysis of real checkpoints (SPEC X3): safetensors loading, per-head static kernels
 ``K_h = W_Q^h W_K^hᵀ`` from the factors, realised mixers on text, sink/locality/positional scores.
 
-:func:`analyze` is the library entry point (a pandas DataFrame, one row per head); one adapter file
+:func:`analyse` (alias ``analyze``) is the library entry point (a pandas DataFrame, one row per head); one adapter file
 per architecture lives in :mod:`.architectures` (registry :data:`ARCHITECTURES`).
 """
 
@@ -19,7 +19,7 @@ from .arch import (
 )
 from .architectures import ARCHITECTURES, Architecture
 from .checkpoint import Checkpoint, SafetensorsWeights, open_checkpoint
-from .dataframe import analyze
+from .dataframe import analyse, analyze
 from .hub import resolve_model
 from .kernels import HeadKernel, LayerHeads, head_kernels, kernel_singular_values, kernel_spectra, split_heads
 from .logit_field import LOGIT_FIELD_COLUMNS, ensemble_lm_fields, fit_layer, fit_logit_field
@@ -57,6 +57,7 @@ __all__ = [
     "LayerWeights",
     "SafetensorsWeights",
     "adapter",
+    "analyse",
     "analyze",
     "arch_config",
     "check_arch",

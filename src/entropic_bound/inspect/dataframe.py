@@ -1,4 +1,7 @@
-"""``analyze``: the library face of ``entropic-bound inspect``, one pandas row per attention head."""
+"""``analyse``: the library face of ``entropic-bound inspect``, one pandas row per attention head.
+
+``analyze`` is the same function under the pandas/scikit-learn spelling, kept for users who reach for it.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import pandas as pd
 from .model import inspect_model
 
 
-def analyze(
+def analyse(
     model: str | Path,
     text: str | Path | None = None,
     fold_ln: bool = False,
@@ -54,3 +57,7 @@ def analyze(
     """
     options = {name: value for name, value in locals().items() if name != "model"}  # the parameters
     return inspect_model(model, **options).to_frame()
+
+
+#: The same function, spelled as pandas and scikit-learn users expect (documented alias).
+analyze = analyse

@@ -119,7 +119,7 @@ def _step(model: EnsembleLM, opt, x: torch.Tensor, y: torch.Tensor, alive: torch
     return losses.detach().double().cpu()
 
 
-def train_ensemble(
+def train_lm_ensemble(
     model: EnsembleLM,
     splits: list[tuple[np.ndarray, np.ndarray]],
     cfg: LMTrainConfig,

@@ -111,6 +111,26 @@ class QKEnsemble(EnsembleStudent):
             raise TypeError(f"unexpected keyword arguments {sorted(extra)}")
         return {}
 
+    @classmethod
+    def parameter_count(cls, *, n: int, d: int, d_v: int, rank: int, n_heads: int = 1, **options) -> int:
+        return 2 * n_heads * d * rank + d * d_v + n * d  # W_Q, W_K, V, positions
+
+    @classmethod
+    def step_count(cls, *, n: int, d: int, d_v: int, n_heads: int = 1, **options) -> int:
+        return 2 * n_heads * d * d  # the kernels W_Q W_Kᵀ and their gradient
+
+    @classmethod
+    def activation_count(cls, *, n: int, d: int, d_v: int, n_heads: int = 1, **options) -> int:
+        # X K, logits and mixers per head, the mean mixer, mixed inputs, output and residual; gradients alike
+        return 2 * (n_heads * n * d + 2 * n_heads * n * n + n * n + n * d + 2 * n * d_v)
+
+    def _reference_parts(self, m: int) -> tuple[Tensor, Tensor, Tensor, Tensor | None, bool]:
+        """Member ``m``'s ``W_Q, W_K`` (trimmed to its rank), ``V``, positions and whether ``V`` is learned."""
+        r, learn_v = self.ranks[m], self.V is not None
+        V = (self.V[m] if learn_v else self.V_fixed).detach()
+        P = None if self.P is None else self.P[m].detach()
+        return self.W_Q[m, ..., :r].detach(), self.W_K[m, ..., :r].detach(), V, P, learn_v
+
     # ----- operators
     def kernel(self) -> Tensor:
         """``K_h = W_Q^h W_K^hᵀ``, ``(M, h, d, d)`` (with gradient)."""

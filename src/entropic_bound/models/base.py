@@ -1,6 +1,6 @@
 """The interface every student ensemble implements.
 
-A student *ensemble* holds ``M`` independent models of one rung in one set of tensors: every
+A student *ensemble* holds ``M`` independent models of one kind in one set of tensors: every
 parameter has a leading model axis. One forward pass serves all models; the training loss is the
 sum of the per-model mean losses, so each model receives exactly its own gradient.
 
@@ -24,6 +24,15 @@ from ..errors import UserInputError
 from ..validation import check_choice, check_positive_int, check_rank
 
 POSITIONAL = ("none", "learned_absolute")
+
+
+@dataclass(frozen=True)
+class PlotStyle:
+    """How a student's series look in every figure."""
+
+    colour: str = "#000000"
+    marker: str = "o"
+    offset: float = 1.0  # factor along a log rank axis, so coinciding series of two students stay visible
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,9 @@ class EnsembleStudent(nn.Module):
     """
 
     rung: str = ""
+    ladder_step: int = -1  # place on the interpolation ladder B0 → B3 (figures and tables sort by it)
+    fixed_mixer = False  # True: the token mixer does not depend on the input (B0's A = P Qᵀ)
+    plot_style = PlotStyle()
     n_models: int
     factors: tuple[str, ...] = ()  # rank-padded: columns past a member's rank stay zero
     rank_bound: tuple[str, str] = ("d", "the per-head query–key width is at most d")  # (side, why)
@@ -140,6 +152,52 @@ class EnsembleStudent(nn.Module):
         and ``V``), in the order they were drawn."""
         for name, ts in params.items():
             setattr(self, name, nn.Parameter(torch.stack(ts)))
+
+    @classmethod
+    def full_rank(cls, n: int, d: int) -> int:
+        """The largest rank a member can have on ``n`` tokens of ``d`` features (its :attr:`rank_bound`)."""
+        return {"n": n, "d": d}[cls.rank_bound[0]]
+
+    # ----- memory (``--max-memory``; each student's count is checked against a measured peak)
+    @classmethod
+    def parameter_count(cls, *, n: int, d: int, d_v: int, rank: int, n_heads: int = 1, **options) -> int:
+        """Trainable numbers of one member (``V`` counted as learned, positions as present)."""
+        raise NotImplementedError  # pragma: no cover - interface
+
+    @classmethod
+    def step_count(cls, *, n: int, d: int, d_v: int, n_heads: int = 1, **options) -> int:
+        """Numbers one member forms once per step whatever the batch (its operator or kernels, and their
+        gradients)."""
+        raise NotImplementedError  # pragma: no cover - interface
+
+    @classmethod
+    def activation_count(cls, *, n: int, d: int, d_v: int, n_heads: int = 1, **options) -> int:
+        """Numbers one member keeps per sample for the backward pass, and their gradients."""
+        raise NotImplementedError  # pragma: no cover - interface
+
+    @classmethod
+    def training_bytes(
+        cls,
+        *,
+        n: int,
+        d: int,
+        d_v: int,
+        rank: int,
+        batch: int,
+        n_heads: int = 1,
+        itemsize: int = 8,
+        **options,
+    ) -> int:
+        """One member's training memory: parameters ×4 (value, gradient, Adam's two moments), the
+        per-step operators and ``batch`` samples' activations."""
+        shape = dict(n=n, d=d, d_v=d_v, n_heads=n_heads, **options)
+        params = cls.parameter_count(rank=rank, **shape)
+        return itemsize * (4 * params + cls.step_count(**shape) + batch * cls.activation_count(**shape))
+
+    def reference_member(self, m: int) -> nn.Module:  # pragma: no cover - interface
+        """Member ``m`` as the plain single-model module of :mod:`.reference` (factors trimmed to its
+        rank): the ensemble's correctness oracle and ``bench train``'s per-model baseline."""
+        raise NotImplementedError
 
     def value(self) -> Tensor:
         """``V (M, d, d_v)``, or the shared known ``(d, d_v)``."""

@@ -9,10 +9,10 @@ import torch
 from torch import Tensor
 
 from ..errors import UserInputError
-from ..registry import STUDENTS
 from ..validation import check_choice, check_positive_int
 from ._attention import QKEnsemble, general_logits, general_mix
-from .base import MemberSpec
+from .base import MemberSpec, PlotStyle
+from .reference import TransformerBlock
 from .softmax_attention import TEMPERATURES, row_softmax, temperatures
 
 
@@ -22,9 +22,6 @@ def layer_norm(X: Tensor, gain: Tensor, bias: Tensor, eps: float = 1e-5) -> Tens
     return Xn * gain[:, None, None] + bias[:, None, None]
 
 
-@STUDENTS.register(
-    "B3", summary="pre-LN transformer block (LN, softmax attention, FFN, residuals) + linear readout"
-)
 class TransformerBlockEnsemble(QKEnsemble):
     """``M`` pre-LN blocks with a linear readout::
 
@@ -40,6 +37,8 @@ class TransformerBlockEnsemble(QKEnsemble):
     """
 
     rung = "B3"
+    ladder_step = 3
+    plot_style = PlotStyle(colour="#009E73", marker="D", offset=2**0.12)
     supports_positional = False
     accepts = (*QKEnsemble.accepts, "ffn_width", "temperature")
 
@@ -116,6 +115,41 @@ class TransformerBlockEnsemble(QKEnsemble):
         hidden = torch.nn.functional.gelu(torch.baddbmm(self.b_1[:, None], Hn.reshape(M, B * n, d), self.W_1))
         Z = H + torch.baddbmm(self.b_2[:, None], hidden, self.W_2).view(M, B, n, d)
         return (Z.reshape(M, B * n, d) @ self.readout()).view(M, B, n, -1)
+
+    @classmethod
+    def parameter_count(
+        cls, *, n: int, d: int, d_v: int, rank: int, n_heads: int = 1, ffn_width: int | None = None, **options
+    ) -> int:
+        f = 4 * d if ffn_width is None else ffn_width
+        return (
+            2 * n_heads * d * rank + d * d + 2 * d * f + f + d + 4 * d + d * d_v
+        )  # QK, W_V, FFN, norms, W_out
+
+    @classmethod
+    def activation_count(
+        cls, *, n: int, d: int, d_v: int, n_heads: int = 1, ffn_width: int | None = None, **options
+    ) -> int:
+        f = 4 * d if ffn_width is None else ffn_width
+        attention = super().activation_count(n=n, d=d, d_v=d, n_heads=n_heads)
+        return attention + 2 * (6 * n * d + 2 * n * f + n * d_v)  # norms, residuals, FFN, readout
+
+    def reference_member(self, m: int) -> TransformerBlock:
+        W_Q, W_K, _, _, _ = self._reference_parts(m)
+        learn_out = self.W_out is not None
+        return TransformerBlock(
+            W_Q,
+            W_K,
+            self.V[m].detach(),
+            self.readout()[m if learn_out else ...].detach(),
+            tau=float(self.tau[m]),
+            W_1=self.W_1[m].detach(),
+            b_1=self.b_1[m].detach(),
+            W_2=self.W_2[m].detach(),
+            b_2=self.b_2[m].detach(),
+            ln1=(self.ln1_gain[m].detach(), self.ln1_bias[m].detach()),
+            ln2=(self.ln2_gain[m].detach(), self.ln2_bias[m].detach()),
+            learn_out=learn_out,
+        )
 
     def operators(self) -> dict[str, Tensor]:
         ops = super().operators()

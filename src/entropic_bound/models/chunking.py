@@ -10,19 +10,6 @@ from ..errors import UserInputError
 T = TypeVar("T")
 
 
-def activation_bytes_per_member(
-    *, n: int, d: int, d_v: int, batch: int, n_heads: int = 1, ffn_width: int = 0, itemsize: int = 4
-) -> int:
-    """A generous estimate of one member's training memory per step (activations kept for backward).
-
-    Per sample: the kernel products ``X K`` (``h·n·d``), logits and mixers (``2·h·n²``), mixed
-    inputs and output (``n·d + 2·n·d_v``, the output twice for the loss), and for B3 the residual,
-    norms and FFN (``4·n·d + 2·n·f``); everything ×2 for gradients.
-    """
-    per_sample = n_heads * n * d + 2 * n_heads * n * n + n * d + 2 * n * d_v + 4 * n * d + 2 * n * ffn_width
-    return 2 * itemsize * batch * per_sample
-
-
 def chunk_members(members: Sequence[T], max_memory_bytes: int, bytes_per_member: int) -> list[list[T]]:
     """Consecutive chunks of ``members`` with ``len(chunk) · bytes_per_member ≤ max_memory_bytes``.
 

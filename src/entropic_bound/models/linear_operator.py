@@ -7,11 +7,10 @@ import math
 import torch
 from torch import Tensor
 
-from ..registry import STUDENTS
-from .base import EnsembleStudent, MemberSpec
+from .base import EnsembleStudent, MemberSpec, PlotStyle
+from .reference import LinearOperator
 
 
-@STUDENTS.register("B0", summary="linear surrogate A X V with A = P Qᵀ (fixed token mixer)")
 class LinearOperatorEnsemble(EnsembleStudent):
     """``M`` linear surrogates ``A_m X V_m``, ``A_m = P_m Q_mᵀ`` with ``P_m, Q_m ∈ R^{n×r_m}``.
 
@@ -20,6 +19,9 @@ class LinearOperatorEnsemble(EnsembleStudent):
     """
 
     rung = "B0"
+    ladder_step = 0
+    fixed_mixer = True
+    plot_style = PlotStyle(colour="#555555", marker="s", offset=2**-0.12)
 
     accepts = ("n", "d", "d_v", "V_known", "v_init_scale", "dtype", "positional")
     factors = ("P", "Q")
@@ -56,6 +58,23 @@ class LinearOperatorEnsemble(EnsembleStudent):
     def moment_loss(self, moments) -> Tensor:
         """Full-batch MSE per model from the data's moments (see ``training.moments``) → ``(M,)``."""
         return moments.loss(self.A, self.values())
+
+    @classmethod
+    def parameter_count(cls, *, n: int, d: int, d_v: int, rank: int, **options) -> int:
+        return 2 * n * rank + d * d_v  # P, Q, V
+
+    @classmethod
+    def step_count(cls, *, n: int, d: int, d_v: int, **options) -> int:
+        return 2 * n * n + 2 * d * d  # A = P Qᵀ and its gradient; from moments also AᵀA and V Vᵀ
+
+    @classmethod
+    def activation_count(cls, *, n: int, d: int, d_v: int, **options) -> int:
+        return 2 * (n * d + 2 * n * d_v)  # A X, its product with V and the residual; gradients alike
+
+    def reference_member(self, m: int) -> LinearOperator:
+        r, learn_v = self.ranks[m], self.V is not None
+        V = (self.V[m] if learn_v else self.V_fixed).detach()
+        return LinearOperator(self.P[m, :, :r].detach(), self.Q[m, :, :r].detach(), V, learn_v=learn_v)
 
     def operators(self) -> dict[str, Tensor]:
         return {"A": self.A.detach(), "V": self.values().detach()}

@@ -6,11 +6,11 @@ import math
 
 from torch import Tensor
 
-from ..registry import STUDENTS
 from ._attention import QKEnsemble
+from .base import PlotStyle
+from .reference import LinearQK
 
 
-@STUDENTS.register("B1", summary="linear QK attention c (X W_Q)(X W_K)^T X V (input-conditioned, no softmax)")
 class LinearQKEnsemble(QKEnsemble):
     """``M`` linear-attention models; mixer ``M_h(X) = c · X̃ K_h X̃ᵀ`` with ``c = 1/(√d · n)``.
 
@@ -23,6 +23,8 @@ class LinearQKEnsemble(QKEnsemble):
     """
 
     rung = "B1"
+    ladder_step = 1
+    plot_style = PlotStyle(colour="#0072B2", marker="o", offset=2**-0.04)
 
     @property
     def scale(self) -> float:
@@ -36,6 +38,10 @@ class LinearQKEnsemble(QKEnsemble):
 
     def _forward_mixers(self, S: Tensor, model_axis: int) -> Tensor:
         return S  # the scale is already in the kernel
+
+    def reference_member(self, m: int) -> LinearQK:
+        W_Q, W_K, V, P, learn_v = self._reference_parts(m)
+        return LinearQK(W_Q, W_K, V, n=self.n, P=P, learn_v=learn_v)
 
     def forward(self, X: Tensor) -> Tensor:
         """``X (B, n, d)`` shared or ``(M, B, n, d)`` → ``(M, B, n, d_v)``."""

@@ -2,8 +2,8 @@
 
 They are the correctness oracle of the ensembles (computed the textbook way, through
 ``Q = X̃ W_Q`` and ``K = X̃ W_K`` with a Python loop over heads, never through the kernel
-``W_Q W_Kᵀ``) and the per-model baseline of ``bench train``. :func:`member_module` copies member
-``m`` of an ensemble into one of them, trimmed to the member's own rank.
+``W_Q W_Kᵀ``) and the per-model baseline of ``bench train``. Each student's ``reference_member(m)``
+(and :func:`member_module`) copies member ``m`` into one of them, trimmed to the member's own rank.
 """
 
 from __future__ import annotations
@@ -102,34 +102,6 @@ class TransformerBlock(nn.Module):
 
 
 def member_module(ensemble: nn.Module, m: int) -> nn.Module:
-    """The plain module with member ``m``'s current weights (factors trimmed to its rank)."""
-    r = ensemble.ranks[m]
-    if ensemble.rung == "B0":
-        learn_v = ensemble.V is not None
-        V = (ensemble.V[m] if learn_v else ensemble.V_fixed).detach()
-        return LinearOperator(
-            ensemble.P[m, :, :r].detach(), ensemble.Q[m, :, :r].detach(), V, learn_v=learn_v
-        )
-    W_Q, W_K = ensemble.W_Q[m, ..., :r].detach(), ensemble.W_K[m, ..., :r].detach()
-    if ensemble.rung == "B3":
-        learn_out = ensemble.W_out is not None
-        return TransformerBlock(
-            W_Q,
-            W_K,
-            ensemble.V[m].detach(),
-            ensemble.readout()[m if learn_out else ...].detach(),
-            tau=float(ensemble.tau[m]),
-            W_1=ensemble.W_1[m].detach(),
-            b_1=ensemble.b_1[m].detach(),
-            W_2=ensemble.W_2[m].detach(),
-            b_2=ensemble.b_2[m].detach(),
-            ln1=(ensemble.ln1_gain[m].detach(), ensemble.ln1_bias[m].detach()),
-            ln2=(ensemble.ln2_gain[m].detach(), ensemble.ln2_bias[m].detach()),
-            learn_out=learn_out,
-        )
-    learn_v = ensemble.V is not None
-    V = (ensemble.V[m] if learn_v else ensemble.V_fixed).detach()
-    P = None if ensemble.P is None else ensemble.P[m].detach()
-    if ensemble.rung == "B1":
-        return LinearQK(W_Q, W_K, V, n=ensemble.n, P=P, learn_v=learn_v)
-    return SoftmaxAttention(W_Q, W_K, V, n=ensemble.n, P=P, learn_v=learn_v, tau=float(ensemble.tau[m]))
+    """The plain module with member ``m``'s current weights (factors trimmed to its rank): each
+    student says which module it is (``EnsembleStudent.reference_member``)."""
+    return ensemble.reference_member(m)

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..registry import STUDENTS
 from ..validation import check_choice
 from ._attention import QKEnsemble
-from .base import MemberSpec
+from .base import MemberSpec, PlotStyle
+from .reference import SoftmaxAttention
 
 TEMPERATURES = ("sqrt_d", "sqrt_r")
 
@@ -30,7 +30,6 @@ def row_softmax(S: Tensor, tau: Tensor, model_axis: int) -> Tensor:
     return torch.softmax(S / tau.view(shape), dim=-1)
 
 
-@STUDENTS.register("B2", summary="softmax attention softmax((X W_Q)(X W_K)^T / sqrt(d)) X V")
 class SoftmaxAttentionEnsemble(QKEnsemble):
     """``M`` softmax-attention models; mixer ``M_h(X) = softmax(X̃ K_h X̃ᵀ / τ)`` row-wise.
 
@@ -43,6 +42,8 @@ class SoftmaxAttentionEnsemble(QKEnsemble):
     """
 
     rung = "B2"
+    ladder_step = 2
+    plot_style = PlotStyle(colour="#E69F00", marker="^", offset=2**0.04)
     accepts = (*QKEnsemble.accepts, "temperature")
 
     def __init__(self, members: Sequence[MemberSpec], *, temperature: str = "sqrt_d", **kwargs) -> None:
@@ -60,6 +61,10 @@ class SoftmaxAttentionEnsemble(QKEnsemble):
 
     def _forward_mixers(self, S: Tensor, model_axis: int) -> Tensor:
         return torch.softmax(S, dim=-1)  # the temperature is already in the kernel
+
+    def reference_member(self, m: int) -> SoftmaxAttention:
+        W_Q, W_K, V, P, learn_v = self._reference_parts(m)
+        return SoftmaxAttention(W_Q, W_K, V, n=self.n, P=P, learn_v=learn_v, tau=float(self.tau[m]))
 
     def forward(self, X: Tensor) -> Tensor:
         """``X (B, n, d)`` shared or ``(M, B, n, d)`` → ``(M, B, n, d_v)``."""

@@ -6,12 +6,9 @@ by name in :data:`PREDICTORS` (one module per family) and are pure functions of 
 
 from __future__ import annotations
 
-from . import linear_v_known as _linear_v_known  # noqa: F401  (registers the methods)
-from . import linear_v_unknown as _linear_v_unknown  # noqa: F401
-from . import softmax_linearised as _softmax_linearised  # noqa: F401
-from . import softmax_log_attention as _softmax_log_attention  # noqa: F401
+from ..registry import PREDICTORS
 from .api import TEACHERS, default_method, predict_r_star
-from .base import PREDICTORS, Fit
+from .base import Fit
 from .cut import noise_calibrated_cut
 from .data import check_arrays, load_npy, load_npz
 from .result import ESTIMATE_KEYS, Prediction

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import UnknownNameError, UserInputError, did_you_mean
+from ..registry import PREDICTORS
 from ..spectra import estimate_all, panel_description, round_estimate
-from .base import PREDICTORS, Fit
+from .base import Fit
 from .cut import cross_checked_cut, cut_params
 from .data import check_arrays
 from .goodness import (

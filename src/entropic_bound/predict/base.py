@@ -1,4 +1,4 @@
-"""The predictor registry and the record every method returns.
+"""The record every predictor returns (the predictors themselves are named in ``registry.PREDICTORS``).
 
 A method is a pure function of arrays ``fn(X, Y, V, *, rng, held=None) -> Fit``: ``X (N, n, d)``,
 ``Y (N, n, d_v)``, ``V (d, d_v)`` or ``None``; ``held (N,)`` marks the samples its goodness-of-fit
@@ -14,11 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-from ..registry import Registry
-
-#: Data-only r* predictors, by name (``linear_v_known``, ``linear_v_unknown``, ...).
-PREDICTORS: Registry = Registry("predictor")
 
 # Samples per chunk when streaming over N: bounds peak memory to O(chunk · n · d²) floats.
 CHUNK = 512

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import PREDICTORS, Fit, chunks, not_identifiable
+from .base import Fit, chunks, not_identifiable
 from .goodness import truncate
 from .normal_equations import KronSystem, kernel_noise_draws, top_singular_values
 
@@ -91,7 +91,6 @@ def linear_model(K: np.ndarray | None, V: np.ndarray):
     return model
 
 
-@PREDICTORS.register("linear_v_known", summary="linear QK, V known: least squares for K, rank of K̂")
 def linear_v_known(
     X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator, held=None
 ) -> Fit:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..spectra import mp_median
-from .base import PREDICTORS, Fit, chunks, not_identifiable
+from .base import Fit, chunks, not_identifiable
 from .cut import FLOOR, noise_calibrated_cut
 
 NOISE_DRAWS = 8
@@ -177,9 +177,6 @@ def _per_sample(X, Y, rng) -> Fit:
     return fit
 
 
-@PREDICTORS.register(
-    "linear_v_unknown", summary="linear QK, V unknown: eliminate V (pinv(X_i) Y_i), rank of the stack"
-)
 def linear_v_unknown(
     X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator, held=None
 ) -> Fit:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..spectra import energy_effective_rank
-from .base import PREDICTORS, Fit, chunks, not_identifiable
+from .base import Fit, chunks, not_identifiable
 from .linear_v_known import solve_kernel
 from .normal_equations import KronSystem
 from .softmax_log_attention import softmax_rows
@@ -55,9 +55,6 @@ def _mixer_ranks(X, Y, V, K_hat, recoverable: bool) -> dict[str, float]:
     }
 
 
-@PREDICTORS.register(
-    "softmax_linearised", summary="softmax (paper): ranks of a linearised kernel and of realised mixers"
-)
 def softmax_linearised(
     X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator, held=None
 ) -> Fit:

@@ -33,7 +33,7 @@ import dataclasses
 import numpy as np
 import torch
 
-from .base import PREDICTORS, Fit, chunks, not_identifiable
+from .base import Fit, chunks, not_identifiable
 from .goodness import truncate
 from .log_ratio_system import LogRatioSystem
 from .log_ratios import MASK_LEVELS, equations, null_draws
@@ -190,10 +190,6 @@ def _rowsum_constraint(V: np.ndarray):
     return constraint
 
 
-@PREDICTORS.register(
-    "softmax_log_attention",
-    summary="softmax, V known, n ≤ d_v: weighted least squares on log-attention ratios",
-)
 def softmax_log_attention(
     X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator, held=None
 ) -> Fit:

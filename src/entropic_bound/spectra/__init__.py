@@ -1,6 +1,6 @@
 """Spectra: batched float64 singular values (dense and factored) and rank estimators (SPEC §4).
 
-Importing this package registers every estimator in :data:`entropic_bound.registry.ESTIMATORS`.
+Every estimator is declared (lazily, by ``module:object``) in :data:`entropic_bound.registry.ESTIMATORS`.
 """
 
 from __future__ import annotations

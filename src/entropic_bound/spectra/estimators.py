@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError, UserInputError, did_you_mean
-from ..registry import ESTIMATORS
 from .marchenko_pastur import lambda_star, omega
 from .svd import as_float64_tensor
 
@@ -58,7 +57,7 @@ class Estimator:
 
 def _register(*, formula: str, reference: str, integer: bool) -> Callable:
     """Register ``fn`` as an :class:`Estimator` named after it; defaults are read from its keyword-only
-    signature and the summary from its docstring's first line."""
+    signature; its registry entry and summary are declared in ``registry.py``."""
 
     def decorator(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
         name = fn.__name__
@@ -67,9 +66,8 @@ def _register(*, formula: str, reference: str, integer: bool) -> Callable:
             for p in inspect.signature(fn).parameters.values()
             if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is not inspect.Parameter.empty
         }
-        summary = (fn.__doc__ or "").strip().split("\n")[0]
         est = Estimator(name, fn, formula, reference, integer, defaults)
-        ESTIMATORS.register(name, summary=summary)(est)
+        fn.estimator = est  # the registry's lazy entry (registry.py) names it
         return fn
 
     return decorator

@@ -12,7 +12,6 @@ import numpy as np
 
 from ..errors import DataError, UserInputError
 from ..registry import ESTIMATORS
-from . import estimators as _estimators  # noqa: F401  (registers the estimators)
 from .svd import as_float64_tensor
 
 #: ``(key, estimator_name, params)`` in report order. Treat as read-only.

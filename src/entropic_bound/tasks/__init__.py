@@ -1,7 +1,7 @@
 """Tasks (data generators) with an explicit ground truth (SPEC §2).
 
-Importing this package registers ``fixed_operator``, ``linear_qk_teacher`` and ``softmax_teacher``
-in :data:`entropic_bound.registry.TASKS`.
+``fixed_operator``, ``linear_qk_teacher`` and ``softmax_teacher`` are declared (lazily, by
+``module:object``) in :data:`entropic_bound.registry.TASKS`.
 """
 
 from __future__ import annotations

@@ -21,7 +21,6 @@ from typing import Any
 import torch
 
 from ..config import param
-from ..registry import TASKS
 from .base import LowRankTaskParams, Teacher, as_generator, singular_values
 from .operators import SPECTRA, low_rank_matrix, value_matrix
 
@@ -98,7 +97,6 @@ class _KernelTask(LowRankTaskParams):
         return self._teacher_cls(K=K, c=self.c, **self.teacher_fields(V))
 
 
-@TASKS.register("linear_qk_teacher", summary="Y = (X K* X^T / sqrt(d)) X V* / n + E with a rank-r* kernel K*")
 @dataclass(frozen=True)
 class LinearQKTeacherTask(_KernelTask):
     """The linear query–key teacher (no softmax)."""
@@ -109,9 +107,6 @@ class LinearQKTeacherTask(_KernelTask):
         return super().teacher(generator)  # type: ignore[return-value]
 
 
-@TASKS.register(
-    "softmax_teacher", summary="Y = softmax(X K* X^T / sqrt(d)) X V* + E with a rank-r* kernel K*"
-)
 @dataclass(frozen=True)
 class SoftmaxTeacherTask(_KernelTask):
     """The softmax attention teacher (``β = 1``)."""

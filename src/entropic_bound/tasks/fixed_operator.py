@@ -26,7 +26,6 @@ from typing import Any
 import torch
 
 from ..config import param
-from ..registry import TASKS
 from .base import LowRankTaskParams, Teacher, as_generator, singular_values
 from .operators import SPECTRA, ar1_covariance, low_rank_matrix, sqrtm_psd, value_matrix
 
@@ -71,9 +70,6 @@ class FixedOperatorTeacher(Teacher):
         return out
 
 
-@TASKS.register(
-    "fixed_operator", summary="Y = A* X V* + E with a rank-r* token mixer A* (the linear surrogate's task)"
-)
 @dataclass(frozen=True)
 class FixedOperatorTask(LowRankTaskParams):
     """Parameters of the fixed-operator task; ``teacher(generator)`` draws ``A*`` then ``V*``."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ...models import LinearOperatorEnsemble, MemberSpec
-from ...registry import EXPERIMENTS
+from ...models import MemberSpec
+from ...registry import STUDENTS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...sweep.spec import grid_specs
@@ -25,23 +25,21 @@ from ...theory import (
     rank_constrained_least_squares,
     reduced_rank_path,
 )
-from ...training import FixedData, FreshData, MomentData, TrainConfig, train_ensemble
+from ...training import FixedData, FreshData, MomentData, train_ensemble
 from ...training.trainer import DTYPES
-from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_config, spec_params
+from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_params
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E1Config
 
 
-@EXPERIMENTS.register(
-    summary="linear surrogate: excess risk vs rank against the tail-energy closed form (C1, C2)"
-)
 class E1LinearSurrogate(Experiment):
     title = "Linear surrogate: deficiency and achievability"
     declared_claims = CLAIMS
     analysis_function = analyse
     member_params = ("rank",)
     config_class = E1Config
+    full_batch_moments = True
     renamed_keys = {
         **moved_keys("task", "n d r_stars spectra decay sigma"),
         **moved_keys("verdict", "eps_floor c1_low c1_high sharpness"),
@@ -59,20 +57,23 @@ class E1LinearSurrogate(Experiment):
             out += grid_specs(self.name, grid, range(c.seeds), {**fixed, "task.r_star": r_star})
         return out
 
+    def student_of(self, spec: RunSpec) -> str:
+        return "B0"
+
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         p0, seed = group[0].params, group[0].seed
         task = FixedOperatorTask(**spec_params(group[0], "task"))
         teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, seed)))
         truth = teacher.truth
-        train = spec_config(group[0], "train", TrainConfig)
+        train = self.train_config(group[0])
         dtype = DTYPES[train.dtype]
         data_gen = torch.Generator().manual_seed(self.seed("data", task, seed))
         V_known = teacher.V if p0["v"] == "known" else None
         members = [
             MemberSpec(s.params["rank"], s.params["init_scale"], self.seed("init", s.run_id)) for s in group
         ]
-        model = LinearOperatorEnsemble(
-            members, n=task.n, d=task.d, d_v=task.d_out, V_known=V_known, dtype=dtype
+        model = STUDENTS.build(
+            "B0", members, n=task.n, d=task.d, d_v=task.d_out, V_known=V_known, dtype=dtype
         )
         if train.n_samples:
             batch = teacher.sample(train.n_samples, data_gen, dtype=dtype)

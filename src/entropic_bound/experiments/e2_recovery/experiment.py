@@ -12,8 +12,8 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from ...models import LinearOperatorEnsemble, MemberSpec
-from ...registry import EXPERIMENTS
+from ...models import MemberSpec
+from ...registry import STUDENTS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...sweep.spec import grid_specs
@@ -21,19 +21,19 @@ from ...tasks import FixedOperatorTask
 from ...theory import clean_signal, population_excess_risk
 from ...training import MomentData, TrainConfig, train_ensemble
 from ...training.trainer import DTYPES
-from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_config, spec_params
+from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_params
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E2Config
 
 
-@EXPERIMENTS.register(summary="linear surrogate recovery: GD from small init finds rank r* (C3)")
 class E2Recovery(Experiment):
     title = "Linear surrogate: recovery by gradient descent from small init"
     declared_claims = CLAIMS
     analysis_function = analyse
     member_params = ("init_scale",)
     config_class = E2Config
+    full_batch_moments = True
     renamed_keys = {
         **moved_keys("task", "n d r_stars spectra decay sigma"),
         **moved_keys("verdict", "c3_estimator small_init_max c3_rate"),
@@ -48,23 +48,33 @@ class E2Recovery(Experiment):
         out = []
         for n_samples in c.sample_counts:
             for opt in c.optimizers:
-                lr = c.train.lr if opt == "gd" else c.adam_lr
-                train = flat_params(replace(c.train, optimizer=opt, lr=lr, n_samples=n_samples), "train")
+                train = flat_params(self._train(opt, n_samples), "train")
                 out += grid_specs(self.name, grid, range(c.seeds), {**task, **train})
         return out
+
+    def _train(self, optimizer: str, n_samples: int) -> TrainConfig:
+        """The training of one cell of the grid: GD at ``train.lr`` or Adam at ``adam_lr``, on ``n_samples``."""
+        lr = self.cfg.train.lr if optimizer == "gd" else self.cfg.adam_lr
+        return replace(self.cfg.train, optimizer=optimizer, lr=lr, n_samples=n_samples)
+
+    def train_config(self, spec: RunSpec) -> TrainConfig:
+        return self._train(spec.params["train.optimizer"], spec.params["train.n_samples"])
+
+    def student_of(self, spec: RunSpec) -> str:
+        return "B0"
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         seed = group[0].seed
         task = FixedOperatorTask(**spec_params(group[0], "task"))
         teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, seed)))
         truth = teacher.truth
-        train = spec_config(group[0], "train", TrainConfig)
+        train = self.train_config(group[0])
         dtype = DTYPES[train.dtype]
         data_gen = torch.Generator().manual_seed(self.seed("data", task, train.n_samples, seed))
         batch = teacher.sample(train.n_samples, data_gen, dtype=dtype)
         members = [MemberSpec(task.n, s.params["init_scale"], self.seed("init", s.run_id)) for s in group]
-        model = LinearOperatorEnsemble(
-            members, n=task.n, d=task.d, d_v=task.d_out, V_known=teacher.V, dtype=dtype
+        model = STUDENTS.build(
+            "B0", members, n=task.n, d=task.d, d_v=task.d_out, V_known=teacher.V, dtype=dtype
         )
         outcome = train_ensemble(
             model, MomentData.from_data(batch.X, batch.Y), train

@@ -96,10 +96,3 @@ def analyse(
     return Analysis(
         results=results, verdicts=verdicts, figures=figures, tables={"summary": summary}, notes=notes
     )
-
-
-def seed_spread(ok: pd.DataFrame, role: str, rung: str, v: str, rank: int) -> np.ndarray:
-    """The per-seed relative excess of one setting (for the bar chart)."""
-    sel = ok[(ok["role"] == role) & (ok["rung"] == rung) & (ok["v"] == v) & (ok["rank"] == rank)]
-    sel = sel[sel["positional"] == "none"]
-    return sel["rel_excess"].to_numpy(dtype=float)

@@ -198,12 +198,12 @@ def x2_on_summary(cfg, summary: pd.DataFrame, rows: pd.DataFrame | None = None) 
         "x2_min_steps": cfg.verdict.x2_min_steps,
         "pairs": {},
     }
-    for rung in ("B1", "B2"):
+    for student in ("B1", "B2"):
         for operator in ("low_rank", "row_stochastic"):
-            res = _x2_pair(cfg, x2, rung, operator) if len(x2) else None
+            res = _x2_pair(cfg, x2, student, operator) if len(x2) else None
             if res is not None:
-                res["decides_verdict"] = (rung, operator) in REPRESENTABLE
-                ev["pairs"][f"{rung}/{operator}"] = res
+                res["decides_verdict"] = (student, operator) in REPRESENTABLE
+                ev["pairs"][f"{student}/{operator}"] = res
     decisive = [ev["pairs"].get(f"{r}/{o}") for r, o in REPRESENTABLE]
     if any(p is None for p in decisive):
         ev["reason"] = "missing learned_absolute runs of B1 on low_rank or B2 on row_stochastic"
@@ -271,8 +271,8 @@ def x2_grid(cfg, ok: pd.DataFrame, context: ClaimContext) -> list[Setting]:
 
 def c4_sentence(e: dict, fmt: Formats) -> str:
     parts = []
-    for v, by_rung in e["full_rank"].items():
-        rungs = ", ".join(f"{k} {fmt.number(x)}" for k, x in by_rung.items())
+    for v, by_student in e["full_rank"].items():
+        rungs = ", ".join(f"{k} {fmt.number(x)}" for k, x in by_student.items())
         parts.append(f"V {v}: {rungs}")
     return f"relative excess at full rank — {'; '.join(parts)}; jump holds: {fmt.number(e['jump_holds'])}"
 

@@ -7,14 +7,20 @@ from dataclasses import dataclass, field
 from ...config import param
 from ...errors import ConfigError
 from ...models.softmax_attention import TEMPERATURES
+from ...registry import STUDENTS
 from ...tasks.operators import SPECTRA
 from ...training import TrainConfig
 from ...validation import check_rank, check_ranks
 
-RUNGS = ("B0", "B1", "B2", "B3")
+# The ladder is the students with a place on it, in their order; positions are for those that take them.
+RUNGS = tuple(
+    sorted(
+        (s for s in STUDENTS if STUDENTS.get(s).ladder_step >= 0), key=lambda s: STUDENTS.get(s).ladder_step
+    )
+)
 
 
-POSITIONAL_RUNGS = ("B1", "B2")
+POSITIONAL_RUNGS = tuple(s for s in RUNGS if STUDENTS.get(s).supports_positional)
 
 
 OPERATORS = ("low_rank", "row_stochastic")
@@ -113,9 +119,14 @@ class E3Config:
         bad_pos = [r for r in self.positional_rungs if r not in POSITIONAL_RUNGS]
         if bad_pos:
             raise ConfigError(
-                f"positional information is for B1 and B2 only. Got {bad_pos[0]!r} in 'positional_rungs'."
+                f"positional information is for {' and '.join(POSITIONAL_RUNGS)} only. "
+                f"Got {bad_pos[0]!r} in 'positional_rungs'."
             )
-        attention = any(r != "B0" for r in self.rungs) or self.control_b or self.positional_rungs
+        attention = (
+            any(not STUDENTS.get(s).fixed_mixer for s in self.rungs)
+            or self.control_b
+            or self.positional_rungs
+        )
         n, d = self.task.n, self.task.d
         upper, what = (d, "task.d, the query–key width of B1–B3") if attention else (n, "task.n")
         check_ranks("ranks", self.ranks, upper, what)
@@ -123,11 +134,12 @@ class E3Config:
         if self.control_b:
             check_rank("task.r_star", self.task.r_star, d, what="task.d, the B1 teacher's kernel is d×d")
 
-    def full_rank(self, rung: str) -> int:
-        return self.task.n if rung == "B0" else self.task.d
+    def full_rank(self, student: str) -> int:
+        """``student``'s full rank on this task (``n`` for B0's n×n operator, ``d`` for the kernels)."""
+        return STUDENTS.get(student).full_rank(self.task.n, self.task.d)
 
-    def ladder_ranks(self, rung: str) -> list[int]:
-        full = self.full_rank(rung)
+    def ladder_ranks(self, student: str) -> list[int]:
+        full = self.full_rank(student)
         return sorted({r for r in self.ranks if r <= full} | {full})
 
 

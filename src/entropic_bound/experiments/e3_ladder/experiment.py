@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from ...models import MemberSpec
-from ...registry import EXPERIMENTS, STUDENTS, TASKS
+from ...registry import STUDENTS, TASKS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...stats.convergence import convergence
@@ -39,7 +39,6 @@ from ..base import (
     flat_params,
     member_result,
     moved_keys,
-    spec_config,
 )
 from .analysis import analyse, fill_settings
 from .claims import CLAIMS
@@ -52,9 +51,6 @@ def task_of(params: dict):
     return TASKS.build(p.pop("kind"), **p)
 
 
-@EXPERIMENTS.register(
-    summary="interpolation ladder B0–B3 on fixed_operator; controls; learned positions (C4, X2)"
-)
 class E3Ladder(Experiment):
     title = "Interpolation ladder B0 → B3 on a fixed operator"
     declared_claims = CLAIMS
@@ -95,7 +91,7 @@ class E3Ladder(Experiment):
         n_heads: int,
         train: TrainConfig,
     ) -> list[RunSpec]:
-        c = self.cfg
+        c, student = self.cfg, STUDENTS.get(rung)
         base = {
             "role": role,
             **task,
@@ -105,14 +101,22 @@ class E3Ladder(Experiment):
             "rung": rung,
             "v": v,
             "positional": positional,
-            "init_scale": c.b0_init_scale if rung == "B0" else c.init_scale,
+            "init_scale": c.b0_init_scale if student.fixed_mixer else c.init_scale,
             **flat_params(train, "train"),
         }
-        if rung != "B0":
+        # a run's params hold only the options its student accepts (run ids hash the params)
+        if "n_heads" in student.accepts:
             base["n_heads"] = n_heads
-        if rung in ("B2", "B3"):
+        if "temperature" in student.accepts:
             base["temperature"] = c.temperature
         return [RunSpec(self.name, {**base, "rank": r}, seed) for r in ranks for seed in range(c.seeds)]
+
+    def student_of(self, spec: RunSpec) -> str:
+        return spec.params["rung"]
+
+    def train_config(self, spec: RunSpec) -> TrainConfig:
+        """X2's runs train with ``x2_train``, every other role with ``train``."""
+        return self.cfg.x2_train if spec.params["role"] == "x2" else self.cfg.train
 
     def prepare(self, table, ok, records):
         """The runs that did not diverge with their setting columns as labels (``"-"`` where absent)."""
@@ -122,9 +126,9 @@ class E3Ladder(Experiment):
         c = self.cfg
         fixed = self._task_params("fixed_operator")
         out = []
-        for rung in c.rungs:
+        for name in c.rungs:
             for v in c.v_settings:
-                out += self._runs("ladder", fixed, rung, v, c.ladder_ranks(rung), "none", c.n_heads, c.train)
+                out += self._runs("ladder", fixed, name, v, c.ladder_ranks(name), "none", c.n_heads, c.train)
         if c.control_b:
             teacher = self._task_params("linear_qk_teacher")
             for v in c.v_settings:
@@ -141,11 +145,11 @@ class E3Ladder(Experiment):
         x2_ranks = sorted(set(c.x2_ranks) or {c.task.r_star, c.task.d})
         for operator in c.x2_operators if c.positional_rungs else ():
             task = self._task_params("fixed_operator", operator)
-            for rung in c.positional_rungs:
+            for name in c.positional_rungs:
                 for v in c.x2_v_settings:
                     for heads in c.x2_heads:
                         for positional in ("none", "learned_absolute"):
-                            out += self._runs("x2", task, rung, v, x2_ranks, positional, heads, c.x2_train)
+                            out += self._runs("x2", task, name, v, x2_ranks, positional, heads, c.x2_train)
         return out
 
     # -- one ensemble ----------------------------------------------------------------------
@@ -153,7 +157,7 @@ class E3Ladder(Experiment):
         p0 = group[0].params
         task = task_of(p0)
         teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, p0["task_seed"])))
-        train = spec_config(group[0], "train", TrainConfig)
+        train = self.train_config(group[0])
         dtype = DTYPES[train.dtype]
         model = build_student(group, teacher, dtype)
         # the held-out set is drawn from its own generator: drawing it before training changes nothing
@@ -171,7 +175,7 @@ class E3Ladder(Experiment):
                 train_loss=outcome.final_loss[m],
                 steps_run=outcome.steps_run[m],
                 noise_floor=task.sigma**2,
-                full_rank=float(spec.params["rank"] == (task.n if p0["rung"] == "B0" else task.d)),
+                full_rank=float(spec.params["rank"] == STUDENTS.get(p0["rung"]).full_rank(task.n, task.d)),
                 **tracker.convergence(m),
             )
             curves = {

@@ -5,14 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...plotting import colour, figure_grid, legend_below, mark_floor, panel_grid
+from ...models.base import PlotStyle
+from ...plotting import figure_grid, legend_below, mark_floor, panel_grid
+from ...registry import STUDENTS
 from ..base import curves_by_run
+from .config import POSITIONAL_RUNGS
 
-RUNG_COLOURS = {r: colour(r) for r in ("B0", "B1", "B2", "B3")}
-RUNG_MARKERS = {"B0": "s", "B1": "o", "B2": "^", "B3": "D"}
-# Coinciding series stay visible: each rung sits at its own small offset along the log2 rank axis.
-RUNG_OFFSETS = {"B0": 2**-0.12, "B1": 2**-0.04, "B2": 2**0.04, "B3": 2**0.12}
 FLOOR = 1e-6  # plotted values are clipped here on log axes
+
+
+def style(student: str) -> PlotStyle:
+    """The student's colour, marker and rank-axis offset (a name the registry no longer knows: black)."""
+    return STUDENTS.get(student).plot_style if student in STUDENTS else PlotStyle()
 
 
 def _select(ok: pd.DataFrame, **where) -> pd.DataFrame:
@@ -32,12 +36,12 @@ def plot_full_rank_bars(cfg, ok: pd.DataFrame):
     for j, v in enumerate(settings):
         ax = axes[0][j]
         bars = [(r, "ladder", r) for r in cfg.rungs] + [("B1\n(B1 teacher)", "control_b", "B1")]
-        for i, (_label, role, rung) in enumerate(bars):
-            vals = _select(ok, role=role, rung=rung, v=v, positional="none", rank=cfg.full_rank(rung))
+        for i, (_label, role, name) in enumerate(bars):
+            vals = _select(ok, role=role, rung=name, v=v, positional="none", rank=cfg.full_rank(name))
             vals = np.maximum(vals["rel_excess"].to_numpy(dtype=float), FLOOR)
             if not len(vals):
                 continue
-            colour = RUNG_COLOURS.get(rung, "k")
+            colour = style(name).colour
             ax.bar(
                 i,
                 np.median(vals),
@@ -60,16 +64,24 @@ def plot_full_rank_bars(cfg, ok: pd.DataFrame):
     return fig
 
 
-def _line(ax, rows: pd.DataFrame, label: str, rung: str, ls: str = "-") -> None:
+def _line(ax, rows: pd.DataFrame, label: str, student: str, ls: str = "-") -> None:
     rows = rows.sort_values("rank")
     if not len(rows):
         return
-    colour = RUNG_COLOURS.get(rung, "k")
-    x = rows["rank"].to_numpy(dtype=float) * RUNG_OFFSETS.get(rung, 1.0)
+    look = style(student)
+    colour = look.colour
+    x = rows["rank"].to_numpy(dtype=float) * look.offset
     med = np.maximum(rows["rel_excess_median"].to_numpy(dtype=float), FLOOR)
-    marker = RUNG_MARKERS.get(rung, "o")
     ax.plot(
-        x, med, ls, marker=marker, ms=4, mfc="none" if ls != "-" else colour, color=colour, lw=1, label=label
+        x,
+        med,
+        ls,
+        marker=look.marker,
+        ms=4,
+        mfc="none" if ls != "-" else colour,
+        color=colour,
+        lw=1,
+        label=label,
     )
     ax.fill_between(
         x,
@@ -92,14 +104,14 @@ def plot_excess_vs_rank(cfg, summary: pd.DataFrame):
     for j, (role, key) in enumerate(panels):
         ax = axes[j]
         if role == "ladder":
-            for rung in cfg.rungs:
-                _line(ax, ladder[(ladder["v"] == key) & (ladder["rung"] == rung)], rung, rung)
+            for name in cfg.rungs:
+                _line(ax, ladder[(ladder["v"] == key) & (ladder["rung"] == name)], name, name)
             ax.set_title(f"ladder, V {key}", fontsize=9)
         else:
             sel = x2[x2["task.operator"] == key]
-            for (rung, pos, heads, v), g in sel.groupby(["rung", "positional", "n_heads", "v"]):
-                label = f"{rung}{' + pos' if pos != 'none' else ''}, h={heads}, V {v}"
-                _line(ax, g, label, rung, "--" if pos != "none" else "-")
+            for (name, pos, heads, v), g in sel.groupby(["rung", "positional", "n_heads", "v"]):
+                label = f"{name}{' + pos' if pos != 'none' else ''}, h={heads}, V {v}"
+                _line(ax, g, label, name, "--" if pos != "none" else "-")
             ax.set_title(f"X2, {key.replace('_', '-')} A*", fontsize=9)
         ax.axvline(cfg.task.r_star, color="tab:red", lw=0.8, ls=":")
         mark_floor(ax, cfg.verdict.eps_floor, "ε_floor")
@@ -121,11 +133,11 @@ def _mixer_panels(cfg, ok: pd.DataFrame) -> list[tuple[str, list[tuple[str, dict
     rows = []
     for operator in ("low_rank", "row_stochastic"):
         cols = []
-        for rung in ("B1", "B2"):
-            role = "ladder" if operator == "low_rank" and len(_select(ok, role="ladder", rung=rung)) else "x2"
-            cols.append((f"{rung}", dict(role=role, rung=rung, positional="none")))
-        for rung in ("B1", "B2"):
-            cols.append((f"{rung} + positions", dict(role="x2", rung=rung, positional="learned_absolute")))
+        for name in POSITIONAL_RUNGS:
+            role = "ladder" if operator == "low_rank" and len(_select(ok, role="ladder", rung=name)) else "x2"
+            cols.append((f"{name}", dict(role=role, rung=name, positional="none")))
+        for name in POSITIONAL_RUNGS:
+            cols.append((f"{name} + positions", dict(role="x2", rung=name, positional="learned_absolute")))
         rows.append(
             (operator, [(label, {**sel, "task.operator": operator, "rank": full}) for label, sel in cols])
         )
@@ -160,7 +172,8 @@ def plot_mixers(cfg, ok: pd.DataFrame, records: list[dict]):
         cells = [(0, 0, f"A* ({operator.replace('_', '-')})", target)]
         for label, M, _ in found:
             below = "positions" in label
-            cells.append((1 if below else 0, 2 if label.startswith("B2") else 1, label, M))
+            column = 1 + next(i for i, n in enumerate(POSITIONAL_RUNGS) if label.startswith(n))
+            cells.append((1 if below else 0, column, label, M))
         used = set()
         image = None
         for r, c, label, M in cells:

@@ -20,13 +20,13 @@ import numpy as np
 import pandas as pd
 
 from ...models.base import MemberSpec
-from ...registry import EXPERIMENTS
 from ...results import RunResult, RunSpec
 from ...stats.convergence import convergence
 from ...sweep.spec import grid_specs
 from ...training.evaluation import held_out_excess, signal_power
 from ..attention_common import (
     GroupSetup,
+    attention_student,
     attention_task_params,
     saturation_stats,
     uniform_attention_excess,
@@ -37,15 +37,13 @@ from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E4Config
 
 
-@EXPERIMENTS.register(
-    summary="attention-native teacher-student: excess risk vs rank, linear and softmax (C5, C6)"
-)
 class E4AttentionTeacher(Experiment):
     title = "Attention-native teacher–student: deficiency and achievability"
     declared_claims = CLAIMS
     analysis_function = analyse
     member_params = ("rank",)
     config_class = E4Config
+    student_of = attention_student
     scale_settings = SCALE_SETTINGS
     renamed_keys = {
         **moved_keys("task", "n d teachers r_stars spectra decay c sigma"),

@@ -13,13 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...models.base import MemberSpec
-from ...registry import EXPERIMENTS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...sweep.spec import grid_specs
 from ...training.evaluation import held_out_excess, signal_power
 from ..attention_common import (
     GroupSetup,
+    attention_student,
     attention_task_params,
     kernel_matrices,
     mixer_estimates,
@@ -32,15 +32,13 @@ from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E5Config
 
 
-@EXPERIMENTS.register(
-    summary="attention-native recovery: GD from small init, estimators of K = W_Q W_K^T (C7; C8 is decided in E6)"
-)
 class E5AttentionRecovery(Experiment):
     title = "Attention-native recovery and rank estimators"
     declared_claims = CLAIMS
     analysis_function = analyse
     member_params = ("init_scale",)
     config_class = E5Config
+    student_of = attention_student
     scale_settings = SCALE_SETTINGS
     renamed_keys = {
         **moved_keys("task", "n d teachers r_stars spectra decay c sigma"),

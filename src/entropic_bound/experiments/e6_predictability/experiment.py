@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from ...predict import predict_r_star
-from ...registry import EXPERIMENTS, TASKS
+from ...registry import TASKS
 from ...results import RunResult, RunSpec
 from ...spectra import energy_effective_rank, estimate_all
 from ...tasks import ATTENTION_TEACHERS
@@ -90,9 +90,6 @@ def blocks(cfg: E6Config) -> list[tuple[tuple[str, str, str], int, tuple[int, fl
     return out
 
 
-@EXPERIMENTS.register(
-    summary="data-only predictability frontier: r* from (X, Y) without training (C8, C9, C10, X1)"
-)
 class E6Predictability(Experiment):
     title = "Data-only predictability frontier"
     declared_claims = CLAIMS

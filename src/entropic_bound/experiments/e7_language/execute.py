@@ -1,6 +1,6 @@
 """E7's executors: one ensemble of language models (one member per (corpus, seed) run), or one checkpoint.
 
-A language-model group trains every member at once (:func:`~entropic_bound.lm.trainer.train_ensemble`;
+A language-model group trains every member at once (:func:`~entropic_bound.lm.trainer.train_lm_ensemble`;
 member ``e`` has its own corpus, init seed and batch order, all derived from its run id, so its
 numbers do not depend on the group it trained in). At every checkpoint it probes the kernels
 (folded and change from init) and the realised mixers on fixed held-out windows. A checkpoint run
@@ -20,7 +20,7 @@ from ...lm.corpora import VOCAB, Corpus, load_corpus
 from ...lm.model import EnsembleLM
 from ...lm.probe import KernelProbe, mixer_stats
 from ...lm.structure import structure_summary
-from ...lm.trainer import EnsembleOutcome, LMTrainConfig, random_starts, train_ensemble, windows
+from ...lm.trainer import EnsembleOutcome, LMTrainConfig, random_starts, train_lm_ensemble, windows
 from ...sweep.spec import RunResult, RunSpec
 from ..base import derive_seed, spec_params
 
@@ -137,7 +137,7 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
     recorder = _Recorder(model, probe_idx, p["locality_window"])
     gens = [torch.Generator().manual_seed(derive_seed("E7/data", s.run_id)) for s in group]
     cfg = LMTrainConfig(**spec_params(group[0], "train"))
-    outcome = train_ensemble(model, [(m[1], m[2]) for m in members], cfg, gens, recorder)
+    outcome = train_lm_ensemble(model, [(m[1], m[2]) for m in members], cfg, gens, recorder)
     wall = (time.perf_counter() - start) / len(group)
     return [
         _member_result(spec, e, members[e][0], members[e][3], outcome, recorder, wall)

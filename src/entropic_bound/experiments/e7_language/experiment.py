@@ -17,7 +17,6 @@ from pathlib import Path
 
 from ...lm.checkpoint_probe import resolve_checkpoint
 from ...lm.corpora import file_digest, text_name
-from ...registry import EXPERIMENTS
 from ...sweep.spec import RunResult, RunSpec
 from ..base import Experiment, flat_params, moved_keys
 from .analysis import analyse, prepare
@@ -26,10 +25,6 @@ from .config import SCALE_SETTINGS, VERSIONED, E7Config
 from .execute import execute_checkpoint, execute_lm_group
 
 
-@EXPERIMENTS.register(
-    "E7",
-    summary="small causal LMs on natural, code and synthetic corpora: kernel rank, loss, priors (C11-C13)",
-)
 class E7Language(Experiment):
     name = "E7"
     title = "Natural language: small causal LMs on corpora of known and estimated complexity"

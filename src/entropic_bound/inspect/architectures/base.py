@@ -5,7 +5,7 @@ Conventions (TransformerLens): a token is a row vector ``x`` of width ``d_model`
 query ``x`` on key ``y`` is ``x W_Q^h (W_K^kv)ᵀ yᵀ`` plus bias terms. The static kernel is
 ``K_h = W_Q^h (W_K^kv)ᵀ``, ``kv = h // (n_heads / n_kv_heads)`` (grouped-query attention).
 
-An adapter (one file in this package, registered in :data:`ARCHITECTURES`) knows where one
+An adapter (one file in this package, declared in ``registry.ARCHITECTURES``) knows where one
 family's tensors live: the key of layer ``i``'s query weight (``anchor``, used to find the key
 prefix and count layers), the ``config.json`` field names, the query weight's shape, and how to read
 a layer's ``W_Q``, ``W_K``, biases and the norm feeding its attention.
@@ -17,10 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-
-from ...registry import Registry
-
-ARCHITECTURES: Registry = Registry("architecture")
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,9 @@ Bidirectional attention (not causal).
 
 from __future__ import annotations
 
-from .base import ARCHITECTURES, Architecture, ConfigFields, LayerWeights, linear_layer
+from .base import Architecture, ConfigFields, LayerWeights, linear_layer
 
 
-@ARCHITECTURES.register("bert", summary="BERT encoders (post-LN, bidirectional), e.g. MiniLM")
 class Bert(Architecture):
     """BERT encoders (post-LN, bidirectional)."""
 

@@ -6,10 +6,9 @@
 
 from __future__ import annotations
 
-from .base import ARCHITECTURES, Architecture, ConfigFields, LayerWeights, f64, optional
+from .base import Architecture, ConfigFields, LayerWeights, f64, optional
 
 
-@ARCHITECTURES.register("gpt2", summary="GPT-2 decoders (pre-LN, fused c_attn Conv1D)")
 class Gpt2(Architecture):
     """GPT-2 decoders (pre-LN, fused c_attn)."""
 

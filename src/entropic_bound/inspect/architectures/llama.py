@@ -8,12 +8,11 @@ before the product: the static kernel leaves the rotation out (see :data:`ROPE_N
 
 from __future__ import annotations
 
-from .base import ARCHITECTURES, Architecture, ConfigFields, LayerWeights, linear_layer
+from .base import Architecture, ConfigFields, LayerWeights, linear_layer
 
 ROPE_NOTE = "RoPE: the static kernel W_Q W_K^T leaves out the position-dependent rotation of q and k."
 
 
-@ARCHITECTURES.register("llama", summary="Llama decoders (RMSNorm, grouped-query attention, RoPE)")
 class Llama(Architecture):
     """Llama decoders (RMSNorm, GQA, RoPE)."""
 

@@ -44,8 +44,9 @@ from torch import Tensor, nn
 from ..config import param, validate
 from ..errors import UserInputError
 from ..models.base import MemberSpec
-from ..models.chunking import activation_bytes_per_member, chunk_members
-from . import TrainConfig, per_model_loss, train_ensemble
+from ..models.chunking import chunk_members
+from ..registry import STUDENTS
+from ..training import TrainConfig, per_model_loss, train_ensemble
 
 STUDENT_RUNGS = {"linear_qk": "B1", "softmax": "B2", "block": "B3"}
 FLOP_FORMULA = (
@@ -157,19 +158,22 @@ class _Batches:
 
 
 def build_ensemble(w: Workload, members, device: str):
-    from ..models.block import TransformerBlockEnsemble
-    from ..models.linear_qk import LinearQKEnsemble
-    from ..models.softmax_attention import SoftmaxAttentionEnsemble
-
-    cls = {"B1": LinearQKEnsemble, "B2": SoftmaxAttentionEnsemble, "B3": TransformerBlockEnsemble}[
-        STUDENT_RUNGS[w.student]
-    ]
     V = (
         torch.linalg.qr(torch.randn(w.d, w.d, generator=torch.Generator().manual_seed(w.seed)))[0]
         if w.v_known
         else None
     )
-    return cls(members, n=w.n, d=w.d, d_v=w.d, V_known=V, n_heads=w.heads, dtype=torch.float32, device=device)
+    return STUDENTS.build(
+        STUDENT_RUNGS[w.student],
+        members,
+        n=w.n,
+        d=w.d,
+        d_v=w.d,
+        V_known=V,
+        n_heads=w.heads,
+        dtype=torch.float32,
+        device=device,
+    )
 
 
 def time_ensemble(w: Workload, members, data: _Batches, device: str) -> Elapsed:
@@ -185,13 +189,8 @@ def time_ensemble(w: Workload, members, data: _Batches, device: str) -> Elapsed:
     )
     chunks = [list(members)]
     if w.max_memory_mb:
-        per = activation_bytes_per_member(
-            n=w.n,
-            d=w.d,
-            d_v=w.d,
-            batch=w.batch,
-            n_heads=w.heads,
-            ffn_width=4 * w.d if w.student == "block" else 0,
+        per = STUDENTS.get(STUDENT_RUNGS[w.student]).training_bytes(
+            n=w.n, d=w.d, d_v=w.d, rank=w.r, batch=w.batch, n_heads=w.heads, itemsize=4
         )
         chunks = chunk_members(members, w.max_memory_mb * 2**20, per)
     models = [build_ensemble(w, chunk, device) for chunk in chunks]

@@ -1,0 +1,62 @@
+"""Every run id of every experiment at both scales is what the store holds, and the typed training
+config an executor hands the trainer is exactly the one those ids hash.
+
+The digests below were taken before the typed config stopped being flattened and rebuilt (#18); a
+change that means to alter a grid (new runs are new ids; the store keeps the old ones) updates the
+digest of that experiment and says why in its commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from entropic_bound.experiments.base import flat_params
+from entropic_bound.registry import EXPERIMENTS
+from entropic_bound.results import RunSpec
+
+RUN_ID_DIGESTS = {
+    "E1/quick": "948350d95a9e6ec7",
+    "E1/paper": "8595c8940e5d7bb1",
+    "E2/quick": "4be37f659d21c2a5",
+    "E2/paper": "f51f704ba9f20303",
+    "E3/quick": "454b057194dcad5e",
+    "E3/paper": "aa52261343a18ae4",
+    "E4/quick": "7d5273ba4290bc0a",
+    "E4/paper": "e0d5274ac9dc6deb",
+    "E5/quick": "e3d496cb3a6284b3",
+    "E5/paper": "1fd695fbd2d9f64d",
+    "E6/quick": "2cb8f22becdfe062",
+    "E6/paper": "1f39aaf67c1b74ff",
+    "E7/quick": "1c8bef189bf9c6ce",
+    "E7/paper": "4a36a6ad4a584612",
+}
+
+
+def run_id_digest(specs: list[RunSpec]) -> str:
+    return hashlib.sha256(",".join(sorted(s.run_id for s in specs)).encode()).hexdigest()[:16]
+
+
+def bound(key: str):
+    name, scale = key.split("/")
+    cls = EXPERIMENTS.get(name)
+    return cls(cls.configure(scale))
+
+
+@pytest.mark.parametrize("key", sorted(RUN_ID_DIGESTS))
+def test_run_ids_are_unchanged(key):
+    assert run_id_digest(bound(key).specs()) == RUN_ID_DIGESTS[key]
+
+
+# E6 trains nothing; E7 trains language models with its own config (and has runs that train none)
+@pytest.mark.parametrize(
+    "key", [k for k in sorted(RUN_ID_DIGESTS) if k[:2] in ("E1", "E2", "E3", "E4", "E5")]
+)
+def test_the_trainer_gets_the_training_config_the_run_id_hashes(key):
+    exp = bound(key)
+    for spec in exp.specs():
+        typed = exp.train_config(spec)
+        assert type(typed) is type(exp.cfg.train)
+        hashed = {k: v for k, v in spec.params.items() if k.startswith("train.")}
+        assert RunSpec(exp.name, flat_params(typed, "train"), spec.seed).params == hashed
