@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import experiments as _experiments  # noqa: F401  (registers E1…)
-from .config import load_yaml, parse_assignment, to_dict
+from .config import to_dict
+from .config_keys import gather_overrides, split_by_experiment  # noqa: F401  (the pipeline's API)
 from .defaults import DEFAULT_OUT, STORE_NAME
-from .errors import ConfigError, UserInputError
+from .errors import UserInputError
 from .registry import EXPERIMENTS
 from .report.writer import check_out_dir, write_report
 from .store import RunStore
@@ -47,27 +48,6 @@ def configure(name: str, scale: str, overrides: dict | None = None):
     """Validated experiment instance for ``name`` at ``scale`` with dotted-key overrides."""
     cls = EXPERIMENTS.get(name)
     return cls(cls.configure(scale, dict(overrides or {})))
-
-
-def gather_overrides(assignments: Sequence[str], config_file: str | None) -> dict:
-    """A YAML file's keys, then ``key=value`` assignments (later wins), as one flat dict."""
-    items: dict = load_yaml(config_file) if config_file else {}
-    items.update(dict(parse_assignment(a) for a in assignments))
-    return items
-
-
-def split_by_experiment(items: dict, names: Sequence[str]) -> dict[str, dict]:
-    """``{"E1.train.lr": v}`` → ``{"E1": {"train.lr": v}}``; every key must start with an experiment."""
-    out: dict[str, dict] = {n: {} for n in names}
-    for key, value in items.items():
-        head, _, rest = key.partition(".")
-        if head not in out or not rest:
-            raise ConfigError(
-                f"A reproduce override must start with one of the experiments run ({', '.join(names)}), "
-                f"e.g. E1.train.lr=1e-3. Got {key!r} instead."
-            )
-        out[head][rest] = value
-    return out
 
 
 DEVICES = ("cpu", "cuda")

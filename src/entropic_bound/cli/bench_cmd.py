@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 
-import torch
-
 from ..errors import UserInputError
 
 
@@ -72,6 +70,8 @@ def handle_train(args: argparse.Namespace) -> int:
 def _check_device(device: str) -> None:
     if device != "cpu" and not device.startswith("cuda"):
         raise UserInputError(f"The 'device' parameter must be 'cpu' or 'cuda[:k]'. Got {device!r} instead.")
+    import torch  # here, not at the top: `--help` must not wait for torch
+
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise UserInputError(
             f"The 'device' {device!r} is not available on this machine (no CUDA). Use 'cpu'."
