@@ -101,6 +101,7 @@ def run_experiments(
     address: str | None = None,
     max_memory_mb: float | None = None,
     device: str = "cpu",
+    steps: Callable[[str], None] | None = None,
 ) -> PipelineResult:
     """Validate every config first, then sweep each experiment into the store and write the report.
 
@@ -110,7 +111,8 @@ def run_experiments(
     budget too small for a single model is an error before any work. ``device`` (``cpu`` or ``cuda``)
     is where experiments that support it train (:attr:`Experiment.devices`: E7's language models);
     the others run on the CPU. Runs are the same runs on either device (the device is not part of a
-    run's id), though CUDA kernels round differently from the CPU's.
+    run's id), though CUDA kernels round differently from the CPU's. ``steps`` is told each step of
+    the report building (the progress bars end with the last run).
     """
     check_device(device)
     backend = sweep_backend(backend, workers, address)
@@ -136,12 +138,15 @@ def run_experiments(
                 workers=workers,
                 backend=backend,
             )
-        report = write_report(run_store, out_dir)
+        report = write_report(run_store, out_dir, steps=steps)
     return PipelineResult(summaries, report, store_path)
 
 
 def report(
-    out: str | Path | None = None, store: str | Path | None = None, only: Sequence[str] | None = None
+    out: str | Path | None = None,
+    store: str | Path | None = None,
+    only: Sequence[str] | None = None,
+    steps: Callable[[str], None] | None = None,
 ) -> Path:
     """Rewrite the report folder from an existing store."""
     out_dir, store_path = resolve_paths(out, store)
@@ -152,4 +157,4 @@ def report(
             f"Run store '{store_path}' does not exist; run an experiment first or pass --store."
         )
     with RunStore(store_path) as run_store:
-        return write_report(run_store, out_dir, only=list(only) if only else None)
+        return write_report(run_store, out_dir, only=list(only) if only else None, steps=steps)

@@ -34,9 +34,10 @@ def add_parser(sub) -> None:
 
 def _report(args) -> int:
     from ..pipeline import report
+    from .progress import report_steps
 
     only = [n.strip() for n in args.only.split(",")] if args.only else None
-    print(report(out=args.out, store=args.store, only=only))
+    print(report(out=args.out, store=args.store, only=only, steps=report_steps(False)))
     return 0
 
 

@@ -8,7 +8,7 @@ import sys
 from ..defaults import DEFAULT_OUT, SCALES
 from ..errors import UserInputError
 from ..sweep.runner import BACKENDS
-from .progress import sweep_progress
+from .progress import report_steps, sweep_progress
 from .summary import print_outcome
 
 
@@ -105,6 +105,7 @@ def _execute(names: list[str], overrides: dict, args) -> int:
             address=args.address,
             max_memory_mb=args.max_memory,
             device=args.device,
+            steps=report_steps(args.quiet),
         )
     if not args.quiet:
         for name, s in result.summaries.items():
