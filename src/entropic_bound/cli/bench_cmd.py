@@ -15,7 +15,12 @@ def add_parser(subparsers) -> None:
     p = sub.add_parser(
         "train", help="ensemble engine vs one Adam per model and vmap over stacked models, same workload"
     )
-    p.add_argument("--student", required=True, help="linear_qk, softmax or block")
+    p.add_argument(
+        "--student",
+        required=True,
+        type=lambda name: name.replace("-", "_"),  # the registry's linear_qk; linear-qk, as for teachers
+        help="linear-qk, softmax or block (linear_qk also accepted)",
+    )
     p.add_argument("--models", type=int, default=64, help="models M (default 64)")
     p.add_argument("--n", type=int, default=16, help="tokens per sequence (default 16)")
     p.add_argument("--d", type=int, default=32, help="features d = d_v (default 32)")
