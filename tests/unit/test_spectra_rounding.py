@@ -95,3 +95,13 @@ def test_every_count_is_unmoved_by_few_ulps_on_random_spectra(name):
         # another CPU moves each value by a few ulps *of s_1*: rounding noise changes completely
         batch = np.abs(s + rng.integers(-4, 5, size=(200, s.size)) * EPS * s[0])
         assert (est(batch, **params) == est(s, **params)).all(), (name, r)
+
+
+def test_rounding_an_estimate_at_a_half_does_not_depend_on_its_last_bits():
+    from entropic_bound.spectra import round_estimate
+
+    halves = np.r_[0.5, 1.5, 2.5, 7.5]
+    rng = np.random.default_rng(4)
+    for moved in jiggled(halves, rng, ulps=4):
+        assert (round_estimate(moved) == np.r_[1, 2, 3, 8]).all()
+    assert (round_estimate(np.r_[1.4999, 2.49, 2.51]) == np.r_[1, 2, 3]).all()
