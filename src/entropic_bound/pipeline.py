@@ -6,9 +6,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import load_yaml, parse_assignment, to_dict
+from .config import to_dict
+from .config_keys import gather_overrides, split_by_experiment  # noqa: F401  (the pipeline's API)
 from .defaults import DEFAULT_OUT, STORE_NAME
-from .errors import ConfigError, UserInputError
+from .errors import UserInputError
 from .registry import EXPERIMENTS
 from .report.writer import check_out_dir, write_report
 from .store import RunStore
@@ -46,27 +47,6 @@ def configure(name: str, scale: str, overrides: dict | None = None):
     """Validated experiment instance for ``name`` at ``scale`` with dotted-key overrides."""
     cls = EXPERIMENTS.get(name)
     return cls(cls.configure(scale, dict(overrides or {})))
-
-
-def gather_overrides(assignments: Sequence[str], config_file: str | None) -> dict:
-    """A YAML file's keys, then ``key=value`` assignments (later wins), as one flat dict."""
-    items: dict = load_yaml(config_file) if config_file else {}
-    items.update(dict(parse_assignment(a) for a in assignments))
-    return items
-
-
-def split_by_experiment(items: dict, names: Sequence[str]) -> dict[str, dict]:
-    """``{"E1.train.lr": v}`` → ``{"E1": {"train.lr": v}}``; every key must start with an experiment."""
-    out: dict[str, dict] = {n: {} for n in names}
-    for key, value in items.items():
-        head, _, rest = key.partition(".")
-        if head not in out or not rest:
-            raise ConfigError(
-                f"A reproduce override must start with one of the experiments run ({', '.join(names)}), "
-                f"e.g. E1.train.lr=1e-3. Got {key!r} instead."
-            )
-        out[head][rest] = value
-    return out
 
 
 DEVICES = ("cpu", "cuda")
@@ -120,6 +100,7 @@ def run_experiments(
     address: str | None = None,
     max_memory_mb: float | None = None,
     device: str = "cpu",
+    steps: Callable[[str], None] | None = None,
 ) -> PipelineResult:
     """Validate every config first, then sweep each experiment into the store and write the report.
 
@@ -129,7 +110,8 @@ def run_experiments(
     budget too small for a single model is an error before any work. ``device`` (``cpu`` or ``cuda``)
     is where experiments that support it train (:attr:`Experiment.devices`: E7's language models);
     the others run on the CPU. Runs are the same runs on either device (the device is not part of a
-    run's id), though CUDA kernels round differently from the CPU's.
+    run's id), though CUDA kernels round differently from the CPU's. ``steps`` is told each step of
+    the report building (the progress bars end with the last run).
     """
     check_device(device)
     backend = sweep_backend(backend, workers, address)
@@ -155,12 +137,15 @@ def run_experiments(
                 workers=workers,
                 backend=backend,
             )
-        report = write_report(run_store, out_dir)
+        report = write_report(run_store, out_dir, steps=steps)
     return PipelineResult(summaries, report, store_path)
 
 
 def report(
-    out: str | Path | None = None, store: str | Path | None = None, only: Sequence[str] | None = None
+    out: str | Path | None = None,
+    store: str | Path | None = None,
+    only: Sequence[str] | None = None,
+    steps: Callable[[str], None] | None = None,
 ) -> Path:
     """Rewrite the report folder from an existing store."""
     out_dir, store_path = resolve_paths(out, store)
@@ -171,4 +156,4 @@ def report(
             f"Run store '{store_path}' does not exist; run an experiment first or pass --store."
         )
     with RunStore(store_path) as run_store:
-        return write_report(run_store, out_dir, only=list(only) if only else None)
+        return write_report(run_store, out_dir, only=list(only) if only else None, steps=steps)

@@ -70,6 +70,14 @@ def test_store_records_provenance_and_rerun_skips(tiny_run, capsys, tiny_args):
     assert all(v["verdict"] in out for v in verdicts.values()) and "median" in out
     assert out.strip().splitlines()[-1] == str(tiny_run / "report.html")
     assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == before
+    # tiny overrides: every verdict is marked non-standard, in the JSON, the table and the page
+    assert all(v["standard"] is False and v["overrides"]["task.n"] == 8 for v in verdicts.values())
+    assert (
+        verdicts["C1"]["overrides"]["ranks"] == [1, 2, 3, 6] and "train.lr" not in verdicts["C1"]["overrides"]
+    )
+    assert "Non-default config" in out and "E1 (" in out and "E2 (" in out
+    assert "Non-default config" in (tiny_run / "report.html").read_text()
+    assert "report: writing verdicts.json and report.html" in err  # the report's steps are shown
 
 
 def test_json_flag_prints_the_verdicts_in_claim_order(tiny_run, capsys, tiny_args):

@@ -92,11 +92,27 @@ def test_non_identifiable_is_a_result_not_an_error(tmp_path, capsys):
     )
     result = json.loads(out)
     assert (
-        code == 0
+        code == 3  # a result (the JSON is printed), with its own exit status
         and result["identifiable"] is False
         and result["r_hat"] == -1
         and "not recoverable" in result["reason"]
+        and "n ≤ min(d, d_v) = 8" in result["to_identify"]
     )
+
+
+def test_not_identifiable_table_says_why_and_what_would_identify_it(tmp_path, capsys):
+    X, Y, V = _data(N=24, d=8, d_v=8, n=6, teacher="softmax", sigma=0.05)
+    np.savez(tmp_path / "d.npz", X=X, Y=Y)  # no V: only the paper's linearised estimators apply
+    code, out, _ = _run(capsys, tmp_path / "d.npz", "--teacher", "softmax")
+    assert code == 3 and "NOT identifiable" in out and "to identify it: give V" in out
+    assert "nan" not in out and "singular values: \n" not in out + "\n"
+    X, Y, V = _data(N=24, d=8, d_v=4, n=6, teacher="softmax", sigma=0.05)
+    np.savez(tmp_path / "v.npz", X=X, Y=Y, V=V)  # V given but n > d_v: nothing fitted at all
+    code, out, _ = _run(
+        capsys, tmp_path / "v.npz", "--teacher", "softmax", "--method", "softmax_log_attention"
+    )
+    assert code == 3 and "no r_hat" in out and "singular values" not in out and "nan" not in out
+    assert "to identify it: give V (--v V.npy) and sequences of n ≤ min(d, d_v) = 4 tokens" in out
 
 
 def test_table_output_and_estimator_choice(tmp_path, capsys):

@@ -173,7 +173,9 @@ def _terminate_at(server: ForkServer, argv: list[str], store: Path, rows: int, d
 MOMENTS = [
     pytest.param(1, "sweep", id="mid-sweep"),
     pytest.param(2, "sweep", id="mid-sweep-2-workers", marks=pytest.mark.slow),  # spawns workers
-    pytest.param(1, "report", id="writing-the-report"),
+    # slow: a kill while the report is written is in the fast suite's SIGKILL crash-resume test
+    # (test_reliability), and SIGTERM's one line and exit 143 in the mid-sweep case above
+    pytest.param(1, "report", id="writing-the-report", marks=pytest.mark.slow),
 ]
 
 
@@ -234,6 +236,8 @@ def _fill(disk: Path, leave_kib: int) -> Path:
     return filler
 
 
+# Slow: the fast suite injects a full store and a full disk while writing the report (below) in-process.
+@pytest.mark.slow
 def test_a_disk_filling_up_mid_run_is_one_line_and_resumes_once_space_is_freed(server, reference, small_disk):
     out = small_disk / "out"
     filler = _fill(small_disk, leave_kib=96)  # the store's first runs fit, the whole sweep does not

@@ -46,7 +46,7 @@ def _sets(items: list[str]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def cluster(_reference_proc):
+def cluster():
     """A real Ray on loopback with 2 CPUs; yields its GCS address ``127.0.0.1:PORT``."""
     if ray.is_initialized():
         ray.shutdown()
@@ -77,7 +77,8 @@ def _cli(args: list[str], env: dict | None = None, **kwargs) -> subprocess.Popen
 
 @pytest.fixture(scope="module")
 def _reference_proc(tmp_path_factory):
-    """E1_SMALL on the local backend in a fresh process, started before Ray so both overlap. BLAS
+    """E1_SMALL on the local backend in a fresh process, started before Ray so both overlap (the tests
+    that use it request it before ``cluster``). BLAS
     runs on one thread as in a Ray task (numpy's threaded BLAS rounds differently); the process
     also checks that the local backend never imports Ray."""
     out = tmp_path_factory.mktemp("local") / "out"
@@ -130,7 +131,10 @@ def _assert_close(rows: dict, ref: dict, tol: float = 1e-6) -> None:
             )
 
 
-def test_ray_sweep_matches_the_local_backend(cluster, local_reference, tmp_path):
+# The two tests on E1 through the CLI take minutes (a local reference, then the sweep on Ray); the
+# fast suite keeps Ray's rows equal to the local backend's through the retried-worker test below.
+@pytest.mark.slow
+def test_ray_sweep_matches_the_local_backend(_reference_proc, cluster, local_reference, tmp_path):
     out = tmp_path / "ray"
     assert main(["run", "E1", "--backend", "ray", "--out", str(out), "--quiet", *_sets(E1_SMALL)]) == 0
     _assert_close(_rows(out / "runs.sqlite"), _rows(local_reference / "runs.sqlite"))
@@ -210,7 +214,8 @@ def test_a_worker_killed_mid_task_is_retried(cluster, tmp_path):
 # -- the driver killed ----------------------------------------------------------------------------
 
 
-def test_a_killed_driver_resumes_from_the_store(cluster, local_reference, tmp_path):
+@pytest.mark.slow
+def test_a_killed_driver_resumes_from_the_store(_reference_proc, cluster, local_reference, tmp_path):
     out, store = tmp_path / "out", tmp_path / "out" / "runs.sqlite"
     total = len(_rows(local_reference / "runs.sqlite"))
     args = [

@@ -9,6 +9,7 @@ from rich.console import Console
 from entropic_bound.cli.list_cmd import plain
 from entropic_bound.cli.summary import verdict_table
 from entropic_bound.experiments.base import Analysis, Verdict
+from entropic_bound.pipeline import EXPERIMENTS
 from entropic_bound.report.evidence import evidence_html, evidence_line
 from entropic_bound.report.format import natural_key, number, sorted_naturally, words
 from entropic_bound.report.writer import ExperimentReport, csv_text, ordered_verdicts, verdicts_json
@@ -18,7 +19,8 @@ def _report(claims):
     verdicts = [
         Verdict(c, "confirmed", "crit", {"by_r": {"16": 1.0, "2": 2.0, "1": 3.0}}, "E1") for c in claims
     ]
-    return ExperimentReport(None, "quick", Analysis(pd.DataFrame(), verdicts), {})
+    e1 = EXPERIMENTS.get("E1")
+    return ExperimentReport(e1(e1.configure("quick")), "quick", Analysis(pd.DataFrame(), verdicts), {})
 
 
 def test_verdicts_json_is_in_claim_order_with_numeric_keys_in_numeric_order():
@@ -27,6 +29,7 @@ def test_verdicts_json_is_in_claim_order_with_numeric_keys_in_numeric_order():
     assert list(data) == ["C1", "C2", "C10", "C13", "X1", "X2"]
     assert list(data["C1"]["evidence"]["by_r"]) == ["1", "2", "16"]
     assert data["C1"]["scale"] == "quick" and "claim" not in data["C1"]
+    assert data["C1"]["standard"] is True and data["C1"]["overrides"] == {}
 
 
 def test_natural_order():

@@ -323,7 +323,7 @@ def test_runner_closes_the_backend_on_error_and_accepts_plain_iterables(tmp_path
         assert (summary.skipped, summary.ran) == (4, 8) and _rows(store) == fresh_rows
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])  # 2: spawns workers
 def test_a_running_group_moves_the_progress_before_it_returns(tmp_path, workers):
     """Trainers' in-group reports reach the bar (local: directly; process: through a queue)."""
     from _sweep_toy import ReportingToyExecutor

@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 
-import torch
-
 from ..errors import UserInputError
 
 
@@ -17,7 +15,12 @@ def add_parser(subparsers) -> None:
     p = sub.add_parser(
         "train", help="ensemble engine vs one Adam per model and vmap over stacked models, same workload"
     )
-    p.add_argument("--student", required=True, help="linear_qk, softmax or block")
+    p.add_argument(
+        "--student",
+        required=True,
+        type=lambda name: name.replace("-", "_"),  # the registry's linear_qk; linear-qk, as for teachers
+        help="linear-qk, softmax or block (linear_qk also accepted)",
+    )
     p.add_argument("--models", type=int, default=64, help="models M (default 64)")
     p.add_argument("--n", type=int, default=16, help="tokens per sequence (default 16)")
     p.add_argument("--d", type=int, default=32, help="features d = d_v (default 32)")
@@ -72,6 +75,8 @@ def handle_train(args: argparse.Namespace) -> int:
 def _check_device(device: str) -> None:
     if device != "cpu" and not device.startswith("cuda"):
         raise UserInputError(f"The 'device' parameter must be 'cpu' or 'cuda[:k]'. Got {device!r} instead.")
+    import torch  # here, not at the top: `--help` must not wait for torch
+
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise UserInputError(
             f"The 'device' {device!r} is not available on this machine (no CUDA). Use 'cpu'."

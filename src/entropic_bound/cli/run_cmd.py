@@ -8,7 +8,7 @@ import sys
 from ..defaults import DEFAULT_OUT, SCALES
 from ..errors import UserInputError
 from ..sweep.runner import BACKENDS
-from .progress import sweep_progress
+from .progress import report_steps, sweep_progress
 from .summary import print_outcome
 
 
@@ -105,6 +105,7 @@ def _execute(names: list[str], overrides: dict, args) -> int:
             address=args.address,
             max_memory_mb=args.max_memory,
             device=args.device,
+            steps=report_steps(args.quiet),
         )
     if not args.quiet:
         for name, s in result.summaries.items():
@@ -118,21 +119,29 @@ def _execute(names: list[str], overrides: dict, args) -> int:
 
 
 def _run(args) -> int:
-    from ..pipeline import EXPERIMENTS, gather_overrides
+    from ..config_keys import check_keys, gather_overrides, strip_experiment
+
+    # Override keys are checked before the experiments (and torch) are imported: a typo fails at once.
+    overrides = strip_experiment(args.experiment, gather_overrides(args.assignments, args.config))
+    check_keys(args.experiment, overrides)
+    from ..pipeline import EXPERIMENTS
 
     EXPERIMENTS.get(args.experiment)
-    return _execute(
-        [args.experiment], {args.experiment: gather_overrides(args.assignments, args.config)}, args
-    )
+    return _execute([args.experiment], {args.experiment: overrides}, args)
 
 
 def _reproduce(args) -> int:
-    from ..pipeline import EXPERIMENTS, gather_overrides, split_by_experiment
+    from ..config_keys import check_keys, experiment_names, gather_overrides, split_by_experiment
 
-    names = EXPERIMENTS.names()
-    if args.only:
-        names = [n.strip() for n in args.only.split(",") if n.strip()]
-        for n in names:
-            EXPERIMENTS.get(n)
-    overrides = split_by_experiment(gather_overrides(args.assignments, args.config), names)
-    return _execute(names, overrides, args)
+    items = gather_overrides(args.assignments, args.config)
+    only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
+    early = only or experiment_names()  # checked before the experiments (and torch) are imported
+    if early:
+        for name, keys in split_by_experiment(items, early).items():
+            check_keys(name, keys)
+    from ..pipeline import EXPERIMENTS
+
+    names = only or EXPERIMENTS.names()
+    for n in names:
+        EXPERIMENTS.get(n)
+    return _execute(names, split_by_experiment(items, names), args)

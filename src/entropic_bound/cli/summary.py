@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ..report.evidence import evidence_line
 from ..report.format import natural_key
+from ..report.overrides import non_standard_line
 
 STYLES = {"confirmed": "bold green", "refuted": "bold red", "inconclusive": "bold yellow"}
 
@@ -46,5 +47,9 @@ def print_outcome(report: Path, *, as_json: bool = False, quiet: bool = False, c
         if console is None:
             console = Console()
             console = console if console.is_terminal else Console(width=120)
-        console.print(verdict_table(json.loads(verdicts_path.read_text())))
+        verdicts = json.loads(verdicts_path.read_text())
+        console.print(verdict_table(verdicts))
+        line = non_standard_line(verdicts)
+        if line:
+            console.print(line, style="bold yellow", highlight=False)
     print(report, flush=True)  # last line: the bare path, for scripts

@@ -97,7 +97,7 @@ def predict_r_star(
 ) -> Prediction:
     """Predict r* from data ``X (N, n, d)``, ``Y (N, n, d_v)`` (and ``V (d, d_v)`` if known).
 
-    ``teacher`` is ``"linear-qk"`` (``Y = (X K Xᵀ) X V + E``) or ``"softmax"``
+    ``teacher`` is ``"linear-qk"`` (``Y = (X K Xᵀ) X V + E``; ``"linear_qk"`` is accepted too) or ``"softmax"``
     (``Y = softmax(X K Xᵀ) X V + E``), any scale of ``K``. ``r_hat`` is the noise-calibrated cut
     (:mod:`.cut`: ``#{σ_i(K̂) > safety · max ||Ê||₂}``, ``Ê`` simulated estimation noise at the
     residual noise level) unless ``estimator`` names a key of ``estimates`` (then its rounded
@@ -106,6 +106,7 @@ def predict_r_star(
     non-identifiable data give ``identifiable=False`` with the reason.
     """
     start = time.perf_counter()
+    teacher = teacher.replace("_", "-") if isinstance(teacher, str) else teacher  # linear_qk too
     _check_choice("teacher", teacher, TEACHERS)
     X, Y, V = check_arrays(X, Y, V)
     N, n, d = X.shape

@@ -64,13 +64,19 @@ class Fit:
 
 
 def not_identifiable(
-    reason: str, *, n_equations: int = 0, n_unknowns: int = 0, too_few_samples: bool = False
+    reason: str,
+    *,
+    n_equations: int = 0,
+    n_unknowns: int = 0,
+    too_few_samples: bool = False,
+    sigma: float = float("nan"),
 ) -> Fit:
-    """A :class:`Fit` that carries only the reason the data cannot identify r*."""
+    """A :class:`Fit` that carries only the reason the data cannot identify r* (and ``sigma``, the
+    noise level of ``Y``, where the method estimated it before giving up)."""
     return Fit(
         singular_values=np.zeros(0),
         noise_top=np.zeros(0),
-        sigma=float("nan"),
+        sigma=float(sigma),
         entry_noise=float("nan"),
         shape=(0, 0),
         identifiable=False,

@@ -222,6 +222,7 @@ def softmax_log_attention(
                 "(noise too large, attention too saturated or too few samples).",
                 n_equations=system.kept,
                 n_unknowns=n_unk,
+                sigma=sigma,
             ),
             V,
         )

@@ -19,6 +19,7 @@ from ..provenance import provenance
 from .boundary_view import boundary_table_html
 from .evidence import evidence_html, evidence_line
 from .format import settings
+from .overrides import non_standard_line
 from .tables import key_value_html, table_preview
 
 COLOURS = {"confirmed": "#1a7f37", "refuted": "#cf222e", "inconclusive": "#9a6700"}
@@ -151,6 +152,12 @@ def _provenance(store_path: str) -> str:
     return f"<h2 id=provenance>Provenance</h2>{key_value_html(rows)}"
 
 
+def _non_standard(verdicts: list[dict]) -> list[str]:
+    """The one line saying which verdicts come from a non-default config (none: nothing)."""
+    line = non_standard_line({v["claim"]: v for v in verdicts})
+    return [f"<p class=nonstandard><b>{html.escape(line)}</b></p>"] if line else []
+
+
 def render_report(reports, *, out_dir: Path, store_path: str, verdicts: list[dict]) -> str:
     """The page. ``verdicts`` are the verdict dicts in claim order (as in verdicts.json, with ``claim``)."""
     counts = {k: sum(v["verdict"] == k for v in verdicts) for k in COLOURS}
@@ -159,6 +166,7 @@ def render_report(reports, *, out_dir: Path, store_path: str, verdicts: list[dic
     body = [
         "<h1>entropic-bound report</h1>",
         f"<p class=small>{len(reports)} experiment(s), {len(verdicts)} claim(s): {tally or 'none'}.</p>",
+        *_non_standard(verdicts),
         "<h2 id=verdicts>Verdicts</h2>",
         _summary_table(verdicts) if verdicts else "<p>No experiment in the store yet.</p>",
     ]

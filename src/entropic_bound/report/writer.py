@@ -10,6 +10,7 @@ keeps full precision). Every file is written atomically
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from ..registry import EXPERIMENTS
 from ..store import RunStore
 from .format import natural_key, sorted_naturally
 from .html import render_report
+from .overrides import config_overrides
 
 
 @dataclass
@@ -44,8 +46,11 @@ def check_out_dir(out_dir: str | Path) -> Path:
     return out
 
 
-def analyse_store(store: RunStore, only: list[str] | None = None) -> list[tuple[Experiment, str, Analysis]]:
-    """Rebuild each stored experiment from its recorded config and analyse its rows."""
+def analyse_store(
+    store: RunStore, only: list[str] | None = None, steps: Callable[[str], None] | None = None
+) -> list[tuple[Experiment, str, Analysis]]:
+    """Rebuild each stored experiment from its recorded config and analyse its rows (``steps``: told
+    each experiment before its analysis)."""
     out = []
     for name in EXPERIMENTS.names():
         if only and name not in only:
@@ -55,6 +60,8 @@ def analyse_store(store: RunStore, only: list[str] | None = None) -> list[tuple[
             continue
         cls = EXPERIMENTS.get(name)
         exp = cls(cls.from_dict(info["config"]))
+        if steps:
+            steps(f"analysing {name} ({store.count(name)} runs)")
         out.append((exp, info["scale"], exp.analyse(store.table(name), store.records(name))))
     return out
 
@@ -91,11 +98,13 @@ def _param_columns(store: RunStore, name: str) -> list[str]:
 
 def ordered_verdicts(reports: list[ExperimentReport]) -> list[dict]:
     """Every verdict as a dict with its ``claim`` and ``scale``, in claim order (C1…C13, then X1…)."""
-    rows = [
-        {"claim": v.claim, **sorted_naturally({**v.to_dict(), "scale": r.scale})}
-        for r in reports
-        for v in r.analysis.verdicts
-    ]
+    rows = []
+    for r in reports:
+        overrides = config_overrides(r.experiment, r.scale)  # non-default keys mark the verdict
+        marks = {"scale": r.scale, "overrides": overrides, "standard": not overrides}
+        rows += [
+            {"claim": v.claim, **sorted_naturally({**v.to_dict(), **marks})} for v in r.analysis.verdicts
+        ]
     return sorted(rows, key=lambda row: natural_key(row["claim"]))
 
 
@@ -105,12 +114,23 @@ def verdicts_json(verdicts: list[dict]) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-def write_report(store: RunStore, out_dir: str | Path, *, only: list[str] | None = None) -> Path:
-    """Write the report folder for every experiment recorded in ``store``; returns report.html."""
+def write_report(
+    store: RunStore,
+    out_dir: str | Path,
+    *,
+    only: list[str] | None = None,
+    steps: Callable[[str], None] | None = None,
+) -> Path:
+    """Write the report folder for every experiment recorded in ``store``; returns report.html.
+    ``steps`` is told each step (analysing, figures, the page) for progress where no bar shows it."""
     out = check_out_dir(out_dir)
     remove_stale_temporaries(out, out / "figures", out / "results")  # ours, left by a killed writer
     reports = []
-    for exp, scale, analysis in analyse_store(store, only):
+    for exp, scale, analysis in analyse_store(store, only, steps):
+        if steps:
+            steps(
+                f"writing {exp.name}: {len(analysis.figures)} figure(s), {1 + len(analysis.tables)} table(s)"
+            )
         files = {}
         for fig_name, fig in analysis.figures.items():
             path = atomic_write_bytes(out / "figures" / f"{fig_name}.png", to_png(fig))
@@ -121,6 +141,8 @@ def write_report(store: RunStore, out_dir: str | Path, *, only: list[str] | None
             atomic_write_text(out / "results" / f"{exp.name}_{table_name}.csv", csv_text(table))
         reports.append(ExperimentReport(exp, scale, analysis, files))
     verdicts = ordered_verdicts(reports)
+    if steps:
+        steps(f"writing verdicts.json and report.html ({len(verdicts)} claims)")
     atomic_write_text(out / "verdicts.json", verdicts_json(verdicts))
     page = render_report(reports, out_dir=out, store_path=str(store.path), verdicts=verdicts)
     return atomic_write_text(out / "report.html", page)

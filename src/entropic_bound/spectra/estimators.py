@@ -8,6 +8,14 @@ spectrum gives 0 for every estimator.
 All estimators except ``optimal_hard_threshold`` with a known σ are invariant to positive scaling of
 ``s``; they work on ``x = s / s_1`` internally so that nothing under- or overflows.
 
+**Last-bit noise.** A float64 SVD is backward stable: each computed singular value is within about
+``k · ε · s_1`` of the exact one (``k`` values, ``ε`` = 2.2e-16), and another BLAS or CPU (another
+summation order) moves it by that much. So every count compares with a margin of
+``NOISE_ULPS · k · ε`` relative to ``s_1`` (:func:`rounding_margin`): a value within it of 0 is 0 (the
+trailing values of a rank-deficient matrix are rounding noise, never counted), a value within it of a
+threshold is *not* above the threshold, and gaps within it of the largest are ties. An answer then
+changes only when a value moves by more than the margin, not by 1 ulp.
+
 Each is registered in :data:`entropic_bound.registry.ESTIMATORS` as an :class:`Estimator` carrying
 its formula, reference, integrality and default parameters.
 """
@@ -31,6 +39,21 @@ from .svd import as_float64_tensor
 _ENERGY_RTOL = 1e-12
 # A largest log-gap at or below this is "no gap" (a flat spectrum, up to float64 SVD noise).
 _FLAT_LOG_GAP = 1e-8
+#: Ulps per singular value in the rounding margin of the counts (module docstring): a few, times k.
+NOISE_ULPS = 16
+
+
+def rounding_margin(k: int) -> float:
+    """``NOISE_ULPS · k · ε``: how far, relative to ``s_1``, rounding can move a computed singular value
+    of a spectrum of ``k`` values — the tolerance of every count's comparison."""
+    return NOISE_ULPS * max(int(k), 1) * float(np.finfo(np.float64).eps)
+
+
+def _above(x: np.ndarray, cut: Any) -> np.ndarray:
+    """``x > cut`` for ``x = s / s_1`` (..., k), tolerant of rounding: a value must clear the cut by
+    the relative margin and exceed the margin itself (values within it of 0 are 0)."""
+    margin = rounding_margin(x.shape[-1])
+    return x > np.maximum(np.asarray(cut, dtype=np.float64) * (1 + margin), margin)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,11 +142,13 @@ def numerical_rank(s: Any, *, tol: float = 1e-2) -> np.ndarray:
     """Numerical rank ``#{i : s_i > tol · s_1}`` with a tolerance relative to the top singular value.
 
     Reference: Golub & Van Loan, *Matrix Computations*, §5.4.1. ``tol ∈ [0, 1)``; ``tol = 0`` counts
-    the nonzero singular values. Shape ``(..., k) -> (...)``.
+    the singular values above rounding noise (``rounding_margin(k) · s_1``, like ``numpy.linalg.
+    matrix_rank``'s default). A value within that relative margin of ``tol · s_1`` is not counted.
+    Shape ``(..., k) -> (...)``.
     """
     tol = _check_unit("tol", tol, lo_open=False, hi_open=True)
     x, mask = _normalised(s)
-    return np.where(mask, (x > tol).sum(axis=-1), 0).astype(np.float64)
+    return np.where(mask, _above(x, tol).sum(axis=-1), 0).astype(np.float64)
 
 
 @_register(
@@ -224,7 +249,8 @@ def largest_gap_rank(s: Any, *, floor: float = 1e-12) -> np.ndarray:
     - pairs with ``x_{i+1} > floor`` have gap ``log(x_i / x_{i+1})``;
     - the first ``i`` with ``x_i > floor ≥ x_{i+1}`` (the spectrum drops to exact/near zero) has an
       infinite gap, so a matrix of exact rank ``r`` returns ``r``;
-    - ties go to the smallest ``i``;
+    - ties go to the smallest ``i``; gaps within rounding of the largest are ties (each ``x_i`` is
+      known to ``δ = rounding_margin(k)``, so ``log(x_i / x_{i+1})`` to ``δ / x_i + δ / x_{i+1}``);
     - if no gap exceeds ``1e-8`` in log (a flat spectrum), there is no cut: return the number of
       values above the floor (the full length for a flat full spectrum);
     - an all-zero spectrum returns 0.
@@ -242,8 +268,12 @@ def largest_gap_rank(s: Any, *, floor: float = 1e-12) -> np.ndarray:
     safe_hi = np.where(hi > floor, hi, 1.0)
     gaps = np.where(lo > floor, np.log(safe_hi) - np.log(safe_lo), -np.inf)  # (..., k-1)
     gaps = np.where(above[..., :-1] & ~above[..., 1:], np.inf, gaps)
-    cut = gaps.argmax(axis=-1) + 1  # (...)
-    flat = gaps.max(axis=-1) <= _FLAT_LOG_GAP
+    best = gaps.max(axis=-1, keepdims=True)  # (..., 1)
+    delta = rounding_margin(x.shape[-1])
+    slack = delta / safe_hi + delta / safe_lo  # (..., k-1): the rounding of each log-gap
+    tied = (gaps == best) | (gaps >= best - slack)  # inf == inf counts; inf - slack is inf
+    cut = tied.argmax(axis=-1) + 1  # (...), the first of the ties
+    flat = best[..., 0] <= _FLAT_LOG_GAP
     cut = np.where(flat, n_above, cut)
     return np.where(mask, cut, 0).astype(np.float64)
 
@@ -265,6 +295,11 @@ def optimal_hard_threshold(s: Any, *, shape: tuple[int, int], sigma: float | Non
     - σ unknown: count ``s_i > ω(β) · median(s)``, ``ω(β) = λ*(β) / sqrt(μ_β)`` with ``μ_β`` the
       Marchenko–Pastur median (solved numerically); needs the full spectrum, ``k = min(m, N)``.
 
+    Rounding (module docstring): values within ``rounding_margin(k) · s_1`` of 0 are 0 — also in the
+    median, so the trailing rounding noise of a rank-deficient matrix never sets the cut — and a value
+    within that relative margin of the cut is not counted; with σ = 0 known it counts the values above
+    rounding noise.
+
     Known failure: with σ unknown it returns 0 once the rank reaches ``min(m, N)/2`` (the median is
     then a signal value). Shape ``(..., k) -> (...)``.
     """
@@ -281,14 +316,17 @@ def optimal_hard_threshold(s: Any, *, shape: tuple[int, int], sigma: float | Non
                 f"{m}x{n} matrix (it uses their median). Got {k} instead; pad a factored spectrum with "
                 "zeros or pass 'sigma'."
             )
-        cut = omega(beta) * np.median(x, axis=-1, keepdims=True)  # (..., 1), relative to s_1
-        return np.where(mask, (x > cut).sum(axis=-1), 0).astype(np.float64)
+        signal = np.where(_above(x, 0.0), x, 0.0)  # (..., k): rounding noise is 0
+        cut = omega(beta) * np.median(signal, axis=-1, keepdims=True)  # (..., 1), relative to s_1
+        return np.where(mask, _above(x, cut).sum(axis=-1), 0).astype(np.float64)
     sigma = float(sigma)
     if not (sigma >= 0 and math.isfinite(sigma)):
         raise UserInputError(f"The 'sigma' parameter must be a float in [0, inf). Got {sigma!r} instead.")
     s = -np.sort(-as_float64_tensor(s, name="s").cpu().numpy(), axis=-1)  # validated above
-    cut = lambda_star(beta) * math.sqrt(n_large) * sigma
-    return np.asarray((s > cut).sum(axis=-1), dtype=np.float64)
+    s1 = s[..., :1] if k else np.zeros((*s.shape[:-1], 1))  # (..., 1)
+    cut = lambda_star(beta) * math.sqrt(n_large) * sigma  # absolute; relative to s_1 below
+    rel_cut = np.divide(cut, s1, out=np.full_like(s1, np.inf), where=s1 > 0)
+    return np.where(mask, _above(x, rel_cut).sum(axis=-1), 0).astype(np.float64)
 
 
 def _check_shape(shape: Any) -> tuple[int, int]:

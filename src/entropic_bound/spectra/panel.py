@@ -92,8 +92,15 @@ def round_estimate(x: Any) -> np.ndarray:
     """Nearest integer, halves rounded up (``floor(x + 0.5)``), as int64; shape preserved.
 
     Used to compare continuous estimates (effective ranks) with an integer ``r*`` ("exact recovery").
+    A value within :data:`ROUND_ULPS` ulps below a half counts as the half (rounded up), so that an
+    estimate equal to ``k + 1/2`` in exact arithmetic does not round either way by its last bits.
     """
     arr = np.asarray(x, dtype=np.float64)
     if arr.size and not np.isfinite(arr).all():
         raise DataError("Cannot round NaN or infinite rank estimates.")
-    return np.floor(arr + 0.5).astype(np.int64)
+    slack = ROUND_ULPS * np.finfo(np.float64).eps * np.maximum(np.abs(arr), 1.0)
+    return np.floor(arr + 0.5 + slack).astype(np.int64)
+
+
+#: Ulps of slack below a half in :func:`round_estimate`.
+ROUND_ULPS = 16

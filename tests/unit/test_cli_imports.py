@@ -1,0 +1,116 @@
+"""The command line starts without torch: `--help` and a mistyped `--set` key answer at once.
+
+What is checked is *what gets imported*, not a time (which depends on the machine and its load).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from entropic_bound import config_keys
+from entropic_bound.cli import main, predict_cmd
+from entropic_bound.errors import ConfigError
+from entropic_bound.pipeline import EXPERIMENTS
+
+HEAVY = ("torch", "scipy", "pandas", "matplotlib")
+
+
+def _imported_after(code: str) -> list[str]:
+    probe = f"import sys\n{code}\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().replace("'", '"'))
+
+
+def test_the_package_and_the_cli_do_not_import_torch():
+    assert _imported_after("import entropic_bound") == []
+    assert _imported_after("import entropic_bound.cli") == []
+    assert _imported_after("import entropic_bound.cli as c; c.build_parser().format_help()") == []
+
+
+def test_a_mistyped_set_key_is_refused_before_the_experiments_are_imported():
+    code = (
+        "from entropic_bound.cli import main\n"
+        "assert main(['run', 'E1', '--set', 'train.stepz=3', '--out', '/nonexistent/x']) == 2\n"
+        "assert main(['reproduce', '--set', 'E2.tain.lr=3', '--out', '/nonexistent/x']) == 2\n"
+        "assert main(['run', 'E1', '--set', 'train.lr=-1', '--out', '/nonexistent/x']) == 2"
+    )
+    assert _imported_after(code) == []
+
+
+def test_the_parsers_names_are_the_predictors():
+    from entropic_bound.predict import PREDICTORS, TEACHERS
+
+    assert predict_cmd.TEACHERS == TEACHERS
+    assert set(predict_cmd.METHODS) == set(PREDICTORS.names())
+
+
+def test_the_shipped_key_schema_is_current():
+    """Fails when a config changed without `python -m entropic_bound.config_keys --write`."""
+    assert json.loads(config_keys.SCHEMA.read_text()) == config_keys.current_schema()
+    assert config_keys.experiment_names() == EXPERIMENTS.names()
+
+
+@pytest.mark.parametrize(
+    "name, key",
+    [
+        ("E1", "train.stepz"),
+        ("E1", "tain.lr"),
+        ("E1", "train.steps.x"),
+        ("E3", "task.r_sta"),
+        ("E6", "sigmas"),
+        ("E7", "train.stepz"),
+    ],
+)
+def test_the_early_check_says_what_the_full_validation_says(name, key):
+    with pytest.raises(ConfigError) as full:
+        EXPERIMENTS.get(name).configure("quick", {key: 1})
+    with pytest.raises(ConfigError) as early:
+        config_keys.check_keys(name, {key: 1})
+    assert str(early.value) == str(full.value)
+
+
+@pytest.mark.parametrize(
+    "name, key, value",
+    [
+        ("E1", "train.lr", -1.0),
+        ("E1", "train.steps", "many"),
+        ("E1", "train.optimizer", "adamm"),
+        ("E1", "task.spectra", ["flatt"]),
+        ("E1", "seeds", 2.5),
+        ("E2", "init_scales", [0.0]),
+        ("E6", "task.sigmas", "x"),
+        ("E7", "train.steps", 0),
+    ],
+)
+def test_a_wrong_value_is_refused_early_with_the_full_message(name, key, value):
+    with pytest.raises(ConfigError) as full:
+        EXPERIMENTS.get(name).configure("quick", {key: value})
+    with pytest.raises(ConfigError) as early:
+        config_keys.check_keys(name, {key: value})
+    assert str(early.value) == str(full.value)
+
+
+def test_every_default_value_passes_the_early_check():
+    from entropic_bound.config import flatten, to_dict
+
+    for name in EXPERIMENTS.names():
+        cls = EXPERIMENTS.get(name)
+        for scale in ("quick", "paper"):
+            config_keys.check_keys(name, flatten(to_dict(cls.default_config(scale))))
+        for old in cls.renamed_keys:
+            with pytest.raises(ConfigError, match="it is now"):
+                config_keys.check_keys(name, {old: 1})
+
+
+def test_run_accepts_the_experiment_prefix_reproduce_needs(capsys):
+    assert config_keys.strip_experiment("E1", {"E1.train.lr": 1, "train.steps": 2, "E2.x": 3}) == {
+        "train.lr": 1,
+        "train.steps": 2,
+        "E2.x": 3,
+    }
+    assert main(["run", "E1", "--set", "E1.train.stepz=3", "--out", "/nonexistent/x"]) == 2
+    assert "Unknown config key 'train.stepz'" in capsys.readouterr().err
