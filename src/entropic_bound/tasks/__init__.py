@@ -1,4 +1,4 @@
-"""Tasks (data generators) with an explicit ground truth (SPEC §2).
+"""Tasks (data generators) with an explicit ground truth.
 
 Importing this package registers ``fixed_operator``, ``linear_qk_teacher`` and ``softmax_teacher``
 in :data:`entropic_bound.registry.TASKS`.

@@ -65,7 +65,9 @@ class E3Verdict:
     )
     c4_ratio: float = param(0.1, gt=0.0, doc="C4 (c): max(|B2−B1|, |B3−B2|) / (B1 − B0) must be <= this")
     x2_min_steps: int = param(
-        6000, ge=1, doc="X2: runs shorter than this cannot refute (SPEC §5b: >= 6000 steps)"
+        6000,
+        ge=1,
+        doc="X2: runs shorter than this cannot refute (the reference study needed >= 6000 steps: docs/claims.md § X2)",
     )
 
 

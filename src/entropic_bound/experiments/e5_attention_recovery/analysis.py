@@ -78,7 +78,7 @@ def analyse(
         f"C7 contrast: the same students on N in {list(cfg.c7_sample_counts)} sequences (N·n < d = {cfg.task.d}: the "
         f"data do not identify K outside the span of their rows), GD lr {cfg.c7_lr:g}, {cfg.c7_steps} steps.",
         f"Realised-mixer ranks use {cfg.n_mixer} held-out inputs; the teacher's own realised-mixer ranks are the "
-        "teacher_mixer_* / teacher_meanmixer_* columns. Gavish-Donoho returns 0 when r* >= d/2 (SPEC §4).",
+        "teacher_mixer_* / teacher_meanmixer_* columns. Gavish-Donoho returns 0 when r* >= d/2.",
     ]
     return Analysis(results=table, verdicts=verdicts, figures=figures, tables=tables, notes=notes)
 
