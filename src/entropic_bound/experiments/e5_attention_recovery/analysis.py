@@ -16,10 +16,13 @@ from .plots import plot_error_heatmap, plot_final_spectra, plot_trajectories
 
 
 def error_table(small: pd.DataFrame) -> pd.DataFrame:
-    """Mean and max ``|estimate − r*|`` per (estimator column, teacher, spectrum, r*)."""
+    """Mean and max ``|estimate − r*|`` per (estimator column, teacher, spectrum, r*, V, init scale):
+    every swept setting is a key (the runs pooled are the seeds)."""
+    swept = [k for k in ("v", "init_scale") if k in small]
     rows = []
     for col in estimator_columns(small):
-        for (kind, spectrum, r_star), g in small.groupby(["teacher", "task.spectrum", "task.r_star"]):
+        for key, g in small.groupby(["teacher", "task.spectrum", "task.r_star", *swept]):
+            kind, spectrum, r_star, *rest = key
             err = (g[col] - r_star).abs()
             rows.append(
                 {
@@ -27,6 +30,7 @@ def error_table(small: pd.DataFrame) -> pd.DataFrame:
                     "teacher": kind,
                     "spectrum": spectrum,
                     "r_star": int(r_star),
+                    **dict(zip(swept, rest)),
                     "mean_abs_error": float(err.mean()),
                     "max_abs_error": float(err.max()),
                     "mean_estimate": float(g[col].mean()),

@@ -89,7 +89,8 @@ def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
 
 
 def plot_error_heatmap(errors: pd.DataFrame):
-    """Mean |estimate − r*| per estimator (rows) and (teacher, spectrum, r*) (columns), over seeds."""
+    """Mean |estimate − r*| per estimator (rows) and (teacher, spectrum, r*) (columns), over seeds and
+    the small init scales (and V settings) of the error table, as the title says."""
     pivot = errors.pivot_table(
         index="estimator", columns=["teacher", "spectrum", "r_star"], values="mean_abs_error", aggfunc="mean"
     )
@@ -109,6 +110,7 @@ def plot_error_heatmap(errors: pd.DataFrame):
     ax.xaxis.tick_top()
     fig.colorbar(im, ax=ax, label="log10(0.01 + mean |estimate − r*|)", shrink=0.6)
     fig.suptitle(
-        "E5: mean |estimate − r*| per estimator\n(small init, identified data, mean over seeds)", fontsize=9
+        "E5: mean |estimate − r*| per estimator\n(identified data; mean over seeds, V settings and small init scales)",
+        fontsize=9,
     )
     return fig
