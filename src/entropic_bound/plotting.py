@@ -12,6 +12,7 @@ sequential colormap (a fixed log range per quantity), so two figures that share 
 from __future__ import annotations
 
 import io
+import textwrap
 import zlib
 
 import numpy as np
@@ -227,6 +228,17 @@ def make_legible(fig: Figure, dpi: int = DPI, min_pt: float = MIN_DISPLAY_PT) ->
     for t in _texts(fig):
         if t.get_fontsize() < need:
             t.set_fontsize(need)
+    _fit_figure_texts(fig)
+
+
+def _fit_figure_texts(fig: Figure) -> None:
+    """Wrap figure-level texts (the suptitle) wider than the figure, which the PNG would cut off."""
+    for t in fig.texts:
+        original = " ".join(t.get_text().split())
+        chars = len(original)
+        while chars > 20 and t.get_window_extent().width > 0.98 * fig.bbox.width:
+            chars = int(chars * 0.9)  # a few narrowing steps: glyph widths vary
+            t.set_text(textwrap.fill(original, chars))
 
 
 def smallest_display_pt(fig: Figure, dpi: int = DPI) -> float:

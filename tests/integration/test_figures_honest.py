@@ -1,4 +1,5 @@
-"""Every figure as the report shows it: no empty panel, no text below 8 pt at 100 % zoom.
+"""Every figure as the report shows it: no empty panel, no text below 8 pt at 100 % zoom, no title
+wider than the figure.
 
 :func:`figure_problems` is the check; ``test_experiment_smoke`` applies it to every figure of every
 experiment's tiny run (the store it already made), and the tests here show the check can fail.
@@ -47,6 +48,12 @@ def figure_problems(name: str, fig: Figure) -> list[str]:
         shown_pt = t.get_fontsize() * DPI / 72 * shrink * 72 / 96  # figure pt → PNG px → CSS px → pt
         if visible and shown_pt < MIN_PT - 1e-6:
             problems.append(f"{name}: '{t.get_text()[:30]}' shows at {shown_pt:.1f} pt")
+    fig.draw_without_rendering()  # lay out again at the figure's own dpi, as fig.bbox is measured
+    problems += [
+        f"{name}: '{t.get_text()[:30]}' is cut off at the figure's edge"
+        for t in fig.texts
+        if t.get_window_extent().width > fig.bbox.width
+    ]
     return problems
 
 
@@ -75,3 +82,10 @@ def test_text_left_small_is_reported(monkeypatch):
     axes[0][0].plot([1, 2], [3, 4])
     axes[0][0].set_title("small", fontsize=5)  # 5 pt × 130/96 = 6.8 pt as shown
     assert figure_problems("f", fig) == ["f: 'small' shows at 6.8 pt"]
+
+
+def test_a_long_suptitle_is_wrapped_to_the_figure():
+    fig, axes = figure_grid(1, 1)
+    axes[0][0].plot([1, 2], [3, 4])
+    fig.suptitle("a title much longer than one narrow panel can hold on a single line, " * 2)
+    assert figure_problems("f", fig) == [] and "\n" in fig.texts[0].get_text()

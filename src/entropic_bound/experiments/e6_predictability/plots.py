@@ -26,7 +26,7 @@ def _grid(g: pd.DataFrame, axis: str, value: str) -> pd.DataFrame:
 
 
 def _heatmap(ax, g: pd.DataFrame, axis: str, label: str):
-    """One panel: exact-recovery rate where in domain, flagged rate (hatched, purple) where not."""
+    """One panel: exact-recovery rate where in domain, flagged rate (grey scale, "flag …") where not."""
     inside = _grid(g, axis, "rate")
     outside = _grid(g.assign(out=~g["in_domain"].astype(bool)), axis, "out").reindex_like(inside)
     flags = _grid(g, axis, "flagged").reindex_like(inside).to_numpy(float)
@@ -46,7 +46,7 @@ def _heatmap(ax, g: pd.DataFrame, axis: str, label: str):
     ax.set_yticks(range(inside.shape[0]), [str(int(r)) for r in inside.index])
     ax.set_xlabel(label)
     ax.set_ylabel("r*")
-    return images, bool(is_out.any()), bool((~is_out).any())
+    return images, bool(is_out.any()), bool((~is_out & np.isfinite(rate)).any())
 
 
 def _panel_title(method: str, v: str, n: int, spectrum: str, inside: bool, outside: bool) -> str:
@@ -55,7 +55,7 @@ def _panel_title(method: str, v: str, n: int, spectrum: str, inside: bool, outsi
         if inside and not outside
         else "flagged not identifiable"
         if outside and not inside
-        else "mixed"
+        else "exact recovery / flagged"
     )
     return f"{method.replace('_', ' ')}, V {v}\nn = {n}, {spectrum}: {what}"
 
