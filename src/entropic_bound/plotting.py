@@ -12,13 +12,22 @@ sequential colormap (a fixed log range per quantity), so two figures that share 
 from __future__ import annotations
 
 import io
+import textwrap
 import zlib
 
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 MAX_COLUMNS = 4  # panels per row: a figure shown in a report column stays legible
+
+# The report shows a PNG at its pixel size, shrunk to the page's content width when wider (1,320 px
+# body less 2 × 16 px padding: ``report/html.py``). One PNG pixel is one CSS pixel (1/96 inch), so a
+# font of ``p`` points drawn at ``DPI`` shows at ``p · DPI/96 · shrink`` points at 100 % zoom.
+DPI = 130
+PAGE_WIDTH_PX = 1288
+MIN_DISPLAY_PT = 8.0  # smallest legible text at 100 % zoom
 
 # Named settings → colour (Okabe–Ito based, colour-blind safe where possible).
 PALETTE = {
@@ -178,8 +187,56 @@ def log_with_zero(ax, smallest_positive: float) -> float:
     return float(linthresh)
 
 
-def to_png(fig: Figure, dpi: int = 130) -> bytes:
-    """PNG bytes of a figure."""
+def display_scale(fig: Figure, dpi: int = DPI) -> float:
+    """Displayed points per figure point of ``fig`` saved at ``dpi`` and shown in the report."""
+    width_px = fig.get_figwidth() * dpi
+    return dpi / 96 * min(1.0, PAGE_WIDTH_PX / width_px)
+
+
+def _texts(fig: Figure):
+    """Every visible, non-empty text of ``fig`` (titles, labels, tick labels, legends, annotations)."""
+    fig.draw_without_rendering()  # creates the tick labels that exist only once drawn
+    for t in fig.findobj(Text):
+        if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible()):
+            yield t
+
+
+def make_legible(fig: Figure, dpi: int = DPI, min_pt: float = MIN_DISPLAY_PT) -> None:
+    """Raise every text of ``fig`` that would show below ``min_pt`` at 100 % zoom in the report.
+
+    Plot code picks sizes relative to each other; this one pass guarantees the floor whatever the
+    figure's width, so no figure needs its own arithmetic.
+    """
+    need = min_pt / display_scale(fig, dpi) + 1e-6
+    for ax in fig.axes:
+        for which, labels in (("x", ax.get_xticklabels()), ("y", ax.get_yticklabels())):
+            if any(t.get_fontsize() < need for t in labels):
+                ax.tick_params(axis=which, which="both", labelsize=need)
+    for t in _texts(fig):
+        if t.get_fontsize() < need:
+            t.set_fontsize(need)
+    _fit_figure_texts(fig)
+
+
+def _fit_figure_texts(fig: Figure) -> None:
+    """Wrap figure-level texts (the suptitle) wider than the figure, which the PNG would cut off."""
+    for t in fig.texts:
+        original = " ".join(t.get_text().split())
+        chars = len(original)
+        while chars > 20 and t.get_window_extent().width > 0.98 * fig.bbox.width:
+            chars = int(chars * 0.9)  # a few narrowing steps: glyph widths vary
+            t.set_text(textwrap.fill(original, chars))
+
+
+def smallest_display_pt(fig: Figure, dpi: int = DPI) -> float:
+    """The smallest text size of ``fig`` as shown in the report at 100 % zoom (points)."""
+    sizes = [t.get_fontsize() for t in _texts(fig)]
+    return min(sizes, default=np.inf) * display_scale(fig, dpi)
+
+
+def to_png(fig: Figure, dpi: int = DPI) -> bytes:
+    """PNG bytes of a figure, every text at least ``MIN_DISPLAY_PT`` at the size the report shows."""
+    make_legible(fig, dpi)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()

@@ -11,18 +11,21 @@ import json
 import pandas as pd
 import pytest
 from test_cli_e7 import TINY as E7_ASSIGNMENTS
+from test_figures_honest import figure_problems
 from test_golden_numbers import TINY
 
 from entropic_bound.config import parse_assignment
 from entropic_bound.experiments.base import VERDICTS
 from entropic_bound.pipeline import configure, run_experiments
 from entropic_bound.registry import EXPERIMENTS
+from entropic_bound.report.writer import analyse_store
+from entropic_bound.store import RunStore
 
 TINY_BY_NAME = {**TINY, "E7": dict(parse_assignment(a) for a in E7_ASSIGNMENTS)}
 
 
 @pytest.mark.parametrize("name", EXPERIMENTS.names())
-def test_tiny_run_stores_every_run_and_decides_every_claim(name, tmp_path):
+def test_tiny_run_stores_every_run_decides_every_claim_and_draws_honest_figures(name, tmp_path):
     assert name in TINY_BY_NAME, f"{name} has no tiny config for the smoke test"
     overrides = {name: TINY_BY_NAME[name]}
     first = run_experiments([name], overrides=overrides, out=tmp_path)
@@ -37,3 +40,13 @@ def test_tiny_run_stores_every_run_and_decides_every_claim(name, tmp_path):
 
     again = run_experiments([name], overrides=overrides, out=tmp_path)  # resume: nothing left to run
     assert again.summaries[name].ran == 0 and again.summaries[name].skipped == n_specs
+
+    assert _figure_problems(name, tmp_path) == []
+
+
+def _figure_problems(name: str, out) -> list[str]:
+    """Empty panels and text below 8 pt as shown, over every figure of ``name``'s stored runs."""
+    with RunStore(out / "runs.sqlite", readonly=True) as store:
+        [(_, _, analysis)] = analyse_store(store, [name])
+    assert analysis.figures, f"{name} draws no figure at the tiny scale"
+    return [p for fig_name, fig in analysis.figures.items() for p in figure_problems(fig_name, fig)]

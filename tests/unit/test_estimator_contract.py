@@ -1,7 +1,7 @@
 """The contract every registered rank estimator keeps, checked for each name in ``ESTIMATORS``.
 
 Ground truth: a flat spectrum of exactly ``r`` equal nonzero singular values has rank ``r`` by every
-definition in SPEC §4, continuous or integer. Beyond it: documented metadata, batched evaluation
+definition, continuous or integer. Beyond it: documented metadata, batched evaluation
 equal to one-by-one evaluation, invariance under scaling and order, and integer outputs where the
 estimator says so.
 """
@@ -39,7 +39,7 @@ def test_metadata(name):
 
 
 @pytest.mark.parametrize("name", ESTIMATORS.names())
-@pytest.mark.parametrize("r", [1, 3, 5])  # < K/2: Gavish–Donoho returns 0 at r* >= d/2 (SPEC §4)
+@pytest.mark.parametrize("r", [1, 3, 5])  # < K/2: Gavish–Donoho returns 0 at r* >= d/2
 def test_flat_spectrum_of_rank_r_gives_r(name, r):
     assert float(call(name, flat(r))) == pytest.approx(r, rel=1e-9)
 

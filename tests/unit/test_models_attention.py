@@ -146,7 +146,7 @@ def test_teacher_kernel_reproduces_the_teacher(cls):
     Xn = inputs().numpy()
     logits = Xn @ K.numpy() @ Xn.transpose(0, 2, 1) / math.sqrt(8)  # X K* Xᵀ / √d
     if cls is LinearQKEnsemble:
-        expected = logits @ Xn @ V.numpy() / 6  # SPEC §2 linear teacher
+        expected = logits @ Xn @ V.numpy() / 6  # the linear teacher
     else:
         e = np.exp(logits - logits.max(-1, keepdims=True))
         expected = (e / e.sum(-1, keepdims=True)) @ Xn @ V.numpy()

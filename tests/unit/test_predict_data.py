@@ -6,7 +6,7 @@ import numpy as np
 
 
 def kernel(d: int, r: int, spectrum: str, rng: np.random.Generator, *, fro: float = 2.0) -> np.ndarray:
-    """``U diag(s) Wᵀ`` with Haar U, W; flat or geometric ``s`` (1 → 0.25, SPEC §4), ``||K||_F = fro``."""
+    """``U diag(s) Wᵀ`` with Haar U, W; flat or geometric ``s`` (1 → 0.25), ``||K||_F = fro``."""
     U = np.linalg.qr(rng.standard_normal((d, r)))[0]
     W = np.linalg.qr(rng.standard_normal((d, r)))[0]
     s = np.ones(r) if spectrum == "flat" else 0.25 ** (np.arange(r) / max(r - 1, 1))

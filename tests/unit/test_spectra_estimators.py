@@ -123,7 +123,7 @@ def test_geometric_spectrum_closed_forms(q, k):
 
 
 def test_spec_failure_mode_energy_rank_undercounts_geometric_spectrum():
-    # SPEC §4: for a geometric spectrum decaying 1 -> 0.25 the energy effective rank is ~0.75 r*.
+    # for a geometric spectrum decaying 1 -> 0.25 the energy effective rank is ~0.75 r*.
     r = 16
     s = np.r_[np.geomspace(1, 0.25, r), np.zeros(8)]
     assert 0.7 < energy_effective_rank(s) / r < 0.8
@@ -338,7 +338,7 @@ def test_gavish_donoho_uses_the_larger_dimension():
 
 
 def test_gavish_donoho_spec_failure_mode_high_rank():
-    # SPEC §4: with r* >= min(m, N)/2 the median is a signal value and unknown-noise GD collapses.
+    # with r* >= min(m, N)/2 the median is a signal value and unknown-noise GD collapses.
     rng = np.random.default_rng(10)
     n, r = 100, 60
     a = with_spectrum(np.linspace(30, 60, r), n, n, rng) + rng.standard_normal((n, n))

@@ -185,7 +185,7 @@ def test_softmax_saturation_moves_with_c():
     assert stats[0.0]["mean_max_attention"] == pytest.approx(1 / 16)
     ratios = [stats[c]["row_entropy_ratio"] for c in (0.0, 0.5, 2.0, 4.0)]
     assert all(a > b for a, b in zip(ratios, ratios[1:]))
-    assert 0.5 < stats[2.0]["row_entropy_ratio"] < 0.8  # SPEC §2: ≈ 0.6–0.7 at c = 2
+    assert 0.5 < stats[2.0]["row_entropy_ratio"] < 0.8  # ≈ 0.6–0.7 at c = 2
     assert 0.3 < stats[2.0]["mean_max_attention"] < 0.55
 
 

@@ -1,4 +1,4 @@
-"""Closed forms of SPEC §5 against dense computations and Monte-Carlo estimates on fresh inputs."""
+"""Closed forms against dense computations and Monte-Carlo estimates on fresh inputs."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ the *same* generator (the seed leaves the teacher kind out), so they share ``K*`
 their training and held-out inputs ``X`` — the two teachers differ only in the softmax, which is
 what C6 compares.
 
-Excess risk (SPEC §1) is measured on a fixed held-out set drawn from a dedicated seed, against the
+Excess risk is measured on a fixed held-out set drawn from a dedicated seed, against the
 *clean* target: ``ΔR_m = mean_{b,i,k} (f_m(X)_bik − f*(X)_bik)²``, accumulated in float64.
 """
 
@@ -164,7 +164,7 @@ def mixer_estimates(mixers: torch.Tensor) -> dict[str, np.ndarray]:
     """Realised-mixer rank estimates from mixers ``(M, B, n, n)``.
 
     ``mixer_<key>``: the estimator on each input's mixer, averaged over inputs, ``(M,)``;
-    ``meanmixer_<key>``: the estimator on the mean mixer ``mean_b M(X_b)``, ``(M,)`` (SPEC §4).
+    ``meanmixer_<key>``: the estimator on the mean mixer ``mean_b M(X_b)``, ``(M,)``.
     """
     n = mixers.shape[-1]
     per_input = estimate_all(singular_values(mixers), shape=(n, n))  # key → (M, B)

@@ -45,7 +45,7 @@ def analyse(
         top_k: how many leading singular values get a column ``sv_1..sv_top_k``.
 
     Returns:
-        Columns ``layer``, ``head``, ``kv_head`` (GQA key head), one column per SPEC §4 estimator key
+        Columns ``layer``, ``head``, ``kv_head`` (GQA key head), one column per rank-estimator key
         (``numerical_rank``, ``energy_effective_rank``, …, ``optimal_hard_threshold`` = NaN with
         ``optimal_hard_threshold_reason``), ``frobenius_norm``, ``b_Q_norm``, ``b_K_norm``,
         ``sv_1..``; with text also ``sink_score``, ``sink_head``, ``locality_mass``,

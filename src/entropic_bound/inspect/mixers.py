@@ -22,7 +22,7 @@ Statistics take ``mixers`` of shape ``(batch, ..., n, n)`` (batch = text windows
   position-only prior: the mean mixer over the *other* windows (leave-one-out, so a head is not
   credited for fitting its own window; with one window the prior is that window and the share is 1).
   1 means attention depends on positions only; 0 means no better than uniform; negative means worse.
-- **realised-mixer rank**: every SPEC §4 estimator on each mixer's singular values, averaged over
+- **realised-mixer rank**: every rank estimator (``spectra/estimators.py``) on each mixer's singular values, averaged over
   windows (``mixer_<key>``), and on the mean mixer over windows (``mean_mixer_<key>``).
 - **logit field** (:mod:`.logit_field`): one kernel fitted to the head's observed log-attention on the
   layer's normalised inputs, captured by :func:`realised_mixers_with_inputs` in the same forward pass.

@@ -1,6 +1,6 @@
 """``inspect_model``: one checkpoint → one row per (layer, head) with every rank estimate.
 
-Static part (always): per-head kernel spectra from the factors (:mod:`.kernels`), every SPEC §4
+Static part (always): per-head kernel spectra from the factors (:mod:`.kernels`), every rank
 estimator on each (columns named after the panel keys), a spectrum summary (``frobenius_norm``,
 ``sv_1..sv_k``) and bias norms. Gavish–Donoho (``optimal_hard_threshold``) is *not applicable* to a
 static kernel: its noise level is estimated from the median singular value on the assumption that the

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..plotting import plot_spectrum
+from ..plotting import plot_spectrum, to_png
 
 
 def _pyplot():
@@ -52,8 +52,19 @@ def spectra_table(singular_values: np.ndarray) -> pd.DataFrame:
 
 
 def spectra_figure(spectra: pd.DataFrame, *, max_cols: int = 4):
-    """One panel per layer, one line per head: ``σ_i / σ_1`` against ``i`` on a log scale."""
+    """One panel per layer, one line per head: ``σ_i / σ_1`` against ``i`` on a log scale.
+
+    A head's colour is its index on one discrete colour bar (a legend of 12 heads per panel would
+    cover the lines), so head h reads alike in every layer.
+    """
+    from matplotlib import colormaps
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import BoundaryNorm
+
     layers = sorted(spectra["layer"].unique())
+    heads = sorted(spectra["head"].unique())
+    cmap = colormaps["viridis"].resampled(max(2, len(heads)))
+    norm = BoundaryNorm(np.arange(len(heads) + 1) - 0.5, cmap.N)
     cols = min(max_cols, len(layers))
     rows = -(-len(layers) // cols)
     plt = _pyplot()
@@ -61,15 +72,19 @@ def spectra_figure(spectra: pd.DataFrame, *, max_cols: int = 4):
         rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False, sharey=True, constrained_layout=True
     )
     for ax, layer in zip(axes.ravel(), layers):
-        for _head, group in spectra[spectra["layer"] == layer].groupby("head"):
+        for head, group in spectra[spectra["layer"] == layer].groupby("head"):
             s = group.sort_values("index")["singular_value"].to_numpy()
-            plot_spectrum(ax, s / s[0] if s[0] > 0 else np.zeros(len(s)), floor=1e-16, lw=0.8)
+            style = dict(lw=0.9, color=cmap(norm(heads.index(head))))
+            plot_spectrum(ax, s / s[0] if s[0] > 0 else np.zeros(len(s)), floor=1e-16, **style)
         ax.set_title(f"layer {layer}")
         ax.set_xlabel("i")
     for ax in axes.ravel()[len(layers) :]:
         ax.set_visible(False)
     axes[0, 0].set_ylabel("σ_i / σ_1")
-    fig.suptitle("static kernel spectra W_Q^h W_K^hᵀ (one line per head)")
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=axes, shrink=0.9, pad=0.01)
+    bar.set_ticks(range(len(heads)), labels=[str(h) for h in heads])
+    bar.set_label("head h")
+    fig.suptitle("static kernel spectra W_Q^h W_K^hᵀ per layer (colour: head)")
     return fig
 
 
@@ -98,7 +113,7 @@ def write_figures(result, out: str | Path) -> list[Path]:
     plt = _pyplot()
     paths = []
     for name, fig in figures.items():
-        fig.savefig(out / name, dpi=110)
+        (out / name).write_bytes(to_png(fig))  # the report's DPI and legible-font floor
         plt.close(fig)
         paths.append(out / name)
     return paths

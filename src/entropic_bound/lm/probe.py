@@ -5,7 +5,7 @@
   acts on the normalised input), spectrum in a ``d_head × d_head`` core; ``dK`` — its change from
   initialisation ``K_t − K_0`` as the product of the width-``2·d_head`` factors
   ``[W_Q^t, −W_Q^0]`` and ``[W_K^t, W_K^0]`` (both folded), so the random init's rank does not mask
-  what training wrote (a change below 1e-9 of the kernel's norm is round-off: rank 0). Every SPEC §4 estimator on each: keys ``K_<estimator>``, ``dK_<estimator>``.
+  what training wrote (a change below 1e-9 of the kernel's norm is round-off: rank 0). Every rank estimator (``spectra/estimators.py``) on each: keys ``K_<estimator>``, ``dK_<estimator>``.
 - ``qk_norm``: ``sqrt(||W_Q||² + ||W_K||²)`` (folded) per head — a statistic that drifts over
   training and serves as C12's control.
 - **Realised mixers** on fixed held-out windows: :func:`~entropic_bound.lm.structure.structure_summary`.

@@ -76,7 +76,7 @@ class QKEnsemble(EnsembleStudent):
 
     Initialisation of member ``m`` from ``member_generator(seed_m)``, in this order: ``W_Q`` then
     ``W_K`` (``(h, d, r_m)``, iid ``N(0, init_scale²)``), a learned ``V`` (``(d, d_v)``, iid
-    ``N(0, v_init_scale²/d)``), learned positions (``(n, d)``, iid ``N(0, 1)``, SPEC §5b X2), then
+    ``N(0, v_init_scale²/d)``), learned positions (``(n, d)``, iid ``N(0, 1)``, X2), then
     the subclass's own parameters (:meth:`_init_extra`).
     """
 

@@ -1,4 +1,4 @@
-"""B3, a pre-LN transformer block with a linear readout (SPEC §3)."""
+"""B3, a pre-LN transformer block with a linear readout."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""B0, the linear surrogate ``f(X) = A X V`` with ``A = P Qᵀ`` of rank r (SPEC §3)."""
+"""B0, the linear surrogate ``f(X) = A X V`` with ``A = P Qᵀ`` of rank r."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""B1, linear query–key attention ``f(X) = (1/h) Σ_h c · (X̃ W_Q^h)(X̃ W_K^h)ᵀ X V`` (SPEC §3)."""
+"""B1, linear query–key attention ``f(X) = (1/h) Σ_h c · (X̃ W_Q^h)(X̃ W_K^h)ᵀ X V``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from .reference import LinearQK
 class LinearQKEnsemble(QKEnsemble):
     """``M`` linear-attention models; mixer ``M_h(X) = c · X̃ K_h X̃ᵀ`` with ``c = 1/(√d · n)``.
 
-    ``c`` is the linear teacher's scaling (SPEC §2: ``Y = (X K* Xᵀ/√d) X V*/n``), so a member with
+    ``c`` is the linear teacher's scaling (``Y = (X K* Xᵀ/√d) X V*/n``), so a member with
     ``W_Q W_Kᵀ = K*`` and ``V = V*`` reproduces the teacher exactly. ``X̃ = X + P`` with learned
     positions (``positional="learned_absolute"``), else ``X``; values always use ``X``.
     Shapes: ``W_Q, W_K (M, h, d, r_max)``, ``V (M, d, d_v)``, ``P (M, n, d)``.

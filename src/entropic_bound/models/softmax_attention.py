@@ -1,4 +1,4 @@
-"""B2, softmax attention ``f(X) = (1/h) Σ_h softmax(X̃ K_h X̃ᵀ / τ) X V`` (SPEC §3)."""
+"""B2, softmax attention ``f(X) = (1/h) Σ_h softmax(X̃ K_h X̃ᵀ / τ) X V``."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ class SoftmaxAttentionEnsemble(QKEnsemble):
     """``M`` softmax-attention models; mixer ``M_h(X) = softmax(X̃ K_h X̃ᵀ / τ)`` row-wise.
 
     Temperature: the default ``temperature="sqrt_d"`` uses ``τ = √d``, the softmax teacher's
-    (SPEC §2: ``softmax(X K* Xᵀ / √d) X V*``), so the student class contains the teacher exactly
-    (``W_Q W_Kᵀ = K*``, ``V = V*``) at every rank. SPEC §3 writes ``τ = √r``;
+    (``softmax(X K* Xᵀ / √d) X V*``), so the student class contains the teacher exactly
+    (``W_Q W_Kᵀ = K*``, ``V = V*``) at every rank. The design writes ``τ = √r``;
     ``temperature="sqrt_r"`` gives that (per member, ``τ_m = √r_m``), under which the teacher is
     reached with ``K = K* · √r/√d`` instead. Heads are averaged, so the mean mixer is
     row-stochastic. Shapes as in :class:`~.linear_qk.LinearQKEnsemble`.

@@ -1,4 +1,4 @@
-"""Data-only predictors of the intrinsic rank r* (SPEC §6 E6, claims C9/C10, extension X1).
+"""Data-only predictors of the intrinsic rank r* (E6: claims C9/C10, extension X1; docs/claims.md).
 
 ``predict_r_star(X, Y, teacher=..., V=...)`` returns a :class:`Prediction`; methods are registered
 by name in :data:`PREDICTORS` (one module per family) and are pure functions of arrays.

@@ -1,4 +1,4 @@
-"""``predict_r_star``: the data-only predictor of the intrinsic rank (SPEC §6 E6, X1).
+"""``predict_r_star``: the data-only predictor of the intrinsic rank (E6, X1; docs/claims.md).
 
 Defaults per setting:
 

@@ -5,7 +5,7 @@ method's kernel refitted on the training samples only and truncated to the predi
 (the rank itself is read from all samples). On each held-out sample ``i`` the residual energy per
 entry ``e_i = ||Y_i − Ŷ_i||²_F / (n d_v)`` is measured.
 
-Under the model class (SPEC §2: ``Y = f*(X) + E``, ``E`` iid ``N(0, σ²)``) the residual is the noise
+Under the model class (``Y = f*(X) + E``, ``E`` iid ``N(0, σ²)``) the residual is the noise
 plus a small estimation error, so ``e_i ≈ σ² χ²_k / k`` with ``k = n d_v``: across samples its
 variance is ``2 σ⁴ / k``, with ``σ²`` estimated by the held-out mean ``ē``. Under the wrong class
 the residual holds the class's misfit ``f*(X_i) − f̂(X_i)``, a function of ``X_i`` whose energy

@@ -1,4 +1,4 @@
-"""Linear QK teacher, V known: streaming least squares for K (SPEC §6 E6, claim C9).
+"""Linear QK teacher, V known: streaming least squares for K (E6, claim C9).
 
 Model: ``Y_i = X_i K X_iᵀ X_i V + E_i`` (any scale of ``K``; ``c_lin/√d/n`` is absorbed into it),
 i.e. ``Y_i = X_i K B_i`` with the known ``B_i = X_iᵀ X_i V (d, d_v)``. The target is linear in the

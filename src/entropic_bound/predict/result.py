@@ -26,7 +26,7 @@ class Prediction:
         r_hat: predicted r* (the noise-calibrated cut, or the ``estimator`` asked for); ``-1`` when
             the method could not produce a matrix to measure (see ``identifiable``/``reason``).
         method: predictor name (see :data:`PREDICTORS`).
-        estimates: every SPEC §4 estimator on the recovered matrix's spectrum, plus
+        estimates: every rank estimator (``spectra/estimators.py``) on the recovered matrix's spectrum, plus
             ``noise_calibrated_rank`` and method-specific keys.
         estimator_params: ``{key: {estimator, params, formula, reference, integer}}``.
         singular_values: spectrum of the recovered matrix (descending).

@@ -85,14 +85,14 @@ def softmax_linearised(
                 "estimator": "energy_effective_rank",
                 "params": {"samples": min(N, MIXER_SAMPLES)},
                 "formula": "mean_i exp H(s(M_i)^2 / sum)",
-                "reference": "SPEC §4",
+                "reference": "energy effective rank: Roy & Vetterli 2007 applied to s_i^2 (spectra/estimators.py)",
                 "integer": False,
             },
             "mean_mixer_energy_rank": {
                 "estimator": "energy_effective_rank",
                 "params": {"samples": min(N, MIXER_SAMPLES)},
                 "formula": "exp H(s(mean_i M_i)^2 / sum)",
-                "reference": "SPEC §4",
+                "reference": "energy effective rank: Roy & Vetterli 2007 applied to s_i^2 (spectra/estimators.py)",
                 "integer": False,
             },
         }

@@ -22,7 +22,7 @@ Model ``Y_i = A_i X_i V + E_i``, ``A_i = softmax(X_i K X_iᵀ)`` row-wise, K of 
 σ̂ is model-free: from the part of ``Y_i`` outside ``row(U_i)`` (``N n (d_v − n)`` dof) and from
 the row sums of ``Â_i``, which must be 1 (``N n`` dof, so ``n = d_v`` works too), on the first-pass
 samples. ``Â_i`` comes from a QR of ``U_iᵀ`` (backward stable; an SVD-based pinv costs 5× more). Identifiable when ``n ≤ min(d, d_v)``, ``rank V ≥ n`` and the unmasked equations
-determine K (``G`` non-singular). Reference: SPEC §5b X1 (prototype: exact at σ = 0, N ≥ 8, and at
+determine K (``G`` non-singular). Reference: docs/claims.md § X1 (prototype: exact at σ = 0, N ≥ 8, and at
 σ = 0.01, N = 128 with n = 16, d = 32).
 """
 

@@ -1,7 +1,7 @@
 """Measure a written report in a real browser (headless Chromium through Playwright).
 
 ``python -m entropic_bound.report.browser_check DIR/report.html [--screenshot PNG]`` prints the
-page height, the widest element beyond the window, images not loaded or shown below half their
+page height, the widest element beyond the window, tables wider than their box, images not loaded or shown below half their
 natural size, and in-page links that point nowhere. Needs the ``playwright`` package and a system
 Chromium (Debian's ``chromium``); Playwright's own browser download is not used.
 """
@@ -42,6 +42,18 @@ _MEASURE_JS = """
 """
 
 
+# Tables (details opened) wider than the box they sit in: a reader would have to scroll sideways.
+_WIDE_TABLES_JS = """
+() => [...document.querySelectorAll('table')].filter(t => t.getClientRects().length).map(t => {
+  const box = t.parentElement.clientWidth;
+  let h = t.parentElement;  // the nearest heading above the table names it
+  while (h && !/^H[1-4]$/.test(h.tagName)) h = h.previousElementSibling || h.parentElement;
+  const label = (h ? h.id || h.innerText : '') + ': ' + (t.querySelector('th') || {innerText: ''}).innerText;
+  return {table: label.slice(0, 80), width: Math.round(t.getBoundingClientRect().width), box};
+}).filter(t => t.width > t.box + 1)
+"""
+
+
 def chromium_path() -> str | None:
     """The system Chromium, or None."""
     for name in ("chromium", "chromium-browser", "google-chrome"):
@@ -65,6 +77,7 @@ def measure(report: Path, screenshot: Path | None = None, width: int = WINDOW_WI
             page.goto(Path(report).resolve().as_uri(), wait_until="load")
             result = page.evaluate(_MEASURE_JS)
             page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+            result["wide_tables"] = page.evaluate(_WIDE_TABLES_JS)
             result["evidence_text"] = page.evaluate(
                 "() => [...document.querySelectorAll('details.evidence')].map(d => d.innerText)"
             )
@@ -95,6 +108,7 @@ def main(argv=None) -> int:
                 "scroll_width": m["scroll_width"],
                 "window": m["width"],
                 "overflow": m["overflow"][:10],
+                "wide_tables": m["wide_tables"][:10],
                 "images": len(m["images"]),
                 "images_bad": small,
                 "broken_links": m["broken_links"],

@@ -14,6 +14,9 @@ from typing import Any
 from .claim_lines import CLAIM_LINES
 from .format import number, value_text, words
 
+# A records table nested in the evidence's key/value table has less room than a table preview.
+WIDE_RECORDS = 10
+
 # Keys that describe bookkeeping rather than the finding; left out of the fallback line.
 _BOOKKEEPING = {"excluded_diverged", "estimator", "summary", "n_diverged", "diverged"}
 
@@ -75,6 +78,14 @@ def _records_html(records: list[dict]) -> str:
     columns: list[str] = []
     for rec in records:
         columns += [k for k in rec if k not in columns]
+    if len(columns) > WIDE_RECORDS >= len(records):  # wide and short: one row per key fits the page
+        rows = "".join(
+            f"<tr><th>{html.escape(words(c))}</th>"
+            + "".join(f"<td>{evidence_html(rec.get(c))}</td>" for rec in records)
+            + "</tr>"
+            for c in columns
+        )
+        return f"<div class=scroll><table>{rows}</table></div>"
     head = "".join(f"<th>{html.escape(words(c))}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{evidence_html(rec.get(c))}</td>" for c in columns) + "</tr>"

@@ -5,7 +5,8 @@ boundaries when verdicts carry them, a table of contents, then each experiment â
 their full evidence in a collapsible block, its settings in words, its figures (files in
 ``figures/`` beside the page, shown at most at their natural size, a click opens the full image)
 and previews of its tables (the full tables are the CSVs in ``results/``). Provenance closes the
-page. Nothing is wider than the window: every table scrolls inside its own box.
+page. Nothing is wider than the window: tables wrap (headers break after ``_``; very wide tables are
+shown transposed, ``tables.py``) and keep a scrolling box only as a last resort.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ h3{margin:1.2em 0 .3em}h4{margin:1em 0 .2em}p{max-width:110ch;margin:.4em 0}
 table{border-collapse:collapse;font-size:.88em}td,th{border:1px solid #d0d7de;padding:3px 7px;vertical-align:top;
 text-align:left}th{background:#f6f8fa;font-weight:600}
 .scroll{max-width:100%;overflow-x:auto;margin:.4em 0}
+table.data,table.kv,table.summary{max-width:100%}td,th{overflow-wrap:break-word}table.kv td{overflow-wrap:anywhere}
 .v{font-weight:600;color:#fff;padding:1px 7px;border-radius:4px;white-space:nowrap;font-size:.9em}
 .small{font-size:.86em;color:#57606a}
 figure{margin:.8em 0}figure img{max-width:100%;height:auto;border:1px solid #eee;display:block}

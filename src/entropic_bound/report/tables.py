@@ -1,6 +1,7 @@
 """Tables in the report: previews of at most ``PREVIEW_ROWS`` rows that link to the full CSV, and
-small key/value tables (settings, provenance). Every table sits in its own scrolling box so the
-page never grows wider than the window."""
+small key/value tables (settings, provenance). No table is wider than the page: headers break after
+``_`` and ``.``, long cells wrap (CSS in ``html.py``), and a table with more than ``MAX_COLUMNS``
+columns is shown transposed (one row per column), which a 10-row preview keeps narrow."""
 
 from __future__ import annotations
 
@@ -12,6 +13,16 @@ import pandas as pd
 from .format import number
 
 PREVIEW_ROWS = 10
+MAX_COLUMNS = 16  # ≈ 1,288 px of page / ~80 px per wrapped numeric column
+
+
+def breakable(text) -> str:
+    """Escaped ``text`` that may break after ``_``, ``.`` or ``/`` (``exact_energy_threshold_rank_90``,
+    ``softmax_log_attention``): long names wrap instead of widening their column."""
+    escaped = html.escape(str(text))
+    for ch in "_./":
+        escaped = escaped.replace(ch, ch + "<wbr>")
+    return escaped
 
 
 def _cell(value) -> str:
@@ -23,14 +34,22 @@ def _cell(value) -> str:
         return str(int(value))
     if isinstance(value, (float, np.floating)):
         return number(float(value), digits=4)
-    return html.escape(str(value))
+    return breakable(value)
 
 
 def dataframe_html(df: pd.DataFrame, max_rows: int = PREVIEW_ROWS) -> str:
-    """The first ``max_rows`` rows of ``df`` as an HTML table inside a scrolling box."""
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    """The first ``max_rows`` rows of ``df`` as an HTML table; transposed when it has many columns."""
+    shown = df.head(max_rows)
+    if shown.shape[1] > MAX_COLUMNS:
+        head = "<tr><th>column</th>" + "".join(f"<th>row {i + 1}</th>" for i in range(len(shown))) + "</tr>"
+        rows = [
+            f"<tr><th>{breakable(c)}</th>" + "".join(f"<td>{_cell(v)}</td>" for v in shown[c]) + "</tr>"
+            for c in shown.columns
+        ]
+        return f"<div class=scroll><table class='data transposed'>{head}{''.join(rows)}</table></div>"
+    head = "".join(f"<th>{breakable(c)}</th>" for c in df.columns)
     rows = []
-    for values in df.head(max_rows).itertuples(index=False):
+    for values in shown.itertuples(index=False):
         rows.append("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in values) + "</tr>")
     return f"<div class=scroll><table class=data><tr>{head}</tr>{''.join(rows)}</table></div>"
 
@@ -43,6 +62,8 @@ def table_preview(df: pd.DataFrame, csv_href: str, title: str, anchor: str) -> s
         if shown == len(df)
         else f"first {shown} of {len(df)} rows; every row is in the CSV"
     )
+    if df.shape[1] > MAX_COLUMNS:
+        note += f" (shown transposed: {df.shape[1]} columns, one per row)"
     link = f'<a href="{html.escape(csv_href)}">{html.escape(csv_href)}</a>'
     return (
         f"<h4 id='{html.escape(anchor)}'>{html.escape(title)}</h4>"

@@ -1,4 +1,4 @@
-"""Spectra: batched float64 singular values (dense and factored) and rank estimators (SPEC §4).
+"""Spectra: batched float64 singular values (dense and factored) and rank estimators.
 
 Every estimator is declared (lazily, by ``module:object``) in :data:`entropic_bound.registry.ESTIMATORS`.
 """

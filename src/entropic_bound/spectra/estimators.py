@@ -1,4 +1,4 @@
-"""Rank estimators: pure functions of singular values (SPEC §4).
+"""Rank estimators: pure functions of singular values.
 
 Every estimator takes ``s`` of shape ``(..., k)`` (singular values, nonnegative; sorted descending
 here, so an unsorted input is fine) and returns a float64 ``np.ndarray`` of shape ``(...)``: counts
@@ -160,7 +160,7 @@ def energy_effective_rank(s: Any) -> np.ndarray:
     """Energy effective rank ``exp(H(p))`` with ``p_i = s_i² / Σ_j s_j²`` (Shannon entropy, nats).
 
     Reference: the construction of O. Roy and M. Vetterli, "The effective rank: a measure of
-    effective dimensionality", EUSIPCO 2007, applied to the energies ``s_i²`` (SPEC §4 ``R̃_eff``).
+    effective dimensionality", EUSIPCO 2007, applied to the energies ``s_i²``.
     Equals ``r`` for a flat rank-``r`` spectrum and lies in ``[1, rank]``. Shape ``(..., k) -> (...)``.
     """
     x, _ = _normalised(s)

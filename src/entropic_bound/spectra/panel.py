@@ -1,4 +1,4 @@
-"""The standard panel of rank estimates every experiment reports (SPEC §4).
+"""The standard panel of rank estimates every experiment reports.
 
 ``PANEL`` fixes the keys, the estimators behind them and their parameters, in report order. The
 Gavish–Donoho keys need the original matrix shape; the known-noise variant also needs σ.

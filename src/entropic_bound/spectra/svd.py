@@ -1,6 +1,6 @@
 """Batched singular values in float64, dense and factored.
 
-Every spectrum in the project is computed here, once, in float64 (SPEC §4): inputs are cast to
+Every spectrum in the project is computed here, once, in float64: inputs are cast to
 float64 *before* the decomposition, so a float32 model's operator is measured at float64 precision
 of its stored values. Inputs may be numpy arrays or torch tensors (any device); outputs are numpy.
 

@@ -1,4 +1,4 @@
-"""Tasks (data generators) with an explicit ground truth (SPEC §2).
+"""Tasks (data generators) with an explicit ground truth.
 
 ``fixed_operator``, ``linear_qk_teacher`` and ``softmax_teacher`` are declared (lazily, by
 ``module:object``) in :data:`entropic_bound.registry.TASKS`.

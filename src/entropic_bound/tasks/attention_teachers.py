@@ -1,4 +1,4 @@
-"""Attention-native teachers: a rank-``r*`` query–key kernel ``K*`` mixes the tokens (SPEC §2).
+"""Attention-native teachers: a rank-``r*`` query–key kernel ``K*`` mixes the tokens.
 
 ``K* = U diag(s) Wᵀ ∈ R^{d×d}`` is built with ``||K*||_F = c·√d``. For independent rows
 ``x_i, x_j ~ N(0, I_d)`` the logit ``x_iᵀ K* x_j / √d`` has variance ``||K*||_F² / d = c²``, so the

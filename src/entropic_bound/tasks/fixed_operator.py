@@ -1,4 +1,4 @@
-"""The ``fixed_operator`` task: ``f*(X) = A* X V*`` with a rank-``r*`` token mixer ``A*`` (SPEC §2).
+"""The ``fixed_operator`` task: ``f*(X) = A* X V*`` with a rank-``r*`` token mixer ``A*``.
 
 ``A* = U diag(s) Wᵀ ∈ R^{n×n}`` (Haar ``U, W``, named spectrum ``s``), scaled to
 ``||A*||_F = operator_norm`` (default ``√n``). With isotropic ``X`` and orthogonal ``V*``
@@ -10,7 +10,7 @@ and ``C^{1/2}`` the symmetric square root. The clean variance is then
 ``||A* C^{1/2}||_F² ||V*||_F² / (n d_v)`` (not 1), and the theory of §5 applies to ``A* C^{1/2}``
 (see :func:`entropic_bound.theory.closed_forms.min_excess_risk`, which takes ``token_cov=C``).
 
-Optional ``operator="row_stochastic"`` (SPEC §5b, for the X2 positional rung): a single softmax head
+Optional ``operator="row_stochastic"`` (for the X2 positional rung, docs/claims.md § X2): a single softmax head
 can only mix rows stochastically, so ``A* = softmax(L)`` row-wise, with rank-``r*`` logits
 ``L = U diag(s) Wᵀ`` scaled to ``||L||_F = logit_scale · n`` (entry rms ``logit_scale``). ``A*`` is then
 row-stochastic and in general of full rank (``r*`` is the rank of the logits, reported as

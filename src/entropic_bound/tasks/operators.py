@@ -1,4 +1,4 @@
-"""Random low-rank operators with a named spectrum (SPEC §2).
+"""Random low-rank operators with a named spectrum.
 
 A rank-``r*`` operator is built as ``U diag(s) Wᵀ`` with ``U, W`` Haar-random orthonormal columns
 and ``s`` one of the named spectra below, rescaled so that ``||U diag(s) Wᵀ||_F = ||s||_2`` equals a

@@ -1,4 +1,4 @@
-"""Closed forms for the linear surrogate: tail energy, minimum excess risk, reduced-rank regression (SPEC §5)."""
+"""Closed forms for the linear surrogate: tail energy, minimum excess risk, reduced-rank regression."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Closed forms for the linear surrogate ``f(X) = A X V`` on the ``fixed_operator`` task (SPEC §5).
+"""Closed forms for the linear surrogate ``f(X) = A X V`` on the ``fixed_operator`` task.
 
 For ``X`` with iid ``N(0, 1)`` entries, ``vec(A X V) = (Vᵀ ⊗ A) vec X`` and
 ``E||M vec X||² = ||M||_F²``, so the population excess risk of ``(A, V)`` is

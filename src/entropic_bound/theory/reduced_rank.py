@@ -1,4 +1,4 @@
-"""Finite-sample optima of the linear surrogate ``f(X) = A X V`` with ``rank A <= r`` (SPEC §5).
+"""Finite-sample optima of the linear surrogate ``f(X) = A X V`` with ``rank A <= r``.
 
 **V known** — reduced-rank regression (Izenman 1975; Reinsel & Velu 1998, ch. 2). With
 ``Z_i = X_i V`` the empirical loss is ``Σ_i ||Y_i − A Z_i||_F² = ||Y − A Z||_F²`` where

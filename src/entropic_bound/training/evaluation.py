@@ -1,4 +1,4 @@
-"""Held-out evaluation of student ensembles against a teacher's clean target (SPEC §1)."""
+"""Held-out evaluation of student ensembles against a teacher's clean target."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ def analyse(
             if cfg.train.n_samples
             else "fresh batches"
         )
-        + f"; n = {cfg.task.n}, d = {cfg.task.d}, σ = {cfg.task.sigma:g}. Excess risk is the exact population value (SPEC §5);"
+        + f"; n = {cfg.task.n}, d = {cfg.task.d}, σ = {cfg.task.sigma:g}. Excess risk is the exact population value;"
         " the closed form is the population minimum, so a finite N adds estimation error that shrinks with N.",
     ]
     return Analysis(results=results, verdicts=verdicts, figures=figures, notes=notes)

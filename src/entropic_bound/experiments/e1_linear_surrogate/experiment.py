@@ -2,7 +2,7 @@
 
 Students ``B0`` of every rank ``r`` are trained on ``fixed_operator`` tasks of several ``r*`` and
 spectra, with ``V`` known and learned. Each trained student's excess risk is computed *exactly*
-(population formula, SPEC §5) and set beside the closed-form minimum ``ΔR_min(r)`` (tail energy)
+(population formula) and set beside the closed-form minimum ``ΔR_min(r)`` (tail energy)
 and the finite-sample optimum on the same data (reduced-rank regression for V known, alternating
 least squares for V learned).
 """

@@ -13,13 +13,15 @@ KEYS = list(ESTIMATOR_KEYS)
 
 
 def recovery_table(ok: pd.DataFrame) -> pd.DataFrame:
-    """Exact-recovery rate of every estimator by optimiser, init scale and sample count."""
+    """Exact-recovery rate of every estimator by optimiser, init scale, sample count, r* and spectrum
+    (every swept setting is a key: a rate pooled over r* would hide which rank fails)."""
     rows = []
-    for (opt, init, n_samples), g in ok.groupby(["train.optimizer", "init_scale", "train.n_samples"]):
+    names = {"train.optimizer": "optimizer", "init_scale": "init_scale", "train.n_samples": "n_samples"}
+    names |= {"task.r_star": "r_star", "task.spectrum": "spectrum"}
+    keys = [k for k in names if k in ok]
+    for values, g in ok.groupby(keys):
         row = {
-            "optimizer": opt,
-            "init_scale": init,
-            "n_samples": n_samples,
+            **{names[k]: v for k, v in zip(keys, values)},
             "identified": bool(g["identified"].iloc[0]),
             "runs": len(g),
             "median_rel_error": float(g["rel_error"].median()),

@@ -87,7 +87,7 @@ def analyse(
         f"({'fresh batches of ' + str(t.batch_size) if not t.n_samples else 'N = ' + str(t.n_samples)}). "
         f"Seeds vary the student initialisation only ({cfg.seeds} per setting).",
         f"Ladder and control (b): {t.optimizer} lr {t.lr:g} → {t.lr_final} cosine, {t.steps} steps, {t.dtype}. "
-        f"X2: {x.optimizer} lr {x.lr:g} → {x.lr_final} cosine, {x.steps} steps (SPEC §5b reached the floor "
+        f"X2: {x.optimizer} lr {x.lr:g} → {x.lr_final} cosine, {x.steps} steps (the reference study reached the floor "
         f"only after ≥ 6000 steps; shorter X2 runs can confirm but not refute).",
         f"Relative excess risk = held-out error against the clean target on {cfg.n_test} fresh samples / clean "
         "signal; B0 also stores the exact population value (rel_excess_population). Heads are averaged, so a "

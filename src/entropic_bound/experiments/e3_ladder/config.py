@@ -78,7 +78,9 @@ class E3Verdict:
         "of training time (summed learning rate); stats.convergence",
     )
     x2_min_steps: int = param(
-        6000, ge=1, doc="X2: runs shorter than this cannot refute (SPEC §5b: >= 6000 steps)"
+        6000,
+        ge=1,
+        doc="X2: runs shorter than this cannot refute (the reference study needed >= 6000 steps: docs/claims.md § X2)",
     )
 
 

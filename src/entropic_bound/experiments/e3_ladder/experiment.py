@@ -12,7 +12,7 @@ initialisations (``seeds``). Three roles of runs:
   and on a row-stochastic ``A* = softmax(rank-r* logits)`` (a softmax head cannot mix with signs).
 
 Relative excess risk = held-out ``mean ||f(X) − f*(X)||² / mean ||f*(X)||²`` on ``n_test`` fresh
-samples against the clean target (SPEC §1); B0 also records the exact population value (SPEC §5).
+samples against the clean target; B0 also records the exact population value.
 Each run stores the mean realised mixer ``E_X M(X)`` (over the first ``n_mixer`` held-out inputs,
 heads averaged) beside the task's, so the mixer figure is rebuilt from the store alone.
 """
@@ -274,7 +274,7 @@ def evaluate(model, teacher, test, n_mix: int) -> tuple[dict[str, np.ndarray], n
     signal = float(test.clean.pow(2).mean())
     out = {"excess": excess, "signal": np.full(model.n_models, signal), "rel_excess": excess / signal}
     ops = model.operators()
-    if "A" in ops and hasattr(teacher, "A"):  # B0 on a fixed operator: exact population values (SPEC §5)
+    if "A" in ops and hasattr(teacher, "A"):  # B0 on a fixed operator: exact population values
         truth = teacher.truth
         pop = population_excess_risk(ops["A"], ops["V"], truth["A"], truth["V"])
         out["rel_excess_population"] = pop / clean_signal(truth["A"], truth["V"])

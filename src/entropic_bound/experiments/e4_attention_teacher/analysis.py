@@ -1,6 +1,6 @@
 """E4's analysis: transition and saturation tables, figures and notes beside the verdicts of C5 and C6 (claims.py).
 
-C6 normalisations (SPEC §5b). The size of the transition is measured by the excess at ``r* − 1``:
+C6 normalisations. The size of the transition is measured by the excess at ``r* − 1``:
 
 - ``k0``: ``ΔR(r*−1) / ΔR(K = 0)``, the fraction of what attention *can* remove that a rank
   ``r*−1`` kernel leaves. For the softmax, ``K = 0`` is uniform attention, which already explains
@@ -94,9 +94,11 @@ def paired_ratios(trans: pd.DataFrame) -> pd.DataFrame:
 
 
 def saturation_table(ok: pd.DataFrame) -> pd.DataFrame:
-    """Per teacher, r* and spectrum: c, signal, K = 0 excess and the softmax saturation statistics."""
-    cols = ["task.c", "signal", "k0_rel_excess", "row_entropy_ratio", "mean_max_attention"]
-    return ok.groupby(["teacher", "task.r_star", "task.spectrum", "v"])[cols].mean().reset_index()
+    """Per teacher, r*, spectrum, V and logit scale c: signal, K = 0 excess and the softmax saturation
+    statistics (c is a grouping key: saturation depends on it, and a mean over the c sweep mixes scales)."""
+    cols = ["signal", "k0_rel_excess", "row_entropy_ratio", "mean_max_attention"]
+    keys = ["teacher", "task.r_star", "task.spectrum", "v", "task.c"]
+    return ok.groupby(keys)[cols].mean().reset_index()
 
 
 def analyse(

@@ -9,7 +9,7 @@ teacher of one ``(r*, spectrum, seed)`` share ``K*``, ``V*`` and the inputs, so 
 same kernel with and without the softmax.
 
 Training: Adam (lr 3e-2 → 1e-4 cosine) from small init on a fixed data set of ``N = 256``
-sequences. Plain GD (lr 10, SPEC §5b) fits flat spectra but stalls on a plateau for the linear
+sequences. Plain GD (lr 10) fits flat spectra but stalls on a plateau for the linear
 teacher with learned ``V`` and a geometric spectrum (relative excess ≈ 0.13 at r ≥ r* after 1000
 steps), which would read as a false deficiency; Adam reaches the floor there in 300 steps.
 """

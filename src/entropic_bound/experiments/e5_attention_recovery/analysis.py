@@ -16,10 +16,13 @@ from .plots import plot_error_heatmap, plot_final_spectra, plot_trajectories
 
 
 def error_table(small: pd.DataFrame) -> pd.DataFrame:
-    """Mean and max ``|estimate − r*|`` per (estimator column, teacher, spectrum, r*)."""
+    """Mean and max ``|estimate − r*|`` per (estimator column, teacher, spectrum, r*, V, init scale):
+    every swept setting is a key (the runs pooled are the seeds)."""
+    swept = [k for k in ("v", "init_scale") if k in small]
     rows = []
     for col in estimator_columns(small):
-        for (kind, spectrum, r_star), g in small.groupby(["teacher", "task.spectrum", "task.r_star"]):
+        for key, g in small.groupby(["teacher", "task.spectrum", "task.r_star", *swept]):
+            kind, spectrum, r_star, *rest = key
             err = (g[col] - r_star).abs()
             rows.append(
                 {
@@ -27,6 +30,7 @@ def error_table(small: pd.DataFrame) -> pd.DataFrame:
                     "teacher": kind,
                     "spectrum": spectrum,
                     "r_star": int(r_star),
+                    **dict(zip(swept, rest)),
                     "mean_abs_error": float(err.mean()),
                     "max_abs_error": float(err.max()),
                     "mean_estimate": float(g[col].mean()),
@@ -78,7 +82,7 @@ def analyse(
         f"C7 contrast: the same students on N in {list(cfg.c7_sample_counts)} sequences (N·n < d = {cfg.task.d}: the "
         f"data do not identify K outside the span of their rows), GD lr {cfg.c7_lr:g}, {cfg.c7_steps} steps.",
         f"Realised-mixer ranks use {cfg.n_mixer} held-out inputs; the teacher's own realised-mixer ranks are the "
-        "teacher_mixer_* / teacher_meanmixer_* columns. Gavish-Donoho returns 0 when r* >= d/2 (SPEC §4).",
+        "teacher_mixer_* / teacher_meanmixer_* columns. Gavish-Donoho returns 0 when r* >= d/2.",
     ]
     return Analysis(results=table, verdicts=verdicts, figures=figures, tables=tables, notes=notes)
 

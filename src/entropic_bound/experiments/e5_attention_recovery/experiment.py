@@ -1,8 +1,8 @@
 """E5 — attention-native recovery: does GD from small init on ``r = d`` find a rank-``r*`` kernel? (C7, C8)
 
 Over-parameterised students (B1 for the linear teacher, B2 for the softmax teacher, query–key
-width ``r = d``) are trained by plain full-batch GD from several init scales (SPEC §5b: ``N = 256``,
-lr 10, init 1e-3, a few hundred steps). Every rank estimator of SPEC §4 is applied to the learned
+width ``r = d``) are trained by plain full-batch GD from several init scales (reference settings: ``N = 256``,
+lr 10, init 1e-3, a few hundred steps). Every rank estimator (``spectra/estimators.py``) is applied to the learned
 ``K = W_Q W_Kᵀ`` (spectra from the factors, at log-spaced checkpoints and at the end), and to the
 realised mixers ``M(X)`` on held-out inputs (per input then averaged, and on the mean mixer).
 The teacher's own realised-mixer ranks are stored beside them for reference.

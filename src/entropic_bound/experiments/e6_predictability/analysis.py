@@ -144,9 +144,13 @@ def analyse(
         return Analysis(results=table, verdicts=verdicts)
     rates, frontier = context.tables["rates"], context.tables["frontier"]
     estimates = estimate_table(ok)
+    domain = [
+        in_domain(m, v, n, cfg.task.d, cfg.task.d_v, r)
+        for m, v, n, r in rates[["method", "v", "task.n", "task.r_star"]].itertuples(index=False)
+    ]
     figures = {
-        **plot_rate_heatmaps(rates, cfg.task.sigma_ref),
-        "e6_estimates_vs_r_star": plot_estimates(estimates, cfg.task.sigma_ref),
+        **plot_rate_heatmaps(rates.assign(in_domain=domain), cfg.task.sigma_ref),
+        **plot_estimates(estimates, cfg.task.sigma_ref),
     }
     cpu = ok.groupby("method")["cpu_s"].median()
     sat = ok[ok["teacher"] == "softmax"]["row_entropy_ratio"]

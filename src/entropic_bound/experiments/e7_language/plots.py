@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from matplotlib import colormaps
 
-from ...plotting import figure_grid
+from ...plotting import figure_grid, legend_below
 
 _MARKERS = {"natural": "o", "code": "s", "synthetic": "^", "checkpoint": "D"}
 _CATEGORY_COLOURS = {
@@ -53,7 +53,7 @@ def plot_loss_curves(runs: pd.DataFrame, curves: dict[str, dict]):
     axes[0][1].set_xscale("log")
     for ax in axes[0]:
         ax.set_xlabel("step")
-    axes[0][0].legend(fontsize=6)
+    legend_below(fig, axes, ncol=4, fontsize=7)  # below the panels: a legend inside covers curves
     fig.suptitle("E7: loss curves (dotted: run set aside as not learned)", fontsize=10)
     return fig
 
@@ -80,7 +80,7 @@ def plot_rank_vs_complexity(corpora: pd.DataFrame, rank_label: str):
             f"{m} ({'bits/token' if m in ('information', 'compression') else 'tokens'})", fontsize=8
         )
     axes[0][0].set_ylabel(rank_label, fontsize=8)
-    axes[0][0].legend(fontsize=6)
+    legend_below(fig, axes, ncol=5, fontsize=7)
     fig.suptitle("E7: kernel rank vs predicted complexity (o natural, s code, ^ synthetic)", fontsize=10)
     return fig
 
@@ -89,15 +89,19 @@ def plot_rank_vs_progress(points: pd.DataFrame):
     """Kernel rank against optimisation progress and against log step, one line per run."""
     fig, axes = figure_grid(1, 2, width=4.0, height=3.0)
     names = list(dict.fromkeys(points["corpus"])) if len(points) else []
+    labelled = set()
     for _, g in points.groupby("run_id", sort=False):
-        colour = _colour(names.index(g["corpus"].iloc[0]))
-        axes[0][0].plot(g["progress"], g["rank"], "-o", color=colour, ms=2, lw=0.8)
+        corpus = g["corpus"].iloc[0]
+        colour, label = _colour(names.index(corpus)), None if corpus in labelled else corpus
+        labelled.add(corpus)
+        axes[0][0].plot(g["progress"], g["rank"], "-o", color=colour, ms=2, lw=0.8, label=label)
         axes[0][1].plot(np.exp(g["step"]), g["rank"], "-", color=colour, lw=0.8)
     axes[0][0].set_xlabel("optimisation progress (L0 - Lt)/(L0 - Lref)")
     axes[0][1].set_xlabel("step")
     axes[0][1].set_xscale("log")
     for ax in axes[0]:
         ax.set_ylabel("head-mean kernel rank", fontsize=8)
+    legend_below(fig, axes, ncol=4, fontsize=7)
     fig.suptitle("E7: kernel rank over training (learned runs)", fontsize=10)
     return fig
 
@@ -114,7 +118,6 @@ def plot_structure(heads: pd.DataFrame):
     axes[0][0].set_xticks(range(len(sources)))
     axes[0][0].set_xticklabels(sources, rotation=60, ha="right", fontsize=6)
     axes[0][0].set_ylabel("share of heads")
-    axes[0][0].legend(fontsize=6)
     for cat, colour in _CATEGORY_COLOURS.items():
         g = heads[heads["category"] == cat]
         axes[0][1].scatter(g["uniform_tv"], g["content_tv"], s=10, color=colour, label=cat)
@@ -122,6 +125,7 @@ def plot_structure(heads: pd.DataFrame):
         "distance from uniform (TV); content TV: from the position-only mean mixer", fontsize=7
     )
     axes[0][1].set_ylabel("content TV", fontsize=8)
+    legend_below(fig, axes, ncol=5, fontsize=7)  # outside the axes: a legend inside hid a bar
     fig.suptitle(
         "E7: content routing vs content-independent structure per head (final checkpoint)", fontsize=10
     )

@@ -1,0 +1,85 @@
+"""Figures and tables that do not mislead: E6 draws no empty panel and shows a method outside its
+domain by its flag rate; results tables keep every swept setting as a key (E2, E4)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+
+from entropic_bound.experiments.e2_recovery.analysis import recovery_table
+from entropic_bound.experiments.e4_attention_teacher.analysis import saturation_table
+from entropic_bound.experiments.e6_predictability.plots import plot_estimates, plot_rate_heatmaps
+
+
+def _rates() -> pd.DataFrame:
+    """Softmax teacher: log-attention (V known: in domain, exact; V unknown: outside, all flagged)
+    at n = 6 and an X1-only n = 8; the linearised method only at n = 6."""
+    rows = []
+    cells = [("softmax_log_attention", v, n) for v in ("known", "unknown") for n in (6, 8)]
+    cells += [("softmax_linearised", "known", 6)]
+    for (method, v, n), r, N in itertools.product(cells, (1, 3), (4, 48)):
+        inside = method == "softmax_log_attention" and v == "known"
+        rows.append(
+            {"teacher": "softmax", "method": method, "v": v, "task.n": n, "task.spectrum": "flat"}
+            | {"task.r_star": r, "n_samples": N, "task.sigma": 0.0, "rate": float(inside), "runs": 2}
+            | {"flagged": 0.0 if inside else 1.0, "in_domain": inside}
+        )
+    return pd.DataFrame(rows)
+
+
+def _panels(fig):
+    return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+
+
+def test_e6_heatmaps_draw_one_panel_per_cell_with_runs_and_flag_rates_outside_the_domain():
+    figures = plot_rate_heatmaps(_rates(), sigma_ref=0.0)
+    assert set(figures) == {"e6_rate_vs_N_softmax", "e6_rate_vs_sigma_softmax"}
+    panels = _panels(figures["e6_rate_vs_N_softmax"])
+    assert len(panels) == 5  # linearised n = 8 has no run: no panel
+    titles = {ax.get_title(): ax for ax in panels}
+    outside = titles["softmax log attention, V unknown\nn = 8, flat: flagged not identifiable"]
+    assert {t.get_text() for t in outside.texts} == {"flag 1"}  # never a 0 % recovery
+    inside = titles["softmax log attention, V known\nn = 6, flat: exact recovery"]
+    assert {t.get_text() for t in inside.texts} == {"1"}
+
+
+def test_e6_estimates_keep_each_panel_legible():
+    est = _rates().drop(columns=["rate", "flagged", "in_domain"])
+    est = pd.concat(
+        [
+            est.assign(estimator=k, mean_estimate=est["task.r_star"] + 0.5, true_value=est["task.r_star"])
+            for k in ("numerical_rank", "energy_effective_rank", "largest_gap_rank")
+        ]
+    )
+    figures = plot_estimates(est, sigma_ref=0.0)
+    assert set(figures) == {"e6_estimates_vs_r_star_softmax_n6", "e6_estimates_vs_r_star_softmax_n8"}
+    for fig in figures.values():
+        panels = _panels(fig)
+        assert len(panels) <= 6
+        for ax in panels:
+            labelled = [h for h in ax.get_lines() if not h.get_label().startswith("_")]
+            assert len(labelled) <= 6  # ≤ 4 (method, V) lines, the truth and the diagonal
+
+
+def test_e4_saturation_rows_keep_the_logit_scale():
+    ok = pd.DataFrame(
+        {"teacher": "softmax", "task.r_star": 2, "task.spectrum": "flat", "v": "known"}
+        | {"task.c": [0.5, 0.5, 4.0], "signal": [1.0, 3.0, 9.0], "k0_rel_excess": 1.0}
+        | {"row_entropy_ratio": [0.9, 0.9, 0.2], "mean_max_attention": [0.2, 0.2, 0.9]}
+    )
+    table = saturation_table(ok)
+    assert sorted(table["task.c"]) == [0.5, 4.0]  # never 1.67, the mean over the sweep
+    assert table.set_index("task.c").loc[0.5, "signal"] == 2.0
+
+
+def test_e2_recovery_rates_are_per_r_star():
+    ok = pd.DataFrame(
+        {"train.optimizer": "gd", "init_scale": 1e-3, "train.n_samples": 32, "task.spectrum": "flat"}
+        | {"task.r_star": [2, 2, 4, 4], "A_numerical_rank": [2.0, 2.0, 3.0, 3.0]}
+        | {"identified": True, "rel_error": 0.1}
+    )
+    table = recovery_table(ok)
+    assert table.set_index("r_star")["exact_numerical_rank"].to_dict() == {2: 1.0, 4: 0.0}
+    assert np.array_equal(table["runs"], [2, 2])
