@@ -10,9 +10,10 @@ from . import experiments as _experiments  # noqa: F401  (registers E1…)
 from .config import load_yaml, parse_assignment, to_dict
 from .defaults import DEFAULT_OUT, STORE_NAME
 from .errors import ConfigError, UserInputError
+from .ownership import OutputFolder, claim_output_folder
 from .registry import EXPERIMENTS
 from .report.writer import check_out_dir, write_report
-from .store import RunStore
+from .store import OldSchemaError, RunStore, is_run_store
 from .sweep.runner import Backend, SweepSummary, make_backend, run_sweep
 from .validation import check_choice
 
@@ -32,6 +33,13 @@ def resolve_paths(out: str | Path | None, store: str | Path | None) -> tuple[Pat
     if store_path.exists() and store_path.is_dir():
         raise UserInputError(f"Run store '{store_path}' is a folder; give a file path with --store.")
     return out_dir, store_path
+
+
+def claim_out(out_dir: Path, force: bool) -> OutputFolder:
+    """The output folder if it is ours (or ``force``): refused in one line before any work otherwise."""
+    return claim_output_folder(
+        out_dir, force=force, store_is_ours=lambda root: is_run_store(root / STORE_NAME)
+    )
 
 
 def sweep_backend(backend: str | Backend | None, workers: int, address: str | None) -> str | Backend | None:
@@ -121,6 +129,7 @@ def run_experiments(
     address: str | None = None,
     max_memory_mb: float | None = None,
     device: str = "cpu",
+    force: bool = False,
 ) -> PipelineResult:
     """Validate every config first, then sweep each experiment into the store and write the report.
 
@@ -130,7 +139,8 @@ def run_experiments(
     budget too small for a single model is an error before any work. ``device`` (``cpu`` or ``cuda``)
     is where experiments that support it train (:attr:`Experiment.devices`: E7's language models);
     the others run on the CPU. Runs are the same runs on either device (the device is not part of a
-    run's id), though CUDA kernels round differently from the CPU's.
+    run's id), though CUDA kernels round differently from the CPU's. ``force`` writes into a
+    non-empty folder that holds no entropic-bound output (see :mod:`.ownership`).
     """
     check_device(device)
     backend = sweep_backend(backend, workers, address)
@@ -143,6 +153,7 @@ def run_experiments(
         if max_memory_mb is not None:
             exp.max_memory_bytes = int(max_memory_mb * 2**20)
             exp.groups(specs[exp.name])  # a budget below one model fails here, before any work
+    folder = claim_out(out_dir, force)
     summaries = {}
     overall = OverallProgress(progress, sum(len(s) for s in specs.values()), len(bound))
     with RunStore(store_path) as run_store:
@@ -156,14 +167,17 @@ def run_experiments(
                 workers=workers,
                 backend=backend,
             )
-        report = write_report(run_store, out_dir)
+        report = write_report(run_store, folder)
     return PipelineResult(summaries, report, store_path)
 
 
 def report(
-    out: str | Path | None = None, store: str | Path | None = None, only: Sequence[str] | None = None
+    out: str | Path | None = None,
+    store: str | Path | None = None,
+    only: Sequence[str] | None = None,
+    force: bool = False,
 ) -> Path:
-    """Rewrite the report folder from an existing store."""
+    """Rewrite the report folder from an existing store (opened read-only unless it needs migrating)."""
     out_dir, store_path = resolve_paths(out, store)
     for name in only or ():
         EXPERIMENTS.get(name)
@@ -171,5 +185,10 @@ def report(
         raise UserInputError(
             f"Run store '{store_path}' does not exist; run an experiment first or pass --store."
         )
-    with RunStore(store_path) as run_store:
-        return write_report(run_store, out_dir, only=list(only) if only else None)
+    try:
+        run_store = RunStore(store_path, readonly=True)
+    except OldSchemaError:
+        run_store = RunStore(store_path)  # ours (identified read-only), written by an older version
+    with run_store:
+        folder = claim_out(out_dir, force)
+        return write_report(run_store, folder, only=list(only) if only else None)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -87,6 +88,23 @@ def _migrate_v0_to_v1(conn: sqlite3.Connection) -> None:
     )
 
 
+class OldSchemaError(UserInputError):
+    """A store of ours, opened read-only, whose schema is older than this entropic-bound's."""
+
+
+def is_run_store(path: Path) -> bool:
+    """Whether the file at ``path`` is an entropic-bound run store, found without writing to it.
+
+    False for a missing or empty file; a one-line :class:`UserInputError` for a file that is not."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return False
+    try:
+        RunStore(path, readonly=True).close()
+    except OldSchemaError:
+        pass
+    return True
+
+
 #: ``MIGRATIONS[v]`` turns a version-``v`` store into a version-``v + 1`` one.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_v0_to_v1]
 
@@ -105,22 +123,53 @@ class RunStore:
         self._check_path()
         check_store_file(self.path)
         sidecars = absent_sidecars(self.path)
-        with self._errors():
+        existing = self.path.is_file() and self.path.stat().st_size > 0
+        # Identify the file read-only first: a database that is not ours, or is damaged, is refused
+        # before SQLite writes anything to it (no WAL switch, no migration).
+        if existing or readonly:
+            self._conn = self._open_readonly(sidecars)
+            self._guarded(sidecars, self._identify)
             if readonly:
-                uri = self.path.resolve().as_uri() + "?mode=ro"
-                self._conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
-            else:
-                self._conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+                return
+            self._conn.close()
+        with self._errors():
+            self._conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        self._guarded(sidecars, self._open_for_writing)
+
+    def _open_readonly(self, sidecars: list[Path]) -> sqlite3.Connection:
+        """A connection that cannot write. Without a ``-wal`` beside the file no process has it open
+        for writing, so it is opened immutable: no lock, no ``-wal``/``-shm`` created, and a
+        read-only file or folder works. With one, ``mode=ro`` reads what a live writer committed."""
+        wal_exists = Path(f"{self.path}-wal") not in sidecars
+        uri = self.path.resolve().as_uri() + ("?mode=ro" if wal_exists else "?immutable=1")
+        with self._errors():
+            return sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
+
+    def _guarded(self, sidecars: list[Path], step: Callable[[], None]) -> None:
+        """Run an opening step; on failure close and remove the sidecars the attempt created."""
         try:
             with self._errors():
-                self._check_integrity()  # before anything is written: a damaged store stays as it was
-                if not readonly:
-                    self._conn.execute("PRAGMA journal_mode=WAL")
-                self._upgrade()
+                step()
         except BaseException:
             self._conn.close()
             remove_empty_sidecars(sidecars)
             raise
+
+    def _identify(self) -> None:
+        self._check_integrity()
+        version = self._version()
+        if version > SCHEMA_VERSION:
+            raise self._newer(version)
+        if version < SCHEMA_VERSION and self.readonly:
+            raise OldSchemaError(
+                f"Run store '{self.path}' has the old schema version {version}; "
+                f"open it once for writing to upgrade it to {SCHEMA_VERSION}."
+            )
+
+    def _open_for_writing(self) -> None:
+        self._check_integrity()
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._upgrade()
 
     # -- opening --------------------------------------------------------------------------------
 
@@ -146,31 +195,35 @@ class RunStore:
             ) from None
 
     def _version(self) -> int:
+        """The schema version of an entropic-bound store; a one-line refusal for any other database."""
         tables = _tables(self._conn)
         if "meta" in tables:
             row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                raise UserInputError(f"Run store '{self.path}' has no schema version; it is damaged.")
-            return int(row[0])
-        if tables - {"runs"}:
-            raise UserInputError(
-                f"'{self.path}' is an SQLite database but not an entropic-bound run store "
-                f"(tables: {', '.join(sorted(tables))})."
-            )
-        return 0
+            if row is not None and str(row[0]).isdigit():
+                return int(row[0])
+        elif not tables or (tables == {"runs"} and self._is_prototype_runs()):
+            return 0
+        raise UserInputError(
+            f"'{self.path}' is an SQLite database but not an entropic-bound run store "
+            f"(tables: {', '.join(sorted(tables))}); it was left untouched."
+        )
+
+    def _is_prototype_runs(self) -> bool:
+        """The prototype's ``runs`` table: the core columns, and no column v1 does not know."""
+        columns = {r[1] for r in self._conn.execute("PRAGMA table_info(runs)")}
+        core = {"run_id", "experiment", "params", "seed", "status", "metrics", "curves"}
+        return core <= columns <= set(_RUNS_COLUMNS)
+
+    def _newer(self, version: int) -> UserInputError:
+        return UserInputError(
+            f"Run store '{self.path}' has schema version {version}, newer than this "
+            f"entropic-bound ({SCHEMA_VERSION}); upgrade entropic-bound."
+        )
 
     def _upgrade(self) -> None:
         version = self._version()
         if version > SCHEMA_VERSION:
-            raise UserInputError(
-                f"Run store '{self.path}' has schema version {version}, newer than this "
-                f"entropic-bound ({SCHEMA_VERSION}); upgrade entropic-bound."
-            )
-        if version < SCHEMA_VERSION and self.readonly:
-            raise UserInputError(
-                f"Run store '{self.path}' has the old schema version {version}; "
-                f"open it once for writing to upgrade it to {SCHEMA_VERSION}."
-            )
+            raise self._newer(version)
         while version < SCHEMA_VERSION:
             with self._transaction():
                 version = self._version()  # another process may have migrated meanwhile
@@ -215,6 +268,11 @@ class RunStore:
             return not_a_database(self.path)
         elif "malformed" in msg or "corrupt" in msg:
             return damaged(self.path, msg)
+        elif ("readonly" in msg or "read-only" in msg) and not os.access(self.path.parent, os.W_OK):
+            text = (
+                f"{where} is in the read-only folder '{self.path.parent}' (SQLite writes its journal "
+                "beside the store); make the folder writable or write to another store."
+            )
         elif "readonly" in msg or "read-only" in msg:
             text = f"{where} is read-only; make it writable or write to another store."
         elif "unable to open" in msg:

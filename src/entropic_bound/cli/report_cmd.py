@@ -7,6 +7,7 @@ from pathlib import Path
 from ..defaults import DEFAULT_OUT, STORE_NAME
 from ..errors import UserInputError
 from ..export import FORMATS
+from .run_cmd import add_force
 
 
 def add_parser(sub) -> None:
@@ -16,6 +17,7 @@ def add_parser(sub) -> None:
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
     p.add_argument("--store", default=None, help="run store file (default OUT/runs.sqlite)")
     p.add_argument("--only", default=None, help="comma-separated experiments")
+    add_force(p)
     p.set_defaults(func=_report)
     e = sub.add_parser(
         "export", help="export the store: tables (CSV, Parquet) or runs with curves (TensorBoard, MLflow)"
@@ -36,7 +38,7 @@ def _report(args) -> int:
     from ..pipeline import report
 
     only = [n.strip() for n in args.only.split(",")] if args.only else None
-    print(report(out=args.out, store=args.store, only=only))
+    print(report(out=args.out, store=args.store, only=only, force=args.force))
     return 0
 
 
