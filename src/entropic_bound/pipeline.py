@@ -42,13 +42,22 @@ def claim_out(out_dir: Path, force: bool) -> OutputFolder:
     )
 
 
-def sweep_backend(backend: str | Backend | None, workers: int, address: str | None) -> str | Backend | None:
-    """The backend to sweep with: its name, or a Ray backend bound to ``address``."""
+#: With ``quiet``, the Ray cluster's messages go to this file in the output folder, not the terminal.
+RAY_LOG_NAME = "ray-driver.log"
+
+
+def sweep_backend(
+    backend: str | Backend | None, workers: int, address: str | None, ray_log: Path | None = None
+) -> str | Backend | None:
+    """The backend to sweep with: its name, or a Ray backend bound to ``address`` (whose cluster
+    messages go to ``ray_log`` when given)."""
     if address is not None and backend != "ray":
         raise UserInputError(
             f"The '--address' option needs '--backend ray'. Got --backend {backend or 'local'} instead."
         )
-    return make_backend("ray", workers, address=address) if backend == "ray" else backend
+    if backend != "ray" or (address is None and ray_log is None):
+        return backend
+    return make_backend("ray", workers, address=address, log_file=ray_log)
 
 
 def configure(name: str, scale: str, overrides: dict | None = None):
@@ -130,6 +139,7 @@ def run_experiments(
     max_memory_mb: float | None = None,
     device: str = "cpu",
     force: bool = False,
+    quiet: bool = False,
 ) -> PipelineResult:
     """Validate every config first, then sweep each experiment into the store and write the report.
 
@@ -140,11 +150,12 @@ def run_experiments(
     is where experiments that support it train (:attr:`Experiment.devices`: E7's language models);
     the others run on the CPU. Runs are the same runs on either device (the device is not part of a
     run's id), though CUDA kernels round differently from the CPU's. ``force`` writes into a
-    non-empty folder that holds no entropic-bound output (see :mod:`.ownership`).
+    non-empty folder that holds no entropic-bound output (see :mod:`.ownership`). ``quiet`` keeps a
+    Ray cluster's messages in ``OUT/ray-driver.log`` instead of the terminal.
     """
     check_device(device)
-    backend = sweep_backend(backend, workers, address)
     out_dir, store_path = resolve_paths(out, store)
+    backend = sweep_backend(backend, workers, address, out_dir / RAY_LOG_NAME if quiet else None)
     overrides = overrides or {}
     bound = [configure(n, scale, overrides.get(n)) for n in names]
     specs = {exp.name: exp.specs() for exp in bound}

@@ -116,6 +116,7 @@ def _execute(names: list[str], overrides: dict, args) -> int:
             max_memory_mb=args.max_memory,
             device=args.device,
             force=args.force,
+            quiet=args.quiet,
         )
     if not args.quiet:
         for name, s in result.summaries.items():
