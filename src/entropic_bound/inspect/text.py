@@ -57,8 +57,10 @@ def quiet_third_party() -> None:
     disable_progress_bars()
 
 
-#: A text file is read this many characters at a time, and only until the windows are full.
+#: A text file is read at most this many characters at a time, and only until the windows are full.
 CHUNK_CHARS = 1 << 16
+#: Characters read per token the windows need (a token is rarely longer): small windows, small reads.
+CHARS_PER_TOKEN = 8
 
 
 def _open_text(path: Path):
@@ -70,19 +72,19 @@ def _open_text(path: Path):
         raise DataError(f"Cannot read the text file '{path}': {exc}.") from None
 
 
-def text_chunks(text: str | Path) -> Iterator[str]:
+def text_chunks(text: str | Path, size: int = CHUNK_CHARS) -> Iterator[str]:
     """The text in pieces: a ``str`` whole; a file (a :class:`~pathlib.Path`, UTF-8) streamed
-    :data:`CHUNK_CHARS` characters at a time, each piece ending before whitespace where it can, so
+    ``size`` characters at a time, each piece ending before whitespace where it can, so
     no word is cut between two pieces and tokenising them one by one gives the tokens of the whole."""
     if isinstance(text, str):
         yield text
         return
     with _open_text(Path(text)) as handle:
         carry = ""
-        while block := handle.read(CHUNK_CHARS):
+        while block := handle.read(size):
             block = carry + block
             cut = max(block.rfind(" "), block.rfind("\n"), block.rfind("\t"))
-            if cut <= 0 and len(block) < 4 * CHUNK_CHARS:  # no whitespace yet: a long word, read on
+            if cut <= 0 and len(block) < 4 * size:  # no whitespace yet: a long word, read on
                 carry = block
                 continue
             cut = cut if cut > 0 else len(block)
@@ -137,7 +139,7 @@ def token_windows(
         )
     needed = body * max_windows
     ids: list[int] = []
-    for piece in text_chunks(text):
+    for piece in text_chunks(text, min(CHUNK_CHARS, max(1024, CHARS_PER_TOKEN * needed))):
         if tokenizer is not None:
             ids += tokenizer(piece, add_special_tokens=False)["input_ids"]
         else:
