@@ -74,6 +74,7 @@ class OutputFolder:
         self.trusted = trusted  # a folder that is ours but has no manifest yet: its files are ours
         self.force = force
         self.ours = trusted or bool(files)  # False: a folder written into only by --force
+        self.written: set[str] = set()  # entries this process made, the only ones it saves over others
 
     def owns(self, rel: str, current_sha: str | None) -> bool:
         if current_sha is None or self.force:
@@ -106,6 +107,7 @@ class OutputFolder:
             raise self._changed(rel)
         new = sha256_of(data)
         self.files[rel] = [new] + ([current] if current and current != new else [])
+        self.written.add(rel)
         self._save()  # the new checksum is listed before the file changes (a kill in between is ours)
         written = atomic_write_bytes(path, data)
         if len(self.files[rel]) > 1:
@@ -119,7 +121,7 @@ class OutputFolder:
     def _save(self) -> None:
         """Merge with the manifest on disk (another run may be writing the same folder) and write it."""
         on_disk = read_manifest(self.root) or {}
-        merged = {**on_disk, **self.files}
+        merged = {**on_disk, **{rel: self.files[rel] for rel in self.written}}
         body = {
             "format": MANIFEST_FORMAT,
             "written_by": "entropic-bound",

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -33,7 +32,15 @@ import pandas as pd
 from .atomic import atomic_write_bytes, atomic_write_text
 from .errors import UserInputError
 from .results import RunResult, canonical_json
-from .store_health import absent_sidecars, check_store_file, damaged, not_a_database, remove_empty_sidecars
+from .store_health import (
+    OldSchemaError,
+    absent_sidecars,
+    check_store_file,
+    damaged,
+    remove_empty_sidecars,
+    schema_version,
+    sqlite_user_error,
+)
 
 SCHEMA_VERSION = 1
 
@@ -68,10 +75,6 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-
-
 def _migrate_v0_to_v1(conn: sqlite3.Connection) -> None:
     """v0: no store yet (an empty file), or the prototype layout whose ``runs`` lacked the
     provenance columns and which had no ``experiments`` table. Creates or completes the v1 tables."""
@@ -86,10 +89,6 @@ def _migrate_v0_to_v1(conn: sqlite3.Connection) -> None:
         "CREATE TABLE IF NOT EXISTS experiments "
         "(name TEXT PRIMARY KEY, scale TEXT, config TEXT NOT NULL, updated_at TEXT)"
     )
-
-
-class OldSchemaError(UserInputError):
-    """A store of ours, opened read-only, whose schema is older than this entropic-bound's."""
 
 
 def is_run_store(path: Path) -> bool:
@@ -196,23 +195,7 @@ class RunStore:
 
     def _version(self) -> int:
         """The schema version of an entropic-bound store; a one-line refusal for any other database."""
-        tables = _tables(self._conn)
-        if "meta" in tables:
-            row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is not None and str(row[0]).isdigit():
-                return int(row[0])
-        elif not tables or (tables == {"runs"} and self._is_prototype_runs()):
-            return 0
-        raise UserInputError(
-            f"'{self.path}' is an SQLite database but not an entropic-bound run store "
-            f"(tables: {', '.join(sorted(tables))}); it was left untouched."
-        )
-
-    def _is_prototype_runs(self) -> bool:
-        """The prototype's ``runs`` table: the core columns, and no column v1 does not know."""
-        columns = {r[1] for r in self._conn.execute("PRAGMA table_info(runs)")}
-        core = {"run_id", "experiment", "params", "seed", "status", "metrics", "curves"}
-        return core <= columns <= set(_RUNS_COLUMNS)
+        return schema_version(self._conn, self.path, set(_RUNS_COLUMNS))
 
     def _newer(self, version: int) -> UserInputError:
         return UserInputError(
@@ -253,33 +236,7 @@ class RunStore:
             raise self._user_error(str(exc)) from None
 
     def _user_error(self, msg: str) -> UserInputError:
-        where = f"Run store '{self.path}'"
-        if "locked" in msg or "busy" in msg:
-            text = (
-                f"{where} is locked by another process (waited {self.timeout:g} s); "
-                "wait for it to finish or use another store."
-            )
-        elif "disk is full" in msg or "disk I/O error" in msg:
-            text = (
-                f"{where} could not be written ({msg}): the disk is full or failing. Every run "
-                "committed before is kept; free space and rerun the same command to resume."
-            )
-        elif "not a database" in msg or "encrypted" in msg:
-            return not_a_database(self.path)
-        elif "malformed" in msg or "corrupt" in msg:
-            return damaged(self.path, msg)
-        elif ("readonly" in msg or "read-only" in msg) and not os.access(self.path.parent, os.W_OK):
-            text = (
-                f"{where} is in the read-only folder '{self.path.parent}' (SQLite writes its journal "
-                "beside the store); make the folder writable or write to another store."
-            )
-        elif "readonly" in msg or "read-only" in msg:
-            text = f"{where} is read-only; make it writable or write to another store."
-        elif "unable to open" in msg:
-            text = f"Cannot open run store '{self.path}' ({msg})."
-        else:
-            text = f"{where}: {msg}."
-        return UserInputError(" ".join(text.split()))
+        return sqlite_user_error(self.path, msg, self.timeout)
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
