@@ -115,6 +115,11 @@ class OutputFolder:
             self._save()
         return written
 
+    def mark(self) -> None:
+        """Write the manifest now, before the files: a folder whose writing is interrupted (an
+        export killed half way) is still recognised as ours by the rerun."""
+        self._save()
+
     def write_text(self, rel: str, text: str) -> Path:
         return self.write_bytes(rel, text.encode("utf-8"))
 

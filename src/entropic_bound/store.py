@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .atomic import atomic_write_bytes, atomic_write_text
+from .atomic import atomic_write_bytes
 from .errors import UserInputError
 from .results import RunResult, canonical_json
 from .store_health import (
@@ -385,22 +385,23 @@ class RunStore:
 
     # -- exports --------------------------------------------------------------------------------
 
-    def export(self, out_dir, fmt: str = "csv") -> list[Path]:
-        """Write :meth:`table` of every experiment to ``out_dir/<experiment>.<fmt>`` atomically."""
+    def export(self, out_dir, fmt: str = "csv", *, folder=None) -> list[Path]:
+        """Write :meth:`table` of every experiment to ``out_dir/<experiment>.<fmt>`` atomically
+        (through ``folder``, an :class:`~entropic_bound.ownership.OutputFolder`, when given)."""
         if fmt not in ("csv", "parquet"):
             raise UserInputError(f"The 'fmt' parameter must be one of 'csv', 'parquet'. Got {fmt!r} instead.")
         out_dir = Path(out_dir)
         paths = []
         for name in self.experiments():
             df = self.table(name)
-            path = out_dir / f"{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.{fmt}"
+            rel = f"{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.{fmt}"
             if fmt == "csv":
-                atomic_write_text(path, df.to_csv(index=False))
+                data = df.to_csv(index=False).encode("utf-8")
             else:
                 buf = io.BytesIO()
                 df.to_parquet(buf, index=False)
-                atomic_write_bytes(path, buf.getvalue())
-            paths.append(path)
+                data = buf.getvalue()
+            paths.append(folder.write_bytes(rel, data) if folder else atomic_write_bytes(out_dir / rel, data))
         return paths
 
 

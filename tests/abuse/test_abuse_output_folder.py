@@ -82,3 +82,26 @@ def test_a_folder_written_before_manifests_is_ours_by_its_store(copy_of_ours):
     (out / MANIFEST_NAME).unlink()
     assert main(["report", "--out", str(out)]) == 0
     assert (out / MANIFEST_NAME).is_file()
+
+
+def test_export_into_a_folder_that_is_not_ours_is_refused_and_force_deletes_nothing(
+    our_output, tmp_path, refused
+):
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    (tables / "E1.csv").write_text("my,own\n1,2\n")
+    (tables / "notes.md").write_text("mine")
+    before = snapshot(tables)
+    store = our_output / "runs.sqlite"
+    refused(["export", "--store", store, "--out", tables], str(tables), "--force")
+    assert snapshot(tables) == before
+    assert main(["export", "--store", str(store), "--out", str(tables), "--force"]) == 0
+    assert (tables / "notes.md").read_text() == "mine" and "run_id" in (tables / "E1.csv").read_text()
+
+
+def test_an_interrupted_export_folder_is_still_ours(our_output, tmp_path):
+    store, out = str(our_output / "runs.sqlite"), tmp_path / "exp"
+    assert main(["export", "--store", store, "--out", str(out)]) == 0
+    (out / "E1.csv").unlink()  # as if killed before this file
+    assert main(["export", "--store", store, "--out", str(out)]) == 0
+    assert (out / "E1.csv").is_file()

@@ -31,6 +31,7 @@ def add_parser(sub) -> None:
         help="csv / parquet: one table per experiment; tensorboard: event files per run; "
         "mlflow: a local MLflow store (one experiment per E). Default csv",
     )
+    add_force(e)
     e.set_defaults(func=_export)
 
 
@@ -49,6 +50,6 @@ def _export(args) -> int:
     from ..store import RunStore
 
     with RunStore(args.store, readonly=True) as store:
-        for line in export_store(store, args.out, fmt=args.format):
+        for line in export_store(store, args.out, fmt=args.format, force=args.force):
             print(line)
     return 0

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from ..errors import UserInputError
+from ..ownership import claim_output_folder
 
 FORMATS = ("csv", "parquet", "tensorboard", "mlflow")
 # format → (module it needs, pip extra that installs it)
@@ -49,16 +50,20 @@ def _check_out(out: Path) -> None:
         )
 
 
-def export_store(store, out, fmt: str = "csv") -> list[str]:
-    """Export the :class:`RunStore` ``store`` to the folder ``out``; returns lines to print."""
+def export_store(store, out, fmt: str = "csv", *, force: bool = False) -> list[str]:
+    """Export the :class:`RunStore` ``store`` to the folder ``out``; returns lines to print.
+
+    ``out`` must be new, empty or an earlier export (:mod:`..ownership`); ``force`` allows any folder."""
     if fmt not in FORMATS:
         listed = ", ".join(repr(f) for f in FORMATS)
         raise UserInputError(f"The 'format' parameter must be one of {listed}. Got {fmt!r} instead.")
     out = Path(out)
     _check_out(out)
     require(fmt)
+    folder = claim_output_folder(out, force=force)
+    folder.mark()
     if fmt in ("csv", "parquet"):
-        return [str(p) for p in store.export(out, fmt=fmt)]
+        return [str(p) for p in store.export(out, fmt=fmt, folder=folder)]
     from .runs import run_view
 
     views = (run_view(record) for record in store.records())
