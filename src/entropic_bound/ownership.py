@@ -79,9 +79,11 @@ class OutputFolder:
     def owns(self, rel: str, current_sha: str | None) -> bool:
         if current_sha is None or self.force:
             return True
-        if rel in self.files:
-            return current_sha in self.files[rel]
-        return self.trusted
+        if current_sha in self.files.get(rel, ()):
+            return True
+        if current_sha in (read_manifest(self.root) or {}).get(rel, ()):
+            return True  # written since this process read the manifest, by another run of ours
+        return self.trusted and rel not in self.files
 
     def check_unchanged(self) -> None:
         """Refuse before any work when a file the project wrote was changed by the user since."""

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import TINY_E1, snapshot
 
 from entropic_bound.cli import main
+from entropic_bound.errors import UserInputError
 from entropic_bound.ownership import MANIFEST_NAME
 
 
@@ -105,3 +107,17 @@ def test_an_interrupted_export_folder_is_still_ours(our_output, tmp_path):
     (out / "E1.csv").unlink()  # as if killed before this file
     assert main(["export", "--store", store, "--out", str(out)]) == 0
     assert (out / "E1.csv").is_file()
+
+
+def test_two_runs_writing_one_folder_of_ours_accept_each_others_files(tmp_path):
+    from entropic_bound.ownership import claim_output_folder
+
+    claim_output_folder(tmp_path / "o").write_text("report.html", "first")
+    a, b = claim_output_folder(tmp_path / "o"), claim_output_folder(tmp_path / "o")
+    a.write_text("report.html", "from a")
+    a.write_text("figures/new.png", "a's figure")
+    b.write_text("report.html", "from b")  # a's content is in the manifest on disk, not in b's copy
+    b.write_text("figures/new.png", "b's figure")
+    (tmp_path / "o" / "report.html").write_text("edited by hand")
+    with pytest.raises(UserInputError, match="changed since"):
+        claim_output_folder(tmp_path / "o")
