@@ -136,11 +136,14 @@ class RunStore:
         self._guarded(sidecars, self._open_for_writing)
 
     def _open_readonly(self, sidecars: list[Path]) -> sqlite3.Connection:
-        """A connection that cannot write. Without a ``-wal`` beside the file no process has it open
-        for writing, so it is opened immutable: no lock, no ``-wal``/``-shm`` created, and a
-        read-only file or folder works. With one, ``mode=ro`` reads what a live writer committed."""
-        wal_exists = Path(f"{self.path}-wal") not in sidecars
-        uri = self.path.resolve().as_uri() + ("?mode=ro" if wal_exists else "?immutable=1")
+        """A connection that cannot write. A reader (``readonly``) of a store no process has open for
+        writing (no ``-wal`` or ``-journal`` beside it) opens it immutable: no lock, no ``-wal``/``-shm`` created, so
+        a read-only file or folder works. Otherwise ``mode=ro``, which takes SQLite's locks: a writer
+        may be creating the store this instant (two runs into one folder), and what it committed is
+        read whole."""
+        in_use = Path(f"{self.path}-wal") not in sidecars or Path(f"{self.path}-journal").exists()
+        immutable = self.readonly and not in_use
+        uri = self.path.resolve().as_uri() + ("?immutable=1" if immutable else "?mode=ro")
         with self._errors():
             return sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
 
