@@ -25,6 +25,8 @@ from .errors import UserInputError
 
 MANIFEST_NAME = ".entropic-bound-manifest.json"
 MANIFEST_FORMAT = 1
+#: Checksums of a file kept from another run writing the same folder at once (either may write last).
+KEPT_FROM_OTHERS = 2
 
 
 def sha256_of(data: bytes) -> str:
@@ -128,7 +130,10 @@ class OutputFolder:
     def _save(self) -> None:
         """Merge with the manifest on disk (another run may be writing the same folder) and write it."""
         on_disk = read_manifest(self.root) or {}
-        merged = {**on_disk, **{rel: self.files[rel] for rel in self.written}}
+        merged = dict(on_disk)
+        for rel in self.written:  # ours first, then what another run listed (whichever wrote last)
+            theirs = [sha for sha in on_disk.get(rel, ()) if sha not in self.files[rel]]
+            merged[rel] = self.files[rel] + theirs[:KEPT_FROM_OTHERS]
         body = {
             "format": MANIFEST_FORMAT,
             "written_by": "entropic-bound",

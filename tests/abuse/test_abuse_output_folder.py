@@ -121,3 +121,14 @@ def test_two_runs_writing_one_folder_of_ours_accept_each_others_files(tmp_path):
     (tmp_path / "o" / "report.html").write_text("edited by hand")
     with pytest.raises(UserInputError, match="changed since"):
         claim_output_folder(tmp_path / "o")
+
+
+def test_whichever_of_two_runs_writes_last_its_file_is_ours_next_time(tmp_path):
+    from entropic_bound.ownership import claim_output_folder
+
+    claim_output_folder(tmp_path / "o").write_text("report.html", "first")
+    a, b = claim_output_folder(tmp_path / "o"), claim_output_folder(tmp_path / "o")
+    b.write_text("report.html", "from b")
+    a.write_text("report.html", "from a")
+    b.write_text("verdicts.json", "{}")  # b saves the manifest last, listing its own report.html first
+    claim_output_folder(tmp_path / "o").write_text("report.html", "third run")
