@@ -37,9 +37,17 @@ def resolve_paths(out: str | Path | None, store: str | Path | None) -> tuple[Pat
 
 def claim_out(out_dir: Path, force: bool) -> OutputFolder:
     """The output folder if it is ours (or ``force``): refused in one line before any work otherwise."""
-    return claim_output_folder(
-        out_dir, force=force, store_is_ours=lambda root: is_run_store(root / STORE_NAME)
-    )
+    return claim_output_folder(out_dir, force=force, store_is_ours=_holds_our_store)
+
+
+def _holds_our_store(root: Path) -> bool:
+    """A folder holding a run store of ours; an empty one, or only its SQLite sidecars, is another
+    run creating it this instant."""
+    path = root / STORE_NAME
+    if not path.is_file():
+        family = {f"{STORE_NAME}{suffix}" for suffix in ("-wal", "-shm", "-journal")}
+        return {p.name for p in root.iterdir()} <= family
+    return path.stat().st_size == 0 or is_run_store(path)
 
 
 #: With ``quiet``, the Ray cluster's messages go to this file in the output folder, not the terminal.
