@@ -27,6 +27,27 @@ from .errors import ConfigError, did_you_mean
 _MISSING = dataclasses.MISSING
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a mapping naming one key twice (safe_load keeps the last one
+    silently, so a config could say two things and mean the second)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, typing.Hashable) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def safe_yaml(text: str) -> Any:
+    """``yaml.safe_load`` that refuses duplicate keys."""
+    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506  (a SafeLoader subclass)
+
+
 def param(
     default: Any = _MISSING,
     *,
@@ -86,7 +107,7 @@ def _coerce(key: str, tp: Any, value: Any) -> Any:
     if origin is tuple:
         item = typing.get_args(tp)[0]
         if isinstance(value, str):
-            value = [yaml.safe_load(v) for v in value.split(",") if v.strip()]
+            value = [safe_yaml(v) for v in value.split(",") if v.strip()]
         if not isinstance(value, (list, tuple)):
             value = [value]
         return tuple(_coerce(key, item, v) for v in value)
@@ -197,7 +218,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         raise ConfigError(f"An override must look like key=value (e.g. train.lr=1e-3). Got {text!r} instead.")
     key, raw = text.split("=", 1)
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = safe_yaml(raw) if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
     # YAML reads "1e-3" as a string; numbers written that way are meant as floats.
@@ -234,16 +255,27 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
     if not p.is_file():
         raise ConfigError(f"Config file '{p}' does not exist or is not a file.")
     try:
-        data = yaml.safe_load(p.read_text())
+        data = safe_yaml(p.read_bytes().decode("utf-8"))
+        flat = {} if data is None or not isinstance(data, Mapping) else flatten(data)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"Config file '{p}' is not UTF-8 text ({exc.reason} at byte {exc.start})."
+        ) from None
+    except RecursionError:
+        raise ConfigError(f"Config file '{p}' is nested too deeply to be a config.") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"Config file '{p}' is not valid YAML: {str(exc).splitlines()[0]}") from None
+        where = f" (line {exc.problem_mark.line + 1})" if getattr(exc, "problem_mark", None) else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"Config file '{p}' is not valid YAML{where}: {problem}") from None
+    except OSError as exc:
+        raise ConfigError(f"Cannot read config file '{p}': {exc.strerror or exc}.") from None
     if data is None:
         return {}
     if not isinstance(data, Mapping):
         raise ConfigError(
             f"Config file '{p}' must hold a mapping of keys to values. Got {type(data).__name__}."
         )
-    return flatten(data)
+    return flat
 
 
 def to_dict(cfg: Any) -> dict[str, Any]:

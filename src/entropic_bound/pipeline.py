@@ -10,9 +10,10 @@ from .config import to_dict
 from .config_keys import gather_overrides, split_by_experiment  # noqa: F401  (the pipeline's API)
 from .defaults import DEFAULT_OUT, STORE_NAME
 from .errors import UserInputError
+from .ownership import OutputFolder, claim_output_folder
 from .registry import EXPERIMENTS
 from .report.writer import check_out_dir, write_report
-from .store import RunStore
+from .store import OldSchemaError, RunStore, is_run_store
 from .sweep.runner import Backend, SweepSummary, make_backend, run_sweep
 from .validation import check_choice
 
@@ -34,13 +35,37 @@ def resolve_paths(out: str | Path | None, store: str | Path | None) -> tuple[Pat
     return out_dir, store_path
 
 
-def sweep_backend(backend: str | Backend | None, workers: int, address: str | None) -> str | Backend | None:
-    """The backend to sweep with: its name, or a Ray backend bound to ``address``."""
+def claim_out(out_dir: Path, force: bool) -> OutputFolder:
+    """The output folder if it is ours (or ``force``): refused in one line before any work otherwise."""
+    return claim_output_folder(out_dir, force=force, store_is_ours=_holds_our_store)
+
+
+def _holds_our_store(root: Path) -> bool:
+    """A folder holding a run store of ours; an empty one, or only its SQLite sidecars, is another
+    run creating it this instant."""
+    path = root / STORE_NAME
+    if not path.is_file():
+        family = {f"{STORE_NAME}{suffix}" for suffix in ("-wal", "-shm", "-journal")}
+        return {p.name for p in root.iterdir()} <= family
+    return path.stat().st_size == 0 or is_run_store(path)
+
+
+#: With ``quiet``, the Ray cluster's messages go to this file in the output folder, not the terminal.
+RAY_LOG_NAME = "ray-driver.log"
+
+
+def sweep_backend(
+    backend: str | Backend | None, workers: int, address: str | None, ray_log: Path | None = None
+) -> str | Backend | None:
+    """The backend to sweep with: its name, or a Ray backend bound to ``address`` (whose cluster
+    messages go to ``ray_log`` when given)."""
     if address is not None and backend != "ray":
         raise UserInputError(
             f"The '--address' option needs '--backend ray'. Got --backend {backend or 'local'} instead."
         )
-    return make_backend("ray", workers, address=address) if backend == "ray" else backend
+    if backend != "ray" or (address is None and ray_log is None):
+        return backend
+    return make_backend("ray", workers, address=address, log_file=ray_log)
 
 
 def configure(name: str, scale: str, overrides: dict | None = None):
@@ -101,6 +126,8 @@ def run_experiments(
     max_memory_mb: float | None = None,
     device: str = "cpu",
     steps: Callable[[str], None] | None = None,
+    force: bool = False,
+    quiet: bool = False,
 ) -> PipelineResult:
     """Validate every config first, then sweep each experiment into the store and write the report.
 
@@ -111,11 +138,13 @@ def run_experiments(
     is where experiments that support it train (:attr:`Experiment.devices`: E7's language models);
     the others run on the CPU. Runs are the same runs on either device (the device is not part of a
     run's id), though CUDA kernels round differently from the CPU's. ``steps`` is told each step of
-    the report building (the progress bars end with the last run).
+    the report building (the progress bars end with the last run). ``force`` writes into a
+    non-empty folder that holds no entropic-bound output (see :mod:`.ownership`). ``quiet`` keeps a
+    Ray cluster's messages in ``OUT/ray-driver.log`` instead of the terminal.
     """
     check_device(device)
-    backend = sweep_backend(backend, workers, address)
     out_dir, store_path = resolve_paths(out, store)
+    backend = sweep_backend(backend, workers, address, out_dir / RAY_LOG_NAME if quiet else None)
     overrides = overrides or {}
     bound = [configure(n, scale, overrides.get(n)) for n in names]
     specs = {exp.name: exp.specs() for exp in bound}
@@ -124,6 +153,7 @@ def run_experiments(
         if max_memory_mb is not None:
             exp.max_memory_bytes = int(max_memory_mb * 2**20)
         exp.groups(specs[exp.name])  # a model that fits no budget (or no memory) fails here, before any work
+    folder = claim_out(out_dir, force)
     summaries = {}
     overall = OverallProgress(progress, sum(len(s) for s in specs.values()), len(bound))
     with RunStore(store_path) as run_store:
@@ -137,7 +167,7 @@ def run_experiments(
                 workers=workers,
                 backend=backend,
             )
-        report = write_report(run_store, out_dir, steps=steps)
+        report = write_report(run_store, folder, steps=steps)
     return PipelineResult(summaries, report, store_path)
 
 
@@ -146,8 +176,9 @@ def report(
     store: str | Path | None = None,
     only: Sequence[str] | None = None,
     steps: Callable[[str], None] | None = None,
+    force: bool = False,
 ) -> Path:
-    """Rewrite the report folder from an existing store."""
+    """Rewrite the report folder from an existing store (opened read-only unless it needs migrating)."""
     out_dir, store_path = resolve_paths(out, store)
     for name in only or ():
         EXPERIMENTS.get(name)
@@ -155,5 +186,10 @@ def report(
         raise UserInputError(
             f"Run store '{store_path}' does not exist; run an experiment first or pass --store."
         )
-    with RunStore(store_path) as run_store:
-        return write_report(run_store, out_dir, only=list(only) if only else None, steps=steps)
+    try:
+        run_store = RunStore(store_path, readonly=True)
+    except OldSchemaError:
+        run_store = RunStore(store_path)  # ours (identified read-only), written by an older version
+    with run_store:
+        folder = claim_out(out_dir, force)
+        return write_report(run_store, folder, only=list(only) if only else None, steps=steps)

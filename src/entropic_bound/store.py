@@ -29,10 +29,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from .atomic import atomic_write_bytes, atomic_write_text
+from .atomic import atomic_write_bytes
 from .errors import UserInputError
 from .results import RunResult, canonical_json
-from .store_health import absent_sidecars, check_store_file, damaged, not_a_database, remove_empty_sidecars
+from .store_health import (
+    OldSchemaError,
+    absent_sidecars,
+    check_store_file,
+    damaged,
+    remove_empty_sidecars,
+    schema_version,
+    sqlite_user_error,
+)
 
 SCHEMA_VERSION = 1
 
@@ -67,10 +75,6 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-
-
 def _migrate_v0_to_v1(conn: sqlite3.Connection) -> None:
     """v0: no store yet (an empty file), or the prototype layout whose ``runs`` lacked the
     provenance columns and which had no ``experiments`` table. Creates or completes the v1 tables."""
@@ -85,6 +89,19 @@ def _migrate_v0_to_v1(conn: sqlite3.Connection) -> None:
         "CREATE TABLE IF NOT EXISTS experiments "
         "(name TEXT PRIMARY KEY, scale TEXT, config TEXT NOT NULL, updated_at TEXT)"
     )
+
+
+def is_run_store(path: Path) -> bool:
+    """Whether the file at ``path`` is an entropic-bound run store, found without writing to it.
+
+    False for a missing or empty file; a one-line :class:`UserInputError` for a file that is not."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return False
+    try:
+        RunStore(path, readonly=True).close()
+    except OldSchemaError:
+        pass
+    return True
 
 
 #: ``MIGRATIONS[v]`` turns a version-``v`` store into a version-``v + 1`` one.
@@ -105,22 +122,56 @@ class RunStore:
         self._check_path()
         check_store_file(self.path)
         sidecars = absent_sidecars(self.path)
-        with self._errors():
+        existing = self.path.is_file() and self.path.stat().st_size > 0
+        # Identify the file read-only first: a database that is not ours, or is damaged, is refused
+        # before SQLite writes anything to it (no WAL switch, no migration).
+        if existing or readonly:
+            self._conn = self._open_readonly(sidecars)
+            self._guarded(sidecars, self._identify)
             if readonly:
-                uri = self.path.resolve().as_uri() + "?mode=ro"
-                self._conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
-            else:
-                self._conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+                return
+            self._conn.close()
+        with self._errors():
+            self._conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        self._guarded(sidecars, self._open_for_writing)
+
+    def _open_readonly(self, sidecars: list[Path]) -> sqlite3.Connection:
+        """A connection that cannot write. A reader (``readonly``) of a store no process has open for
+        writing (no ``-wal`` or ``-journal`` beside it) opens it immutable: no lock, no ``-wal``/``-shm`` created, so
+        a read-only file or folder works. Otherwise ``mode=ro``, which takes SQLite's locks: a writer
+        may be creating the store this instant (two runs into one folder), and what it committed is
+        read whole."""
+        in_use = Path(f"{self.path}-wal") not in sidecars or Path(f"{self.path}-journal").exists()
+        immutable = self.readonly and not in_use
+        uri = self.path.resolve().as_uri() + ("?immutable=1" if immutable else "?mode=ro")
+        with self._errors():
+            return sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
+
+    def _guarded(self, sidecars: list[Path], step: Callable[[], None]) -> None:
+        """Run an opening step; on failure close and remove the sidecars the attempt created."""
         try:
             with self._errors():
-                self._check_integrity()  # before anything is written: a damaged store stays as it was
-                if not readonly:
-                    self._conn.execute("PRAGMA journal_mode=WAL")
-                self._upgrade()
+                step()
         except BaseException:
             self._conn.close()
             remove_empty_sidecars(sidecars)
             raise
+
+    def _identify(self) -> None:
+        self._check_integrity()
+        version = self._version()
+        if version > SCHEMA_VERSION:
+            raise self._newer(version)
+        if version < SCHEMA_VERSION and self.readonly:
+            raise OldSchemaError(
+                f"Run store '{self.path}' has the old schema version {version}; "
+                f"open it once for writing to upgrade it to {SCHEMA_VERSION}."
+            )
+
+    def _open_for_writing(self) -> None:
+        self._check_integrity()
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._upgrade()
 
     # -- opening --------------------------------------------------------------------------------
 
@@ -146,31 +197,19 @@ class RunStore:
             ) from None
 
     def _version(self) -> int:
-        tables = _tables(self._conn)
-        if "meta" in tables:
-            row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                raise UserInputError(f"Run store '{self.path}' has no schema version; it is damaged.")
-            return int(row[0])
-        if tables - {"runs"}:
-            raise UserInputError(
-                f"'{self.path}' is an SQLite database but not an entropic-bound run store "
-                f"(tables: {', '.join(sorted(tables))})."
-            )
-        return 0
+        """The schema version of an entropic-bound store; a one-line refusal for any other database."""
+        return schema_version(self._conn, self.path, set(_RUNS_COLUMNS))
+
+    def _newer(self, version: int) -> UserInputError:
+        return UserInputError(
+            f"Run store '{self.path}' has schema version {version}, newer than this "
+            f"entropic-bound ({SCHEMA_VERSION}); upgrade entropic-bound."
+        )
 
     def _upgrade(self) -> None:
         version = self._version()
         if version > SCHEMA_VERSION:
-            raise UserInputError(
-                f"Run store '{self.path}' has schema version {version}, newer than this "
-                f"entropic-bound ({SCHEMA_VERSION}); upgrade entropic-bound."
-            )
-        if version < SCHEMA_VERSION and self.readonly:
-            raise UserInputError(
-                f"Run store '{self.path}' has the old schema version {version}; "
-                f"open it once for writing to upgrade it to {SCHEMA_VERSION}."
-            )
+            raise self._newer(version)
         while version < SCHEMA_VERSION:
             with self._transaction():
                 version = self._version()  # another process may have migrated meanwhile
@@ -200,28 +239,7 @@ class RunStore:
             raise self._user_error(str(exc)) from None
 
     def _user_error(self, msg: str) -> UserInputError:
-        where = f"Run store '{self.path}'"
-        if "locked" in msg or "busy" in msg:
-            text = (
-                f"{where} is locked by another process (waited {self.timeout:g} s); "
-                "wait for it to finish or use another store."
-            )
-        elif "disk is full" in msg or "disk I/O error" in msg:
-            text = (
-                f"{where} could not be written ({msg}): the disk is full or failing. Every run "
-                "committed before is kept; free space and rerun the same command to resume."
-            )
-        elif "not a database" in msg or "encrypted" in msg:
-            return not_a_database(self.path)
-        elif "malformed" in msg or "corrupt" in msg:
-            return damaged(self.path, msg)
-        elif "readonly" in msg or "read-only" in msg:
-            text = f"{where} is read-only; make it writable or write to another store."
-        elif "unable to open" in msg:
-            text = f"Cannot open run store '{self.path}' ({msg})."
-        else:
-            text = f"{where}: {msg}."
-        return UserInputError(" ".join(text.split()))
+        return sqlite_user_error(self.path, msg, self.timeout)
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -370,22 +388,23 @@ class RunStore:
 
     # -- exports --------------------------------------------------------------------------------
 
-    def export(self, out_dir, fmt: str = "csv") -> list[Path]:
-        """Write :meth:`table` of every experiment to ``out_dir/<experiment>.<fmt>`` atomically."""
+    def export(self, out_dir, fmt: str = "csv", *, folder=None) -> list[Path]:
+        """Write :meth:`table` of every experiment to ``out_dir/<experiment>.<fmt>`` atomically
+        (through ``folder``, an :class:`~entropic_bound.ownership.OutputFolder`, when given)."""
         if fmt not in ("csv", "parquet"):
             raise UserInputError(f"The 'fmt' parameter must be one of 'csv', 'parquet'. Got {fmt!r} instead.")
         out_dir = Path(out_dir)
         paths = []
         for name in self.experiments():
             df = self.table(name)
-            path = out_dir / f"{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.{fmt}"
+            rel = f"{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.{fmt}"
             if fmt == "csv":
-                atomic_write_text(path, df.to_csv(index=False))
+                data = df.to_csv(index=False).encode("utf-8")
             else:
                 buf = io.BytesIO()
                 df.to_parquet(buf, index=False)
-                atomic_write_bytes(path, buf.getvalue())
-            paths.append(path)
+                data = buf.getvalue()
+            paths.append(folder.write_bytes(rel, data) if folder else atomic_write_bytes(out_dir / rel, data))
         return paths
 
 

@@ -1,4 +1,5 @@
-"""Is a run-store file whole? Checked from its bytes before SQLite opens (and so writes) it.
+"""Is a run-store file whole, and ours? Checked from its bytes before SQLite opens it, then from its
+tables on a read-only connection before anything is written to it.
 
 A store that is not an SQLite database, or was truncated (a copy cut short, a full disk during a
 ``cp``), must be refused with the file left exactly as it was: SQLite itself would only notice
@@ -12,6 +13,7 @@ is trusted only when its "version-valid-for" number (bytes 92–95) equals the c
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 from .errors import UserInputError
@@ -95,3 +97,67 @@ def remove_empty_sidecars(created: list[Path]) -> None:
             os.unlink(side)
         except OSError:
             pass
+
+
+class OldSchemaError(UserInputError):
+    """A store of ours, opened read-only, whose schema is older than this entropic-bound's."""
+
+
+def table_names(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+#: The columns every ``runs`` table of ours has had, since the prototype (schema version 0).
+PROTOTYPE_CORE = frozenset({"run_id", "experiment", "params", "seed", "status", "metrics", "curves"})
+
+
+def schema_version(conn: sqlite3.Connection, path: Path, known_columns: set[str]) -> int:
+    """The schema version of the run store behind ``conn``: its ``meta`` table's, 0 for an empty
+    database or the prototype's lone ``runs`` table (the core columns and none that ``known_columns``
+    lacks); a one-line :class:`UserInputError` for any other database, which is then left untouched."""
+    tables = table_names(conn)
+    if "meta" in tables:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is not None and str(row[0]).isdigit():
+            return int(row[0])
+    elif not tables:
+        return 0
+    elif tables == {"runs"}:
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+        if PROTOTYPE_CORE <= columns <= known_columns:
+            return 0
+    raise UserInputError(
+        f"'{path}' is an SQLite database but not an entropic-bound run store "
+        f"(tables: {', '.join(sorted(tables))}); it was left untouched."
+    )
+
+
+def sqlite_user_error(path: Path, msg: str, timeout: float) -> UserInputError:
+    """One line for an SQLite failure the user can cause (a lock, a full disk, a read-only file)."""
+    where = f"Run store '{path}'"
+    if "locked" in msg or "busy" in msg:
+        text = (
+            f"{where} is locked by another process (waited {timeout:g} s); "
+            "wait for it to finish or use another store."
+        )
+    elif "disk is full" in msg or "disk I/O error" in msg:
+        text = (
+            f"{where} could not be written ({msg}): the disk is full or failing. Every run "
+            "committed before is kept; free space and rerun the same command to resume."
+        )
+    elif "not a database" in msg or "encrypted" in msg:
+        return not_a_database(path)
+    elif "malformed" in msg or "corrupt" in msg:
+        return damaged(path, msg)
+    elif ("readonly" in msg or "read-only" in msg) and not os.access(path.parent, os.W_OK):
+        text = (
+            f"{where} is in the read-only folder '{path.parent}' (SQLite writes its journal "
+            "beside the store); make the folder writable or write to another store."
+        )
+    elif "readonly" in msg or "read-only" in msg:
+        text = f"{where} is read-only; make it writable or write to another store."
+    elif "unable to open" in msg:
+        text = f"Cannot open run store '{path}' ({msg})."
+    else:
+        text = f"{where}: {msg}."
+    return UserInputError(" ".join(text.split()))

@@ -15,7 +15,7 @@ from entropic_bound.inspect import (
     sink_score,
     uniform_mixer,
 )
-from entropic_bound.inspect.text import BUILTIN_TEXT, read_text, token_windows
+from entropic_bound.inspect.text import BUILTIN_TEXT, check_text, text_chunks, token_windows
 from entropic_bound.spectra import estimate_all
 
 
@@ -112,16 +112,17 @@ def test_byte_fallback_windows():
     assert token_windows(BUILTIN_TEXT, None, vocab_size=50, window_len=16, max_windows=3).shape == (3, 16)
 
 
-def test_read_text_errors(tmp_path):
+def test_check_text_errors(tmp_path):
     with pytest.raises(UserInputError, match="does not exist"):
-        read_text(tmp_path / "missing.txt")
+        check_text(tmp_path / "missing.txt")
     (tmp_path / "empty.txt").write_text("  \n")
     with pytest.raises(UserInputError, match="is empty"):
-        read_text(tmp_path / "empty.txt")
-    assert read_text(BUILTIN_TEXT) == BUILTIN_TEXT  # a str is the text itself, a Path a file
-    assert read_text("missing.txt") == "missing.txt"
+        check_text(tmp_path / "empty.txt")
+    check_text(BUILTIN_TEXT)  # a str is the text itself, a Path a file
+    check_text("missing.txt")
+    assert list(text_chunks("missing.txt")) == ["missing.txt"]
     with pytest.raises(UserInputError, match="The text is empty"):
-        read_text(" ")
+        check_text(" ")
 
 
 def test_minilm_tokenizer_adds_cls_and_sep():

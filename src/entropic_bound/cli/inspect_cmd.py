@@ -71,9 +71,24 @@ def _check_args(args: argparse.Namespace) -> str:
         if value < low:
             flag = "--" + name.replace("_", "-")
             raise UserInputError(f"The '{flag}' option must be an int >= {low}. Got {value} instead.")
+    _check_paths(args.csv, args.out)
     if args.json and args.format not in (None, "json"):
         raise UserInputError(f"--json means --format json. Got --json with --format {args.format}.")
     return "json" if args.json else args.format or "table"
+
+
+def _check_paths(csv: str | None, out: str | None) -> None:
+    """The output paths can take what will be written, checked before the (slow) inspection."""
+    if csv is not None and Path(csv).is_dir():
+        raise UserInputError(f"The '--csv' option needs a file path. Got the folder '{csv}' instead.")
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        raise UserInputError(
+            f"The '--out' option needs a folder for the figures. Got the file '{out}' instead."
+        )
+    for flag, path in (("--csv", csv and Path(csv).parent), ("--out", out and Path(out))):
+        blocker = path and next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+        if blocker:
+            raise UserInputError(f"The '{flag}' option's folder cannot be created: '{blocker}' is a file.")
 
 
 def _progress(quiet: bool):
@@ -142,8 +157,9 @@ def handler(args: argparse.Namespace) -> int:
     finally:
         stop()
     if args.csv:
-        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.csv).write_text(format_csv(result))
+        from ..atomic import atomic_write_text
+
+        atomic_write_text(args.csv, format_csv(result))
         print(f"wrote {len(result.table)} rows to {args.csv}")
     elif fmt == "json":
         print(format_json(result))

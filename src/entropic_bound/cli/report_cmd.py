@@ -7,6 +7,7 @@ from pathlib import Path
 from ..defaults import DEFAULT_OUT, STORE_NAME
 from ..errors import UserInputError
 from ..export import FORMATS
+from .run_cmd import add_force
 
 
 def add_parser(sub) -> None:
@@ -16,6 +17,7 @@ def add_parser(sub) -> None:
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
     p.add_argument("--store", default=None, help="run store file (default OUT/runs.sqlite)")
     p.add_argument("--only", default=None, help="comma-separated experiments")
+    add_force(p)
     p.set_defaults(func=_report)
     e = sub.add_parser(
         "export", help="export the store: tables (CSV, Parquet) or runs with curves (TensorBoard, MLflow)"
@@ -31,6 +33,7 @@ def add_parser(sub) -> None:
         help="csv / parquet: one table per experiment; tensorboard: event files per run; "
         "mlflow: a local MLflow store (one experiment per E). Default csv",
     )
+    add_force(e)
     e.set_defaults(func=_export)
 
 
@@ -39,7 +42,7 @@ def _report(args) -> int:
     from .progress import report_steps
 
     only = [n.strip() for n in args.only.split(",")] if args.only else None
-    print(report(out=args.out, store=args.store, only=only, steps=report_steps(False)))
+    print(report(out=args.out, store=args.store, only=only, steps=report_steps(False), force=args.force))
     return 0
 
 
@@ -51,6 +54,6 @@ def _export(args) -> int:
 
     out = args.out or Path(args.store).parent / "export"  # beside the store, wherever it is
     with RunStore(args.store, readonly=True) as store:
-        for line in export_store(store, out, fmt=args.format):
+        for line in export_store(store, out, fmt=args.format, force=args.force):
             print(line)
     return 0

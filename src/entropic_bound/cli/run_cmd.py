@@ -58,9 +58,19 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="cpu (default) or cuda: where E7's language models train (the small ensembles of E1-E6 "
         "stay on the CPU, where they run fastest)",
     )
+    add_force(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the report path")
     p.add_argument(
         "--json", action="store_true", help="print the verdicts JSON to stdout instead of the table"
+    )
+
+
+def add_force(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write into a non-empty --out folder that holds no entropic-bound output, or over files "
+        "changed since entropic-bound wrote them (nothing is ever deleted)",
     )
 
 
@@ -106,6 +116,8 @@ def _execute(names: list[str], overrides: dict, args) -> int:
             max_memory_mb=args.max_memory,
             device=args.device,
             steps=report_steps(args.quiet),
+            force=args.force,
+            quiet=args.quiet,
         )
     if not args.quiet:
         for name, s in result.summaries.items():

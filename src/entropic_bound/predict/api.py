@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UnknownNameError, UserInputError, did_you_mean
+from ..errors import DataError, UnknownNameError, UserInputError, did_you_mean
 from ..registry import PREDICTORS
 from ..spectra import estimate_all, panel_description, round_estimate
 from .base import Fit
@@ -114,7 +114,13 @@ def predict_r_star(
     name = method or default_method(teacher, n, d, d_v, V is not None)
     fn = PREDICTORS.get(name)
     held = held_out(N, seed)
-    fit: Fit = fn(X, Y, V, rng=np.random.default_rng(seed), held=held)
+    try:
+        fit: Fit = fn(X, Y, V, rng=np.random.default_rng(seed), held=held)
+    except np.linalg.LinAlgError as exc:  # degenerate data the magnitude check did not catch
+        raise DataError(
+            f"The '{name}' predictor's linear algebra failed on these data ({exc}); check X, Y and V for "
+            "degenerate or extreme values."
+        ) from None
     cut = cross_checked_cut(fit.singular_values, fit.noise_top)
     estimates, params = _estimates(fit, cut.r_hat)
     r_hat = cut.r_hat if fit.singular_values.size else -1

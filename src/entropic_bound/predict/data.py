@@ -15,6 +15,11 @@ import numpy as np
 
 from ..errors import DataError
 
+#: Entries larger than this are refused: the predictors multiply up to six entries (``X⁴ V²`` in the
+#: normal equations), which overflow float64 (about 1.8e308) from about 1e51 on. r* is unchanged when
+#: X, Y or V is rescaled, so a rescaled copy of the data gives the same answer.
+MAX_MAGNITUDE = 1e30
+
 
 def _as_float_array(a: Any, name: str, ndim: int, layout: str) -> np.ndarray:
     arr = np.asarray(a)
@@ -34,6 +39,13 @@ def _as_float_array(a: Any, name: str, ndim: int, layout: str) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise DataError(f"Array '{name}' must be finite. Found {bad} NaN or infinite values.")
+    peak = float(np.max(np.abs(arr)))
+    if peak > MAX_MAGNITUDE:
+        raise DataError(
+            f"Array '{name}' has entries as large as {peak:.3g}; the predictors multiply up to six entries, "
+            f"which overflows float64, so entries must be at most {MAX_MAGNITUDE:g} in size: rescale the "
+            "data (r* does not change when X, Y or V is rescaled)."
+        )
     return arr
 
 
@@ -62,13 +74,52 @@ def _load_one(path: str) -> Any:
     if os.path.isdir(path):
         raise DataError(f"Expected a .npz or .npy file at '{path}'. Found a directory.")
     try:
+        _check_declared_sizes(path)
         return np.load(path, allow_pickle=False)
+    except DataError:
+        raise
     except ValueError as exc:  # object arrays or a pickle, refused by allow_pickle=False
         raise DataError(
             f"Expected plain numeric arrays in '{path}' (pickles are not loaded). Found: {exc}"
         ) from None
     except (OSError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as exc:
         raise DataError(f"Expected a NumPy .npz or .npy file at '{path}'. Could not read it: {exc}") from None
+
+
+def _declared_bytes(handle) -> tuple[tuple, int]:
+    """The shape and data size an ``.npy`` header declares (read without loading the data)."""
+    version = np.lib.format.read_magic(handle)
+    read_header = (
+        np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    )
+    shape, _, dtype = read_header(handle, max_header_size=10_000)
+    return shape, int(np.prod(shape, dtype=object)) * dtype.itemsize
+
+
+def _check_declared_sizes(path: str) -> None:
+    """Refuse an array whose header declares more data than its file holds, before NumPy allocates
+    memory for it (a forged or truncated header would otherwise ask for terabytes)."""
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                if info.filename.endswith(".npy"):
+                    with archive.open(info) as handle:
+                        _compare_declared(handle, info.file_size, f"'{path}' member {info.filename}")
+        return
+    with open(path, "rb") as handle:
+        if handle.read(6) != b"\x93NUMPY":
+            return  # not an .npy: np.load says what it is
+        handle.seek(0)
+        _compare_declared(handle, os.path.getsize(path), f"'{path}'")
+
+
+def _compare_declared(handle, available: int, where: str) -> None:
+    shape, declared = _declared_bytes(handle)
+    if declared > available:
+        raise DataError(
+            f"Expected the array in {where} to hold the data its header declares: shape {shape} "
+            f"({declared / 2**30:.3g} GiB). Found a file of only {available} bytes (forged or truncated)."
+        )
 
 
 def _npz_array(store: Any, key: str, path: str) -> np.ndarray:

@@ -68,7 +68,8 @@ def split_description(N: int, held: np.ndarray | None, seed: int) -> dict:
 
 
 def not_tested(reason: str, split: dict) -> dict:
-    return {"teacher_rejected": False, "statistic": None, "threshold": None, "reason": reason, "split": split}
+    """The class was not tested: ``teacher_rejected`` is None (unknown), never False ("accepted")."""
+    return {"teacher_rejected": None, "statistic": None, "threshold": None, "reason": reason, "split": split}
 
 
 def outside_row_sigma(X: np.ndarray, Y: np.ndarray, V: np.ndarray | None) -> tuple[float, int] | None:
@@ -111,14 +112,17 @@ def dispersion_test(
         tests["level_vs_model_free_noise"] = _mean_ratio(e, k, free)
     name = max(tests, key=lambda t: tests[t][0] / tests[t][1])
     statistic, threshold = tests[name]
-    rejected = statistic > threshold
+    # A NaN statistic (residuals that overflowed) tested nothing: unknown, like an untested class.
+    rejected = None if np.isnan(statistic) else bool(statistic > threshold)
     if name == "dispersion":
         how = f"vary {statistic:.3g}× more across held-out samples than noise at their level"
     else:
         how = f"are {statistic:.3g}× the model-free noise level σ̂² ({free[1]} dof)"
-    verdict = "structured misfit, not noise" if rejected else "consistent with noise"
+    verdict = {True: "structured misfit, not noise", False: "consistent with noise", None: "not tested"}[
+        rejected
+    ]
     return {
-        "teacher_rejected": bool(rejected),
+        "teacher_rejected": rejected,
         "statistic": statistic,
         "threshold": threshold,
         "reason": f"{what} {how} (threshold {threshold:.3g}): {verdict}.",

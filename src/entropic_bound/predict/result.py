@@ -44,7 +44,8 @@ class Prediction:
         cut: what the null threshold and the largest gap each give, which was chosen and why
             (:meth:`.cut.Cut.describe`).
         fit: the held-out goodness-of-fit test of the teacher class (:mod:`.goodness`):
-            ``teacher_rejected``, ``statistic``, ``threshold``, ``reason``, ``split``.
+            ``teacher_rejected`` (None when the class was not tested), ``statistic``, ``threshold``,
+            ``reason``, ``split``.
     """
 
     r_hat: int

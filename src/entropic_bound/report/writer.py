@@ -17,10 +17,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..atomic import atomic_write_bytes, atomic_write_text, remove_stale_temporaries
+from ..atomic import remove_stale_temporaries
 from ..config import flatten
 from ..errors import UserInputError
 from ..experiments.base import Analysis, Experiment
+from ..ownership import OutputFolder, claim_output_folder
 from ..plotting import to_png
 from ..registry import EXPERIMENTS
 from ..store import RunStore
@@ -116,15 +117,19 @@ def verdicts_json(verdicts: list[dict]) -> str:
 
 def write_report(
     store: RunStore,
-    out_dir: str | Path,
+    out_dir: str | Path | OutputFolder,
     *,
     only: list[str] | None = None,
     steps: Callable[[str], None] | None = None,
 ) -> Path:
     """Write the report folder for every experiment recorded in ``store``; returns report.html.
+
+    ``out_dir`` is a claimed :class:`OutputFolder`, or a path claimed here (refused unless ours);
     ``steps`` is told each step (analysing, figures, the page) for progress where no bar shows it."""
-    out = check_out_dir(out_dir)
-    remove_stale_temporaries(out, out / "figures", out / "results")  # ours, left by a killed writer
+    folder = out_dir if isinstance(out_dir, OutputFolder) else claim_output_folder(check_out_dir(out_dir))
+    out = folder.root
+    if folder.ours:  # a folder written into only by --force: nothing there is deleted, not even ours
+        remove_stale_temporaries(out, out / "figures", out / "results")  # left by a killed writer
     reports = []
     for exp, scale, analysis in analyse_store(store, only, steps):
         if steps:
@@ -133,16 +138,16 @@ def write_report(
             )
         files = {}
         for fig_name, fig in analysis.figures.items():
-            path = atomic_write_bytes(out / "figures" / f"{fig_name}.png", to_png(fig))
+            path = folder.write_bytes(f"figures/{fig_name}.png", to_png(fig))
             files[fig_name] = str(path.relative_to(out))
         results_csv = csv_text(analysis.results, _param_columns(store, exp.name))
-        atomic_write_text(out / "results" / f"{exp.name}.csv", results_csv)
+        folder.write_text(f"results/{exp.name}.csv", results_csv)
         for table_name, table in analysis.tables.items():
-            atomic_write_text(out / "results" / f"{exp.name}_{table_name}.csv", csv_text(table))
+            folder.write_text(f"results/{exp.name}_{table_name}.csv", csv_text(table))
         reports.append(ExperimentReport(exp, scale, analysis, files))
     verdicts = ordered_verdicts(reports)
     if steps:
         steps(f"writing verdicts.json and report.html ({len(verdicts)} claims)")
-    atomic_write_text(out / "verdicts.json", verdicts_json(verdicts))
+    folder.write_text("verdicts.json", verdicts_json(verdicts))
     page = render_report(reports, out_dir=out, store_path=str(store.path), verdicts=verdicts)
-    return atomic_write_text(out / "report.html", page)
+    return folder.write_text("report.html", page)

@@ -19,6 +19,7 @@ import logging
 import re
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from ..errors import UserInputError
@@ -90,6 +91,7 @@ class RayBackend:
         max_retries: int = 3,
         cpus_per_task: float = 1,
         connect_timeout: float = 5.0,
+        log_file: str | Path | None = None,
     ) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise UserInputError(f"The 'workers' parameter must be an int >= 1. Got {workers!r} instead.")
@@ -103,7 +105,9 @@ class RayBackend:
         self.max_retries = max_retries
         self.cpus_per_task = cpus_per_task
         self.connect_timeout = connect_timeout
+        self.log_file = None if log_file is None else Path(log_file)
         self._started = False
+        self._printer = None  # Ray's own cluster-message printer, while ours replaces it
         ray = _import_ray()  # fail before the sweep writes anything: no Ray, or no cluster there
         if self.host_port is not None and not str(address).startswith("ray://"):
             _check_reachable(*self.host_port, connect_timeout)
@@ -117,24 +121,54 @@ class RayBackend:
 
             ray.shutdown()
             self._started = False
+        if self._printer is not None:
+            import ray._private.worker as ray_worker
+
+            ray_worker.print_to_stdstream = self._printer
+            self._printer = None
 
     def _connect(self, ray) -> None:
         if not ray.is_initialized():
             self._started = self._init(ray)
 
-    def _init(self, ray) -> bool:
+    def init_options(self) -> dict:
+        """``ray.init`` keywords: the workers' output and Ray's info logging stay off the terminal."""
         quiet = dict(logging_level=logging.ERROR, log_to_driver=False)
         if self.address is None:
-            ray.init(num_cpus=self.workers, include_dashboard=False, **quiet)
-            return True
+            return dict(num_cpus=self.workers, include_dashboard=False, **quiet)
+        return dict(address=self.address, **quiet)
+
+    def _init(self, ray) -> bool:
         try:
-            ray.init(address=self.address, **quiet)
+            ray.init(**self.init_options())
         except ConnectionError as exc:
             raise UserInputError(
                 f"Cannot connect to the Ray cluster at '{self.address}': "
                 f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
             ) from None
+        self._route_cluster_messages()
         return True
+
+    def _route_cluster_messages(self) -> None:
+        """Send the cluster's messages ("(raylet) A worker died…", lost nodes) to :attr:`log_file`.
+
+        Ray's driver prints them from a background thread even with ``log_to_driver=False``, through
+        the module function ``print_to_stdstream``, which it looks up at each message; replacing it
+        is the one way to keep them off a ``--quiet`` terminal. :meth:`close` puts Ray's back."""
+        if self.log_file is None:
+            return
+        import ray._private.worker as ray_worker
+
+        log_file = self.log_file
+
+        def to_log(data: dict, ignore_prefix: bool = False) -> None:
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            with open(log_file, "a", encoding="utf-8") as handle:
+                for line in data.get("lines", []):
+                    handle.write(f"({data.get('pid', 'ray')}) {line}\n")
+
+        self._printer = ray_worker.print_to_stdstream
+        ray_worker.print_to_stdstream = to_log
 
     def _in_flight(self) -> int | None:
         """The cap on groups submitted at once: ``workers`` on a cluster when > 1, else none."""
