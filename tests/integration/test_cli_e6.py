@@ -79,9 +79,10 @@ def test_tiny_e6_writes_verdicts_results_and_figures(tmp_path):
     assert {
         "e6_rate_vs_N_linear.png",
         "e6_rate_vs_sigma_softmax.png",
-        "e6_estimates_vs_r_star_linear.png",  # one n for the linear teacher: no _n suffix
+        "e6_estimates_vs_r_star_linear_n6.png",  # the grid's n
+        "e6_estimates_vs_r_star_linear_n2.png",  # C10 (d)'s n < r* cells get their own figure
         "e6_estimates_vs_r_star_softmax_n8.png",  # the X1-only n gets its own figure
-    } <= figures
+    } <= figures, sorted(figures)
 
 
 def test_bad_e6_override_is_one_line_and_exit_2(tmp_path, capsys):

@@ -2,7 +2,8 @@
 
 Each case runs in a fresh interpreter: a tiny warm-up run of the same path first (so torch's lazily
 loaded kernels and buffers are not counted), then the resident set before the measured run and the
-process's peak after it (``ru_maxrss``, a high-water mark: no sampling, no timing). Shapes are large
+process's peak after it (``VmHWM``, a high-water mark reset just before the run — the peak of the
+imports before it is not the run's; no sampling, no timing). Shapes are large
 enough (20–200 MB) that the allocator's page granularity is noise.
 """
 
@@ -18,7 +19,7 @@ import pytest
 from entropic_bound.cli import main
 
 MEASURE = """
-import json, resource, sys
+import json, sys
 import torch
 from entropic_bound.models import MemberSpec
 from entropic_bound.registry import STUDENTS
@@ -30,9 +31,13 @@ name, n, d, M, N, batch, moments = sys.argv[1], *map(int, sys.argv[2:7]), sys.ar
 cls = STUDENTS.get(name)
 cfg = TrainConfig(steps=3, n_samples=N, batch_size=0 if moments else batch, checkpoints=0)
 
-def resident():
+def status(field):
     with open("/proc/self/status") as fh:
-        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmRSS:"))
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(field + ":"))
+
+def reset_peak():  # the high-water mark so far may come from imports, not from training
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
 
 def train(n, d, M, N, batch):
     g = torch.Generator().manual_seed(0)
@@ -42,9 +47,10 @@ def train(n, d, M, N, batch):
     train_ensemble(model, MomentData.from_data(X, Y) if moments else FixedData(X, Y, batch, g), cfg)
 
 train(4, 4, 1, 8, 4)
-before = resident()
+before = status("VmRSS")
+reset_peak()
 train(n, d, M, N, batch)
-measured = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+measured = status("VmHWM") - before
 estimate = ensemble_memory(cls, cfg, n=n, d=d, d_v=d, moments=moments).total(M)
 print(json.dumps({"measured": measured, "estimate": estimate}))
 """

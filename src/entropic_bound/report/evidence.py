@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .claim_lines import CLAIM_LINES
 from .format import number, value_text, words
 
 # A records table nested in the evidence's key/value table has less room than a table preview.
@@ -26,6 +25,8 @@ def evidence_line(claim: str, evidence: dict, max_items: int = 4) -> str:
     summary = evidence.get("summary")
     if isinstance(summary, str) and summary.strip():
         return summary.strip()
+    from .claim_lines import CLAIM_LINES  # imports every experiment (and torch): only when a line is drawn
+
     line = CLAIM_LINES.get(claim)
     if line is not None:
         try:
