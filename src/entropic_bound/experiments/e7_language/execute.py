@@ -14,11 +14,14 @@ import time
 import numpy as np
 import torch
 
-from ...lm.checkpoint_probe import checkpoint_mixers, resolve_checkpoint
+from ...inspect.logit_field import LOGIT_FIELD_COLUMNS, ensemble_lm_fields, fit_layer
+from ...lm.checkpoint_probe import RANDOM_SEED, checkpoint_mixers, is_random_control, resolve_checkpoint
 from ...lm.complexity import kgram_heldout_bits, order_estimate
-from ...lm.corpora import VOCAB, Corpus, load_corpus
+from ...lm.controls import answer_accuracy, episode_starts
+from ...lm.corpora import MQAR_KEYS, MQAR_VALUES, VOCAB, Corpus, load_corpus
 from ...lm.model import EnsembleLM
 from ...lm.probe import KernelProbe, mixer_stats
+from ...lm.sources import MQARSource
 from ...lm.structure import structure_summary
 from ...lm.trainer import EnsembleOutcome, LMTrainConfig, random_starts, train_ensemble, windows
 from ...sweep.spec import RunResult, RunSpec
@@ -35,6 +38,7 @@ CORPUS_METRICS = (
     "compression_bits",
     "reference_bits",
     "n_train_tokens",
+    "tokens",
 )
 
 
@@ -61,6 +65,7 @@ def corpus_metrics(corpus: Corpus, train: np.ndarray, val: np.ndarray, max_order
         "compression_bits": compression,
         "reference_bits": best if corpus.entropy_rate_bits is None else corpus.entropy_rate_bits,
         "n_train_tokens": len(train),
+        "tokens": len(train) + len(val),  # a user's file may be shorter than task.tokens
     }
 
 
@@ -138,15 +143,55 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
     gens = [torch.Generator().manual_seed(derive_seed("E7/data", s.run_id)) for s in group]
     cfg = LMTrainConfig(**spec_params(group[0], "train"))
     outcome = train_ensemble(model, [(m[1], m[2]) for m in members], cfg, gens, recorder)
+    extra = _final_measures(model, group, members, probe_idx)
     wall = (time.perf_counter() - start) / len(group)
     return [
-        _member_result(spec, e, members[e][0], members[e][3], outcome, recorder, wall)
+        _member_result(spec, e, members[e][0], members[e][3], outcome, recorder, wall, extra[e])
         for e, spec in enumerate(group)
     ]
 
 
+def mqar_source(name: str) -> MQARSource | None:
+    """The source behind a registered ``mqar-p{m}`` corpus (its episodes start at token 0), else None."""
+    if not name.startswith("mqar-p"):
+        return None
+    pairs = int(name.removeprefix("mqar-p"))
+    return MQARSource(pairs, pairs, MQAR_KEYS, MQAR_VALUES)
+
+
+ANSWER_WINDOWS = 128  # held-out episode-aligned windows for the recall control's answer accuracy
+
+
+def _final_measures(model: EnsembleLM, group, members, probe_idx: torch.Tensor) -> list[dict]:
+    """Per member, at the final step: the logit-field fit of every head on the probe windows
+    (``{column: (L, H)}``) and, for a recall control, its answer accuracy on held-out episodes."""
+    fields = ensemble_lm_fields(model, probe_idx)  # [member][layer][head] dicts
+    out = [
+        {"logit_field": {c: [[h[c] for h in layer] for layer in fields[e]] for c in LOGIT_FIELD_COLUMNS}}
+        for e in range(len(group))
+    ]
+    n_ctx, vals, masks, starts = model.n_ctx, [], [], []
+    for spec, (_, train, val, _) in zip(group, members):
+        source = mqar_source(spec.params["corpus.name"])
+        vals.append(val)
+        if source is None:
+            masks.append(np.zeros(len(val), dtype=bool))
+            starts.append(np.zeros(0, dtype=np.int64))
+            continue
+        masks.append(source.answer_mask(len(train) + len(val))[len(train) :])
+        starts.append(episode_starts(val, source.episode_len, n_ctx)[:ANSWER_WINDOWS])
+    recall = [e for e, m in enumerate(masks) if m.any()]
+    if recall:
+        w = min(len(starts[e]) for e in recall)  # answer_accuracy takes one window count for all
+        padded = [s[:w] if len(s) >= w else np.zeros(w, dtype=np.int64) for s in starts]
+        accuracy = answer_accuracy(model, vals, masks, padded)
+        for e in recall:
+            out[e]["answer_accuracy"] = float(accuracy[e])
+    return out
+
+
 def _member_result(
-    spec, e, corpus, metrics, outcome: EnsembleOutcome, recorder: _Recorder, wall
+    spec, e, corpus, metrics, outcome: EnsembleOutcome, recorder: _Recorder, wall, extra: dict
 ) -> RunResult:
     ln2 = np.log(2.0)
     val_bits = [float(v[e]) / ln2 for v in outcome.val_loss]
@@ -157,6 +202,7 @@ def _member_result(
         "curve_step": outcome.curve_steps,
         "batch_loss": [float(v[e]) for v in outcome.batch_loss],
         **recorder.member_curves(e),
+        "logit_field": extra["logit_field"],  # final step only: {column: (L, H)}
     }
     out = {
         **metrics,
@@ -167,6 +213,8 @@ def _member_result(
         "loss_gap_fraction": (val_bits[-1] - metrics["reference_bits"])
         / (metrics["unigram_bits"] - metrics["reference_bits"]),
         "steps_run": outcome.steps[-1],
+        "answer_accuracy": extra.get("answer_accuracy", float("nan")),
+        **{c: float(np.nanmean(v)) for c, v in extra["logit_field"].items()},
     }
     for key, values in recorder.heads.items():
         out[key] = float(np.nanmean(values[-1][e]))
@@ -186,13 +234,24 @@ def execute_checkpoint(spec: RunSpec) -> RunResult:
         raise DataError(f"The checkpoint '{p['probe.checkpoint']}' is not available on this machine.")
     text_corpus = load_corpus(p["probe.text"], p["probe.text_bytes"], 0)
     text = np.asarray(text_corpus.tokens, dtype=np.uint8).tobytes().decode("utf-8", errors="replace")
-    mixers, causal = checkpoint_mixers(
-        resolved[0], text, window_len=p["probe.window_len"], max_windows=p["probe.windows"]
+    random = is_random_control(p["probe.checkpoint"])
+    mixers, inputs, causal = checkpoint_mixers(
+        resolved[0],
+        text,
+        window_len=p["probe.window_len"],
+        max_windows=p["probe.windows"],
+        reinit_seed=RANDOM_SEED if random else None,
     )
     scores = structure_summary(mixers, causal=causal, window=p["locality_window"])  # {k: (L, H)}
+    fields = [
+        fit_layer(inputs[:, layer], mixers[:, layer], causal=causal) for layer in range(mixers.shape[1])
+    ]
+    field = {c: [[h[c] for h in layer] for layer in fields] for c in LOGIT_FIELD_COLUMNS}
     metrics = {"causal": float(causal), **{k: float(np.nanmean(v)) for k, v in scores.items()}}
+    metrics.update({c: float(np.nanmean(v)) for c, v in field.items()})
     curves = {
         "heads": {k: [np.asarray(v).tolist()] for k, v in scores.items()},
+        "logit_field": field,
         "windows": int(mixers.shape[0]),
         "window_len": int(mixers.shape[-1]),
     }

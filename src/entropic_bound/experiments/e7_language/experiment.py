@@ -25,6 +25,8 @@ from .claims import CLAIMS
 from .config import SCALE_SETTINGS, VERSIONED, E7Config
 from .execute import execute_checkpoint, execute_lm_group
 
+_WARNED: set[tuple[str, int]] = set()
+
 
 @EXPERIMENTS.register(
     "E7",
@@ -65,6 +67,14 @@ class E7Language(Experiment):
             out.append({"corpus.name": name, "corpus.seed": c.task.seed, **extra})
         for p in c.task.corpus_paths:
             path, digest = Path(p).resolve(), file_digest(p)
+            size = path.stat().st_size  # byte tokens
+            if size < c.task.tokens and (str(path), c.task.tokens) not in _WARNED:
+                _WARNED.add((str(path), c.task.tokens))  # once per process; the tables carry `tokens`
+                print(
+                    f"warning: corpus file {path} has {size} tokens, fewer than task.tokens = {c.task.tokens}; "
+                    "it is used at its own length",
+                    file=sys.stderr,
+                )
             name = text_name(path)
             if any(o["corpus.name"] == name for o in out):  # two files with one stem stay two corpora
                 name = f"{name}-{digest[:6]}"
