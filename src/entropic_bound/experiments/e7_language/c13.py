@@ -5,8 +5,8 @@ share per model, every source weighted equally, cluster bootstrap over sources �
 
 1. **Structure**: the share of content-independent heads (category sink, local, positional or
    averaging) must lie above ``c13_share``.
-2. **No single identifiable low-rank routing kernel**: a head *has* one when most of its centred
-   log-attention variance depends on content (``1 − logit_field_position_explained ≥
+2. **No single identifiable low-rank routing kernel**: a head *has* one when it routes by content
+   (category ``content``), most of its centred log-attention variance depends on content (``1 − logit_field_position_explained ≥
    c13_kernel_content``) and one kernel of rank ≤ ``c13_kernel_max_rank`` explains most of it
    (``logit_field_explained ≥ c13_kernel_explained``); the share of such heads must lie below
    ``c13_kernel_share``.
@@ -56,13 +56,17 @@ HEAD_COLUMNS = (
 
 
 def routing_kernel(heads: pd.DataFrame, *, content: float, explained: float, max_rank: int) -> np.ndarray:
-    """Per head: True when one low-rank kernel explains most of a mostly content-dependent logit field."""
+    """Per head: True when a content-routing head (category ``content``) has a mostly content-dependent
+    logit field that one low-rank kernel explains. A head held by structure (a local band, a sink)
+    is not routed by its kernel even where content modulates it inside the band: trained Markov and
+    lag-copy controls show rank-1 kernels in exactly such heads."""
     if "logit_field_explained" not in heads or not len(heads):
         return np.zeros(len(heads), dtype=bool)
+    routing = heads["category"].to_numpy() == "content"
     content_share = 1.0 - heads["logit_field_position_explained"].to_numpy(float)
     ex, rank = heads["logit_field_explained"].to_numpy(float), heads["logit_field_rank_90"].to_numpy(float)
     with np.errstate(invalid="ignore"):
-        return (content_share >= content) & (ex >= explained) & (rank >= 1) & (rank <= max_rank)
+        return routing & (content_share >= content) & (ex >= explained) & (rank >= 1) & (rank <= max_rank)
 
 
 def _category_shares(g: pd.DataFrame) -> dict[str, float]:
