@@ -19,6 +19,7 @@ import time
 import numpy as np
 import torch
 
+from entropic_bound.lm.complexity import kgram_heldout_bits
 from entropic_bound.lm.controls import answer_accuracy, episode_starts
 from entropic_bound.lm.corpora import VOCAB, load_corpus
 from entropic_bound.lm.model import EnsembleLM
@@ -45,7 +46,27 @@ def make_member(spec: str, n_tokens: int, seed: int, n_ctx: int) -> dict:
         src = MarkovSource.from_seed(int(a[0]), int(a[1]), float(a[2]), seed)
         return {"tokens": src.sample(n_tokens, rng), "rate": src.entropy_rate()}
     corpus = load_corpus(a[0], n_tokens, seed)
-    return {"tokens": corpus.tokens, "rate": corpus.entropy_rate_bits}
+    cut = int(n_tokens * 0.9)
+    kgram = min(kgram_heldout_bits(corpus.tokens[:cut], corpus.tokens[cut:], VOCAB, 5).values())
+    return {"tokens": corpus.tokens, "rate": corpus.entropy_rate_bits, "kgram_ref": kgram}
+
+
+def make_accuracy_probe(members: list[dict], cut: int, n_ctx: int, curve: list):
+    """A checkpoint callback appending every member's MQAR answer accuracy (NaN for other members)."""
+    if not any("mask" in m for m in members):
+        return None
+    vals = [m["tokens"][cut:] for m in members]
+    masks = [m["mask"][cut:] if "mask" in m else np.zeros(len(v), bool) for m, v in zip(members, vals)]
+    starts = []
+    for m, v in zip(members, vals):
+        s = episode_starts(v, m["src"].episode_len, n_ctx) if "mask" in m else np.arange(0, 64 * 8, 8)
+        starts.append(s[:64])
+
+    def probe(step: int, model) -> None:
+        acc = answer_accuracy(model, vals, masks, starts)
+        curve.append([round(float(a), 3) if "mask" in m else None for a, m in zip(acc, members)])
+
+    return probe
 
 
 def main() -> None:
@@ -65,6 +86,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default="")
+    ap.add_argument("--align", action="store_true", help="MQAR windows start at episode starts")
     args = ap.parse_args()
     torch.set_num_threads(1)
     members = [make_member(m, args.tokens, args.seed, args.ctx) for m in args.members]
@@ -82,8 +104,19 @@ def main() -> None:
         steps=args.steps, batch_size=args.batch, lr=args.lr, warmup=args.warmup, checkpoints=8
     )
     gens = [torch.Generator().manual_seed(args.seed * 100 + 50 + e) for e in range(len(members))]
+    acc_curve: list[list[float]] = []
+    on_ckpt = make_accuracy_probe(members, cut, args.ctx, acc_curve)
     t0 = time.process_time()
-    out = train_ensemble(model, splits, cfg, gens)
+    pools = [
+        (
+            episode_starts(tr, m["src"].episode_len, args.ctx),
+            episode_starts(va, m["src"].episode_len, args.ctx),
+        )
+        if args.align and "mask" in m
+        else None
+        for m, (tr, va) in zip(members, splits)
+    ]
+    out = train_ensemble(model, splits, cfg, gens, on_ckpt, pools)
     cpu = time.process_time() - t0
     rows = []
     for e, (spec, m) in enumerate(zip(args.members, members)):
@@ -92,21 +125,16 @@ def main() -> None:
             "member": spec,
             "val_bits": round(bits[-1], 3),
             "rate": round(m["rate"], 3) if m["rate"] else None,
-            "curve": [round(b, 2) for b in bits],
         }
+        row["curve"] = [round(b, 2) for b in bits]
+        if "kgram_ref" in m:
+            row["kgram_ref"] = round(m["kgram_ref"], 3)
         if "floor" in m:
             row["window_floor"] = round(m["floor"], 3)
+        if "mask" in m:
+            row["answer_acc"] = acc_curve[-1][e]
+            row["acc_curve"] = [a[e] for a in acc_curve]
         rows.append(row)
-    if any("mask" in m for m in members):  # accuracy needs every member's windows: evaluate per MQAR member
-        for e, m in enumerate(members):
-            if "mask" not in m:
-                continue
-            val, mask = m["tokens"][cut:], m["mask"][cut:]
-            starts = episode_starts(val, m["src"].episode_len, args.ctx)[:128]
-            all_splits = [val if i == e else members[i]["tokens"][cut:] for i in range(len(members))]
-            all_masks = [mask if i == e else np.zeros(len(all_splits[i]), bool) for i in range(len(members))]
-            acc = answer_accuracy(model, all_splits, all_masks, [starts] * len(members))
-            rows[e]["answer_acc"] = round(float(acc[e]), 3)
     summary = {
         "args": vars(args),
         "cpu_s": round(cpu, 1),

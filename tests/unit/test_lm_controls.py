@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 
@@ -9,11 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from entropic_bound.errors import UserInputError
+from entropic_bound.errors import DataError, UserInputError
 from entropic_bound.lm.controls import answer_accuracy, episode_starts
 from entropic_bound.lm.corpora import CORPORA, corpus_kind, load_corpus
 from entropic_bound.lm.model import EnsembleLM
 from entropic_bound.lm.sources import LagCopySource, MQARSource
+from entropic_bound.lm.trainer import LMTrainConfig, eval_losses, random_starts, train_ensemble, windows
 
 
 def test_mqar_answers_are_the_paired_values():
@@ -51,6 +53,16 @@ def test_mqar_sampled_episodes_are_uniform_over_the_counted_set():
     chi2 = ((counts - 100) ** 2 / 100).sum()
     assert chi2 < 300  # df 215: mean 215, sd ~21
     assert np.isfinite(src.log2_prob(eps.reshape(-1))).all()
+
+
+def test_mqar_phase_bits_match_the_rules_and_the_rate():
+    src = MQARSource(pairs=3, queries=2, n_keys=8, n_values=5)
+    tokens = src.sample(src.episode_len * 20, np.random.default_rng(5))
+    np.testing.assert_allclose(-src.log2_prob(tokens), np.tile(src.phase_bits(), 20), atol=1e-12)
+    assert src.phase_bits().mean() == pytest.approx(src.entropy_rate())
+    L = src.episode_len
+    assert src.aligned_window_bits(L - 1) == pytest.approx(src.episode_bits() / (L - 1))  # SEP not a target
+    assert src.aligned_window_bits(2 * L - 1) == pytest.approx(2 * src.episode_bits() / (2 * L - 1))
 
 
 def test_mqar_log2_prob_flags_a_wrong_answer():
@@ -112,3 +124,37 @@ def test_answer_accuracy_counts_only_answers():
     m = np.stack([mask[s + 1 : s + n_ctx + 1] for s in starts])
     expected = [(pred[e][m] == x[e, :, 1:].numpy()[m]).mean() for e in range(2)]
     np.testing.assert_allclose(acc, expected)
+
+
+def test_window_pools_keep_starts_on_the_grid_and_leave_the_default_draw_alone():
+    """With a pool every window starts on it; without one the draw is the plain ``randint`` one."""
+    pool = torch.arange(0, 900, 17)
+    starts = random_starts(1_000, 32, 500, torch.Generator().manual_seed(0), pool)
+    assert set(starts.tolist()) <= set(pool.tolist()) and len(set(starts.tolist())) > 40
+    a = random_starts(1_000, 32, 50, torch.Generator().manual_seed(1))
+    b = torch.randint(0, 1_000 - 33, (50,), generator=torch.Generator().manual_seed(1))
+    assert torch.equal(a, b)
+    with pytest.raises(DataError, match="Allowed window starts"):
+        random_starts(1_000, 32, 5, torch.Generator(), torch.tensor([990]))
+
+
+def test_train_ensemble_with_a_pool_evaluates_on_episode_windows():
+    """The recall member's fixed held-out windows are drawn from its pool (all open at SEP): its
+    step-0 loss equals a direct evaluation of the untrained model on windows drawn that way."""
+    src = MQARSource(pairs=2, queries=2, n_keys=8, n_values=8)
+    tokens = src.sample(3_000, np.random.default_rng(6))
+    train, val = tokens[:2_700], tokens[2_700:]
+    pools = [(episode_starts(train, src.episode_len, 16), episode_starts(val, src.episode_len, 16)), None]
+    model = EnsembleLM(256, 16, [0, 1], d_model=16, n_layers=2, n_heads=2)
+    untrained = copy.deepcopy(model)
+    cfg = LMTrainConfig(steps=3, batch_size=4, warmup=0, checkpoints=2, eval_windows=8)
+    gens = [torch.Generator().manual_seed(e) for e in range(2)]
+    out = train_ensemble(model, [(train, val), (train, val)], cfg, gens, pools=pools)
+    assert out.steps[-1] == 3 and np.isfinite(out.val_loss[-1]).all()
+    g = torch.Generator().manual_seed(0)  # the trainer's draw order: fixed train windows, then held out
+    random_starts(len(train), 16, 8, g, torch.as_tensor(pools[0][0]))
+    va = random_starts(len(val), 16, 8, g, torch.as_tensor(pools[0][1]))
+    assert (torch.as_tensor(val)[va] == 0).all()
+    x, y = windows(torch.as_tensor(val), va, 16)
+    direct = eval_losses(untrained, x[None].repeat(2, 1, 1), y[None].repeat(2, 1, 1))
+    assert out.val_loss[0][0] == pytest.approx(direct[0], rel=1e-6)

@@ -222,6 +222,21 @@ class MQARSource:
         """Bits per token of the stationary stream (the phase is known from the last SEP)."""
         return self.episode_bits() / self.episode_len
 
+    def phase_bits(self) -> np.ndarray:
+        """Information (bits) of the token at each phase of an episode, given the past: ``(L,)``."""
+        m, K = self.pairs, self.n_keys
+        bits = np.zeros(self.episode_len)
+        bits[1 : 2 * m + 1 : 2] = np.log2(K - np.arange(m))  # fresh keys
+        bits[2 : 2 * m + 2 : 2] = math.log2(self.n_values)
+        bits[2 * m + 1 :: 2] = np.log2(m - np.arange(self.queries))  # queries among the unasked keys
+        return bits
+
+    def aligned_window_bits(self, n_ctx: int) -> float:
+        """The least mean loss (bits/token) over the ``n_ctx`` targets of a window that opens at an
+        episode start (as E7 trains this source): target ``j`` has phase ``j mod L`` and its whole
+        episode in view."""
+        return float(self.phase_bits()[np.arange(1, n_ctx + 1) % self.episode_len].mean())
+
     def answer_phases(self) -> np.ndarray:
         """Positions of the answers within an episode: ``(queries,)``."""
         return 2 * self.pairs + 2 + 2 * np.arange(self.queries)
