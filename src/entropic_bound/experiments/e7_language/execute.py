@@ -18,10 +18,10 @@ from ...inspect.logit_field import LOGIT_FIELD_COLUMNS, ensemble_lm_fields, fit_
 from ...lm.checkpoint_probe import RANDOM_SEED, checkpoint_mixers, is_random_control, resolve_checkpoint
 from ...lm.complexity import kgram_heldout_bits, order_estimate
 from ...lm.controls import answer_accuracy, episode_starts
-from ...lm.corpora import MQAR_KEYS, MQAR_VALUES, VOCAB, Corpus, load_corpus
+from ...lm.corpora import LAG_NOISE, LAG_VOCAB, MQAR_KEYS, MQAR_VALUES, VOCAB, Corpus, load_corpus
 from ...lm.model import EnsembleLM
 from ...lm.probe import KernelProbe, mixer_stats
-from ...lm.sources import MQARSource
+from ...lm.sources import LagCopySource, MQARSource
 from ...lm.structure import structure_summary
 from ...lm.trainer import EnsembleOutcome, LMTrainConfig, random_starts, train_ensemble, windows
 from ...sweep.spec import RunResult, RunSpec
@@ -102,6 +102,31 @@ class _Recorder:
         }
 
 
+def _episode_pools(group, members, n_ctx: int) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    """Allowed window starts per member: a recall control's episode starts in its (train, held-out)
+    splits — it trains, is probed and is scored on windows that open at an episode, as Zoology's
+    fixed-layout MQAR sequences — and ``None`` (anywhere) for every other corpus."""
+    out = []
+    for spec, (_, train, val, _) in zip(group, members):
+        source = mqar_source(spec.params["corpus.name"])
+        starts = (
+            None if source is None else [episode_starts(t, source.episode_len, n_ctx) for t in (train, val)]
+        )
+        out.append(None if starts is None else (starts[0], starts[1]))
+    return out
+
+
+def _probe_windows(group, members, pools, n_ctx: int, count: int) -> torch.Tensor:
+    """Fixed held-out windows per member for the probes: ``(E, count, n_ctx)``."""
+    out = []
+    for s, (_, _, val, _), pool in zip(group, members, pools):
+        gen = torch.Generator().manual_seed(derive_seed("E7/probe", s.run_id))
+        allowed = None if pool is None else torch.as_tensor(pool[1], dtype=torch.long)
+        v = torch.as_tensor(val, dtype=torch.long)
+        out.append(windows(v, random_starts(len(v), n_ctx, count, gen, allowed), n_ctx)[0])
+    return torch.stack(out)
+
+
 def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResult]:
     """Train the group's members as one ensemble on ``device``; one result per spec."""
     start, p = time.perf_counter(), group[0].params
@@ -112,7 +137,11 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
             corpus = _load(spec)
             cut = int(len(corpus.tokens) * (1 - p["val_fraction"]))
             train, val = corpus.tokens[:cut], corpus.tokens[cut:]
-            corpora[key] = (corpus, train, val, corpus_metrics(corpus, train, val, p["kgram_max_order"]))
+            metrics = corpus_metrics(corpus, train, val, p["kgram_max_order"])
+            floor = window_floor(spec.params["corpus.name"], p["model.n_ctx"])
+            if floor is not None:  # what a model that sees only its window can reach
+                metrics["reference_bits"] = floor
+            corpora[key] = (corpus, train, val, metrics)
     members = [corpora[(s.params["corpus.name"], s.params.get("corpus.path"))] for s in group]
     n_ctx = p["model.n_ctx"]
     model = EnsembleLM(
@@ -123,26 +152,12 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
         n_layers=p["model.n_layers"],
         n_heads=p["model.n_heads"],
     ).to(device)
-    probe_idx = torch.stack(
-        [
-            windows(
-                v,
-                random_starts(
-                    len(v),
-                    n_ctx,
-                    p["probe_windows"],
-                    torch.Generator().manual_seed(derive_seed("E7/probe", s.run_id)),
-                ),
-                n_ctx,
-            )[0]
-            for s, (_, _, val, _) in zip(group, members)
-            for v in [torch.as_tensor(val, dtype=torch.long)]
-        ]
-    )  # (E, P, n)
+    pools = _episode_pools(group, members, n_ctx)
+    probe_idx = _probe_windows(group, members, pools, n_ctx, p["probe_windows"])  # (E, P, n)
     recorder = _Recorder(model, probe_idx, p["locality_window"])
     gens = [torch.Generator().manual_seed(derive_seed("E7/data", s.run_id)) for s in group]
     cfg = LMTrainConfig(**spec_params(group[0], "train"))
-    outcome = train_ensemble(model, [(m[1], m[2]) for m in members], cfg, gens, recorder)
+    outcome = train_ensemble(model, [(m[1], m[2]) for m in members], cfg, gens, recorder, pools)
     extra = _final_measures(model, group, members, probe_idx)
     wall = (time.perf_counter() - start) / len(group)
     return [
@@ -157,6 +172,17 @@ def mqar_source(name: str) -> MQARSource | None:
         return None
     pairs = int(name.removeprefix("mqar-p"))
     return MQARSource(pairs, pairs, MQAR_KEYS, MQAR_VALUES)
+
+
+def window_floor(name: str, n_ctx: int) -> float | None:
+    """The least mean loss over a window's targets for a control whose early targets are blind: a
+    recall source on episode-aligned windows, a lag copy (targets before the lag see no parent)."""
+    recall = mqar_source(name)
+    if recall is not None:
+        return recall.aligned_window_bits(n_ctx)
+    if name.startswith("lagcopy-L"):
+        return LagCopySource(int(name.removeprefix("lagcopy-L")), LAG_VOCAB, LAG_NOISE).window_entropy(n_ctx)
+    return None
 
 
 ANSWER_WINDOWS = 128  # held-out episode-aligned windows for the recall control's answer accuracy
