@@ -144,3 +144,16 @@ def test_trained_lag_copy_and_markov_controls_come_out_structural():
     # an untrained model is not the same thing: the filter sets it aside
     untrained, _ = _trained_heads(names[:1], {**small, "train.steps": 2})
     assert not untrained["learned"].any()
+
+
+@pytest.mark.slow
+def test_trained_recall_control_routes_by_content_through_a_visible_kernel():
+    """MQAR at E7's quick recall settings (``recall_model``, ``recall_train``): it answers, and the
+    instrument finds a content head with a low-rank routing kernel (minutes of CPU: slow)."""
+    from entropic_bound.experiments.e7_language.c13 import control_report
+
+    runs, heads = _trained_heads(["mqar-p2"], {})
+    assert runs["answer_accuracy"].iloc[0] >= 0.9 and runs["learned"].all()
+    report = control_report(heads, ["mqar-p2"])["mqar-p2"]
+    assert report["agrees"] and report["shares_by_category"]["content"] > 0
+    assert report["logit_field_rank_90"][0] <= 4

@@ -19,7 +19,7 @@ from ...inspect.logit_field import LOGIT_FIELD_COLUMNS
 from ...lm.checkpoint_probe import is_random_control
 from ...lm.corpora import corpus_kind
 from ...lm.structure import head_categories
-from ..base import Analysis, ClaimContext, Verdict, curves_by_run
+from ..base import Analysis, ClaimContext, Verdict, curves_by_run, flat_params
 from .config import MEASURE_COLUMN
 from .plots import plot_loss_curves, plot_rank_vs_complexity, plot_rank_vs_progress, plot_structure
 
@@ -46,10 +46,22 @@ def run_table(cfg, table: pd.DataFrame) -> pd.DataFrame:
     return lm.assign(learned=learned.to_numpy(bool)).reset_index(drop=True)
 
 
+def main_shape(cfg, runs: pd.DataFrame) -> np.ndarray:
+    """Runs of the grid's main model shape and training (``cfg.model``, ``cfg.train``): kernel ranks
+    are compared across corpora only at one shape (the recall control trains wider and longer)."""
+    same = np.ones(len(runs), dtype=bool)
+    for k, v in {**flat_params(cfg.model, "model"), **flat_params(cfg.train, "train")}.items():
+        if k in runs:
+            same &= (runs[k] == v).to_numpy()
+    return same
+
+
 def corpus_table(cfg, runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per corpus of the kinds C11 uses: complexity measures, learned seeds and their ranks."""
+    """One row per corpus of the kinds C11 uses (main shape only): complexity measures, learned seeds
+    and their ranks."""
     key, col = kernel_key(cfg), MEASURE_COLUMN[cfg.verdict.complexity_measure]
     rows = []
+    runs = runs[main_shape(cfg, runs)]
     for name, g in runs[runs["kind"].isin(cfg.verdict.c11_kinds)].groupby("corpus", sort=False):
         used = g[g["learned"]]
         first = g.iloc[0]
@@ -80,7 +92,8 @@ def corpus_table(cfg, runs: pd.DataFrame) -> pd.DataFrame:
 def progress_points(cfg, runs: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
     """Learned runs' checkpoints ``t ≥ 1``: rank, progress, log step, weight norm, complexity."""
     curves, key, rows = curves_by_run(records), kernel_key(cfg), []
-    for _, run in runs[runs["learned"] & runs["kind"].isin(cfg.verdict.c12_kinds)].iterrows():
+    chosen = runs["learned"] & runs["kind"].isin(cfg.verdict.c12_kinds) & main_shape(cfg, runs)
+    for _, run in runs[chosen].iterrows():
         c = curves.get(run["run_id"], {})
         loss = np.asarray(c.get("val_loss", []), float) / np.log(2)
         heads = c.get("heads") or {}
@@ -246,7 +259,10 @@ def _notes(cfg, runs: pd.DataFrame, n_ckpt: int) -> list[str]:
     notes = [
         f"Models: {len(runs)} causal LMs ({cfg.model.n_layers} layers x {cfg.model.n_heads} heads, d_model {cfg.model.d_model}, context "
         f"{cfg.model.n_ctx}, byte vocabulary), trained {cfg.ensemble_size} at a time as one batched ensemble; AdamW lr "
-        f"{cfg.train.lr:g}, {cfg.train.steps} steps of batch {cfg.train.batch_size}; {cfg.seeds} seed(s) per corpus.",
+        f"{cfg.train.lr:g}, {cfg.train.steps} steps of batch {cfg.train.batch_size}; {cfg.seeds} seed(s) per corpus. "
+        f"The recall control (mqar-*) trains wider and longer ({cfg.recall_model.n_layers} x {cfg.recall_model.n_heads}, "
+        f"d_model {cfg.recall_model.d_model}, context {cfg.recall_model.n_ctx}; lr {cfg.recall_train.lr:g}, "
+        f"{cfg.recall_train.steps} steps) on episode-aligned windows; C11 and C12 leave it out (one model shape).",
         f"Learned = (held-out bits - reference)/(unigram bits - reference) at most {cfg.verdict.learned_max_gap_fraction:g} "
         f"(reference: entropy rate of a synthetic source, else the held-out Witten-Bell k-gram on the same split) and attention at least "
         f"{cfg.verdict.learned_min_uniform_tv:g} TV from uniform, and for a recall control held-out answer accuracy at least "

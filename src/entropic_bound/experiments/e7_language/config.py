@@ -175,6 +175,19 @@ class E7Config:
     checkpoint_window_len: int = param(64, ge=4, le=4096)
     verdict: E7Verdict = field(default_factory=E7Verdict)
     train: LMTrainConfig = field(default_factory=LMTrainConfig)
+    # The recall control (mqar-*) needs a wider model and longer training than the other corpora
+    # to answer (bench/lm_controls/RESULTS.md); it trains in its own ensemble with these, and C11
+    # (one point per corpus of ONE model shape) leaves it out.
+    recall_model: E7Model = field(default_factory=lambda: E7Model(d_model=64, n_heads=2))
+    recall_train: LMTrainConfig = field(
+        default_factory=lambda: LMTrainConfig(steps=3000, batch_size=32, lr=3e-3, warmup=100, checkpoints=10)
+    )
+
+    def model_for(self, corpus: str) -> tuple[E7Model, LMTrainConfig]:
+        """The model shape and training of ``corpus``'s runs."""
+        return (
+            (self.recall_model, self.recall_train) if corpus.startswith("mqar-") else (self.model, self.train)
+        )
 
     def check(self) -> None:
         n_val = int(self.task.tokens * self.task.val_fraction)

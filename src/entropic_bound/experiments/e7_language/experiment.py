@@ -105,22 +105,21 @@ class E7Language(Experiment):
             "corpus.tokens": c.task.tokens,
             "val_fraction": c.task.val_fraction,
             "kgram_max_order": c.task.kgram_max_order,
-            **flat_params(c.model, "model"),
             "probe_windows": c.probe_windows,
             "locality_window": c.locality_window,
-            **flat_params(c.train, "train"),
         }
-        lms = [
-            RunSpec(self.name, {**corpus, **common}, s)
-            for corpus in self._corpus_params()
-            for s in range(c.seeds)
-        ]
+        lms = []
+        for corpus in self._corpus_params():
+            model, train = c.model_for(corpus["corpus.name"])
+            shape = {**flat_params(model, "model"), **flat_params(train, "train")}
+            lms += [RunSpec(self.name, {**corpus, **common, **shape}, s) for s in range(c.seeds)]
         return lms + self._checkpoint_specs()
 
     def group_key(self, spec: RunSpec):
         if "probe.checkpoint" in spec.params:
             return ("checkpoint", spec.run_id)
-        return ("lm",)  # every language model has one shape (byte vocabulary): one ensemble, chunked
+        # one ensemble per model shape and training (the recall control has its own), chunked
+        return ("lm", *sorted((k, v) for k, v in spec.params.items() if k.startswith(("model.", "train."))))
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         if "probe.checkpoint" in group[0].params:
