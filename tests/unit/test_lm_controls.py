@@ -12,7 +12,7 @@ import torch
 
 from entropic_bound.errors import DataError, UserInputError
 from entropic_bound.lm.controls import answer_accuracy, episode_starts
-from entropic_bound.lm.corpora import CORPORA, corpus_kind, load_corpus
+from entropic_bound.lm.corpora import CORPORA, MQAR_KEYS, MQAR_VALUES, corpus_kind, load_corpus
 from entropic_bound.lm.model import EnsembleLM
 from entropic_bound.lm.sources import LagCopySource, MQARSource
 from entropic_bound.lm.trainer import LMTrainConfig, eval_losses, random_starts, train_ensemble, windows
@@ -106,6 +106,12 @@ def test_registered_controls():
         a, b = load_corpus(name, 5_000, 3), load_corpus(name, 5_000, 3)
         np.testing.assert_array_equal(a.tokens, b.tokens)
         assert a.mixing_demand == demand and a.entropy_rate_bits > 0 and a.tokens.max() < 256
+    mqar = load_corpus("mqar-p4", 5_000, 3)
+    src = MQARSource(4, 4, MQAR_KEYS, MQAR_VALUES)
+    assert mqar.episode_len == src.episode_len and mqar.entropy_rate_bits == pytest.approx(src.entropy_rate())
+    assert np.all(mqar.tokens[mqar.answer_mask] > src.n_keys) and np.array_equal(
+        mqar.answer_mask, src.answer_mask(5_000)
+    )
 
 
 def test_answer_accuracy_counts_only_answers():

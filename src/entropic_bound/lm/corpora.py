@@ -29,7 +29,7 @@ import os
 import re
 import sysconfig
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -54,6 +54,10 @@ class Corpus:
 
     ``entropy_rate_bits`` and ``mixing_demand`` (k of a Markov source, m of recall) are exact for a
     synthetic source and ``None`` otherwise; ``compression`` maps a codec to its bits per token.
+    A recall control (MQAR) also has ``episode_len`` — its windows should open at an episode start
+    (:func:`.controls.episode_starts` gives the trainer's pools), since the answer routing is only
+    learnable when the layout is at fixed positions — and ``answer_mask`` ``(N,)``, True at the
+    answer tokens (for :func:`.controls.answer_accuracy`).
     """
 
     name: str
@@ -63,6 +67,8 @@ class Corpus:
     mixing_demand: int | None = None
     compression: dict = field(default_factory=dict)
     source: str = ""
+    episode_len: int | None = None
+    answer_mask: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
@@ -124,7 +130,8 @@ def _register_mqar(pairs: int) -> None:
             f"multi-query associative recall, {pairs} pairs and {pairs} queries per episode, "
             f"{MQAR_KEYS} keys, {MQAR_VALUES} values, seed {seed}"
         )
-        return _synthetic(name, tokens, source.entropy_rate(), pairs, info)
+        corpus = _synthetic(name, tokens, source.entropy_rate(), pairs, info)
+        return replace(corpus, episode_len=source.episode_len, answer_mask=source.answer_mask(n_tokens))
 
     CORPORA.register(
         name, summary=f"synthetic multi-query associative recall, {pairs} pairs; mixing demand {pairs}"
