@@ -25,7 +25,7 @@ QUICK_CORPORA = (
     "markov_v4_k3_a0.1",
     "markov_v8_k2_a0.1",
     "mqar-p2",
-    "lagcopy-L8",
+    "lagcopy-L4",
 )
 
 
@@ -36,8 +36,7 @@ PAPER_CORPORA = (
     "markov_v4_k2_a0.1",
     "markov_v16_k2_a0.1",
     "markov_v8_k3_a0.1",
-    "mqar-p4",
-    "lagcopy-L4",
+    "lagcopy-L8",
 )
 
 
