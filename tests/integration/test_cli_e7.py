@@ -24,6 +24,7 @@ TINY = [
     "train.batch_size=8",
     "train.checkpoints=4",
     "train.eval_windows=4",
+    "recall_tokens=4000",
     "recall_model.n_ctx=16",
     "recall_model.d_model=16",
     "recall_model.n_layers=1",

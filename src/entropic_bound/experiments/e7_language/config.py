@@ -178,6 +178,9 @@ class E7Config:
     # to answer (bench/lm_controls/RESULTS.md); it trains in its own ensemble with these, and C11
     # (one point per corpus of ONE model shape) leaves it out.
     recall_model: E7Model = field(default_factory=lambda: E7Model(d_model=64, n_heads=2))
+    recall_tokens: int = param(
+        2_000_000, ge=1_000, le=100_000_000, doc="tokens of the recall control's corpus (fresh episodes)"
+    )
     recall_train: LMTrainConfig = field(
         default_factory=lambda: LMTrainConfig(steps=3000, batch_size=32, lr=3e-3, warmup=100, checkpoints=10)
     )

@@ -112,6 +112,8 @@ class E7Language(Experiment):
         for corpus in self._corpus_params():
             model, train = c.model_for(corpus["corpus.name"])
             shape = {**flat_params(model, "model"), **flat_params(train, "train")}
+            if corpus["corpus.name"].startswith("mqar-"):  # at 100k tokens it memorises its episodes
+                shape["corpus.tokens"] = c.recall_tokens
             lms += [RunSpec(self.name, {**corpus, **common, **shape}, s) for s in range(c.seeds)]
         return lms + self._checkpoint_specs()
 
