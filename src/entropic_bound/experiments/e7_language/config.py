@@ -182,7 +182,8 @@ class E7Config:
         2_000_000, ge=1_000, le=100_000_000, doc="tokens of the recall control's corpus (fresh episodes)"
     )
     recall_train: LMTrainConfig = field(
-        default_factory=lambda: LMTrainConfig(steps=3000, batch_size=32, lr=3e-3, warmup=100, checkpoints=10)
+        # measured: mqar-p2 (32 keys, 100k tokens) answers 94.7 % at 6,000 steps, 77.6 % at 3,000
+        default_factory=lambda: LMTrainConfig(steps=6000, batch_size=32, lr=3e-3, warmup=100, checkpoints=10)
     )
 
     def model_for(self, corpus: str) -> tuple[E7Model, LMTrainConfig]:
