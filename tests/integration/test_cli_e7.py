@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from entropic_bound.cli import main
 
@@ -127,3 +128,23 @@ def test_run_e7_missing_corpus_file_is_one_line_error(tmp_path, capsys):
     )
     err = capsys.readouterr().err.strip()
     assert code == 2 and "corpus_paths" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_quick_e7_verdicts_with_strong_evidence(tmp_path):
+    """`run E7 --scale quick` (about 6 CPU minutes): what its evidence decides firmly."""
+    assert main(["run", "E7", "--scale", "quick", "--out", str(tmp_path), "--quiet"]) == 0
+    verdicts = json.loads((tmp_path / "verdicts.json").read_text())
+    c11 = verdicts["C11"]["evidence"]
+    learned = [row for row in c11["corpus_table"] if row["seeds"] > 0]
+    assert len(learned) >= 8 and c11["test"] == "bootstrap" and c11["half_width"] > 0
+    c13 = verdicts["C13"]["evidence"]
+    assert c13["unit"] == "model" and c13["models"] >= 4
+    for name in ("lagcopy-L4", "markov_v4_k3_a0.1", "markov_v8_k2_a0.1"):  # structural controls agree
+        assert c13["controls"][name]["agrees"], name
+    runs = pd.read_csv(tmp_path / "results" / "E7_runs.csv")
+    assert (runs[runs["corpus"] == "mqar-p2"]["answer_accuracy"] >= 0.9).any()  # a recall control answers
+    # ... but its heads, scored over every query, do not read as content routing: C13 cannot decide
+    recall = c13["controls"]["mqar-p2"]
+    assert recall["models"] >= 1 and recall["shares_by_category"]["content"] == 0.0 and not recall["agrees"]
+    assert verdicts["C13"]["verdict"] == "inconclusive"

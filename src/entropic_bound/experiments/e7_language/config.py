@@ -211,8 +211,9 @@ SCALE_SETTINGS = {
         "ensemble_size": 14,
         "probe_windows": 32,
         "verdict": E7Verdict(robustness_grid="paper"),
-        # measured: 0.027 s CPU per member-step (d_model 64, incl. probes) -> 27 x 2500 steps
-        # ~ 1,800 s CPU, two ensembles of 14 and 13 on 2 workers ~ 16 min wall
+        # measured: 0.027 s CPU per member-step (d_model 64, incl. probes) -> 51 x 2500 steps
+        # ~ 3,440 s CPU, plus the recall control 3 x 6000 steps ~ 490 s: ~ 33 min on 2 workers, over
+        # the 30 min budget by ~ 3 min (learning and C11's >= 12 points win; not run here)
         "train": LMTrainConfig(steps=2500, batch_size=32, lr=5e-3, warmup=100, checkpoints=16),
     },
 }
