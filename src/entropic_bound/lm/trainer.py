@@ -48,12 +48,20 @@ def windows(tokens: torch.Tensor, starts: torch.Tensor, n_ctx: int) -> tuple[tor
     return chunk[:, :-1], chunk[:, 1:]
 
 
-def random_starts(n_tokens: int, n_ctx: int, count: int, gen: torch.Generator) -> torch.Tensor:
+def random_starts(
+    n_tokens: int, n_ctx: int, count: int, gen: torch.Generator, pool: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``count`` window starts, uniform over the split, or uniform over ``pool`` (allowed starts,
+    e.g. the episode starts of a recall source, so every window opens at an episode) when given."""
     if n_tokens < n_ctx + 2:
         raise DataError(
             f"A split of {n_tokens} tokens is too short for windows of n_ctx + 1 = {n_ctx + 1} tokens."
         )
-    return torch.randint(0, n_tokens - n_ctx - 1, (count,), generator=gen)
+    if pool is None:
+        return torch.randint(0, n_tokens - n_ctx - 1, (count,), generator=gen)
+    if len(pool) == 0 or int(pool.max()) > n_tokens - n_ctx - 1:
+        raise DataError(f"Allowed window starts must be non-empty and leave n_ctx + 1 = {n_ctx + 1} tokens.")
+    return pool[torch.randint(0, len(pool), (count,), generator=gen)]
 
 
 def member_windows(splits: list[torch.Tensor], starts: list[torch.Tensor], n_ctx: int):
@@ -125,17 +133,26 @@ def train_lm_ensemble(
     cfg: LMTrainConfig,
     gens: list[torch.Generator],
     on_checkpoint: Callable[[int, EnsembleLM], None] | None = None,
+    pools: list[tuple[np.ndarray, np.ndarray] | None] | None = None,
 ) -> EnsembleOutcome:
-    """Train ``model`` in place, member ``e`` on ``splits[e] = (train, held_out)`` with ``gens[e]``."""
+    """Train ``model`` in place, member ``e`` on ``splits[e] = (train, held_out)`` with ``gens[e]``.
+
+    ``pools[e]``, when given and not ``None``, holds the allowed window starts of member ``e``'s
+    (train, held-out) splits (:func:`random_starts`); otherwise windows start anywhere."""
     E, n, device = model.n_members, model.n_ctx, next(model.parameters()).device
     train = [torch.as_tensor(t, dtype=torch.long) for t, _ in splits]
     val = [torch.as_tensor(v, dtype=torch.long) for _, v in splits]
+    pools = pools or [None] * E
+    tr_pool = [None if p is None else torch.as_tensor(p[0], dtype=torch.long) for p in pools]
+    va_pool = [None if p is None else torch.as_tensor(p[1], dtype=torch.long) for p in pools]
     fixed = {
         "train": member_windows(
-            train, [random_starts(len(t), n, cfg.eval_windows, g) for t, g in zip(train, gens)], n
+            train,
+            [random_starts(len(t), n, cfg.eval_windows, g, q) for t, g, q in zip(train, gens, tr_pool)],
+            n,
         ),
         "val": member_windows(
-            val, [random_starts(len(v), n, cfg.eval_windows, g) for v, g in zip(val, gens)], n
+            val, [random_starts(len(v), n, cfg.eval_windows, g, q) for v, g, q in zip(val, gens, va_pool)], n
         ),
     }
     opt, marks, out = (
@@ -159,7 +176,9 @@ def train_lm_ensemble(
         for group in opt.param_groups:
             group["lr"] = lr_at(step - 1, cfg)
         x, y = member_windows(
-            train, [random_starts(len(t), n, cfg.batch_size, g) for t, g in zip(train, gens)], n
+            train,
+            [random_starts(len(t), n, cfg.batch_size, g, q) for t, g, q in zip(train, gens, tr_pool)],
+            n,
         )
         losses = _step(model, opt, x.to(device), y.to(device), alive, cfg.grad_clip)  # (E,) on the CPU
         diverged[(alive & ~torch.isfinite(losses)).numpy()] = step

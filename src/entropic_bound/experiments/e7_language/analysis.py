@@ -4,7 +4,9 @@ Pure functions of the stored rows and curves. A language model counts as evidenc
 has **learned** its corpus: it has closed all but ``verdict.learned_max_gap_fraction`` of the gap between
 the unigram model and the reference (the exact entropy rate of a synthetic source, otherwise the
 best held-out k-gram model on the same split), ``(bits − ref)/(unigram − ref)``, *and* attention at least ``verdict.learned_min_uniform_tv`` from uniform (total variation, head
-mean). Runs that fail are set aside and counted in every verdict. The criteria and their
+mean), *and*, for a recall control, answers at least ``verdict.learned_min_answer_accuracy`` of the
+held-out answer tokens right (its loss averages over unpredictable keys; the answers are what
+routing decides). Runs that fail are set aside and counted in every verdict. The criteria and their
 robustness grids are in :mod:`.claims`, the statistics in :mod:`.statistics`.
 """
 
@@ -13,9 +15,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...inspect.logit_field import LOGIT_FIELD_COLUMNS
+from ...lm.checkpoint_probe import is_random_control
 from ...lm.corpora import corpus_kind
 from ...lm.structure import head_categories
-from ..base import Analysis, ClaimContext, Verdict, curves_by_run
+from ..base import Analysis, ClaimContext, Verdict, curves_by_run, flat_params
 from .config import MEASURE_COLUMN
 from .plots import plot_loss_curves, plot_rank_vs_complexity, plot_rank_vs_progress, plot_structure
 
@@ -31,18 +35,33 @@ def run_table(cfg, table: pd.DataFrame) -> pd.DataFrame:
     known = lm["entropy_rate_bits"].where(np.isfinite(lm["entropy_rate_bits"]), np.nan)
     lm = lm.assign(information_bits=known.fillna(lm["compression_bits"]))
     ok = lm["status"] == "ok"
+    accuracy = lm["answer_accuracy"] if "answer_accuracy" in lm else pd.Series(np.nan, index=lm.index)
+    answers = ~np.isfinite(accuracy) | (accuracy >= cfg.verdict.learned_min_answer_accuracy)
     learned = (
         ok
         & (lm["loss_gap_fraction"] <= cfg.verdict.learned_max_gap_fraction)
         & (lm["uniform_tv"] >= cfg.verdict.learned_min_uniform_tv)
+        & answers
     )
     return lm.assign(learned=learned.to_numpy(bool)).reset_index(drop=True)
 
 
+def main_shape(cfg, runs: pd.DataFrame) -> np.ndarray:
+    """Runs of the grid's main model shape and training (``cfg.model``, ``cfg.train``): kernel ranks
+    are compared across corpora only at one shape (the recall control trains wider and longer)."""
+    same = np.ones(len(runs), dtype=bool)
+    for k, v in {**flat_params(cfg.model, "model"), **flat_params(cfg.train, "train")}.items():
+        if k in runs:
+            same &= (runs[k] == v).to_numpy()
+    return same
+
+
 def corpus_table(cfg, runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per corpus of the kinds C11 uses: complexity measures, learned seeds and their ranks."""
+    """One row per corpus of the kinds C11 uses (main shape only): complexity measures, learned seeds
+    and their ranks."""
     key, col = kernel_key(cfg), MEASURE_COLUMN[cfg.verdict.complexity_measure]
     rows = []
+    runs = runs[main_shape(cfg, runs)]
     for name, g in runs[runs["kind"].isin(cfg.verdict.c11_kinds)].groupby("corpus", sort=False):
         used = g[g["learned"]]
         first = g.iloc[0]
@@ -61,6 +80,10 @@ def corpus_table(cfg, runs: pd.DataFrame) -> pd.DataFrame:
                 "kgram_bits": float(first["kgram_bits"]),
                 "val_bits": float(g["val_bits"].mean()),
                 "reference_bits": float(first["reference_bits"]),
+                "tokens": int(first["tokens"]) if "tokens" in g and np.isfinite(first["tokens"]) else -1,
+                "answer_accuracy": float(g["answer_accuracy"].mean())
+                if "answer_accuracy" in g
+                else float("nan"),
             }
         )
     return pd.DataFrame(rows)
@@ -69,7 +92,8 @@ def corpus_table(cfg, runs: pd.DataFrame) -> pd.DataFrame:
 def progress_points(cfg, runs: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
     """Learned runs' checkpoints ``t ≥ 1``: rank, progress, log step, weight norm, complexity."""
     curves, key, rows = curves_by_run(records), kernel_key(cfg), []
-    for _, run in runs[runs["learned"] & runs["kind"].isin(cfg.verdict.c12_kinds)].iterrows():
+    chosen = runs["learned"] & runs["kind"].isin(cfg.verdict.c12_kinds) & main_shape(cfg, runs)
+    for _, run in runs[chosen].iterrows():
         c = curves.get(run["run_id"], {})
         loss = np.asarray(c.get("val_loss", []), float) / np.log(2)
         heads = c.get("heads") or {}
@@ -112,13 +136,17 @@ def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]
     if "probe.checkpoint" in table:
         ck = table[table["probe.checkpoint"].notna() & (table["status"] == "ok")]
         sources += [
-            (r["run_id"], f"checkpoint:{r['probe.checkpoint']}", "checkpoint") for _, r in ck.iterrows()
+            (r["run_id"], f"checkpoint:{r['probe.checkpoint']}", _checkpoint_kind(r["probe.checkpoint"]))
+            for _, r in ck.iterrows()
         ]
     for run_id, source, kind in sources:
         heads = curves.get(run_id, {}).get("heads") or {}
         final = {k: np.asarray(heads[k][-1], float) for k in HEAD_SCORES if heads.get(k)}
         if len(final) < len(HEAD_SCORES):
             continue
+        fields = curves.get(run_id, {}).get("logit_field") or {}
+        nan = np.full(final["content_tv"].shape, np.nan)
+        final.update({c: np.asarray(fields[c], float) if c in fields else nan for c in LOGIT_FIELD_COLUMNS})
         for (layer, h), _ in np.ndenumerate(final["content_tv"]):
             rows.append(
                 {
@@ -130,8 +158,14 @@ def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]
                     **{k: float(v[layer, h]) for k, v in final.items()},
                 }
             )
-    out = pd.DataFrame(rows, columns=["run_id", "source", "kind", "layer", "head", *HEAD_SCORES])
+    out = pd.DataFrame(
+        rows, columns=["run_id", "source", "kind", "layer", "head", *HEAD_SCORES, *LOGIT_FIELD_COLUMNS]
+    )
     return out.assign(category=categorise(cfg, out))
+
+
+def _checkpoint_kind(name: str) -> str:
+    return "random_checkpoint" if is_random_control(name) else "checkpoint"
 
 
 def categorise(cfg, heads: pd.DataFrame) -> np.ndarray:
@@ -176,24 +210,48 @@ def analyse(
     tables = {
         "corpora": corpora.drop(columns=["seed_ranks"]) if len(corpora) else corpora,
         "heads": heads,
-        "runs": runs[
-            [
-                "run_id",
-                "corpus",
-                "kind",
-                "seed",
-                "val_bits",
-                "reference_bits",
-                "loss_gap_bits",
-                "loss_gap_fraction",
-                "uniform_tv",
-                "learned",
-            ]
-        ],
+        "runs": runs[[c for c in RUN_COLUMNS if c in runs]],
     }
     return Analysis(
         results=table, verdicts=verdicts, figures=figures, tables=tables, notes=_notes(cfg, runs, n_ckpt)
     )
+
+
+RUN_COLUMNS = (
+    "run_id",
+    "corpus",
+    "kind",
+    "seed",
+    "tokens",
+    "val_bits",
+    "reference_bits",
+    "loss_gap_bits",
+    "loss_gap_fraction",
+    "uniform_tv",
+    "answer_accuracy",
+    "learned",
+)
+
+
+def short_corpora(cfg, runs: pd.DataFrame) -> list[str]:
+    """One line per corpus used at fewer tokens than ``task.tokens`` (a user's short file), naming
+    its file (or name) and both lengths: complexities of different sizes are not comparable."""
+    if "tokens" not in runs:
+        return []
+    out = []
+    for name, g in runs.groupby("corpus", sort=False):
+        got = g["tokens"].to_numpy(float)
+        if np.isfinite(got).any() and np.nanmin(got) < cfg.task.tokens:
+            where = (
+                g["corpus.path"].iloc[0]
+                if "corpus.path" in g and isinstance(g["corpus.path"].iloc[0], str)
+                else name
+            )
+            out.append(
+                f"warning: corpus {where} has {int(np.nanmin(got))} tokens, fewer than task.tokens = "
+                f"{cfg.task.tokens}; it is used at its own length, so its complexity is not comparable."
+            )
+    return out
 
 
 def _notes(cfg, runs: pd.DataFrame, n_ckpt: int) -> list[str]:
@@ -201,14 +259,19 @@ def _notes(cfg, runs: pd.DataFrame, n_ckpt: int) -> list[str]:
     notes = [
         f"Models: {len(runs)} causal LMs ({cfg.model.n_layers} layers x {cfg.model.n_heads} heads, d_model {cfg.model.d_model}, context "
         f"{cfg.model.n_ctx}, byte vocabulary), trained {cfg.ensemble_size} at a time as one batched ensemble; AdamW lr "
-        f"{cfg.train.lr:g}, {cfg.train.steps} steps of batch {cfg.train.batch_size}; {cfg.seeds} seed(s) per corpus.",
+        f"{cfg.train.lr:g}, {cfg.train.steps} steps of batch {cfg.train.batch_size}; {cfg.seeds} seed(s) per corpus. "
+        f"The recall control (mqar-*) trains wider and longer ({cfg.recall_model.n_layers} x {cfg.recall_model.n_heads}, "
+        f"d_model {cfg.recall_model.d_model}, context {cfg.recall_model.n_ctx}; lr {cfg.recall_train.lr:g}, "
+        f"{cfg.recall_train.steps} steps) on episode-aligned windows; C11 and C12 leave it out (one model shape).",
         f"Learned = (held-out bits - reference)/(unigram bits - reference) at most {cfg.verdict.learned_max_gap_fraction:g} "
         f"(reference: entropy rate of a synthetic source, else the held-out Witten-Bell k-gram on the same split) and attention at least "
-        f"{cfg.verdict.learned_min_uniform_tv:g} TV from uniform. {len(aside)} of {len(runs)} run(s) set aside"
+        f"{cfg.verdict.learned_min_uniform_tv:g} TV from uniform, and for a recall control held-out answer accuracy at least "
+        f"{cfg.verdict.learned_min_answer_accuracy:g}. {len(aside)} of {len(runs)} run(s) set aside"
         + (f": {', '.join(sorted(set(aside['corpus'])))}." if len(aside) else "."),
         f"Kernel for C11/C12: {cfg.verdict.kernel_measure} ({'LN1 gain folded into W_Q, W_K' if cfg.verdict.kernel_measure == 'folded' else 'K_t - K_0, gains folded'}), "
         f"estimator {cfg.verdict.rank_estimator}; both measures are stored for every head and checkpoint.",
     ]
+    notes += short_corpora(cfg, runs)
     if not n_ckpt and cfg.checkpoints:
         notes.append(
             f"No released checkpoint was measured ({', '.join(cfg.checkpoints)} not installed): C13 rests on the trained LMs."

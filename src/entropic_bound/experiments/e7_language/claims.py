@@ -2,9 +2,10 @@
 
 - **C11** (paper, App. B: the measured static kernel rank *anti*-correlates with predicted task
   complexity). One point per corpus: complexity (the chosen measure) and the final head-mean
-  kernel rank averaged over the corpus's learned seeds. Spearman rho with a two-stage bootstrap
-  interval (corpora resampled, then each corpus's seeds). Two-sided: confirmed if the interval
-  lies below 0, refuted if it lies above 0, inconclusive otherwise or with too few corpora.
+  kernel rank averaged over the corpus's learned seeds. Spearman rho; below 10 corpora the exact
+  permutation test (two-sided p < 0.05), from 10 on a two-stage bootstrap interval (corpora, then
+  seeds). Two-sided: confirmed if rho < 0 is significant, refuted if rho > 0 is, inconclusive
+  otherwise (with the corpora the measured effect would need) or with too few corpora.
 - **C12** (the rank tracks optimisation progress, the loss, not complexity). Pooled over learned
   runs and checkpoints t >= 1: the partial Spearman correlation of the kernel rank with the
   optimisation progress (L_0 - L_t)/(L_0 - L_ref) given controls that also drift over training
@@ -12,10 +13,9 @@
   excludes 0, |rho| reaches min_abs_rho and exceeds |rho(rank, complexity | controls)|;
   refuted when the interval lies inside (-min_abs_rho, min_abs_rho) (no tracking beyond the
   controls) or complexity is tracked more strongly; inconclusive otherwise.
-- **C13** (structural priors dominate the realised mixers). Heads categorised by
-  :func:`entropic_bound.lm.structure.head_categories`; the share of content-independent heads with
-  a Wilson 95% interval: confirmed if the interval lies above share, refuted if below,
-  inconclusive otherwise.
+- **C13** (structural priors dominate the realised mixers; no single identifiable low-rank routing
+  kernel). Heads categorised by :func:`entropic_bound.lm.structure.head_categories` and fitted by one
+  logit-field kernel; both shares with the model as unit, gated by the controls (:mod:`.c13`).
 
 Each claim's robustness grid re-decides it under other settings of its config keys (:func:`grids`)."""
 
@@ -26,21 +26,18 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ...lm.structure import CATEGORIES, STRUCTURAL
 from ..base import ClaimContext, Verdict, decide
 from ..claim import Claim, Formats, Setting, confirmed_settings_wording, needs_rows
 from ..claim_slices import with_option
 from .analysis import categorise, corpus_table, progress_points
+from .c13 import CONTROLS, c13_on_heads, c13_sentence, control_report, routing_kernel
 from .config import COMPLEXITY_MEASURES
-from .statistics import cluster_partials, corpus_bootstrap, two_sided, wilson
+from .statistics import cluster_partials, spearman_test
 
 C11_STATEMENT = "static kernel rank anti-correlates with predicted task complexity"
 
 
 C12_STATEMENT = "the static kernel rank tracks optimisation progress (loss), not task complexity"
-
-
-C13_STATEMENT = "structural priors (sink, locality, position) dominate the realised mixers"
 
 
 def c11_on_corpora(
@@ -50,8 +47,9 @@ def c11_on_corpora(
     criterion = (
         f"Spearman rho between the predicted complexity ({criterion_info['measure']}) and the final head-mean "
         f"{criterion_info['estimator']} of the {criterion_info['kernel']} kernel W_Q W_K^T over corpora (learned runs "
-        f"only); 95% two-stage bootstrap ({n_boot} resamples of corpora, then seeds): confirmed if the interval lies "
-        f"below 0, refuted if above 0, inconclusive otherwise or with fewer than {min_corpora} corpora"
+        f"only); below 10 corpora the exact permutation test (two-sided p < 0.05), from 10 on a 95% two-stage "
+        f"bootstrap ({n_boot} resamples of corpora, then seeds): confirmed if rho < 0 is significant, refuted if "
+        f"rho > 0 is, inconclusive otherwise or with fewer than {min_corpora} corpora"
     )
     usable = (
         corpora[np.isfinite(corpora["complexity_bits"]) & (corpora["seeds"] > 0)] if len(corpora) else corpora
@@ -61,12 +59,36 @@ def c11_on_corpora(
         {k: (v if k != "seed_ranks" else list(v)) for k, v in row.items()}
         for row in corpora.to_dict("records")
     ]
+    nan = float("nan")
     if len(usable) < min_corpora or usable["complexity_bits"].nunique() < 3:
-        evidence.update(rho=float("nan"), ci_low=float("nan"), ci_high=float("nan"))
+        evidence.update(rho=nan, ci_low=nan, ci_high=nan, test="none", p_value=nan, half_width=nan)
+        evidence["points_needed"] = None
         return Verdict("C11", "inconclusive", criterion, evidence, "E7", C11_STATEMENT)
-    rho, lo, hi = corpus_bootstrap(usable["complexity_bits"], list(usable["seed_ranks"]), n_boot, seed)
-    evidence.update(rho=rho, ci_low=lo, ci_high=hi)
-    return Verdict("C11", decide(two_sided(lo, hi)), criterion, evidence, "E7", C11_STATEMENT)
+    test = spearman_test(
+        usable["complexity_bits"].to_numpy(float),
+        usable["rank"].to_numpy(float),
+        seed=seed,
+        replicates=list(usable["seed_ranks"]),
+        n_boot=n_boot,
+        expected_sign=-1,
+    )
+    keys = ("test", "rho", "p_value", "p_less", "p_greater", "ci_low", "ci_high", "half_width")
+    evidence.update({k: test[k] for k in keys})
+    # how many corpora the measured effect would need (80% power, two-sided 5%) when undecided
+    evidence["points_needed"] = test["points_needed"] if test["decision"] is None else None
+    return Verdict("C11", decide(test["decision"]), criterion, evidence, "E7", C11_STATEMENT)
+
+
+def c11_sentence(e: dict, fmt: Formats) -> str:
+    test = "exact permutation test" if e.get("test") == "exact_permutation" else "bootstrap"
+    out = (
+        f"Spearman ρ(rank, complexity) = {fmt.number(e['rho'])} over {e['corpora']} corpora ({test}, two-sided "
+        f"p = {fmt.number(e.get('p_value'))}; 95% CI {fmt.number(e['ci_low'])} to {fmt.number(e['ci_high'])}, half-width "
+        f"{fmt.number(e.get('half_width'))}; {e['runs_set_aside']} runs set aside as not learned)"
+    )
+    if e.get("points_needed"):
+        out += f"; the measured effect would need about {e['points_needed']} corpora to decide"
+    return out
 
 
 def c12_on_points(
@@ -99,48 +121,6 @@ def c12_on_points(
     else:
         ok = None
     return Verdict("C12", decide(ok), criterion, evidence, "E7", C12_STATEMENT)
-
-
-def c13_on_heads(heads: pd.DataFrame, *, share: float, info: dict) -> Verdict:
-    """C13 from a per-head table with ``source, kind, layer, head, category`` and the scores."""
-    criterion = (
-        f"share of heads whose realised mixer is content-independent (category sink, local, positional or averaging: "
-        f"content TV from the position-only leave-one-out mean mixer < {info['content_tv']:g}) among "
-        f"{'+'.join(info['sources'])} heads, Wilson 95% interval: confirmed if it lies above {share:g}, refuted if "
-        "below, inconclusive otherwise"
-    )
-    evidence = {"heads": int(len(heads)), **info}
-    if not len(heads):
-        evidence.update(share_structural=float("nan"), ci_low=float("nan"), ci_high=float("nan"))
-        return Verdict("C13", "inconclusive", criterion, evidence, "E7", C13_STATEMENT)
-    structural = heads["category"].isin(STRUCTURAL).to_numpy()
-    lo, hi = wilson(int(structural.sum()), len(heads))
-    evidence.update(share_structural=float(structural.mean()), ci_low=lo, ci_high=hi)
-    evidence["by_category"] = {c: int((heads["category"] == c).sum()) for c in CATEGORIES}
-    evidence["by_source"] = {
-        str(s): {"heads": int(len(g)), "share_structural": float(g["category"].isin(STRUCTURAL).mean())}
-        for s, g in heads.groupby("source", sort=False)
-    }
-    cols = [
-        c
-        for c in (
-            "source",
-            "kind",
-            "layer",
-            "head",
-            "category",
-            "content_tv",
-            "uniform_tv",
-            "sink_score",
-            "locality_mass",
-            "band_explained",
-            "positional_prior_explained",
-        )
-        if c in heads
-    ]
-    evidence["head_table"] = heads[cols].to_dict("records")
-    ok = True if lo > share else (False if hi < share else None)
-    return Verdict("C13", decide(ok), criterion, evidence, "E7", C13_STATEMENT)
 
 
 def verdict_c11(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
@@ -187,18 +167,55 @@ def verdict_c12(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
 
 
 def verdict_c13(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
-    """C13 on the heads of the learned runs and measured checkpoints (``context.tables["heads"]``)."""
+    """C13 on the heads of the learned runs and measured checkpoints (``context.tables["heads"]``),
+    gated by the controls' heads (every learned model of a control corpus in the grid)."""
     heads, checkpoint_runs = context.tables["heads"], context.tables["checkpoints_measured"]
+    v = cfg.verdict
     heads = heads.assign(category=categorise(cfg, heads))
-    chosen = heads[heads["kind"].isin(cfg.verdict.c13_sources)]
-    lm = ok[ok["kind"].isin(cfg.verdict.c13_sources)]
+    heads = heads.assign(
+        routing_kernel=routing_kernel(
+            heads,
+            content=v.c13_kernel_content,
+            explained=v.c13_kernel_explained,
+            max_rank=v.c13_kernel_max_rank,
+        )
+    )
+    seeds_kept = ok[ok["seed"] < cfg.seeds]["run_id"]
+    heads = heads[heads["run_id"].isin(seeds_kept) | heads["kind"].str.contains("checkpoint")]
+    chosen = heads[heads["kind"].isin(v.c13_sources)]
+    control_names = [c for c in dict.fromkeys(ok["corpus"]) if any(c.startswith(k) for k in CONTROLS)]
     info = {
-        "sources": list(cfg.verdict.c13_sources),
-        "content_tv": cfg.verdict.c13_content_tv,
-        "runs_set_aside": int((~lm["learned"]).sum()),
+        "sources": list(v.c13_sources),
+        "content_tv": v.c13_content_tv,
+        "kernel_content": v.c13_kernel_content,
+        "kernel_explained": v.c13_kernel_explained,
+        "kernel_max_rank": v.c13_kernel_max_rank,
+        "runs_set_aside": int((~ok[ok["kind"].isin(v.c13_sources)]["learned"]).sum()),
         "checkpoints_measured": checkpoint_runs,
+        "reference": _field_reference(heads),
     }
-    return c13_on_heads(chosen, share=cfg.verdict.c13_share, info=info)
+    return c13_on_heads(
+        chosen,
+        share=v.c13_share,
+        kernel_share=v.c13_kernel_share,
+        controls=control_report(heads, control_names),
+        info=info,
+        n_boot=v.bootstrap,
+        seed=v.bootstrap_seed,
+    )
+
+
+def _field_reference(heads: pd.DataFrame) -> dict:
+    """Logit-field rank (min, median, max over heads) of every checkpoint, the random-weight control
+    included, beside Lee (2026): static W_Q W_K^T 38–75 components for 90%, logit field 2–11."""
+    out = {"lee_2026": {"static_rank_90": [38, 75], "logit_field_rank_90": [2, 11]}}
+    for s, g in heads[heads["kind"].str.contains("checkpoint")].groupby("source", sort=False):
+        r = g["logit_field_rank_90"].to_numpy(float)
+        if np.isfinite(r).any():
+            out[str(s)] = {
+                "logit_field_rank_90": [float(np.nanmin(r)), float(np.nanmedian(r)), float(np.nanmax(r))]
+            }
+    return out
 
 
 def grids(cfg) -> dict[str, list[dict]]:
@@ -233,6 +250,8 @@ def grids(cfg) -> dict[str, list[dict]]:
         {"c13_sources": ["checkpoint"]},
         {"c13_sources": ["natural", "code", "synthetic"]},
         {"c13_content_tv": 0.35},
+        {"c13_kernel_max_rank": 2},
+        {"c13_kernel_max_rank": 8},
     ]
     if paper:
         c11 += [{"rank_estimator": e} for e in ("stable_rank", "numerical_rank", "entropy_effective_rank")]
@@ -278,22 +297,10 @@ def _grid_of(claim: str):
     return grid
 
 
-def c13_sentence(e: dict, fmt: Formats) -> str:
-    cats = ", ".join(f"{k} {v}" for k, v in sorted(e["by_category"].items(), key=lambda kv: -kv[1]))
-    sources = ", ".join(
-        f"{k.split(':')[-1]} {fmt.pct(v['share_structural'])}" for k, v in e["by_source"].items()
-    )
-    return (
-        f"{fmt.pct(e['share_structural'])} of {e['heads']} heads content-independent (95% CI {fmt.pct(e['ci_low'])}–"
-        f"{fmt.pct(e['ci_high'])}); heads by category: {cats}; by source: {sources}"
-    )
-
-
 C11 = Claim(
     "C11",
     decide=needs_rows("C11", "E7", verdict_c11),
-    sentence="Spearman ρ(rank, complexity) = {rho:n} (95% CI {ci_low:n} to {ci_high:n}) over {corpora} corpora "
-    "({runs_set_aside} runs set aside as not learned)",
+    sentence=c11_sentence,
     default_setting=lambda cfg: grids(cfg)["C11"][0],
     statistic="rho",
     grid=_grid_of("C11"),

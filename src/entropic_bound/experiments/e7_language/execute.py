@@ -14,11 +14,14 @@ import time
 import numpy as np
 import torch
 
-from ...lm.checkpoint_probe import checkpoint_mixers, resolve_checkpoint
+from ...inspect.logit_field import LOGIT_FIELD_COLUMNS, ensemble_lm_fields, fit_layer
+from ...lm.checkpoint_probe import RANDOM_SEED, checkpoint_mixers, is_random_control, resolve_checkpoint
 from ...lm.complexity import kgram_heldout_bits, order_estimate
-from ...lm.corpora import VOCAB, Corpus, load_corpus
+from ...lm.controls import answer_accuracy, episode_starts
+from ...lm.corpora import LAG_NOISE, LAG_VOCAB, MQAR_KEYS, MQAR_VALUES, VOCAB, Corpus, load_corpus
 from ...lm.model import EnsembleLM
 from ...lm.probe import KernelProbe, mixer_stats
+from ...lm.sources import LagCopySource, MQARSource
 from ...lm.structure import structure_summary
 from ...lm.trainer import EnsembleOutcome, LMTrainConfig, random_starts, train_lm_ensemble, windows
 from ...sweep.spec import RunResult, RunSpec
@@ -35,6 +38,7 @@ CORPUS_METRICS = (
     "compression_bits",
     "reference_bits",
     "n_train_tokens",
+    "tokens",
 )
 
 
@@ -50,6 +54,9 @@ def corpus_metrics(corpus: Corpus, train: np.ndarray, val: np.ndarray, max_order
     best = min(kgram.values())
     compression = min(best, *corpus.compression.values())
     nan = float("nan")
+    # a k-gram resample's Monte Carlo rate (k >= 4) is below what a model can learn from the sample:
+    # its learned filter uses the held-out k-gram reference, the rate stays its complexity
+    target = None if corpus.name.startswith("shakespeare-kgram") else corpus.entropy_rate_bits
     return {
         "entropy_rate_bits": nan if corpus.entropy_rate_bits is None else corpus.entropy_rate_bits,
         "mixing_known": nan if corpus.mixing_demand is None else float(corpus.mixing_demand),
@@ -59,8 +66,9 @@ def corpus_metrics(corpus: Corpus, train: np.ndarray, val: np.ndarray, max_order
         "kgram_bits": best,
         "unigram_bits": kgram[0],
         "compression_bits": compression,
-        "reference_bits": best if corpus.entropy_rate_bits is None else corpus.entropy_rate_bits,
+        "reference_bits": best if target is None else target,
         "n_train_tokens": len(train),
+        "tokens": len(train) + len(val),  # a user's file may be shorter than task.tokens
     }
 
 
@@ -97,6 +105,32 @@ class _Recorder:
         }
 
 
+def _episode_pools(group, members, n_ctx: int) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    """Allowed window starts per member: a recall control's episode starts in its (train, held-out)
+    splits — it trains, is probed and is scored on windows that open at an episode, as Zoology's
+    fixed-layout MQAR sequences — and ``None`` (anywhere) for every other corpus."""
+    out = []
+    for corpus, train, val, _ in members:
+        if corpus.episode_len is None:
+            out.append(None)
+            continue
+        out.append(
+            (episode_starts(train, corpus.episode_len, n_ctx), episode_starts(val, corpus.episode_len, n_ctx))
+        )
+    return out
+
+
+def _probe_windows(group, members, pools, n_ctx: int, count: int) -> torch.Tensor:
+    """Fixed held-out windows per member for the probes: ``(E, count, n_ctx)``."""
+    out = []
+    for s, (_, _, val, _), pool in zip(group, members, pools):
+        gen = torch.Generator().manual_seed(derive_seed("E7/probe", s.run_id))
+        allowed = None if pool is None else torch.as_tensor(pool[1], dtype=torch.long)
+        v = torch.as_tensor(val, dtype=torch.long)
+        out.append(windows(v, random_starts(len(v), n_ctx, count, gen, allowed), n_ctx)[0])
+    return torch.stack(out)
+
+
 def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResult]:
     """Train the group's members as one ensemble on ``device``; one result per spec."""
     start, p = time.perf_counter(), group[0].params
@@ -107,7 +141,11 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
             corpus = _load(spec)
             cut = int(len(corpus.tokens) * (1 - p["val_fraction"]))
             train, val = corpus.tokens[:cut], corpus.tokens[cut:]
-            corpora[key] = (corpus, train, val, corpus_metrics(corpus, train, val, p["kgram_max_order"]))
+            metrics = corpus_metrics(corpus, train, val, p["kgram_max_order"])
+            floor = window_floor(spec.params["corpus.name"], p["model.n_ctx"])
+            if floor is not None:  # what a model that sees only its window can reach
+                metrics["reference_bits"] = floor
+            corpora[key] = (corpus, train, val, metrics)
     members = [corpora[(s.params["corpus.name"], s.params.get("corpus.path"))] for s in group]
     n_ctx = p["model.n_ctx"]
     model = EnsembleLM(
@@ -118,35 +156,71 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
         n_layers=p["model.n_layers"],
         n_heads=p["model.n_heads"],
     ).to(device)
-    probe_idx = torch.stack(
-        [
-            windows(
-                v,
-                random_starts(
-                    len(v),
-                    n_ctx,
-                    p["probe_windows"],
-                    torch.Generator().manual_seed(derive_seed("E7/probe", s.run_id)),
-                ),
-                n_ctx,
-            )[0]
-            for s, (_, _, val, _) in zip(group, members)
-            for v in [torch.as_tensor(val, dtype=torch.long)]
-        ]
-    )  # (E, P, n)
+    pools = _episode_pools(group, members, n_ctx)
+    probe_idx = _probe_windows(group, members, pools, n_ctx, p["probe_windows"])  # (E, P, n)
     recorder = _Recorder(model, probe_idx, p["locality_window"])
     gens = [torch.Generator().manual_seed(derive_seed("E7/data", s.run_id)) for s in group]
     cfg = LMTrainConfig(**spec_params(group[0], "train"))
-    outcome = train_lm_ensemble(model, [(m[1], m[2]) for m in members], cfg, gens, recorder)
+    outcome = train_lm_ensemble(model, [(m[1], m[2]) for m in members], cfg, gens, recorder, pools)
+    extra = _final_measures(model, group, members, probe_idx)
     wall = (time.perf_counter() - start) / len(group)
     return [
-        _member_result(spec, e, members[e][0], members[e][3], outcome, recorder, wall)
+        _member_result(spec, e, members[e][0], members[e][3], outcome, recorder, wall, extra[e])
         for e, spec in enumerate(group)
     ]
 
 
+def mqar_source(name: str) -> MQARSource | None:
+    """The source behind a registered ``mqar-p{m}`` corpus (its episodes start at token 0), else None."""
+    if not name.startswith("mqar-p"):
+        return None
+    pairs = int(name.removeprefix("mqar-p"))
+    return MQARSource(pairs, pairs, MQAR_KEYS, MQAR_VALUES)
+
+
+def window_floor(name: str, n_ctx: int) -> float | None:
+    """The least mean loss over a window's targets for a control whose early targets are blind: a
+    recall source on episode-aligned windows, a lag copy (targets before the lag see no parent)."""
+    recall = mqar_source(name)
+    if recall is not None:
+        return recall.aligned_window_bits(n_ctx)
+    if name.startswith("lagcopy-L"):
+        return LagCopySource(int(name.removeprefix("lagcopy-L")), LAG_VOCAB, LAG_NOISE).window_entropy(n_ctx)
+    return None
+
+
+ANSWER_WINDOWS = 128  # held-out episode-aligned windows for the recall control's answer accuracy
+
+
+def _final_measures(model: EnsembleLM, group, members, probe_idx: torch.Tensor) -> list[dict]:
+    """Per member, at the final step: the logit-field fit of every head on the probe windows
+    (``{column: (L, H)}``) and, for a recall control, its answer accuracy on held-out episodes."""
+    fields = ensemble_lm_fields(model, probe_idx)  # [member][layer][head] dicts
+    out = [
+        {"logit_field": {c: [[h[c] for h in layer] for layer in fields[e]] for c in LOGIT_FIELD_COLUMNS}}
+        for e in range(len(group))
+    ]
+    n_ctx, vals, masks, starts = model.n_ctx, [], [], []
+    for corpus, train, val, _ in members:
+        vals.append(val)
+        if corpus.answer_mask is None:
+            masks.append(np.zeros(len(val), dtype=bool))
+            starts.append(np.zeros(0, dtype=np.int64))
+            continue
+        masks.append(corpus.answer_mask[len(train) :])
+        starts.append(episode_starts(val, corpus.episode_len, n_ctx)[:ANSWER_WINDOWS])
+    recall = [e for e, m in enumerate(masks) if m.any()]
+    if recall:
+        w = min(len(starts[e]) for e in recall)  # answer_accuracy takes one window count for all
+        padded = [s[:w] if len(s) >= w else np.zeros(w, dtype=np.int64) for s in starts]
+        accuracy = answer_accuracy(model, vals, masks, padded)
+        for e in recall:
+            out[e]["answer_accuracy"] = float(accuracy[e])
+    return out
+
+
 def _member_result(
-    spec, e, corpus, metrics, outcome: EnsembleOutcome, recorder: _Recorder, wall
+    spec, e, corpus, metrics, outcome: EnsembleOutcome, recorder: _Recorder, wall, extra: dict
 ) -> RunResult:
     ln2 = np.log(2.0)
     val_bits = [float(v[e]) / ln2 for v in outcome.val_loss]
@@ -157,6 +231,7 @@ def _member_result(
         "curve_step": outcome.curve_steps,
         "batch_loss": [float(v[e]) for v in outcome.batch_loss],
         **recorder.member_curves(e),
+        "logit_field": extra["logit_field"],  # final step only: {column: (L, H)}
     }
     out = {
         **metrics,
@@ -167,6 +242,8 @@ def _member_result(
         "loss_gap_fraction": (val_bits[-1] - metrics["reference_bits"])
         / (metrics["unigram_bits"] - metrics["reference_bits"]),
         "steps_run": outcome.steps[-1],
+        "answer_accuracy": extra.get("answer_accuracy", float("nan")),
+        **{c: float(np.nanmean(v)) for c, v in extra["logit_field"].items()},
     }
     for key, values in recorder.heads.items():
         out[key] = float(np.nanmean(values[-1][e]))
@@ -186,13 +263,24 @@ def execute_checkpoint(spec: RunSpec) -> RunResult:
         raise DataError(f"The checkpoint '{p['probe.checkpoint']}' is not available on this machine.")
     text_corpus = load_corpus(p["probe.text"], p["probe.text_bytes"], 0)
     text = np.asarray(text_corpus.tokens, dtype=np.uint8).tobytes().decode("utf-8", errors="replace")
-    mixers, causal = checkpoint_mixers(
-        resolved[0], text, window_len=p["probe.window_len"], max_windows=p["probe.windows"]
+    random = is_random_control(p["probe.checkpoint"])
+    mixers, inputs, causal = checkpoint_mixers(
+        resolved[0],
+        text,
+        window_len=p["probe.window_len"],
+        max_windows=p["probe.windows"],
+        reinit_seed=RANDOM_SEED if random else None,
     )
     scores = structure_summary(mixers, causal=causal, window=p["locality_window"])  # {k: (L, H)}
+    fields = [
+        fit_layer(inputs[:, layer], mixers[:, layer], causal=causal) for layer in range(mixers.shape[1])
+    ]
+    field = {c: [[h[c] for h in layer] for layer in fields] for c in LOGIT_FIELD_COLUMNS}
     metrics = {"causal": float(causal), **{k: float(np.nanmean(v)) for k, v in scores.items()}}
+    metrics.update({c: float(np.nanmean(v)) for c, v in field.items()})
     curves = {
         "heads": {k: [np.asarray(v).tolist()] for k, v in scores.items()},
+        "logit_field": field,
         "windows": int(mixers.shape[0]),
         "window_len": int(mixers.shape[-1]),
     }

@@ -24,6 +24,8 @@ from .claims import CLAIMS
 from .config import SCALE_SETTINGS, VERSIONED, E7Config
 from .execute import execute_checkpoint, execute_lm_group
 
+_WARNED: set[tuple[str, int]] = set()
+
 
 class E7Language(Experiment):
     name = "E7"
@@ -60,6 +62,14 @@ class E7Language(Experiment):
             out.append({"corpus.name": name, "corpus.seed": c.task.seed, **extra})
         for p in c.task.corpus_paths:
             path, digest = Path(p).resolve(), file_digest(p)
+            size = path.stat().st_size  # byte tokens
+            if size < c.task.tokens and (str(path), c.task.tokens) not in _WARNED:
+                _WARNED.add((str(path), c.task.tokens))  # once per process; the tables carry `tokens`
+                print(
+                    f"warning: corpus file {path} has {size} tokens, fewer than task.tokens = {c.task.tokens}; "
+                    "it is used at its own length",
+                    file=sys.stderr,
+                )
             name = text_name(path)
             if any(o["corpus.name"] == name for o in out):  # two files with one stem stay two corpora
                 name = f"{name}-{digest[:6]}"
@@ -90,22 +100,23 @@ class E7Language(Experiment):
             "corpus.tokens": c.task.tokens,
             "val_fraction": c.task.val_fraction,
             "kgram_max_order": c.task.kgram_max_order,
-            **flat_params(c.model, "model"),
             "probe_windows": c.probe_windows,
             "locality_window": c.locality_window,
-            **flat_params(c.train, "train"),
         }
-        lms = [
-            RunSpec(self.name, {**corpus, **common}, s)
-            for corpus in self._corpus_params()
-            for s in range(c.seeds)
-        ]
+        lms = []
+        for corpus in self._corpus_params():
+            model, train = c.model_for(corpus["corpus.name"])
+            shape = {**flat_params(model, "model"), **flat_params(train, "train")}
+            if corpus["corpus.name"].startswith("mqar-"):  # at 100k tokens it memorises its episodes
+                shape["corpus.tokens"] = c.recall_tokens
+            lms += [RunSpec(self.name, {**corpus, **common, **shape}, s) for s in range(c.seeds)]
         return lms + self._checkpoint_specs()
 
     def group_key(self, spec: RunSpec):
         if "probe.checkpoint" in spec.params:
             return ("checkpoint", spec.run_id)
-        return ("lm",)  # every language model has one shape (byte vocabulary): one ensemble, chunked
+        # one ensemble per model shape and training (the recall control has its own), chunked
+        return ("lm", *sorted((k, v) for k, v in spec.params.items() if k.startswith(("model.", "train."))))
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         if "probe.checkpoint" in group[0].params:

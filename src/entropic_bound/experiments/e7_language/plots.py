@@ -8,7 +8,7 @@ from matplotlib import colormaps
 
 from ...plotting import figure_grid, legend_below
 
-_MARKERS = {"natural": "o", "code": "s", "synthetic": "^", "checkpoint": "D"}
+_MARKERS = {"natural": "o", "code": "s", "synthetic": "^", "checkpoint": "D", "random_checkpoint": "d"}
 _CATEGORY_COLOURS = {
     "content": "tab:red",
     "sink": "tab:purple",
@@ -52,8 +52,8 @@ def plot_loss_curves(runs: pd.DataFrame, curves: dict[str, dict]):
     axes[0][1].set_ylabel("held-out loss (bits/token); dashed: reference", fontsize=8)
     axes[0][1].set_xscale("log")
     for ax in axes[0]:
-        ax.set_xlabel("step")
-    legend_below(fig, axes, ncol=4, fontsize=7)  # below the panels: a legend inside covers curves
+        ax.set_xlabel("step", fontsize=9)
+    axes[0][0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     fig.suptitle("E7: loss curves (dotted: run set aside as not learned)", fontsize=10)
     return fig
 
@@ -80,7 +80,7 @@ def plot_rank_vs_complexity(corpora: pd.DataFrame, rank_label: str):
             f"{m} ({'bits/token' if m in ('information', 'compression') else 'tokens'})", fontsize=8
         )
     axes[0][0].set_ylabel(rank_label, fontsize=8)
-    legend_below(fig, axes, ncol=5, fontsize=7)
+    axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     fig.suptitle("E7: kernel rank vs predicted complexity (o natural, s code, ^ synthetic)", fontsize=10)
     return fig
 
@@ -106,27 +106,66 @@ def plot_rank_vs_progress(points: pd.DataFrame):
     return fig
 
 
-def plot_structure(heads: pd.DataFrame):
-    """Per source, the share of heads in each category; and every head's content vs structure TV."""
-    fig, axes = figure_grid(1, 2, width=4.6, height=3.2)
+_CONTROL_PREFIXES = ("mqar-", "lagcopy-", "markov_")
+
+
+def _source_order(heads: pd.DataFrame) -> list[str]:
+    """Natural text and checkpoints first, then the other trained sources, then the controls."""
     sources = list(dict.fromkeys(heads["source"]))
+    kinds = dict(zip(heads["source"], heads["kind"]))
+
+    def rank(s: str) -> int:
+        if s.startswith(_CONTROL_PREFIXES):
+            return 3
+        return {"natural": 0, "checkpoint": 1, "random_checkpoint": 1}.get(kinds[s], 2)
+
+    return sorted(sources, key=lambda s: (rank(s), sources.index(s)))
+
+
+def _label(s: str) -> str:
+    return f"{s.split(':')[-1]} (control)" if s.startswith(_CONTROL_PREFIXES) else s.split(":")[-1]
+
+
+def plot_structure(heads: pd.DataFrame):
+    """Per source (controls on the right), the share of heads in each category (mean over the
+    source's models) and every head's logit-field rank (90 %), Lee (2026)'s 2–11 shaded."""
+    fig, axes = figure_grid(1, 2, width=5.2, height=3.8)
+    sources = _source_order(heads)
+    x = np.arange(len(sources))
     bottom = np.zeros(len(sources))
     for cat, colour in _CATEGORY_COLOURS.items():
-        share = np.array([(heads[heads["source"] == s]["category"] == cat).mean() for s in sources])
-        axes[0][0].bar(range(len(sources)), share, bottom=bottom, color=colour, label=cat)
+        share = np.array(
+            [
+                np.mean(
+                    [(m["category"] == cat).mean() for _, m in heads[heads["source"] == s].groupby("run_id")]
+                )
+                for s in sources
+            ]
+        )
+        axes[0][0].bar(x, share, bottom=bottom, color=colour, label=cat)
         bottom += share
-    axes[0][0].set_xticks(range(len(sources)))
-    axes[0][0].set_xticklabels(sources, rotation=60, ha="right", fontsize=6)
-    axes[0][0].set_ylabel("share of heads")
-    for cat, colour in _CATEGORY_COLOURS.items():
-        g = heads[heads["category"] == cat]
-        axes[0][1].scatter(g["uniform_tv"], g["content_tv"], s=10, color=colour, label=cat)
-    axes[0][1].set_xlabel(
-        "distance from uniform (TV); content TV: from the position-only mean mixer", fontsize=7
-    )
-    axes[0][1].set_ylabel("content TV", fontsize=8)
-    legend_below(fig, axes, ncol=5, fontsize=7)  # outside the axes: a legend inside hid a bar
+    n_controls = sum(s.startswith(_CONTROL_PREFIXES) for s in sources)
+    for ax in axes[0]:
+        if 0 < n_controls < len(sources):
+            ax.axvline(len(sources) - n_controls - 0.5, color="black", lw=0.8, ls="--")
+        ax.set_xticks(x)
+        ax.set_xticklabels([_label(s) for s in sources], rotation=60, ha="right", fontsize=8)
+    axes[0][0].set_ylabel("share of heads (mean over models)", fontsize=9)
+    axes[0][0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    axes[0][1].axhspan(2, 11, color="0.9", label="Lee 2026: logit field 2-11")
+    if "logit_field_rank_90" in heads:
+        rng = np.random.default_rng(0)
+        for i, s in enumerate(sources):
+            g = heads[heads["source"] == s]
+            r = g["logit_field_rank_90"].to_numpy(float)
+            colours = [_CATEGORY_COLOURS.get(c, "black") for c in g["category"]]
+            axes[0][1].scatter(i + rng.uniform(-0.25, 0.25, len(r)), r, s=9, c=colours)
+    axes[0][1].set_ylabel("logit-field rank for 90% (per head)", fontsize=9)
+    axes[0][1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    for ax in axes[0]:
+        ax.tick_params(axis="y", labelsize=8)
     fig.suptitle(
-        "E7: content routing vs content-independent structure per head (final checkpoint)", fontsize=10
+        "E7: head categories and logit-field rank; natural text and checkpoints left, controls right of the dashes",
+        fontsize=9,
     )
     return fig

@@ -1,79 +1,36 @@
-"""The statistics behind E7's claims C11–C13 (claims.py): rank correlations, bootstrap intervals, Wilson
-intervals — pure functions of arrays.
+"""The statistics behind E7's claims C11–C13 (claims.py) — pure functions of arrays.
 
-- **C11** (paper, App. B: the measured static kernel rank *anti*-correlates with predicted task
-  complexity). One point per corpus: complexity (the chosen measure) and the final head-mean
-  kernel rank averaged over the corpus's learned seeds. Spearman ρ with a two-stage bootstrap
-  interval (corpora resampled, then each corpus's seeds). Two-sided: confirmed if the interval
-  lies below 0, refuted if it lies above 0, inconclusive otherwise or with too few corpora.
-- **C12** (the rank tracks optimisation progress, the loss, not complexity). Pooled over learned
-  runs and checkpoints ``t ≥ 1``: the partial Spearman correlation of the kernel rank with the
-  optimisation progress ``(L_0 − L_t)/(L_0 − L_ref)`` given controls that also drift over training
-  (the step, the QK weight norm), with a bootstrap interval over runs. Confirmed when the interval
-  excludes 0, ``|ρ|`` reaches ``min_abs_rho`` and exceeds ``|ρ(rank, complexity | controls)|``;
-  refuted when the interval lies inside ``(−min_abs_rho, min_abs_rho)`` (no tracking beyond the
-  controls) or complexity is tracked more strongly; inconclusive otherwise.
-- **C13** (structural priors dominate the realised mixers). Heads categorised by
-  :func:`entropic_bound.lm.structure.head_categories`; the share of content-independent heads with
-  a Wilson 95% interval: confirmed if the interval lies above ``share``, refuted if below,
-  inconclusive otherwise.
+- **C11**: :func:`entropic_bound.stats.spearman_test` — below 10 corpora the exact permutation test
+  (a percentile bootstrap collapses there: 4 corpora at ρ = −1 give [−1, −1]), from 10 on a
+  two-stage bootstrap (corpora, then each corpus's seeds); the interval's half-width and the
+  corpora the measured effect would need (``points_needed``).
+- **C12**: :func:`cluster_partials`, the partial Spearman ρ with a bootstrap over runs.
+- **C13**: :func:`source_share` — the unit is the **model** (a trained LM or a checkpoint): a share
+  per model, every source (corpus or checkpoint) weighted equally, and a cluster bootstrap that
+  resamples sources, then models within a source, then heads within a model. Heads of one model
+  are not independent draws, and one model with many heads (MiniLM: 72) must not decide alone.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
-from scipy.stats import norm, rankdata
 
+from ...stats import corpus_bootstrap, partial_spearman, spearman, spearman_test, wilson
+from ...stats.rank_tests import percentile_interval
 
-def spearman(x, y) -> float:
-    """Spearman ρ (Pearson correlation of average ranks); NaN when either side is constant."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = np.isfinite(x) & np.isfinite(y)
-    x, y = x[keep], y[keep]
-    if len(x) < 2:
-        return float("nan")
-    rx, ry = rankdata(x) - (len(x) + 1) / 2, rankdata(y) - (len(y) + 1) / 2
-    denom = np.sqrt((rx**2).sum() * (ry**2).sum())
-    return float((rx * ry).sum() / denom) if denom > 0 else float("nan")
-
-
-def partial_spearman(x, y, controls) -> float:
-    """Spearman ρ of ``x`` and ``y`` given ``controls (N, k)``: ranks of every variable, ``x`` and
-    ``y`` residualised on ``[1, ranks of controls]`` by least squares, Pearson of the residuals."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    Z = np.asarray(controls, dtype=float).reshape(len(x), -1)
-    keep = np.isfinite(x) & np.isfinite(y) & np.isfinite(Z).all(axis=1)
-    if keep.sum() < Z.shape[1] + 3:
-        return float("nan")
-    A = np.column_stack([np.ones(keep.sum()), *(rankdata(z) for z in Z[keep].T)])
-    rx, ry = rankdata(x[keep]), rankdata(y[keep])
-    ex = rx - A @ np.linalg.lstsq(A, rx, rcond=None)[0]
-    ey = ry - A @ np.linalg.lstsq(A, ry, rcond=None)[0]
-    denom = np.sqrt((ex**2).sum() * (ey**2).sum())
-    return float((ex * ey).sum() / denom) if denom > 1e-9 * len(ex) else float("nan")
-
-
-def _interval(boots: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    boots = boots[np.isfinite(boots)]
-    if not len(boots):
-        return float("nan"), float("nan")
-    tail = (1 - level) / 2 * 100
-    return float(np.percentile(boots, tail)), float(np.percentile(boots, 100 - tail))
-
-
-def corpus_bootstrap(complexity, seed_ranks: list, n_boot: int, seed: int) -> tuple[float, float, float]:
-    """ρ(complexity, mean rank) over corpora and a two-stage percentile bootstrap interval."""
-    c = np.asarray(complexity, dtype=float)
-    ranks = [np.asarray(r, dtype=float) for r in seed_ranks]
-    rho = spearman(c, [r.mean() for r in ranks])
-    rng = np.random.default_rng(seed)
-    boots = np.empty(n_boot)
-    for b in range(n_boot):
-        pick = rng.integers(0, len(c), len(c))
-        means = [ranks[i][rng.integers(0, len(ranks[i]), len(ranks[i]))].mean() for i in pick]
-        boots[b] = spearman(c[pick], means)
-    return (rho, *_interval(boots)) if np.isfinite(rho) else (rho, float("nan"), float("nan"))
+__all__ = [
+    "cluster_partials",
+    "corpus_bootstrap",
+    "partial_spearman",
+    "source_share",
+    "spearman",
+    "spearman_test",
+    "two_sided",
+    "wilson",
+]
 
 
 def two_sided(lo: float, hi: float) -> bool | None:
@@ -94,14 +51,70 @@ def cluster_partials(points: pd.DataFrame, target: str, controls: list[str], n_b
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(rows), size=(n_boot, len(rows)))
     boots = np.array([stat(np.concatenate([rows[i] for i in d])) for d in draws])
-    return (stat(np.arange(len(data))), *_interval(boots))
+    return (stat(np.arange(len(data))), *percentile_interval(boots))
 
 
-def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a binomial share ``k / n``."""
-    if n == 0:
-        return float("nan"), float("nan")
-    z, p = norm.ppf(0.5 + level / 2), k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(centre - half), float(centre + half)
+def _nested(sources: Sequence, models: Sequence, flags: Sequence) -> dict[str, dict[str, np.ndarray]]:
+    """``{source: {model: head flags (float)}}`` in first-seen order."""
+    out: dict[str, dict[str, np.ndarray]] = {}
+    values = np.asarray(flags, dtype=float)
+    src, mod = np.asarray([str(s) for s in sources]), np.asarray([str(m) for m in models])
+    for s in dict.fromkeys(src.tolist()):
+        out[s] = {m: values[(src == s) & (mod == m)] for m in dict.fromkeys(mod[src == s].tolist())}
+    return out
+
+
+def _share(tree: list[list[np.ndarray]]) -> float:
+    return float(np.mean([np.mean([g.mean() for g in models]) for models in tree]))
+
+
+def source_share(
+    sources: Sequence,
+    models: Sequence,
+    flags: Sequence,
+    *,
+    n_boot: int,
+    seed: int,
+    threshold: float | None = None,
+    level: float = 0.95,
+) -> dict:
+    """The share of flagged heads with the model as unit and every source weighted equally.
+
+    ``sources[i]``, ``models[i]``: head ``i``'s source (corpus or checkpoint) and model (run);
+    ``flags[i]``: whether it has the property. ``share`` = mean over sources of the mean over the
+    source's models of the model's share of flagged heads; the interval a three-stage cluster
+    bootstrap (sources, models within, heads within). ``decision``: True when the interval lies
+    above ``threshold``, False when below, None otherwise. With few sources the interval
+    describes their spread (``sources`` is reported beside it).
+    """
+    tree = _nested(sources, models, flags)
+    nan = float("nan")
+    base = {"unit": "model", "sources": len(tree), "models": sum(len(m) for m in tree.values())}
+    base["heads"] = int(sum(len(g) for m in tree.values() for g in m.values()))
+    if not tree:
+        return {**base, "share": nan, "ci_low": nan, "ci_high": nan, "by_source": {}, "decision": None}
+    groups = [list(m.values()) for m in tree.values()]
+    rng = np.random.default_rng(seed)
+    boots = np.empty(n_boot)
+    for b in range(n_boot):
+        drawn = []
+        for s in rng.integers(0, len(groups), len(groups)):
+            picked = [groups[s][m] for m in rng.integers(0, len(groups[s]), len(groups[s]))]
+            drawn.append([g[rng.integers(0, len(g), len(g))] for g in picked])
+        boots[b] = _share(drawn)
+    lo, hi = percentile_interval(boots, level)
+    decision = None
+    if threshold is not None and np.isfinite(lo):
+        decision = True if lo > threshold else (False if hi < threshold else None)
+    by_source = {
+        s: {
+            "models": len(m),
+            "heads": int(sum(len(g) for g in m.values())),
+            "share": float(np.mean([g.mean() for g in m.values()])),
+            "model_shares": [float(g.mean()) for g in m.values()],
+        }
+        for s, m in tree.items()
+    }
+    pooled = float(np.concatenate([g for m in groups for g in m]).mean())
+    out = {**base, "share": _share(groups), "ci_low": lo, "ci_high": hi, "level": level}
+    return {**out, "by_source": by_source, "pooled_share": pooled, "decision": decision}

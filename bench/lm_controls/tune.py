@@ -1,0 +1,151 @@
+"""Tuning runs for E7's positive controls (issue 20 item 5): one ensemble, one CPU thread.
+
+Members are ``kind:params`` strings — ``mqar:pairs:queries:keys:values``, ``lag:L:V:eps``,
+``markov:V:k:alpha``, ``corpus:<registered name>`` — trained with lm/trainer.py's ``train_lm_ensemble``
+exactly as E7 trains them (byte vocabulary 256, 90/10 split, random windows). Prints per member the
+held-out bits against the exact entropy rate (and the window-limited floor where known), MQAR
+answer accuracy on held-out episode-aligned windows, and CPU seconds per member-step.
+
+    PYTHONPATH=src OMP_NUM_THREADS=1 python bench/lm_controls/tune.py --d 64 --layers 2 --ctx 64 \
+        --steps 600 --lr 3e-3 mqar:4:4:16:16 lag:8:16:0.1 markov:8:2:0.1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+import torch
+
+from entropic_bound.lm.complexity import kgram_heldout_bits
+from entropic_bound.lm.controls import answer_accuracy, episode_starts
+from entropic_bound.lm.corpora import VOCAB, load_corpus
+from entropic_bound.lm.model import EnsembleLM
+from entropic_bound.lm.sources import LagCopySource, MarkovSource, MQARSource
+from entropic_bound.lm.trainer import LMTrainConfig, train_lm_ensemble
+
+
+def make_member(spec: str, n_tokens: int, seed: int, n_ctx: int) -> dict:
+    """Tokens, exact rate, window floor and (MQAR) answer mask of one member spec."""
+    kind, *a = spec.split(":")
+    rng = np.random.default_rng([seed, 7])
+    if kind == "mqar":
+        src = MQARSource(*map(int, a))
+        tokens = src.sample(n_tokens, rng)
+        return {"tokens": tokens, "rate": src.entropy_rate(), "mask": src.answer_mask(n_tokens), "src": src}
+    if kind == "lag":
+        src = LagCopySource(int(a[0]), int(a[1]), float(a[2]))
+        return {
+            "tokens": src.sample(n_tokens, rng),
+            "rate": src.entropy_rate(),
+            "floor": src.window_entropy(n_ctx),
+        }
+    if kind == "markov":
+        src = MarkovSource.from_seed(int(a[0]), int(a[1]), float(a[2]), seed)
+        return {"tokens": src.sample(n_tokens, rng), "rate": src.entropy_rate()}
+    corpus = load_corpus(a[0], n_tokens, seed)
+    cut = int(n_tokens * 0.9)
+    kgram = min(kgram_heldout_bits(corpus.tokens[:cut], corpus.tokens[cut:], VOCAB, 5).values())
+    return {"tokens": corpus.tokens, "rate": corpus.entropy_rate_bits, "kgram_ref": kgram}
+
+
+def make_accuracy_probe(members: list[dict], cut: int, n_ctx: int, curve: list):
+    """A checkpoint callback appending every member's MQAR answer accuracy (NaN for other members)."""
+    if not any("mask" in m for m in members):
+        return None
+    vals = [m["tokens"][cut:] for m in members]
+    masks = [m["mask"][cut:] if "mask" in m else np.zeros(len(v), bool) for m, v in zip(members, vals)]
+    starts = []
+    for m, v in zip(members, vals):
+        s = episode_starts(v, m["src"].episode_len, n_ctx) if "mask" in m else np.arange(0, 64 * 8, 8)
+        starts.append(s[:64])
+
+    def probe(step: int, model) -> None:
+        acc = answer_accuracy(model, vals, masks, starts)
+        curve.append([round(float(a), 3) if "mask" in m else None for a, m in zip(acc, members)])
+
+    return probe
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("members", nargs="+")
+    for k, v in {
+        "d": 64,
+        "layers": 2,
+        "heads": 2,
+        "ctx": 64,
+        "steps": 600,
+        "batch": 32,
+        "warmup": 50,
+    }.items():
+        ap.add_argument(f"--{k}", type=int, default=v)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--tokens", type=int, default=100_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", default="")
+    ap.add_argument("--align", action="store_true", help="MQAR windows start at episode starts")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    members = [make_member(m, args.tokens, args.seed, args.ctx) for m in args.members]
+    cut = int(args.tokens * 0.9)
+    splits = [(m["tokens"][:cut], m["tokens"][cut:]) for m in members]
+    model = EnsembleLM(
+        VOCAB,
+        args.ctx,
+        [args.seed * 100 + e for e in range(len(members))],
+        d_model=args.d,
+        n_layers=args.layers,
+        n_heads=args.heads,
+    )
+    cfg = LMTrainConfig(
+        steps=args.steps, batch_size=args.batch, lr=args.lr, warmup=args.warmup, checkpoints=8
+    )
+    gens = [torch.Generator().manual_seed(args.seed * 100 + 50 + e) for e in range(len(members))]
+    acc_curve: list[list[float]] = []
+    on_ckpt = make_accuracy_probe(members, cut, args.ctx, acc_curve)
+    t0 = time.process_time()
+    pools = [
+        (
+            episode_starts(tr, m["src"].episode_len, args.ctx),
+            episode_starts(va, m["src"].episode_len, args.ctx),
+        )
+        if args.align and "mask" in m
+        else None
+        for m, (tr, va) in zip(members, splits)
+    ]
+    out = train_lm_ensemble(model, splits, cfg, gens, on_ckpt, pools)
+    cpu = time.process_time() - t0
+    rows = []
+    for e, (spec, m) in enumerate(zip(args.members, members)):
+        bits = [float(v[e]) / np.log(2) for v in out.val_loss]
+        row = {
+            "member": spec,
+            "val_bits": round(bits[-1], 3),
+            "rate": round(m["rate"], 3) if m["rate"] else None,
+        }
+        row["curve"] = [round(b, 2) for b in bits]
+        if "kgram_ref" in m:
+            row["kgram_ref"] = round(m["kgram_ref"], 3)
+        if "floor" in m:
+            row["window_floor"] = round(m["floor"], 3)
+        if "mask" in m:
+            row["answer_acc"] = acc_curve[-1][e]
+            row["acc_curve"] = [a[e] for a in acc_curve]
+        rows.append(row)
+    summary = {
+        "args": vars(args),
+        "cpu_s": round(cpu, 1),
+        "cpu_per_member_step_ms": round(1000 * cpu / args.steps / len(members), 2),
+        "rows": rows,
+    }
+    print(json.dumps(summary))
+    if args.json:
+        with open(args.json, "a") as fh:
+            fh.write(json.dumps(summary) + "\n")
+
+
+if __name__ == "__main__":
+    main()

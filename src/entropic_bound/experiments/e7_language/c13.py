@@ -1,0 +1,212 @@
+"""C13's criterion (structure over content), decided with the model as unit and validated on controls.
+
+Two halves, each a share of heads with the **model** as unit (:func:`.statistics.source_share`: a
+share per model, every source weighted equally, cluster bootstrap over sources → models → heads):
+
+1. **Structure**: the share of content-independent heads (category sink, local, positional or
+   averaging) must lie above ``c13_share``.
+2. **No single identifiable low-rank routing kernel**: a head *has* one when it routes by content
+   (category ``content``), most of its centred log-attention variance depends on content (``1 − logit_field_position_explained ≥
+   c13_kernel_content``) and one kernel of rank ≤ ``c13_kernel_max_rank`` explains most of it
+   (``logit_field_explained ≥ c13_kernel_explained``); the share of such heads must lie below
+   ``c13_kernel_share``.
+
+**Controls** (issue 20 item 2): the recall models (``mqar-*``) must have a ``content`` head and a
+head with a low-rank routing kernel (the instrument can see routing), the lag-copy models
+(``lagcopy-*``) a ``positional``/``local`` head and no majority of content heads, the Markov
+models (``markov_*``) a ``local`` head and no majority of content heads — in every learned model. A
+control that is absent, not learned, or not as expected makes the verdict on natural text
+**inconclusive**: the instrument has not shown it can tell the categories apart.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...lm.structure import CATEGORIES, STRUCTURAL
+from ..base import Verdict, decide
+from ..claim import Formats
+from .statistics import source_share
+
+C13_STATEMENT = "structural priors (sink, locality, position) dominate the realised mixers"
+
+#: Control corpora by name prefix: the categories their models' heads must show (see module doc).
+CONTROLS = {
+    "mqar-": ("content",),
+    "lagcopy-": ("positional", "local"),
+    "markov_": ("local",),
+}
+HEAD_COLUMNS = (
+    "source",
+    "kind",
+    "run_id",
+    "layer",
+    "head",
+    "category",
+    "content_tv",
+    "uniform_tv",
+    "sink_score",
+    "locality_mass",
+    "band_explained",
+    "logit_field_explained",
+    "logit_field_rank_90",
+    "logit_field_position_explained",
+)
+
+
+def routing_kernel(heads: pd.DataFrame, *, content: float, explained: float, max_rank: int) -> np.ndarray:
+    """Per head: True when a content-routing head (category ``content``) has a mostly content-dependent
+    logit field that one low-rank kernel explains. A head held by structure (a local band, a sink)
+    is not routed by its kernel even where content modulates it inside the band: trained Markov and
+    lag-copy controls show rank-1 kernels in exactly such heads."""
+    if "logit_field_explained" not in heads or not len(heads):
+        return np.zeros(len(heads), dtype=bool)
+    routing = heads["category"].to_numpy() == "content"
+    content_share = 1.0 - heads["logit_field_position_explained"].to_numpy(float)
+    ex, rank = heads["logit_field_explained"].to_numpy(float), heads["logit_field_rank_90"].to_numpy(float)
+    with np.errstate(invalid="ignore"):
+        return routing & (content_share >= content) & (ex >= explained) & (rank >= 1) & (rank <= max_rank)
+
+
+def _category_shares(g: pd.DataFrame) -> dict[str, float]:
+    """Mean over the source's models of each category's share of the model's heads."""
+    per_model = [
+        {c: float((m["category"] == c).mean()) for c in CATEGORIES}
+        for _, m in g.groupby("run_id", sort=False)
+    ]
+    return {c: float(np.mean([p[c] for p in per_model])) for c in CATEGORIES}
+
+
+def _model_agrees(m: pd.DataFrame, expected: tuple[str, ...]) -> bool:
+    if expected == ("content",):  # the answering head routes by content through a visible kernel
+        return bool((m["category"] == "content").any() and m["routing_kernel"].any())
+    return bool(m["category"].isin(expected).any() and (m["category"] == "content").mean() <= 0.5)
+
+
+def control_report(controls: pd.DataFrame, names: list[str]) -> dict:
+    """``{source: {expected, models, shares_by_category, kernel_share, logit_field_rank_90, agrees}}``
+    for every control corpus in the grid (``names``); a control without a learned model disagrees."""
+    out = {}
+    for name in names:
+        expected = next(v for k, v in CONTROLS.items() if name.startswith(k))
+        g = controls[controls["source"] == name]
+        models = [m for _, m in g.groupby("run_id", sort=False)]
+        ranks = g["logit_field_rank_90"].to_numpy(float) if len(g) else np.array([])
+        out[name] = {
+            "expected": list(expected),
+            "models": len(models),
+            "shares_by_category": _category_shares(g) if len(g) else {},
+            "kernel_share": float(g["routing_kernel"].mean()) if len(g) else float("nan"),
+            "logit_field_rank_90": [float(np.min(ranks)), float(np.median(ranks)), float(np.max(ranks))]
+            if len(ranks)
+            else [],
+            "agrees": bool(models) and all(_model_agrees(m, expected) for m in models),
+        }
+    return out
+
+
+def _combine(structure: bool | None, kernel_above: bool | None, controls_ok: bool) -> bool | None:
+    """Confirmed when structure dominates and few heads have a kernel; refuted when either fails."""
+    if not controls_ok:
+        return None
+    if structure is False or kernel_above is True:
+        return False
+    return True if structure is True and kernel_above is False else None
+
+
+def c13_on_heads(
+    heads: pd.DataFrame,
+    *,
+    share: float,
+    kernel_share: float,
+    controls: dict,
+    info: dict,
+    n_boot: int,
+    seed: int,
+) -> Verdict:
+    """C13 from a per-head table (``source, kind, run_id, category, routing_kernel`` and the scores)
+    and the control report (:func:`control_report`)."""
+    criterion = (
+        f"over {'+'.join(info['sources'])} heads, the model as unit (a share per model, every source weighted "
+        f"equally, cluster bootstrap over sources, models, heads): (1) share of content-independent heads (sink, "
+        f"local, positional, averaging; content TV < {info['content_tv']:g}) and (2) share of heads with one "
+        f"identifiable routing kernel (content-dependent logit variance >= {info['kernel_content']:g}, one kernel "
+        f"of rank <= {info['kernel_max_rank']} explains >= {info['kernel_explained']:g} of it). Confirmed if (1)'s "
+        f"interval lies above {share:g} and (2)'s below {kernel_share:g}; refuted if (1)'s lies below or (2)'s above; "
+        "inconclusive otherwise, or when the controls (recall: content with a visible kernel; lag-copy: "
+        "positional/local; Markov: local) do not come out as expected"
+    )
+    controls_ok = bool(controls) and all(c["agrees"] for c in controls.values())
+    evidence = {"heads": int(len(heads)), **info, "controls": controls, "controls_agree": controls_ok}
+    struct = source_share(
+        heads["source"],
+        heads["run_id"],
+        heads["category"].isin(STRUCTURAL),
+        n_boot=n_boot,
+        seed=seed,
+        threshold=share,
+    )
+    kernel = source_share(
+        heads["source"],
+        heads["run_id"],
+        heads["routing_kernel"],
+        n_boot=n_boot,
+        seed=seed + 1,
+        threshold=kernel_share,
+    )
+    evidence.update(
+        unit="model",
+        models=struct["models"],
+        share_structural=struct["share"],
+        ci_low=struct["ci_low"],
+        ci_high=struct["ci_high"],
+        pooled_share_structural=struct.get("pooled_share", float("nan")),
+        kernel_share=kernel["share"],
+        kernel_ci=[kernel["ci_low"], kernel["ci_high"]],
+    )
+    evidence["by_category"] = {c: int((heads["category"] == c).sum()) for c in CATEGORIES}
+    evidence["by_source"] = {
+        s: {
+            **v,
+            "kernel_share": kernel["by_source"][s]["share"],
+            **_field_summary(heads[heads["source"] == s]),
+        }
+        for s, v in struct["by_source"].items()
+    }
+    evidence["head_table"] = heads[[c for c in HEAD_COLUMNS if c in heads]].to_dict("records")
+    if not len(heads):
+        return Verdict("C13", "inconclusive", criterion, evidence, "E7", C13_STATEMENT)
+    ok = _combine(struct["decision"], kernel["decision"], controls_ok)
+    return Verdict("C13", decide(ok), criterion, evidence, "E7", C13_STATEMENT)
+
+
+def _field_summary(g: pd.DataFrame) -> dict:
+    """A source's logit-field fit: median rank and explained share over its heads (NaN-safe)."""
+    if "logit_field_rank_90" not in g or not len(g):
+        return {}
+    rank, ex = g["logit_field_rank_90"].to_numpy(float), g["logit_field_explained"].to_numpy(float)
+    return {
+        "logit_field_rank_90_median": float(np.nanmedian(rank)) if np.isfinite(rank).any() else float("nan"),
+        "logit_field_rank_90_range": [float(np.nanmin(rank)), float(np.nanmax(rank))]
+        if np.isfinite(rank).any()
+        else [],
+        "logit_field_explained_median": float(np.nanmedian(ex)) if np.isfinite(ex).any() else float("nan"),
+    }
+
+
+def c13_sentence(e: dict, fmt: Formats) -> str:
+    sources = ", ".join(
+        f"{k.split(':')[-1]} {fmt.pct(v['share'])} (rank {fmt.number(v.get('logit_field_rank_90_median'))})"
+        for k, v in e["by_source"].items()
+    )
+    agree = "controls agree" if e["controls_agree"] else "controls do NOT agree"
+    ctl = "; ".join(
+        f"{k}: {'ok' if v['agrees'] else 'no'} ({', '.join(f'{c} {fmt.pct(p)}' for c, p in v['shares_by_category'].items() if p)})"
+        for k, v in e["controls"].items()
+    )
+    return (
+        f"{fmt.pct(e['share_structural'])} content-independent (per model, {e['models']} models; 95% CI "
+        f"{fmt.pct(e['ci_low'])}–{fmt.pct(e['ci_high'])}); {fmt.pct(e['kernel_share'])} with one low-rank routing "
+        f"kernel; by source: {sources}; {agree} ({ctl or 'none in the grid'})"
+    )
