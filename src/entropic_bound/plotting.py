@@ -191,8 +191,10 @@ def log_with_zero(ax, smallest_positive: float) -> float:
     return float(linthresh)
 
 
-def to_png(fig: Figure, dpi: int = 130) -> bytes:
-    """PNG bytes of a figure."""
+def to_png(fig: Figure | bytes, dpi: int = 130) -> bytes:
+    """PNG bytes of a figure (bytes pass through: a figure the pipeline drew while others trained)."""
+    if isinstance(fig, bytes):
+        return fig
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()

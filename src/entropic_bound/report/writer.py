@@ -10,6 +10,7 @@ keeps full precision). Every file is written atomically
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,11 +45,17 @@ def check_out_dir(out_dir: str | Path) -> Path:
     return out
 
 
-def analyse_store(store: RunStore, only: list[str] | None = None) -> list[tuple[Experiment, str, Analysis]]:
-    """Rebuild each stored experiment from its recorded config and analyse its rows."""
+def analyse_store(
+    store: RunStore, only: list[str] | None = None, analysed: Mapping[str, tuple] | None = None
+) -> list[tuple[Experiment, str, Analysis]]:
+    """Rebuild each stored experiment from its recorded config and analyse its rows (``analysed``:
+    ``name → (experiment, scale, analysis)`` already made from this store, used as they are)."""
     out = []
     for name in EXPERIMENTS.names():
         if only and name not in only:
+            continue
+        if analysed and name in analysed:
+            out.append(analysed[name])
             continue
         info = store.experiment_info(name)
         if info is None:
@@ -105,12 +112,19 @@ def verdicts_json(verdicts: list[dict]) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-def write_report(store: RunStore, out_dir: str | Path, *, only: list[str] | None = None) -> Path:
-    """Write the report folder for every experiment recorded in ``store``; returns report.html."""
+def write_report(
+    store: RunStore,
+    out_dir: str | Path,
+    *,
+    only: list[str] | None = None,
+    analysed: Mapping[str, tuple] | None = None,
+) -> Path:
+    """Write the report folder for every experiment recorded in ``store``; returns report.html.
+    ``analysed``: analyses made while the sweep ran (see :func:`analyse_store`)."""
     out = check_out_dir(out_dir)
     remove_stale_temporaries(out, out / "figures", out / "results")  # ours, left by a killed writer
     reports = []
-    for exp, scale, analysis in analyse_store(store, only):
+    for exp, scale, analysis in analyse_store(store, only, analysed):
         files = {}
         for fig_name, fig in analysis.figures.items():
             path = atomic_write_bytes(out / "figures" / f"{fig_name}.png", to_png(fig))
