@@ -25,9 +25,10 @@ from ...theory import (
     rank_constrained_least_squares,
     reduced_rank_path,
 )
-from ...training import FixedData, FreshData, MomentData, TrainConfig, train_ensemble
+from ...training import FixedData, FreshData, MomentData, TrainConfig
 from ...training.trainer import DTYPES
 from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_config, spec_params
+from ..device import train_on
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E1Config
@@ -37,6 +38,7 @@ from .config import SCALE_SETTINGS, E1Config
     summary="linear surrogate: excess risk vs rank against the tail-energy closed form (C1, C2)"
 )
 class E1LinearSurrogate(Experiment):
+    run_cost, analysis_cost = 0.08, 1.3  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Linear surrogate: deficiency and achievability"
     declared_claims = CLAIMS
     analysis_function = analyse
@@ -84,7 +86,7 @@ class E1LinearSurrogate(Experiment):
             )
         else:
             batch, data = None, FreshData(teacher, train.batch_size, data_gen, dtype)
-        outcome = train_ensemble(model, data, train)
+        outcome = train_on(self.device, model, data, train)
         ops = model.operators()
         excess = population_excess_risk(ops["A"], ops["V"], truth["A"], truth["V"])  # (M,)
         ranks = [s.params["rank"] for s in group]

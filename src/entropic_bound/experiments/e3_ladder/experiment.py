@@ -27,7 +27,7 @@ from ...registry import EXPERIMENTS, STUDENTS, TASKS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...theory import clean_signal, population_excess_risk
-from ...training import FixedData, FreshData, TrainConfig, train_ensemble
+from ...training import FixedData, FreshData, TrainConfig
 from ...training.evaluation import held_out_excess
 from ...training.trainer import DTYPES
 from ..base import (
@@ -40,6 +40,7 @@ from ..base import (
     moved_keys,
     spec_config,
 )
+from ..device import train_on
 from .analysis import analyse, fill_settings
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E3Config
@@ -55,6 +56,7 @@ def task_of(params: dict):
     summary="interpolation ladder B0–B3 on fixed_operator; controls; learned positions (C4, X2)"
 )
 class E3Ladder(Experiment):
+    run_cost, analysis_cost = 0.37, 2.7  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Interpolation ladder B0 → B3 on a fixed operator"
     declared_claims = CLAIMS
     analysis_function = analyse
@@ -155,7 +157,7 @@ class E3Ladder(Experiment):
         train = spec_config(group[0], "train", TrainConfig)
         dtype = DTYPES[train.dtype]
         model = build_student(group, teacher, dtype)
-        outcome = train_ensemble(model, training_data(teacher, task, p0["task_seed"], train), train)
+        outcome = train_on(self.device, model, training_data(teacher, task, p0["task_seed"], train), train)
         test = teacher.sample(
             p0["n_test"], torch.Generator().manual_seed(self.seed("test", task, p0["task_seed"]))
         )

@@ -41,6 +41,7 @@ from .config import SCALE_SETTINGS, E4Config
     summary="attention-native teacher-student: excess risk vs rank, linear and softmax (C5, C6)"
 )
 class E4AttentionTeacher(Experiment):
+    run_cost, analysis_cost = 0.58, 4.7  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Attention-native teacher–student: deficiency and achievability"
     declared_claims = CLAIMS
     analysis_function = analyse

@@ -36,6 +36,7 @@ from .config import SCALE_SETTINGS, E5Config
     summary="attention-native recovery: GD from small init, estimators of K = W_Q W_K^T (C7; C8 is decided in E6)"
 )
 class E5AttentionRecovery(Experiment):
+    run_cost, analysis_cost = 0.39, 3.1  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Attention-native recovery and rank estimators"
     declared_claims = CLAIMS
     analysis_function = analyse

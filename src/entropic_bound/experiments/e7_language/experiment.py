@@ -31,6 +31,7 @@ from .execute import execute_checkpoint, execute_lm_group
     summary="small causal LMs on natural, code and synthetic corpora: kernel rank, loss, priors (C11-C13)",
 )
 class E7Language(Experiment):
+    run_cost, analysis_cost = 7.0, 9.5  # CPU s at quick scale (bench/profile_reproduce.py)
     name = "E7"
     title = "Natural language: small causal LMs on corpora of known and estimated complexity"
     declared_claims = CLAIMS
