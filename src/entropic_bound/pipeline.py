@@ -11,10 +11,11 @@ from .config_keys import gather_overrides, split_by_experiment  # noqa: F401  (t
 from .defaults import DEFAULT_OUT, STORE_NAME
 from .errors import UserInputError
 from .ownership import OutputFolder, claim_output_folder
+from .plotting import to_png
 from .registry import EXPERIMENTS
-from .report.writer import check_out_dir, write_report
+from .report.writer import analyse_store, check_out_dir, write_report
 from .store import OldSchemaError, RunStore, is_run_store
-from .sweep.runner import Backend, SweepSummary, make_backend, run_sweep
+from .sweep.runner import Backend, SweepSummary, default_workers, make_backend, run_sweeps
 from .validation import check_choice
 
 ProgressFn = Callable[[int, int, str], None]
@@ -92,24 +93,35 @@ def check_device(device: str) -> None:
 
 class OverallProgress:
     """Forwards each experiment's ``progress(done, total, description)`` and keeps an ``all`` line
-    counting the runs of every experiment of the command (its time left is estimated from them)."""
+    counting the runs of every experiment of the command (its time left is estimated from them).
+    Experiments sweep at the same time, so ``all`` sums what each last reported."""
 
     def __init__(self, progress: ProgressFn | None, total: int, experiments: int) -> None:
         self.progress, self.total, self.experiments = progress, total, experiments
-        self.finished = 0  # runs of the experiments already swept
+        self.done: dict[int, float] = {}  # runs done (stored or in-group fractions) per experiment
 
-    def for_experiment(self) -> ProgressFn | None:
+    def for_experiment(self, _executor=None) -> ProgressFn | None:
         if self.progress is None:
             return None
-        offset = self.finished
+        key = len(self.done)
+        self.done[key] = 0
 
         def update(done: int, total: int, description: str) -> None:
-            self.finished = offset + total
+            self.done[key] = done
             self.progress(done, total, description)
             if self.experiments > 1:
-                self.progress(offset + done, self.total, f"all: {self.experiments} experiments")
+                self.progress(sum(self.done.values()), self.total, f"all: {self.experiments} experiments")
 
         return update
+
+
+def analyse_now(run_store: RunStore, name: str) -> tuple:
+    """``(experiment, scale, analysis)`` of ``name`` from the store, its figures drawn to PNG bytes
+    now (the pipeline calls it while other experiments' groups still train; the report writer
+    then only writes the bytes)."""
+    [(exp, scale, analysis)] = analyse_store(run_store, [name])
+    analysis.figures = {key: to_png(fig) for key, fig in analysis.figures.items()}
+    return exp, scale, analysis
 
 
 def run_experiments(
@@ -120,7 +132,7 @@ def run_experiments(
     out: str | Path | None = None,
     store: str | Path | None = None,
     progress: ProgressFn | None = None,
-    workers: int = 1,
+    workers: int | None = 1,
     backend: str | Backend | None = None,
     address: str | None = None,
     max_memory_mb: float | None = None,
@@ -129,7 +141,11 @@ def run_experiments(
     force: bool = False,
     quiet: bool = False,
 ) -> PipelineResult:
-    """Validate every config first, then sweep each experiment into the store and write the report.
+    """Validate every config first, then sweep every experiment into the store and write the report.
+
+    All experiments' groups go to one pool of ``workers`` processes (None: every CPU this process
+    may use; 1: in this process), the costliest first; each experiment is analysed and its figures
+    drawn here as soon as its last group is stored, while the others train; the report comes last.
 
     ``backend``: ``local``, ``process`` or ``ray`` (default by ``workers``); ``address`` joins a
     running Ray cluster (``auto`` or ``HOST:PORT``) with ``backend="ray"``. ``max_memory_mb`` caps the
@@ -143,6 +159,7 @@ def run_experiments(
     Ray cluster's messages in ``OUT/ray-driver.log`` instead of the terminal.
     """
     check_device(device)
+    workers = default_workers() if workers is None else workers
     out_dir, store_path = resolve_paths(out, store)
     backend = sweep_backend(backend, workers, address, out_dir / RAY_LOG_NAME if quiet else None)
     overrides = overrides or {}
@@ -154,20 +171,21 @@ def run_experiments(
             exp.max_memory_bytes = int(max_memory_mb * 2**20)
         exp.groups(specs[exp.name])  # a model that fits no budget (or no memory) fails here, before any work
     folder = claim_out(out_dir, force)
-    summaries = {}
     overall = OverallProgress(progress, sum(len(s) for s in specs.values()), len(bound))
+    analysed: dict[str, tuple] = {}
     with RunStore(store_path) as run_store:
         for exp in bound:
             run_store.put_experiment(exp.name, scale, to_dict(exp.cfg))
-            summaries[exp.name] = run_sweep(
-                exp,
-                specs[exp.name],
-                run_store,
-                progress=overall.for_experiment(),
-                workers=workers,
-                backend=backend,
-            )
-        report = write_report(run_store, folder, steps=steps)
+        done = run_sweeps(
+            [(exp, specs[exp.name]) for exp in bound],
+            run_store,
+            progress=overall.for_experiment,
+            workers=workers,
+            backend=backend,
+            on_done=lambda exp, _: analysed.update({exp.name: analyse_now(run_store, exp.name)}),
+        )
+        summaries = {exp.name: summary for exp, summary in zip(bound, done)}
+        report = write_report(run_store, folder, steps=steps, analysed=analysed)
     return PipelineResult(summaries, report, store_path)
 
 

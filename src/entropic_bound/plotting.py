@@ -234,8 +234,11 @@ def smallest_display_pt(fig: Figure, dpi: int = DPI) -> float:
     return min(sizes, default=np.inf) * display_scale(fig, dpi)
 
 
-def to_png(fig: Figure, dpi: int = DPI) -> bytes:
-    """PNG bytes of a figure, every text at least ``MIN_DISPLAY_PT`` at the size the report shows."""
+def to_png(fig: Figure | bytes, dpi: int = DPI) -> bytes:
+    """PNG bytes of a figure, every text at least ``MIN_DISPLAY_PT`` at the size the report shows
+    (bytes pass through: a figure the pipeline drew while others trained)."""
+    if isinstance(fig, bytes):
+        return fig
     make_legible(fig, dpi)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)

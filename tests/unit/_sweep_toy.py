@@ -88,6 +88,28 @@ class ReportingToyExecutor(ToyExecutor):
         return super().execute(group)
 
 
+class CostedToyExecutor(ToyExecutor):
+    """The toy under its own experiment ``name``, its groups estimated to cost ``cost`` each (the
+    joint sweep runs the costliest first); ``fail_on`` groups raise, like a crash in training."""
+
+    def __init__(self, name: str, cost: float = 1.0, fail_on: int | None = None, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.name, self.cost, self.fail_on = name, cost, fail_on
+
+    def group_cost(self, group: list[RunSpec]) -> float:
+        return self.cost
+
+    def execute(self, group: list[RunSpec]) -> list[RunResult]:
+        if self.fail_on is not None and group == self.groups(named_specs(self.name))[self.fail_on]:
+            raise RuntimeError(f"{self.name}: group {self.fail_on} failed")
+        return super().execute(group)
+
+
+def named_specs(name: str) -> list[RunSpec]:
+    """The toy grid of :func:`toy_specs` as experiment ``name`` (other run ids)."""
+    return grid_specs(name, {"width": [2, 3], "lr": [0.1, 0.5, 2.0]}, seeds=[0, 1], fixed={"steps": 5})
+
+
 def torch_threads(group: list) -> int:
     """For the backend test: how many intra-op threads the worker's torch uses."""
     import torch

@@ -25,7 +25,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="override a config key (repeatable), e.g. --set train.lr=1e-3",
     )
     p.add_argument("--config", default=None, help="YAML file of config overrides")
-    p.add_argument("--workers", type=int, default=1, help="worker processes for groups of runs (default 1)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes training groups of runs, every experiment's groups in one pool "
+        "(default: the CPUs this process may use; 1: train in this process)",
+    )
     p.add_argument(
         "--backend",
         default=None,
@@ -55,8 +61,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--device",
         default="cpu",
-        help="cpu (default) or cuda: where E7's language models train (the small ensembles of E1-E6 "
-        "stay on the CPU, where they run fastest)",
+        help="cpu (default) or cuda: where every experiment's ensembles train (data are drawn on the "
+        "CPU, so a run draws the same data on either device)",
     )
     add_force(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the report path")
@@ -91,7 +97,7 @@ def _check_workers(args) -> None:
             f"The '--max-memory' option must be a positive number of MiB. Got {args.max_memory} instead."
         )
     for flag, value in (("--workers", args.workers), ("--threads", args.threads)):
-        if value < 1:
+        if value is not None and value < 1:
             raise UserInputError(f"The '{flag}' option must be an int >= 1. Got {value} instead.")
     import torch
 

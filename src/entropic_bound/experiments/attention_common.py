@@ -25,11 +25,12 @@ from ..results import RunSpec
 from ..spectra import estimate_all, singular_values
 from ..tasks import ATTENTION_TEACHERS, Batch
 from ..tasks.operators import SPECTRA
-from ..training import FixedData, TrainConfig, TrainOutcome, train_ensemble
+from ..training import FixedData, TrainConfig, TrainOutcome
 from ..training.evaluation import signal_power
 from ..training.trainer import DTYPES
 from ..validation import check_ranks
 from .base import derive_seed, spec_params
+from .device import train_on
 
 TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
 STUDENT_RUNG = {"linear": "B1", "softmax": "B2"}  # names in STUDENTS
@@ -112,6 +113,7 @@ class GroupSetup:
     data: Batch
     test: Batch
     seed: int
+    device: str = "cpu"  # where the ensemble trains (the experiment's ``device``)
 
     @classmethod
     def of(cls, experiment, group: list[RunSpec]) -> GroupSetup:
@@ -123,7 +125,19 @@ class GroupSetup:
         dtype = DTYPES[train.dtype]
         data = draw_data(experiment.name, "train", teacher, task_params, train.n_samples, seed, dtype)
         test = draw_data(experiment.name, "test", teacher, task_params, p0["n_test"], seed, torch.float64)
-        return cls(experiment.name, kind, task_params, task, teacher, train, dtype, data, test, seed)
+        return cls(
+            experiment.name,
+            kind,
+            task_params,
+            task,
+            teacher,
+            train,
+            dtype,
+            data,
+            test,
+            seed,
+            experiment.device,
+        )
 
     def train_students(self, members: list[MemberSpec], v_known: bool) -> tuple[object, TrainOutcome]:
         """Build the group's ensemble and train it on the shared data (minibatch order seeded per group)."""
@@ -131,9 +145,8 @@ class GroupSetup:
         gen = torch.Generator().manual_seed(
             derive_seed(f"{self.experiment}/batches", self.task_params, self.seed)
         )
-        return model, train_ensemble(
-            model, FixedData(self.data.X, self.data.Y, self.train.batch_size, gen), self.train
-        )
+        data = FixedData(self.data.X, self.data.Y, self.train.batch_size, gen)
+        return model, train_on(self.device, model, data, self.train)
 
 
 def uniform_attention_excess(batch: Batch, V: torch.Tensor | None, kind: str) -> float:

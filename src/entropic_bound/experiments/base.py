@@ -184,9 +184,21 @@ class Experiment(ABC):
         changed = {k: v for k, v in spec_params(spec, "train").items() if getattr(base, k) != v}
         return replace(base, **changed) if changed else base
 
+    # Scheduling hints for the joint sweep (``sweep.run_sweeps``), CPU seconds at the quick scale from
+    # bench/profile_reproduce.py: they order groups only and never change a number
+    run_cost: float = 0.3  # to train one run
+    analysis_cost: float = 3.0  # to analyse the experiment and draw its figures, after its last group
+
+    def group_cost(self, group: list[RunSpec]) -> float:
+        """The work a group holds back: its own training, then its experiment's analysis (so groups of
+        an experiment with a long analysis go early and that analysis overlaps others' training)."""
+        return self.run_cost * len(group) + self.analysis_cost
+
     max_group: int = 64
     max_memory_bytes: int | None = None  # set by ``--max-memory``: chunk ensembles to this budget
-    devices: tuple[str, ...] = ("cpu",)  # where ``execute`` can train
+    # where ``execute`` can train: every ensemble trains through ``device.train_on`` (E6 trains none:
+    # its predictors are closed-form float64 numpy on the CPU)
+    devices: tuple[str, ...] = ("cpu", "cuda")
     device: str = "cpu"  # set by ``--device`` when it is one of :attr:`devices`
 
     full_batch_moments: bool = False  # True: a full-batch B0 trains from the data's moments (E1, E2)

@@ -10,7 +10,7 @@ keeps full precision). Every file is written atomically
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,13 +48,20 @@ def check_out_dir(out_dir: str | Path) -> Path:
 
 
 def analyse_store(
-    store: RunStore, only: list[str] | None = None, steps: Callable[[str], None] | None = None
+    store: RunStore,
+    only: list[str] | None = None,
+    steps: Callable[[str], None] | None = None,
+    analysed: Mapping[str, tuple] | None = None,
 ) -> list[tuple[Experiment, str, Analysis]]:
     """Rebuild each stored experiment from its recorded config and analyse its rows (``steps``: told
-    each experiment before its analysis)."""
+    each experiment before its analysis; ``analysed``: ``name → (experiment, scale, analysis)``
+    already made from this store, used as they are)."""
     out = []
     for name in EXPERIMENTS.names():
         if only and name not in only:
+            continue
+        if analysed and name in analysed:
+            out.append(analysed[name])
             continue
         info = store.experiment_info(name)
         if info is None:
@@ -121,17 +128,19 @@ def write_report(
     *,
     only: list[str] | None = None,
     steps: Callable[[str], None] | None = None,
+    analysed: Mapping[str, tuple] | None = None,
 ) -> Path:
     """Write the report folder for every experiment recorded in ``store``; returns report.html.
 
     ``out_dir`` is a claimed :class:`OutputFolder`, or a path claimed here (refused unless ours);
-    ``steps`` is told each step (analysing, figures, the page) for progress where no bar shows it."""
+    ``steps`` is told each step (analysing, figures, the page) for progress where no bar shows it;
+    ``analysed``: analyses made while the sweep ran (see :func:`analyse_store`)."""
     folder = out_dir if isinstance(out_dir, OutputFolder) else claim_output_folder(check_out_dir(out_dir))
     out = folder.root
     if folder.ours:  # a folder written into only by --force: nothing there is deleted, not even ours
         remove_stale_temporaries(out, out / "figures", out / "results")  # left by a killed writer
     reports = []
-    for exp, scale, analysis in analyse_store(store, only, steps):
+    for exp, scale, analysis in analyse_store(store, only, steps, analysed):
         if steps:
             steps(
                 f"writing {exp.name}: {len(analysis.figures)} figure(s), {1 + len(analysis.tables)} table(s)"

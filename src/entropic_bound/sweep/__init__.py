@@ -9,8 +9,10 @@ from .runner import (
     LocalBackend,
     ProcessBackend,
     SweepSummary,
+    default_workers,
     make_backend,
     run_sweep,
+    run_sweeps,
 )
 from .spec import RunResult, RunSpec, canonical_json, grid_specs
 
@@ -24,7 +26,9 @@ __all__ = [
     "RunSpec",
     "SweepSummary",
     "canonical_json",
+    "default_workers",
     "grid_specs",
     "make_backend",
     "run_sweep",
+    "run_sweeps",
 ]

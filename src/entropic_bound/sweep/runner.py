@@ -15,27 +15,23 @@ an uninterrupted one, none twice.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import multiprocessing
-import os
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass
-from queue import Empty as EmptyQueue
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
-from ..errors import UserInputError
-from ..group_progress import reporting_to
-from ..registry import Registry
 from ..results import RunResult, RunSpec
-from .ray_backend import RayBackend
+from .backends import (  # noqa: F401  (the sweep's public names, re-exported)
+    BACKENDS,
+    Backend,
+    LocalBackend,
+    ProcessBackend,
+    default_workers,
+    make_backend,
+)
 
 Progress = Callable[[float, int, str], None]
-GroupFn = Callable[[list], Any]
-PartialProgress = Callable[[int, float], None]  # (index into groups, fraction of that group done)
-PARTIAL_POLL_S = 1.0  # how often the process backend forwards its workers' in-group progress
 
 
 @runtime_checkable
@@ -51,151 +47,6 @@ class Executor(Protocol):
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         """One result per spec of ``group``."""
         ...
-
-
-@runtime_checkable
-class Backend(Protocol):
-    """Where groups execute. ``map_groups`` yields ``(index into groups, fn(group))`` as each
-    group finishes, in any order; an exception in ``fn`` propagates to the caller. A backend with a
-    ``partial_progress`` attribute calls it with ``(index, fraction)`` while a group runs (what its
-    trainers :func:`~entropic_bound.group_progress.report`)."""
-
-    name: str
-
-    def map_groups(self, fn: GroupFn, groups: list[list[RunSpec]]) -> Iterator[tuple[int, Any]]: ...
-
-
-BACKENDS: Registry = Registry("backend")
-
-
-@BACKENDS.register("local", summary="in this process, one group after another")
-class LocalBackend:
-    name = "local"
-    partial_progress: PartialProgress | None = None
-
-    def __init__(self, workers: int = 1) -> None:
-        self.workers = 1
-
-    def map_groups(self, fn: GroupFn, groups: list[list[RunSpec]]) -> Iterator[tuple[int, Any]]:
-        for index, group in enumerate(groups):
-            partial = self.partial_progress
-            with reporting_to(None if partial is None else functools.partial(partial, index)):
-                result = fn(group)
-            yield index, result
-
-
-# numpy's BLAS and OpenMP size their thread pools from these at import, before _init_worker runs
-BLAS_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-@contextlib.contextmanager
-def _one_blas_thread_per_worker():
-    """Spawned workers inherit one BLAS thread each (unless the user set a count): otherwise every
-    worker's numpy starts a thread per core, and ``workers`` processes oversubscribe the CPUs
-    (measured: a worker of E6's predictors at 120 % CPU on a 2-core machine with 2 workers)."""
-    unset = [var for var in BLAS_THREAD_VARS if var not in os.environ]
-    os.environ.update({var: "1" for var in unset})
-    try:
-        yield
-    finally:
-        for var in unset:
-            os.environ.pop(var, None)
-
-
-_PARTIAL_QUEUE = None  # in a worker: where its groups' in-group progress goes
-
-
-def _init_worker(queue=None) -> None:
-    """Pool initializer: one intra-op thread per worker, so ``workers`` processes share the CPUs;
-    ``queue`` receives ``(index, fraction)`` of the group running here."""
-    global _PARTIAL_QUEUE
-    import torch
-
-    torch.set_num_threads(1)
-    _PARTIAL_QUEUE = queue
-
-
-def _run_group(fn: GroupFn, index: int, group: list) -> Any:
-    """``fn(group)`` in a worker, its in-group progress sent to the driver."""
-    queue = _PARTIAL_QUEUE
-    with reporting_to(None if queue is None else lambda fraction: queue.put((index, fraction))):
-        return fn(group)
-
-
-@BACKENDS.register("process", summary="a pool of spawned worker processes, one torch thread each")
-class ProcessBackend:
-    name = "process"
-    partial_progress: PartialProgress | None = None
-
-    def __init__(self, workers: int = 2) -> None:
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise UserInputError(f"The 'workers' parameter must be an int >= 1. Got {workers!r} instead.")
-        self.workers = workers
-
-    def map_groups(self, fn: GroupFn, groups: list[list[RunSpec]]) -> Iterator[tuple[int, Any]]:
-        if not groups:
-            return
-        context = multiprocessing.get_context("spawn")
-        queue = context.Queue() if self.partial_progress is not None else None
-        pool = ProcessPoolExecutor(
-            max_workers=min(self.workers, len(groups)),
-            mp_context=context,
-            initializer=_init_worker,
-            initargs=(queue,),
-        )
-        try:
-            with _one_blas_thread_per_worker():  # the workers spawn during these submits
-                pending = {
-                    pool.submit(_run_group, fn, index, group): index for index, group in enumerate(groups)
-                }
-            while pending:
-                poll = PARTIAL_POLL_S if queue is not None else None
-                finished, _ = wait(pending, timeout=poll, return_when=FIRST_COMPLETED)
-                self._forward_partial(queue)
-                for future in sorted(finished, key=pending.get):
-                    yield pending.pop(future), future.result()
-        except BaseException:
-            # the caller stopped (SIGTERM, a full disk, an error): groups in flight cannot be stored,
-            # so end their workers now rather than wait minutes for them
-            _terminate_workers(pool)
-            raise
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-    def _forward_partial(self, queue) -> None:
-        if queue is not None and self.partial_progress is not None:
-            for index, fraction in _drain(queue):
-                self.partial_progress(index, fraction)
-
-
-def _drain(queue) -> list[tuple[int, float]]:
-    """Every ``(index, fraction)`` waiting in ``queue`` now."""
-    items = []
-    while True:
-        try:
-            items.append(queue.get_nowait())
-        except (EmptyQueue, OSError, ValueError):
-            return items
-
-
-def _terminate_workers(pool: ProcessPoolExecutor) -> None:
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        process.terminate()
-
-
-BACKENDS.register(
-    "ray", summary="Ray tasks, one group each, on a local Ray or a cluster (needs the [ray] extra)"
-)(RayBackend)
-
-
-def make_backend(backend: str | Backend | None, workers: int = 1, **options) -> Backend:
-    """A backend by name (``local``, ``process``, ``ray``) or as given; None picks by ``workers``.
-    ``options`` go to the backend's constructor (``address=`` for ``ray``)."""
-    if backend is None:
-        backend = "local" if workers == 1 else "process"
-    if isinstance(backend, str):
-        return BACKENDS.get(backend)(workers=workers, **options)
-    return backend
 
 
 @dataclass(frozen=True)
@@ -281,6 +132,110 @@ class _Tally:
             self.progress(self.stored + busy, self.total, f"{self.name}: {what}")
 
 
+@dataclass
+class _Part:
+    """One executor's share of a joint sweep: its groups still to run and what has been stored."""
+
+    executor: Executor
+    specs: list[RunSpec]
+    todo: list[list[RunSpec]]
+    tally: _Tally
+    skipped: int
+    left: int  # groups of ``todo`` not yet stored
+    ran: int = 0
+    diverged: int = 0
+    summary: SweepSummary | None = field(default=None)
+
+
+def _plan(executor: Executor, specs: Sequence[RunSpec], stored: set, progress: Progress | None) -> _Part:
+    specs = _unique(specs)
+    groups = _check_partition(executor.groups(list(specs)), specs, executor.name)
+    todo = [g for g in groups if any(s.run_id not in stored for s in g)]
+    tally = _Tally(executor.name, specs, todo, stored, progress)
+    return _Part(executor, specs, todo, tally, skipped=tally.stored, left=len(todo))
+
+
+def group_cost(executor: Executor, group: list[RunSpec]) -> float:
+    """The executor's estimate of a group's training time (``executor.group_cost``), else its size."""
+    estimate = getattr(executor, "group_cost", None)
+    return float(estimate(group)) if callable(estimate) else float(len(group))
+
+
+def execute_tagged(executors: tuple, item: tuple[int, list[RunSpec]]) -> list[RunResult]:
+    """:func:`timed_execute` of ``(index of the executor, group)``; module-level for the workers."""
+    index, group = item
+    return timed_execute(executors[index], group)
+
+
+def _store(part: _Part, group: list[RunSpec], results: list[RunResult], store, stored, provenance) -> None:
+    by_id = _by_id(results, group, part.executor.name)
+    for spec in group:
+        if spec.run_id in stored:
+            continue
+        result = by_id[spec.run_id]
+        if store.put(result, provenance=provenance):
+            part.ran += 1
+            part.diverged += result.status == "diverged"
+    part.left -= 1
+
+
+def run_sweeps(
+    jobs: Sequence[tuple[Executor, Sequence[RunSpec]]],
+    store,
+    *,
+    progress: Callable[[Executor], Progress | None] | None = None,
+    workers: int = 1,
+    backend: str | Backend | None = None,
+    provenance: dict | None = None,
+    on_done: Callable[[Executor, SweepSummary], None] | None = None,
+) -> list[SweepSummary]:
+    """Sweep several executors' specs through ONE backend; one :class:`SweepSummary` per job.
+
+    Every group of every job goes to the backend at once, the costliest first (:func:`group_cost`),
+    so workers never wait for one experiment to end before the next starts and the long groups do
+    not start last. Results are stored here, as in :func:`run_sweep` (same partition, same resume
+    rules). ``on_done(executor, summary)`` is called in this process as soon as an executor's last
+    group is stored (at once for one with nothing to run) — while the other groups still train.
+    ``progress(executor)`` gives that executor's ``progress(done, total, description)`` callback.
+    """
+    start = time.perf_counter()
+    if provenance is None:
+        from ..provenance import provenance as _provenance
+
+        provenance = _provenance()
+    stored = store.finished_ids()
+    parts = [_plan(ex, specs, stored, progress(ex) if progress else None) for ex, specs in jobs]
+
+    def finish(part: _Part) -> None:
+        part.summary = SweepSummary(
+            len(part.specs), part.skipped, part.ran, part.diverged, time.perf_counter() - start
+        )
+        if on_done is not None:
+            on_done(part.executor, part.summary)
+
+    for part in parts:
+        if not part.todo:
+            finish(part)
+    items = [(k, i) for k, part in enumerate(parts) for i in range(len(part.todo))]
+    items.sort(key=lambda ki: -group_cost(parts[ki[0]].executor, parts[ki[0]].todo[ki[1]]))  # stable
+    runner = make_backend(backend, workers)
+    if hasattr(runner, "partial_progress"):
+        runner.partial_progress = lambda j, fraction: parts[items[j][0]].tally.partial(items[j][1], fraction)
+    fn = functools.partial(execute_tagged, tuple(part.executor for part in parts))
+    outputs = runner.map_groups(fn, [(k, parts[k].todo[i]) for k, i in items])
+    try:
+        for j, results in outputs:
+            part, i = parts[items[j][0]], items[j][1]
+            _store(part, part.todo[i], results, store, stored, provenance)
+            part.tally.group_done(i)
+            if not part.left:
+                finish(part)
+    finally:
+        if hasattr(outputs, "close"):  # a generator backend: stop its workers now, not at garbage collection
+            outputs.close()
+    return [part.summary for part in parts]
+
+
 def run_sweep(
     executor: Executor,
     specs: Sequence[RunSpec],
@@ -299,39 +254,14 @@ def run_sweep(
     group's trainer reports (:mod:`entropic_bound.group_progress`); ``done`` counts stored runs plus
     the reported fractions of the running groups' runs. ``workers > 1`` selects
     the ``process`` backend unless ``backend`` names another. ``provenance`` defaults to
-    :func:`entropic_bound.provenance.provenance`.
+    :func:`entropic_bound.provenance.provenance`. One job of :func:`run_sweeps`.
     """
-    start = time.perf_counter()
-    if provenance is None:
-        from ..provenance import provenance as _provenance
-
-        provenance = _provenance()
-    specs = _unique(specs)
-    groups = _check_partition(executor.groups(list(specs)), specs, executor.name)
-    stored = store.finished_ids()
-    todo = [g for g in groups if any(s.run_id not in stored for s in g)]
-    ran, diverged = 0, 0
-    tally = _Tally(executor.name, specs, todo, stored, progress)
-    skipped = tally.stored
-    runner = make_backend(backend, workers)
-    if hasattr(runner, "partial_progress"):
-        runner.partial_progress = tally.partial
-    outputs = runner.map_groups(functools.partial(timed_execute, executor), todo)
-    try:
-        for index, results in outputs:
-            group = todo[index]
-            by_id = _by_id(results, group, executor.name)
-            for spec in group:
-                if spec.run_id in stored:
-                    continue
-                result = by_id[spec.run_id]
-                if store.put(result, provenance=provenance):
-                    ran += 1
-                    diverged += result.status == "diverged"
-            tally.group_done(index)
-    finally:
-        if hasattr(outputs, "close"):  # a generator backend: stop its workers now, not at garbage collection
-            outputs.close()
-    return SweepSummary(
-        total=len(specs), skipped=skipped, ran=ran, diverged=diverged, wall_s=time.perf_counter() - start
+    [summary] = run_sweeps(
+        [(executor, specs)],
+        store,
+        progress=(lambda _: progress) if progress else None,
+        workers=workers,
+        backend=backend,
+        provenance=provenance,
     )
+    return summary

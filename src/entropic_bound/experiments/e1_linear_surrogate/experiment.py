@@ -25,15 +25,17 @@ from ...theory import (
     rank_constrained_least_squares,
     reduced_rank_path,
 )
-from ...training import FixedData, FreshData, MomentData, train_ensemble
+from ...training import FixedData, FreshData, MomentData
 from ...training.trainer import DTYPES
 from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_params
+from ..device import train_on
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E1Config
 
 
 class E1LinearSurrogate(Experiment):
+    run_cost, analysis_cost = 0.08, 1.3  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Linear surrogate: deficiency and achievability"
     declared_claims = CLAIMS
     analysis_function = analyse
@@ -85,7 +87,7 @@ class E1LinearSurrogate(Experiment):
             )
         else:
             batch, data = None, FreshData(teacher, train.batch_size, data_gen, dtype)
-        outcome = train_ensemble(model, data, train)
+        outcome = train_on(self.device, model, data, train)
         ops = model.operators()
         excess = population_excess_risk(ops["A"], ops["V"], truth["A"], truth["V"])  # (M,)
         ranks = [s.params["rank"] for s in group]

@@ -19,15 +19,17 @@ from ...spectra import estimate_all
 from ...sweep.spec import grid_specs
 from ...tasks import FixedOperatorTask
 from ...theory import clean_signal, population_excess_risk
-from ...training import MomentData, TrainConfig, train_ensemble
+from ...training import MomentData, TrainConfig
 from ...training.trainer import DTYPES
 from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_params
+from ..device import train_on
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E2Config
 
 
 class E2Recovery(Experiment):
+    run_cost, analysis_cost = 0.35, 1.5  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Linear surrogate: recovery by gradient descent from small init"
     declared_claims = CLAIMS
     analysis_function = analyse
@@ -76,8 +78,8 @@ class E2Recovery(Experiment):
         model = STUDENTS.build(
             "B0", members, n=task.n, d=task.d, d_v=task.d_out, V_known=teacher.V, dtype=dtype
         )
-        outcome = train_ensemble(
-            model, MomentData.from_data(batch.X, batch.Y), train
+        outcome = train_on(
+            self.device, model, MomentData.from_data(batch.X, batch.Y), train
         )  # full batch via moments
         A = model.operators()["A"].numpy()  # (M, n, n)
         excess = population_excess_risk(

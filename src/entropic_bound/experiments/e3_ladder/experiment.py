@@ -28,7 +28,7 @@ from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...stats.convergence import convergence
 from ...theory import clean_signal, population_excess_risk
-from ...training import FixedData, FreshData, TrainConfig, train_ensemble
+from ...training import FixedData, FreshData, TrainConfig
 from ...training.evaluation import held_out_excess
 from ...training.trainer import DTYPES, learning_rate
 from ..base import (
@@ -40,6 +40,7 @@ from ..base import (
     member_result,
     moved_keys,
 )
+from ..device import train_on
 from .analysis import analyse, fill_settings
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E3Config
@@ -52,6 +53,7 @@ def task_of(params: dict):
 
 
 class E3Ladder(Experiment):
+    run_cost, analysis_cost = 0.37, 2.7  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Interpolation ladder B0 → B3 on a fixed operator"
     declared_claims = CLAIMS
     analysis_function = analyse
@@ -166,7 +168,7 @@ class E3Ladder(Experiment):
         )
         tracker = ExcessCurve(model, test, train)
         data = training_data(teacher, task, p0["task_seed"], train)
-        outcome = train_ensemble(model, data, train, on_step=tracker)
+        outcome = train_on(self.device, model, data, train, on_step=tracker)
         metrics, mixers, target_mixer = evaluate(model, teacher, test, p0["n_mix"])
         results = []
         for m, spec in enumerate(group):

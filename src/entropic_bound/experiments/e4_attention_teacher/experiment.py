@@ -38,6 +38,7 @@ from .config import SCALE_SETTINGS, E4Config
 
 
 class E4AttentionTeacher(Experiment):
+    run_cost, analysis_cost = 0.58, 4.7  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Attention-native teacher–student: deficiency and achievability"
     declared_claims = CLAIMS
     analysis_function = analyse

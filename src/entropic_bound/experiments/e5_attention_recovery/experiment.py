@@ -33,6 +33,7 @@ from .config import SCALE_SETTINGS, E5Config
 
 
 class E5AttentionRecovery(Experiment):
+    run_cost, analysis_cost = 0.39, 3.1  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Attention-native recovery and rank estimators"
     declared_claims = CLAIMS
     analysis_function = analyse

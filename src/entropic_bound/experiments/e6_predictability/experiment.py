@@ -91,6 +91,7 @@ def blocks(cfg: E6Config) -> list[tuple[tuple[str, str, str], int, tuple[int, fl
 
 
 class E6Predictability(Experiment):
+    run_cost, analysis_cost = 0.055, 12.9  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Data-only predictability frontier"
     declared_claims = CLAIMS
     analysis_function = analyse
@@ -101,6 +102,7 @@ class E6Predictability(Experiment):
         **moved_keys("verdict", "rate sigma_max flag_rate c10_tolerance c10_v"),
     }
     member_params = ("method", "v")  # the predictors of one data draw share it
+    devices = ("cpu",)  # nothing trains here: the predictors are closed-form float64 numpy
     max_group = 256
 
     def prepare(self, table, ok, records):

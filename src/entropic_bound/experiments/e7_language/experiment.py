@@ -28,6 +28,7 @@ _WARNED: set[tuple[str, int]] = set()
 
 
 class E7Language(Experiment):
+    run_cost, analysis_cost = 7.0, 9.5  # CPU s at quick scale (bench/profile_reproduce.py)
     name = "E7"
     title = "Natural language: small causal LMs on corpora of known and estimated complexity"
     declared_claims = CLAIMS
