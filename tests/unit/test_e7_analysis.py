@@ -276,6 +276,45 @@ def test_control_report_reads_real_scored_heads():
     assert not report["markov_v4_k3_a0.1"]["agrees"] and report["markov_v4_k3_a0.1"]["models"] == 0
 
 
+def test_a_recall_head_routing_at_its_answer_rows_is_a_content_control():
+    heads = _heads({"mqar-p8": {"a0": ["kernel", "local"]}})
+    heads.loc[0, "content_tv"] = 0.1  # routing at 2 of 9 rows: the all-row mean is diluted
+    diluted = heads.assign(category=categorise(E7Config(), heads))
+    answered = heads.assign(content_tv_answers=[0.8, np.nan])
+    answered = answered.assign(category=categorise(E7Config(), answered))
+    assert list(diluted["category"]) == ["positional", "local"]
+    assert list(answered["category"]) == ["content", "local"]
+    reports = []
+    for h in (diluted, answered):
+        h = h.assign(routing_kernel=routing_kernel(h, content=0.5, explained=0.5, max_rank=4))
+        reports.append(control_report(h, ["mqar-p8"])["mqar-p8"])
+    assert not reports[0]["agrees"] and reports[1]["agrees"]
+    assert reports[1]["max_content_tv_answers"] == [0.8] and reports[1]["max_content_tv"] == [0.1]
+    assert np.isnan(reports[0]["max_content_tv_answers"][0])  # no answer rows scored
+
+
+def test_probe_answer_rows_mark_the_queries_whose_target_is_an_answer():
+    from types import SimpleNamespace
+
+    from entropic_bound.experiments.e7_language.execute import _episode_pools, _probe_windows
+    from entropic_bound.lm.corpora import MQAR_KEYS, load_corpus
+
+    members = []
+    for name in ("mqar-p4", "markov_v4_k3_a0.1"):
+        corpus = load_corpus(name, 4000, 0)
+        cut = 3000
+        members.append((corpus, corpus.tokens[:cut], corpus.tokens[cut:], {}))
+    group = [SimpleNamespace(run_id="r0"), SimpleNamespace(run_id="r1")]
+    n = 17  # one episode: SEP k v k v k v k v q a q a q a q a
+    idx, rows = _probe_windows(group, members, _episode_pools(group, members, n), n, 8)
+    assert rows.shape == (2, 8, n) and not rows[1].any()  # no answer mask: no answer rows
+    assert (rows[0].sum(axis=1) == 4).all()  # the four queries (the last target is outside)
+    x = idx[0].numpy()
+    i = np.flatnonzero(rows[0, 0])
+    assert list(i) == [9, 11, 13, 15] and (x[:, i] <= MQAR_KEYS).all() and (x[:, i] >= 1).all()
+    assert (x[:, i + 1] > MQAR_KEYS).all()  # the targets are value tokens
+
+
 def test_learned_flag_uses_both_thresholds():
     table = pd.DataFrame(
         {

@@ -9,6 +9,7 @@ from entropic_bound.lm.structure import (
     band_explained,
     band_mixer,
     content_tv,
+    content_tv_rows,
     head_categories,
     structure_summary,
     uniform_tv,
@@ -56,6 +57,58 @@ def test_content_routing_head_is_content():
     assert head_categories(s, **THRESHOLDS) == "content"
 
 
+M = 18  # an MQAR-like window: SEP k v k v k v k v, then queries at rows 9, 11, 13, 15 (answers next)
+
+
+def recall_like(B: int, route: bool, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Mixers ``(B, M, M)`` and answer rows ``(B, M)``: every row attends to an absolute position
+    (``i // 2``, neither sink nor local); with ``route`` the 4 answer rows instead attend to the key
+    of their query, at a position that changes with the window's content."""
+    rng = np.random.default_rng(seed)
+    rows = np.zeros((B, M), dtype=bool)
+    rows[:, [9, 11, 13, 15]] = True
+    out = np.zeros((B, M, M))
+    i = np.arange(M)
+    out[:, i, i // 2] = 1.0
+    if route:
+        for b in range(B):
+            for q in (9, 11, 13, 15):
+                out[b, q] = 0.0
+                out[b, q, 1 + 2 * rng.integers(0, 4)] = 1.0  # the matching key (k_1 … k_4)
+    return out, rows
+
+
+def test_answer_rows_see_routing_that_the_row_mean_dilutes():
+    mixers, rows = recall_like(16, route=True)
+    s = structure_summary(mixers, causal=True, window=1, answer_rows=rows)
+    assert s["content_tv"] < THRESHOLDS["content"]  # 4 of 17 rows route: diluted
+    assert s["content_tv_answers"] > 0.6 and s["content_tv_max"] > 0.6
+    assert (
+        head_categories({k: v for k, v in s.items() if k != "content_tv_answers"}, **THRESHOLDS)
+        == "positional"
+    )
+    assert head_categories(s, **THRESHOLDS) == "content"
+
+
+def test_a_positional_head_stays_positional_on_its_answer_rows():
+    mixers, rows = recall_like(16, route=False)
+    s = structure_summary(mixers, causal=True, window=1, answer_rows=rows)
+    assert s["content_tv_answers"] == pytest.approx(0.0, abs=1e-12)
+    assert s["content_tv_max"] == pytest.approx(0.0, abs=1e-12)
+    assert head_categories(s, **THRESHOLDS) == "positional"
+
+
+def test_without_answer_rows_categories_are_unchanged():
+    mixers, rows = recall_like(8, route=True)
+    s = structure_summary(mixers, causal=True, window=1)  # natural text: no answer mask
+    assert np.isnan(s["content_tv_answers"]) and head_categories(s, **THRESHOLDS) == "positional"
+    rows[:] = False
+    rows[:, 0] = True  # query 0 of a causal head carries no choice
+    assert np.isnan(content_tv_rows(mixers, rows, causal=True))
+    full = content_tv_rows(mixers, np.ones_like(rows), causal=True)
+    assert full == pytest.approx(content_tv(mixers, causal=True))  # every row: the all-row score
+
+
 def test_content_tv_with_two_windows_is_their_distance():
     m = content_routing(2, seed=3)
     tv = 0.5 * np.abs(m[0] - m[1]).sum(-1)[1:].mean()  # the leave-one-out mean of window b is the other one
@@ -86,6 +139,9 @@ def test_sink_head_and_category_precedence():
     assert list(got) == ["sink", "content", "local", "positional", "content", "averaging"]
     # a head inside its band is local even when content decides within the band
     assert head_categories({**scores, "content_tv": np.full(6, 0.9)}, **THRESHOLDS)[2] == "local"
+    answers = np.array([np.nan, 0.3, 0.1, np.nan, 0.3, 0.3])  # NaN: no answer mask, unchanged
+    got_answers = head_categories({**scores, "content_tv_answers": answers}, **THRESHOLDS)
+    assert list(got_answers) == [got[0], "content", got[2], got[3], got[4], "content"]
 
 
 def test_band_mixer_recovers_a_toeplitz_pattern_and_rows_sum_to_one():
@@ -150,8 +206,8 @@ def test_trained_lag_copy_and_markov_controls_come_out_structural():
 def test_trained_recall_control_answers_and_its_logit_field_shows_a_low_rank_kernel():
     """MQAR at E7's recall settings (``recall_model``, ``recall_train``, ``recall_tokens``; minutes of
     CPU): it answers, and the logit-field fit finds a low-rank kernel that explains a mostly
-    content-dependent logit field. (Its heads' head-mean categories read ``positional``: on
-    episode-aligned windows the routing happens at 2 of 9 query positions — see docs/claims.md C13.)"""
+    content-dependent logit field, and its answer rows show the routing: on episode-aligned windows
+    it happens at the answer queries only, which the all-row content TV dilutes (docs/claims.md C13)."""
     runs, heads = _trained_heads(["mqar-p2"], {"verdict.learned_min_answer_accuracy": 0.0})
     assert runs["answer_accuracy"].iloc[0] >= 0.9
     content = 1 - heads["logit_field_position_explained"]
@@ -161,6 +217,11 @@ def test_trained_recall_control_answers_and_its_logit_field_shows_a_low_rank_ker
         & heads["logit_field_rank_90"].between(1, 4)
     )
     assert seen.any()
+    # its answer rows concentrate the routing that the all-row mean dilutes (at 2 pairs a perfect
+    # router moves at most about half the mass there, so it need not reach the content threshold)
+    best = heads.loc[heads["content_tv_answers"].idxmax()]
+    assert best["content_tv_answers"] >= 1.5 * best["content_tv"]
+    assert heads["content_tv_answers"].notna().all() and heads["content_tv_max"].notna().all()
 
 
 def test_random_weight_control_redraws_every_weight_from_its_seed():

@@ -57,8 +57,14 @@ def ensemble_mixers(model: EnsembleLM, idx: torch.Tensor) -> np.ndarray:
     return mixers.double().cpu().numpy()
 
 
-def mixer_stats(model: EnsembleLM, idx: torch.Tensor, *, window: int) -> dict[str, np.ndarray]:
-    """Structure scores of every member's realised mixers: ``{name: (E, L, H)}``."""
+def mixer_stats(
+    model: EnsembleLM, idx: torch.Tensor, *, window: int, answer_rows: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """Structure scores of every member's realised mixers: ``{name: (E, L, H)}``; ``answer_rows
+    (E, B, n)`` marks the query rows that predict an answer token (all False: no answer score)."""
     mixers = ensemble_mixers(model, idx)  # (E, B, L, H, n, n)
-    per_member = [structure_summary(m, causal=True, window=window) for m in mixers]
+    rows = [None] * len(mixers) if answer_rows is None else list(answer_rows)
+    per_member = [
+        structure_summary(m, causal=True, window=window, answer_rows=r) for m, r in zip(mixers, rows)
+    ]
     return {k: np.stack([s[k] for s in per_member]) for k in per_member[0]}

@@ -127,6 +127,9 @@ HEAD_SCORES = (
     "uniform_tv",
     "content_tv",
 )
+#: Scores that runs stored before they existed lack (NaN then): the largest per-row content TV and
+#: the content TV over a recall control's answer rows (NaN for every source without an answer mask).
+OPTIONAL_SCORES = ("content_tv_max", "content_tv_answers")
 
 
 def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
@@ -144,8 +147,9 @@ def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]
         final = {k: np.asarray(heads[k][-1], float) for k in HEAD_SCORES if heads.get(k)}
         if len(final) < len(HEAD_SCORES):
             continue
-        fields = curves.get(run_id, {}).get("logit_field") or {}
         nan = np.full(final["content_tv"].shape, np.nan)
+        final.update({k: np.asarray(heads[k][-1], float) if heads.get(k) else nan for k in OPTIONAL_SCORES})
+        fields = curves.get(run_id, {}).get("logit_field") or {}
         final.update({c: np.asarray(fields[c], float) if c in fields else nan for c in LOGIT_FIELD_COLUMNS})
         for (layer, h), _ in np.ndenumerate(final["content_tv"]):
             rows.append(
@@ -159,7 +163,17 @@ def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]
                 }
             )
     out = pd.DataFrame(
-        rows, columns=["run_id", "source", "kind", "layer", "head", *HEAD_SCORES, *LOGIT_FIELD_COLUMNS]
+        rows,
+        columns=[
+            "run_id",
+            "source",
+            "kind",
+            "layer",
+            "head",
+            *HEAD_SCORES,
+            *OPTIONAL_SCORES,
+            *LOGIT_FIELD_COLUMNS,
+        ],
     )
     return out.assign(category=categorise(cfg, out))
 
@@ -172,7 +186,7 @@ def categorise(cfg, heads: pd.DataFrame) -> np.ndarray:
     if not len(heads):
         return np.array([], dtype=object)
     return head_categories(
-        {k: heads[k].to_numpy(float) for k in HEAD_SCORES},
+        {k: heads[k].to_numpy(float) for k in (*HEAD_SCORES, *OPTIONAL_SCORES) if k in heads},
         content=cfg.verdict.c13_content_tv,
         sink=cfg.verdict.c13_sink_threshold,
         locality=cfg.verdict.c13_locality_threshold,

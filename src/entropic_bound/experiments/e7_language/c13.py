@@ -14,7 +14,11 @@ share per model, every source weighted equally, cluster bootstrap over sources �
 **Controls** (issue 20 item 2): the recall models (``mqar-*``) must have a ``content`` head and a
 head with a low-rank routing kernel (the instrument can see routing), the lag-copy models
 (``lagcopy-*``) a ``positional``/``local`` head and no majority of content heads, the Markov
-models (``markov_*``) a ``local`` head and no majority of content heads — in every learned model. A
+models (``markov_*``) a ``local`` head and no majority of content heads — in every learned model.
+A recall head counts as ``content`` when its content TV over the answer rows (``content_tv_answers``,
+the query rows that predict an answer token) reaches the threshold: on episode-aligned windows the
+routing happens at those rows only, and the all-row mean dilutes it (see
+:mod:`entropic_bound.lm.structure`); natural text has no answer rows and keeps the all-row score. A
 control that is absent, not learned, or not as expected makes the verdict on natural text
 **inconclusive**: the instrument has not shown it can tell the categories apart.
 """
@@ -45,6 +49,8 @@ HEAD_COLUMNS = (
     "head",
     "category",
     "content_tv",
+    "content_tv_answers",
+    "content_tv_max",
     "uniform_tv",
     "sink_score",
     "locality_mass",
@@ -84,6 +90,15 @@ def _model_agrees(m: pd.DataFrame, expected: tuple[str, ...]) -> bool:
     return bool(m["category"].isin(expected).any() and (m["category"] == "content").mean() <= 0.5)
 
 
+def _best_scores(models: list[pd.DataFrame]) -> dict[str, list[float]]:
+    """Per model, its largest head score: all-row content TV and answer-row content TV."""
+    out = {}
+    for key in ("content_tv", "content_tv_answers"):
+        best = [np.asarray(m[key], float) if key in m else np.array([np.nan]) for m in models]
+        out[f"max_{key}"] = [float(np.nanmax(b)) if np.isfinite(b).any() else float("nan") for b in best]
+    return out
+
+
 def control_report(controls: pd.DataFrame, names: list[str]) -> dict:
     """``{source: {expected, models, shares_by_category, kernel_share, logit_field_rank_90, agrees}}``
     for every control corpus in the grid (``names``); a control without a learned model disagrees."""
@@ -98,6 +113,7 @@ def control_report(controls: pd.DataFrame, names: list[str]) -> dict:
             "models": len(models),
             "shares_by_category": _category_shares(g) if len(g) else {},
             "kernel_share": float(g["routing_kernel"].mean()) if len(g) else float("nan"),
+            **_best_scores(models),
             "logit_field_rank_90": [float(np.min(ranks)), float(np.median(ranks)), float(np.max(ranks))]
             if len(ranks)
             else [],

@@ -86,14 +86,17 @@ def _load(spec: RunSpec) -> Corpus:
 class _Recorder:
     """Per-checkpoint probe results of every member: ``heads[key][checkpoint]`` is ``(E, L, H)``."""
 
-    def __init__(self, model: EnsembleLM, probe_idx: torch.Tensor, window: int) -> None:
+    def __init__(
+        self, model: EnsembleLM, probe_idx: torch.Tensor, window: int, answer_rows: np.ndarray | None = None
+    ) -> None:
         self.kernels, self.idx, self.window = KernelProbe(model), probe_idx, window
+        self.answer_rows = answer_rows
         self.spectra: list[np.ndarray] = []
         self.heads: dict[str, list[np.ndarray]] = {}
 
     def __call__(self, step: int, model: EnsembleLM) -> None:
         sv, stats = self.kernels(model)
-        stats.update(mixer_stats(model, self.idx, window=self.window))
+        stats.update(mixer_stats(model, self.idx, window=self.window, answer_rows=self.answer_rows))
         self.spectra.append(sv)
         for key, value in stats.items():
             self.heads.setdefault(key, []).append(value)
@@ -120,15 +123,23 @@ def _episode_pools(group, members, n_ctx: int) -> list[tuple[np.ndarray, np.ndar
     return out
 
 
-def _probe_windows(group, members, pools, n_ctx: int, count: int) -> torch.Tensor:
-    """Fixed held-out windows per member for the probes: ``(E, count, n_ctx)``."""
-    out = []
-    for s, (_, _, val, _), pool in zip(group, members, pools):
+def _probe_windows(group, members, pools, n_ctx: int, count: int) -> tuple[torch.Tensor, np.ndarray]:
+    """Fixed held-out windows per member for the probes ``(E, count, n_ctx)`` and their answer rows
+    ``(E, count, n_ctx)``: True where the query's target (the next token) is a recall control's
+    answer (all False for a corpus without an answer mask)."""
+    out, rows = [], []
+    for s, (corpus, train, val, _), pool in zip(group, members, pools):
         gen = torch.Generator().manual_seed(derive_seed("E7/probe", s.run_id))
         allowed = None if pool is None else torch.as_tensor(pool[1], dtype=torch.long)
         v = torch.as_tensor(val, dtype=torch.long)
-        out.append(windows(v, random_starts(len(v), n_ctx, count, gen, allowed), n_ctx)[0])
-    return torch.stack(out)
+        starts = random_starts(len(v), n_ctx, count, gen, allowed)
+        out.append(windows(v, starts, n_ctx)[0])
+        rows.append(np.zeros((len(starts), n_ctx), dtype=bool))
+        if corpus.answer_mask is not None:
+            mask = corpus.answer_mask[len(train) :]
+            targets = np.asarray(starts)[:, None] + 1 + np.arange(n_ctx)  # next-token positions
+            rows[-1] = mask[targets]
+    return torch.stack(out), np.stack(rows)
 
 
 def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResult]:
@@ -157,8 +168,8 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
         n_heads=p["model.n_heads"],
     ).to(device)
     pools = _episode_pools(group, members, n_ctx)
-    probe_idx = _probe_windows(group, members, pools, n_ctx, p["probe_windows"])  # (E, P, n)
-    recorder = _Recorder(model, probe_idx, p["locality_window"])
+    probe_idx, answer_rows = _probe_windows(group, members, pools, n_ctx, p["probe_windows"])  # (E, P, n)
+    recorder = _Recorder(model, probe_idx, p["locality_window"], answer_rows)
     gens = [torch.Generator().manual_seed(derive_seed("E7/data", s.run_id)) for s in group]
     cfg = LMTrainConfig(**spec_params(group[0], "train"))
     outcome = train_lm_ensemble(model, [(m[1], m[2]) for m in members], cfg, gens, recorder, pools)
@@ -246,7 +257,8 @@ def _member_result(
         **{c: float(np.nanmean(v)) for c, v in extra["logit_field"].items()},
     }
     for key, values in recorder.heads.items():
-        out[key] = float(np.nanmean(values[-1][e]))
+        final = np.asarray(values[-1][e], dtype=float)
+        out[key] = float(np.nanmean(final)) if np.isfinite(final).any() else float("nan")
     step = int(outcome.diverged_step[e])
     if step >= 0:
         out = {k: (v if k in CORPUS_METRICS else float("nan")) for k, v in out.items()}
