@@ -142,7 +142,7 @@ def _check_key(key: str, leaves: list[str]) -> None:
 
 def current_schema() -> dict:
     """``{experiment: {"keys": [...], "renamed": {...}}}`` from the experiments' configs (imports them)."""
-    from .pipeline import EXPERIMENTS
+    from .registry import EXPERIMENTS
 
     out = {}
     for name in EXPERIMENTS.names():

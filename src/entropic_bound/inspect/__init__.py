@@ -22,7 +22,7 @@ from .checkpoint import Checkpoint, SafetensorsWeights, open_checkpoint
 from .dataframe import analyse, analyze
 from .hub import resolve_model
 from .kernels import HeadKernel, LayerHeads, head_kernels, kernel_singular_values, kernel_spectra, split_heads
-from .logit_field import LOGIT_FIELD_COLUMNS, ensemble_lm_fields, fit_layer, fit_logit_field
+from .logit_field import LOGIT_FIELD_COLUMNS, fit_layer, fit_logit_field
 from .mixers import (
     SINK_DEFINITIONS,
     SINK_THRESHOLD,
@@ -61,7 +61,6 @@ __all__ = [
     "analyze",
     "arch_config",
     "check_arch",
-    "ensemble_lm_fields",
     "fit_layer",
     "fit_logit_field",
     "head_kernels",

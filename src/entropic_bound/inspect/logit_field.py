@@ -207,38 +207,3 @@ def fit_layer(x, A_heads, *, causal: bool, max_dims: int = MAX_DIMS, level: floa
         fit = system.fit(A_heads[:, h], level)
         out.append({k: v for k, v in fit.items() if k != "kernel"})
     return out
-
-
-def ensemble_lm_fields(
-    model, idx, *, max_dims: int = MAX_DIMS, level: float = LEVEL
-) -> list[list[list[dict]]]:
-    """The fit for every head of an :class:`entropic_bound.lm.model.EnsembleLM` on tokens ``idx (E, B, n)``:
-    ``[member][layer][head]`` dicts of :data:`LOGIT_FIELD_COLUMNS` (+ ``logit_field_dims``).
-
-    Each block's input is captured by a forward pre-hook and passed through the block's own first
-    LayerNorm (``x̃``, what its query and key projections see); the patterns come from the same pass.
-    """
-    import torch
-
-    from ..lm.model import _ln
-
-    inputs: list[torch.Tensor] = []
-    handles = [
-        b.register_forward_pre_hook(lambda blk, args: inputs.append(_ln(args[0], blk.ln1_w, blk.ln1_b)))
-        for b in model.blocks
-    ]
-    try:
-        with torch.no_grad():
-            _, mixers = model(torch.as_tensor(idx), return_mixers=True)  # (E, B, L, H, n, n)
-    finally:
-        for handle in handles:
-            handle.remove()
-    x = torch.stack(inputs, dim=2).double().cpu().numpy()  # (E, B, L, n, d)
-    A = mixers.double().cpu().numpy()
-    return [
-        [
-            fit_layer(x[e, :, layer], A[e, :, layer], causal=True, max_dims=max_dims, level=level)
-            for layer in range(x.shape[2])
-        ]
-        for e in range(x.shape[0])
-    ]

@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..inspect.logit_field import LEVEL, MAX_DIMS, fit_layer
 from ..spectra import estimate_all, factored_singular_values
-from .model import EnsembleLM
+from .model import EnsembleLM, _ln
 from .structure import structure_summary
 
 
@@ -68,3 +69,34 @@ def mixer_stats(
         structure_summary(m, causal=True, window=window, answer_rows=r) for m, r in zip(mixers, rows)
     ]
     return {k: np.stack([s[k] for s in per_member]) for k in per_member[0]}
+
+
+def ensemble_lm_fields(
+    model, idx, *, max_dims: int = MAX_DIMS, level: float = LEVEL
+) -> list[list[list[dict]]]:
+    """The fit for every head of an :class:`entropic_bound.lm.model.EnsembleLM` on tokens ``idx (E, B, n)``:
+    ``[member][layer][head]`` dicts of :data:`LOGIT_FIELD_COLUMNS` (+ ``logit_field_dims``).
+
+    Each block's input is captured by a forward pre-hook and passed through the block's own first
+    LayerNorm (``x̃``, what its query and key projections see); the patterns come from the same pass.
+    """
+    inputs: list[torch.Tensor] = []
+    handles = [
+        b.register_forward_pre_hook(lambda blk, args: inputs.append(_ln(args[0], blk.ln1_w, blk.ln1_b)))
+        for b in model.blocks
+    ]
+    try:
+        with torch.no_grad():
+            _, mixers = model(torch.as_tensor(idx), return_mixers=True)  # (E, B, L, H, n, n)
+    finally:
+        for handle in handles:
+            handle.remove()
+    x = torch.stack(inputs, dim=2).double().cpu().numpy()  # (E, B, L, n, d)
+    A = mixers.double().cpu().numpy()
+    return [
+        [
+            fit_layer(x[e, :, layer], A[e, :, layer], causal=True, max_dims=max_dims, level=level)
+            for layer in range(x.shape[2])
+        ]
+        for e in range(x.shape[0])
+    ]

@@ -14,13 +14,13 @@ import time
 import numpy as np
 import torch
 
-from ...inspect.logit_field import LOGIT_FIELD_COLUMNS, ensemble_lm_fields, fit_layer
+from ...inspect.logit_field import LOGIT_FIELD_COLUMNS, fit_layer
 from ...lm.checkpoint_probe import RANDOM_SEED, checkpoint_mixers, is_random_control, resolve_checkpoint
 from ...lm.complexity import kgram_heldout_bits, order_estimate
 from ...lm.controls import answer_accuracy, episode_starts
 from ...lm.corpora import LAG_NOISE, LAG_VOCAB, MQAR_KEYS, MQAR_VALUES, VOCAB, Corpus, load_corpus
 from ...lm.model import EnsembleLM
-from ...lm.probe import KernelProbe, mixer_stats
+from ...lm.probe import KernelProbe, ensemble_lm_fields, mixer_stats
 from ...lm.sources import LagCopySource, MQARSource
 from ...lm.structure import structure_summary
 from ...lm.trainer import EnsembleOutcome, LMTrainConfig, random_starts, train_lm_ensemble, windows
