@@ -62,9 +62,24 @@ def make_accuracy_probe(members: list[dict], cut: int, n_ctx: int, curve: list):
         s = episode_starts(v, m["src"].episode_len, n_ctx) if "mask" in m else np.arange(0, 64 * 8, 8)
         starts.append(s[:64])
 
+    # windows open at even-numbered episodes: answers of even episodes are the window's first
+    # episode (A), of odd ones its second (B), so the two accuracies tell whether B is the failure
+    even = []
+    for m, v, mk, s in zip(members, vals, masks, starts):
+        ep = (np.arange(len(v)) - (s[0] if len(s) else 0)) // m["src"].episode_len if "mask" in m else 0
+        even.append(mk & (np.asarray(ep) % 2 == 0))
+    starts_a = [s[::2] if "mask" in m else s for s, m in zip(starts, members)]
+
     def probe(step: int, model) -> None:
         acc = answer_accuracy(model, vals, masks, starts)
-        curve.append([round(float(a), 3) if "mask" in m else None for a, m in zip(acc, members)])
+        acc_a = answer_accuracy(model, vals, even, starts_a)
+        acc_b = answer_accuracy(model, vals, [mk & ~ev for mk, ev in zip(masks, even)], starts_a)
+        curve.append(
+            [
+                (round(float(a), 3), round(float(x), 3), round(float(y), 3)) if "mask" in m else None
+                for a, x, y, m in zip(acc, acc_a, acc_b, members)
+            ]
+        )
 
     return probe
 
@@ -132,8 +147,8 @@ def main() -> None:
         if "floor" in m:
             row["window_floor"] = round(m["floor"], 3)
         if "mask" in m:
-            row["answer_acc"] = acc_curve[-1][e]
-            row["acc_curve"] = [a[e] for a in acc_curve]
+            row["answer_acc"], row["acc_first_episode"], row["acc_second_episode"] = acc_curve[-1][e]
+            row["acc_curve"] = [a[e][0] for a in acc_curve]
         rows.append(row)
     summary = {
         "args": vars(args),
