@@ -164,3 +164,61 @@ def test_train_ensemble_with_a_pool_evaluates_on_episode_windows():
     x, y = windows(torch.as_tensor(val), va, 16)
     direct = eval_losses(untrained, x[None].repeat(2, 1, 1), y[None].repeat(2, 1, 1))
     assert out.val_loss[0][0] == pytest.approx(direct[0], rel=1e-6)
+
+
+def test_mqar_queries_with_replacement_rates_and_answers():
+    """With replacement a query is uniform over the episode's m keys (repeats allowed): the phase bits,
+    the rules' log-probabilities and the enumerated episode count agree; answers are still the values."""
+    src = MQARSource(pairs=2, queries=3, n_keys=4, n_values=3, distinct_queries=False)
+    count = 12 * 9 * 2**3  # ordered keys, values, query sequences
+    assert src.episode_bits() == pytest.approx(math.log2(count), abs=1e-12)
+    tokens = src.sample(src.episode_len * 4000, np.random.default_rng(8))
+    eps = tokens.reshape(-1, src.episode_len)
+    queries = eps[:, 2 * src.pairs + 1 :: 2]
+    assert (queries[:, 0] == queries[:, 1]).mean() == pytest.approx(0.5, abs=0.03)  # repeats happen
+    np.testing.assert_allclose(-src.log2_prob(tokens[: 20 * src.episode_len]), np.tile(src.phase_bits(), 20))
+    assert src.phase_bits().sum() == pytest.approx(src.episode_bits())
+    keys, values = eps[:, 1 : 2 * src.pairs + 1 : 2], eps[:, 2 : 2 * src.pairs + 2 : 2]
+    answers = eps[:, 2 * src.pairs + 2 :: 2]
+    for j in range(3):
+        hit = keys == queries[:, j : j + 1]
+        assert hit.sum(1).tolist() == [1] * len(eps) and np.array_equal(values[hit], answers[:, j])
+
+
+def test_distinct_queries_cannot_exceed_pairs():
+    with pytest.raises(UserInputError, match="queries"):
+        MQARSource(pairs=2, queries=3, n_keys=4, n_values=3)
+    assert MQARSource(pairs=2, queries=3, n_keys=4, n_values=3, distinct_queries=False).episode_len == 11
+
+
+class _InductionOracle(torch.nn.Module):
+    """Predicts the token that followed the latest earlier occurrence of the current token (an
+    ideal induction head), shifted by ``lag`` positions to model an off-by-one answer mask."""
+
+    def __init__(self, n_ctx: int, lag: int = 0) -> None:
+        super().__init__()
+        self.n_ctx, self.lag, self.dummy = n_ctx, lag, torch.nn.Parameter(torch.zeros(1))
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        E, B, n = idx.shape
+        logits = torch.zeros(E, B, n, 256)
+        for e, b in itertools.product(range(E), range(B)):
+            row = idx[e, b].tolist()
+            for t in range(n):
+                s = t - self.lag
+                prev = [i for i in range(s) if row[i] == row[s]] if s >= 0 else []
+                if prev:
+                    logits[e, b, t, row[prev[-1] + 1]] = 1.0
+        return logits
+
+
+@pytest.mark.parametrize("distinct", [True, False])
+def test_answer_accuracy_of_an_induction_oracle_is_one(distinct):
+    """On episode-aligned windows every answer is the token after the query key's latest earlier
+    occurrence: the oracle scores 100 %, the same oracle one position late scores near chance."""
+    src = MQARSource(pairs=4, queries=4, n_keys=16, n_values=16, distinct_queries=distinct)
+    tokens, n_ctx = src.sample(60 * src.episode_len, np.random.default_rng(9)), 32
+    mask, starts = src.answer_mask(len(tokens)), episode_starts(tokens, src.episode_len, n_ctx)[:40]
+    exact = answer_accuracy(_InductionOracle(n_ctx), [tokens], [mask], [starts])
+    late = answer_accuracy(_InductionOracle(n_ctx, lag=1), [tokens], [mask], [starts])
+    assert exact[0] == 1.0 and late[0] < 0.2

@@ -136,11 +136,21 @@ class EnsembleLM(nn.Module):
         logits = _ln(x, self.lnf_w, self.lnf_b) @ self.W_U[:, None]  # (E, B, n, V)
         return (logits, torch.stack(patterns, dim=2)) if return_mixers else logits  # (E, B, L, H, n, n)
 
-    def member_losses(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """Mean next-token cross-entropy (nats) of each member: ``(E,)``."""
+    def member_losses(
+        self, idx: torch.Tensor, targets: torch.Tensor, weights: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Mean next-token cross-entropy (nats) of each member: ``(E,)``. With ``weights (E, B, n)``
+        the weighted mean ``Σ w·nll / Σ w`` for members whose weights sum to > 0, the plain mean
+        (bit for bit) for the others."""
         logits = self(idx)  # (E, B, n, V)
         nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none")
-        return nll.view(idx.shape[0], -1).mean(dim=1)
+        plain = nll.view(idx.shape[0], -1).mean(dim=1)
+        if weights is None:
+            return plain
+        w = weights.reshape(idx.shape[0], -1).to(nll.dtype)
+        total = w.sum(dim=1)
+        weighted = (nll.view(idx.shape[0], -1) * w).sum(dim=1) / total.clamp(min=1e-12)
+        return torch.where(total > 0, weighted, plain)
 
     def qk_factors(self, *, fold_ln: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """``W_Q, W_K`` of every head, float64, each ``(E, n_layers, n_heads, d_model, d_head)``;
