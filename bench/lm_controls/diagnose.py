@@ -57,10 +57,12 @@ def main() -> None:
     for k, v in {"pairs": 4, "queries": 4, "keys": 16, "values": 16, "seed": 0}.items():
         ap.add_argument(f"--{k}", type=int, default=v)
     ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--init-std", type=float, default=0.02)
     ap.add_argument("--tokens", type=int, default=2_000_000)
     ap.add_argument("--replace", action="store_true", help="queries drawn with replacement")
     ap.add_argument("--other-weight", type=float, default=1.0, help="loss weight of non-answer targets")
     ap.add_argument("--json", default="")
+    ap.add_argument("--save", default="", help="write the trained state dict here")
     args = ap.parse_args()
     torch.set_num_threads(1)
     kw = {"distinct_queries": False} if args.replace else {}
@@ -70,7 +72,13 @@ def main() -> None:
     tr, va = tokens[:cut], tokens[cut:]
     pools = [(episode_starts(tr, src.episode_len, args.ctx), episode_starts(va, src.episode_len, args.ctx))]
     model = EnsembleLM(
-        VOCAB, args.ctx, [args.seed * 100], d_model=args.d, n_layers=args.layers, n_heads=args.heads
+        VOCAB,
+        args.ctx,
+        [args.seed * 100],
+        d_model=args.d,
+        n_layers=args.layers,
+        n_heads=args.heads,
+        init_std=args.init_std,
     )
     cfg = LMTrainConfig(
         steps=args.steps, batch_size=args.batch, lr=args.lr, warmup=args.warmup, checkpoints=8
@@ -88,6 +96,8 @@ def main() -> None:
         None if args.other_weight == 1.0 else [np.where(src.answer_mask(cut), 1.0, args.other_weight)],
     )
     cpu = time.process_time() - t0
+    if args.save:
+        torch.save(model.state_dict(), args.save)
     res = {
         "args": vars(args),
         "cpu_s": round(cpu, 1),

@@ -1,6 +1,6 @@
 """Tuning runs for E7's positive controls (issue 20 item 5): one ensemble, one CPU thread.
 
-Members are ``kind:params`` strings — ``mqar:pairs:queries:keys:values``, ``lag:L:V:eps``,
+Members are ``kind:params`` strings — ``mqar:pairs:queries:keys:values[:r]`` (``r``: queries with replacement), ``lag:L:V:eps``,
 ``markov:V:k:alpha``, ``corpus:<registered name>`` — trained with lm/trainer.py's ``train_ensemble``
 exactly as E7 trains them (byte vocabulary 256, 90/10 split, random windows). Prints per member the
 held-out bits against the exact entropy rate (and the window-limited floor where known), MQAR
@@ -32,7 +32,7 @@ def make_member(spec: str, n_tokens: int, seed: int, n_ctx: int) -> dict:
     kind, *a = spec.split(":")
     rng = np.random.default_rng([seed, 7])
     if kind == "mqar":
-        src = MQARSource(*map(int, a))
+        src = MQARSource(*map(int, a[:4]), distinct_queries=a[4:] != ["r"])  # mqar:m:Q:K:V[:r]
         tokens = src.sample(n_tokens, rng)
         return {"tokens": tokens, "rate": src.entropy_rate(), "mask": src.answer_mask(n_tokens), "src": src}
     if kind == "lag":

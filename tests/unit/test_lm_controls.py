@@ -222,3 +222,45 @@ def test_answer_accuracy_of_an_induction_oracle_is_one(distinct):
     exact = answer_accuracy(_InductionOracle(n_ctx), [tokens], [mask], [starts])
     late = answer_accuracy(_InductionOracle(n_ctx, lag=1), [tokens], [mask], [starts])
     assert exact[0] == 1.0 and late[0] < 0.2
+
+
+def test_loss_weights_leave_unweighted_members_alone_and_weigh_the_others():
+    """A member without weights trains bit for bit as without the option; a weighted member's loss
+    is Σ w·nll / Σ w (answers only here), so its path differs."""
+    src = MQARSource(pairs=2, queries=2, n_keys=8, n_values=8, distinct_queries=False)
+    tokens = src.sample(3_000, np.random.default_rng(6))
+    train, val = tokens[:2_700], tokens[2_700:]
+    cfg = LMTrainConfig(steps=4, batch_size=4, warmup=0, checkpoints=2, eval_windows=8)
+
+    def run(loss_weights):
+        model = EnsembleLM(256, 16, [0, 1], d_model=16, n_layers=2, n_heads=2)
+        gens = [torch.Generator().manual_seed(e) for e in range(2)]
+        return train_ensemble(model, [(train, val)] * 2, cfg, gens, loss_weights=loss_weights)
+
+    plain, mixed = run(None), run([src.answer_mask(2_700).astype(float), None])
+    assert mixed.val_loss[-1][1] == plain.val_loss[-1][1] and mixed.val_loss[-1][0] != plain.val_loss[-1][0]
+    model = EnsembleLM(256, 16, [0, 1], d_model=16, n_layers=1, n_heads=2)
+    x = torch.as_tensor(tokens[:34]).view(1, 2, 17).repeat(2, 1, 1)
+    w = torch.as_tensor(src.answer_mask(34)).view(1, 2, 17).repeat(2, 1, 1)[..., 1:].float()
+    w[1] = 0.0  # no weight at all: the plain mean
+    with torch.no_grad():
+        logits = model(x[..., :-1]).reshape(-1, 256)
+        nll = torch.nn.functional.cross_entropy(logits, x[..., 1:].reshape(-1), reduction="none").view(
+            2, 2, 16
+        )
+        got = model.member_losses(x[..., :-1], x[..., 1:], w)
+    assert got[0] == pytest.approx(float(nll[0][w[0] > 0].mean()), rel=1e-6)
+    assert got[1] == pytest.approx(float(nll[1].mean()), rel=1e-6)
+    with pytest.raises(DataError, match="Loss weights"):
+        run([np.ones(5), None])
+
+
+def test_init_std_scales_the_weights_and_defaults_to_nanogpt():
+    """``init_std`` sets the weight-matrix scale (residual outputs ``σ/√(2L)``); the default is
+    0.02 and its draw is the same as before the option existed (same generator stream)."""
+    a = EnsembleLM(256, 16, [3], d_model=64, n_layers=2, n_heads=2)
+    b = EnsembleLM(256, 16, [3], d_model=64, n_layers=2, n_heads=2, init_std=0.1)
+    assert float(a.blocks[0].W_Q.detach().std()) == pytest.approx(0.02, rel=0.05)
+    assert float(b.blocks[0].W_Q.detach().std()) == pytest.approx(0.1, rel=0.05)
+    assert float(b.blocks[1].W_O.detach().std()) == pytest.approx(0.05, rel=0.05)
+    torch.testing.assert_close(b.tok_emb, a.tok_emb * 5.0)  # one stream, rescaled

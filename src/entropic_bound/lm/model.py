@@ -77,7 +77,10 @@ class EnsembleLM(nn.Module):
 
     ``forward(idx (E, B, n))`` gives logits ``(E, B, n, vocab_size)``; with ``return_mixers=True``
     also the attention patterns ``(E, B, n_layers, n_heads, n, n)``. Init (nanoGPT): weights
-    ``N(0, 0.02²)``, residual outputs ``N(0, (0.02/√(2L))²)``, LN gains 1, biases 0.
+    ``N(0, σ²)``, residual outputs ``N(0, (σ/√(2L))²)``, LN gains 1, biases 0, ``σ = init_std``
+    (0.02, nanoGPT's; at d_model 64 it leaves the QK logits so small that content-matching
+    attention — associative recall — does not form in 12k steps, while σ = 0.1 learns it:
+    bench/lm_controls/RESULTS.md).
     """
 
     def __init__(
@@ -90,8 +93,10 @@ class EnsembleLM(nn.Module):
         n_layers: int = 2,
         n_heads: int = 4,
         d_mlp: int | None = None,
+        init_std: float = 0.02,
     ) -> None:
         super().__init__()
+        self.init_std = init_std
         if d_model % n_heads:
             raise UserInputError(
                 f"The 'n_heads' parameter must divide d_model={d_model}. Got {n_heads} instead."
@@ -109,14 +114,14 @@ class EnsembleLM(nn.Module):
             self._init_member(e, torch.Generator().manual_seed(int(seed)))
 
     def _init_member(self, e: int, gen: torch.Generator) -> None:
-        resid_std = 0.02 / math.sqrt(2 * len(self.blocks))
+        resid_std = self.init_std / math.sqrt(2 * len(self.blocks))
         with torch.no_grad():
             for name, p in self.named_parameters():
                 leaf = name.rsplit(".", 1)[-1]
                 if leaf in ("ln1_w", "ln2_w", "lnf_w"):
                     p[e] = 1.0
                 elif p.dim() >= 3:  # a weight matrix (member axis first)
-                    std = resid_std if leaf in ("W_O", "W_out") else 0.02
+                    std = resid_std if leaf in ("W_O", "W_out") else self.init_std
                     p[e] = torch.randn(p.shape[1:], generator=gen) * std
 
     @property
