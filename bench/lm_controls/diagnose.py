@@ -58,6 +58,7 @@ def main() -> None:
         ap.add_argument(f"--{k}", type=int, default=v)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--init-std", type=float, default=0.02)
+    ap.add_argument("--emb-std", type=float, default=None)
     ap.add_argument("--tokens", type=int, default=2_000_000)
     ap.add_argument("--replace", action="store_true", help="queries drawn with replacement")
     ap.add_argument("--other-weight", type=float, default=1.0, help="loss weight of non-answer targets")
@@ -79,6 +80,7 @@ def main() -> None:
         n_layers=args.layers,
         n_heads=args.heads,
         init_std=args.init_std,
+        emb_std=args.emb_std,
     )
     cfg = LMTrainConfig(
         steps=args.steps, batch_size=args.batch, lr=args.lr, warmup=args.warmup, checkpoints=8

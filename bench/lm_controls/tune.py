@@ -68,7 +68,7 @@ def make_accuracy_probe(members: list[dict], cut: int, n_ctx: int, curve: list):
     for m, v, mk, s in zip(members, vals, masks, starts):
         ep = (np.arange(len(v)) - (s[0] if len(s) else 0)) // m["src"].episode_len if "mask" in m else 0
         even.append(mk & (np.asarray(ep) % 2 == 0))
-    starts_a = [s[::2] if "mask" in m else s for s, m in zip(starts, members)]
+    starts_a = [s[::2] for s in starts]
 
     def probe(step: int, model) -> None:
         acc = answer_accuracy(model, vals, masks, starts)
@@ -98,6 +98,8 @@ def main() -> None:
     }.items():
         ap.add_argument(f"--{k}", type=int, default=v)
     ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--init-std", type=float, default=0.02)
+    ap.add_argument("--emb-std", type=float, default=None)
     ap.add_argument("--tokens", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default="")
@@ -114,6 +116,8 @@ def main() -> None:
         d_model=args.d,
         n_layers=args.layers,
         n_heads=args.heads,
+        init_std=args.init_std,
+        emb_std=args.emb_std,
     )
     cfg = LMTrainConfig(
         steps=args.steps, batch_size=args.batch, lr=args.lr, warmup=args.warmup, checkpoints=8

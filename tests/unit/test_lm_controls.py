@@ -264,3 +264,6 @@ def test_init_std_scales_the_weights_and_defaults_to_nanogpt():
     assert float(b.blocks[0].W_Q.detach().std()) == pytest.approx(0.1, rel=0.05)
     assert float(b.blocks[1].W_O.detach().std()) == pytest.approx(0.05, rel=0.05)
     torch.testing.assert_close(b.tok_emb, a.tok_emb * 5.0)  # one stream, rescaled
+    c = EnsembleLM(256, 16, [3], d_model=64, n_layers=2, n_heads=2, emb_std=1.0)
+    torch.testing.assert_close(c.tok_emb, a.tok_emb * 50.0)
+    torch.testing.assert_close(c.blocks[0].W_Q, a.blocks[0].W_Q)

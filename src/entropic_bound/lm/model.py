@@ -94,9 +94,10 @@ class EnsembleLM(nn.Module):
         n_heads: int = 4,
         d_mlp: int | None = None,
         init_std: float = 0.02,
+        emb_std: float | None = None,
     ) -> None:
         super().__init__()
-        self.init_std = init_std
+        self.init_std, self.emb_std = init_std, init_std if emb_std is None else emb_std
         if d_model % n_heads:
             raise UserInputError(
                 f"The 'n_heads' parameter must divide d_model={d_model}. Got {n_heads} instead."
@@ -122,6 +123,7 @@ class EnsembleLM(nn.Module):
                     p[e] = 1.0
                 elif p.dim() >= 3:  # a weight matrix (member axis first)
                     std = resid_std if leaf in ("W_O", "W_out") else self.init_std
+                    std = self.emb_std if leaf in ("tok_emb", "pos_emb") else std
                     p[e] = torch.randn(p.shape[1:], generator=gen) * std
 
     @property
