@@ -267,3 +267,16 @@ def test_init_std_scales_the_weights_and_defaults_to_nanogpt():
     c = EnsembleLM(256, 16, [3], d_model=64, n_layers=2, n_heads=2, emb_std=1.0)
     torch.testing.assert_close(c.tok_emb, a.tok_emb * 50.0)
     torch.testing.assert_close(c.blocks[0].W_Q, a.blocks[0].W_Q)
+
+
+def test_registered_learnable_mqar_control():
+    """``mqar-p2r``: 2 pairs, 4 queries drawn with replacement, the registered keys and values."""
+    corpus = load_corpus("mqar-p2r", 6_500, 1)
+    src = MQARSource(2, 4, MQAR_KEYS, MQAR_VALUES, distinct_queries=False)
+    assert corpus.episode_len == src.episode_len == 13 and corpus.mixing_demand == 2
+    assert corpus.entropy_rate_bits == pytest.approx(src.entropy_rate())
+    assert np.isfinite(src.log2_prob(corpus.tokens)).all() and np.array_equal(
+        corpus.answer_mask, src.answer_mask(6_500)
+    )
+    queries = corpus.tokens.reshape(-1, 13)[:, 5::2]
+    assert (queries[:, 0] == queries[:, 1]).any()  # repeats: not the distinct-query source
