@@ -1,6 +1,6 @@
 """Tuning runs for E7's positive controls (issue 20 item 5): one ensemble, one CPU thread.
 
-Members are ``kind:params`` strings — ``mqar:pairs:queries:keys:values``, ``lag:L:V:eps``,
+Members are ``kind:params`` strings — ``mqar:pairs:queries:keys:values[:r]`` (``r``: queries with replacement), ``lag:L:V:eps``,
 ``markov:V:k:alpha``, ``corpus:<registered name>`` — trained with lm/trainer.py's ``train_lm_ensemble``
 exactly as E7 trains them (byte vocabulary 256, 90/10 split, random windows). Prints per member the
 held-out bits against the exact entropy rate (and the window-limited floor where known), MQAR
@@ -32,7 +32,7 @@ def make_member(spec: str, n_tokens: int, seed: int, n_ctx: int) -> dict:
     kind, *a = spec.split(":")
     rng = np.random.default_rng([seed, 7])
     if kind == "mqar":
-        src = MQARSource(*map(int, a))
+        src = MQARSource(*map(int, a[:4]), distinct_queries=a[4:] != ["r"])  # mqar:m:Q:K:V[:r]
         tokens = src.sample(n_tokens, rng)
         return {"tokens": tokens, "rate": src.entropy_rate(), "mask": src.answer_mask(n_tokens), "src": src}
     if kind == "lag":
@@ -62,9 +62,24 @@ def make_accuracy_probe(members: list[dict], cut: int, n_ctx: int, curve: list):
         s = episode_starts(v, m["src"].episode_len, n_ctx) if "mask" in m else np.arange(0, 64 * 8, 8)
         starts.append(s[:64])
 
+    # windows open at even-numbered episodes: answers of even episodes are the window's first
+    # episode (A), of odd ones its second (B), so the two accuracies tell whether B is the failure
+    even = []
+    for m, v, mk, s in zip(members, vals, masks, starts):
+        ep = (np.arange(len(v)) - (s[0] if len(s) else 0)) // m["src"].episode_len if "mask" in m else 0
+        even.append(mk & (np.asarray(ep) % 2 == 0))
+    starts_a = [s[::2] for s in starts]
+
     def probe(step: int, model) -> None:
         acc = answer_accuracy(model, vals, masks, starts)
-        curve.append([round(float(a), 3) if "mask" in m else None for a, m in zip(acc, members)])
+        acc_a = answer_accuracy(model, vals, even, starts_a)
+        acc_b = answer_accuracy(model, vals, [mk & ~ev for mk, ev in zip(masks, even)], starts_a)
+        curve.append(
+            [
+                (round(float(a), 3), round(float(x), 3), round(float(y), 3)) if "mask" in m else None
+                for a, x, y, m in zip(acc, acc_a, acc_b, members)
+            ]
+        )
 
     return probe
 
@@ -83,6 +98,8 @@ def main() -> None:
     }.items():
         ap.add_argument(f"--{k}", type=int, default=v)
     ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--init-std", type=float, default=0.02)
+    ap.add_argument("--emb-std", type=float, default=None)
     ap.add_argument("--tokens", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default="")
@@ -99,6 +116,8 @@ def main() -> None:
         d_model=args.d,
         n_layers=args.layers,
         n_heads=args.heads,
+        init_std=args.init_std,
+        emb_std=args.emb_std,
     )
     cfg = LMTrainConfig(
         steps=args.steps, batch_size=args.batch, lr=args.lr, warmup=args.warmup, checkpoints=8
@@ -132,8 +151,8 @@ def main() -> None:
         if "floor" in m:
             row["window_floor"] = round(m["floor"], 3)
         if "mask" in m:
-            row["answer_acc"] = acc_curve[-1][e]
-            row["acc_curve"] = [a[e] for a in acc_curve]
+            row["answer_acc"], row["acc_first_episode"], row["acc_second_episode"] = acc_curve[-1][e]
+            row["acc_curve"] = [a[e][0] for a in acc_curve]
         rows.append(row)
     summary = {
         "args": vars(args),

@@ -164,3 +164,119 @@ def test_train_ensemble_with_a_pool_evaluates_on_episode_windows():
     x, y = windows(torch.as_tensor(val), va, 16)
     direct = eval_losses(untrained, x[None].repeat(2, 1, 1), y[None].repeat(2, 1, 1))
     assert out.val_loss[0][0] == pytest.approx(direct[0], rel=1e-6)
+
+
+def test_mqar_queries_with_replacement_rates_and_answers():
+    """With replacement a query is uniform over the episode's m keys (repeats allowed): the phase bits,
+    the rules' log-probabilities and the enumerated episode count agree; answers are still the values."""
+    src = MQARSource(pairs=2, queries=3, n_keys=4, n_values=3, distinct_queries=False)
+    count = 12 * 9 * 2**3  # ordered keys, values, query sequences
+    assert src.episode_bits() == pytest.approx(math.log2(count), abs=1e-12)
+    tokens = src.sample(src.episode_len * 4000, np.random.default_rng(8))
+    eps = tokens.reshape(-1, src.episode_len)
+    queries = eps[:, 2 * src.pairs + 1 :: 2]
+    assert (queries[:, 0] == queries[:, 1]).mean() == pytest.approx(0.5, abs=0.03)  # repeats happen
+    np.testing.assert_allclose(-src.log2_prob(tokens[: 20 * src.episode_len]), np.tile(src.phase_bits(), 20))
+    assert src.phase_bits().sum() == pytest.approx(src.episode_bits())
+    keys, values = eps[:, 1 : 2 * src.pairs + 1 : 2], eps[:, 2 : 2 * src.pairs + 2 : 2]
+    answers = eps[:, 2 * src.pairs + 2 :: 2]
+    for j in range(3):
+        hit = keys == queries[:, j : j + 1]
+        assert hit.sum(1).tolist() == [1] * len(eps) and np.array_equal(values[hit], answers[:, j])
+
+
+def test_distinct_queries_cannot_exceed_pairs():
+    with pytest.raises(UserInputError, match="queries"):
+        MQARSource(pairs=2, queries=3, n_keys=4, n_values=3)
+    assert MQARSource(pairs=2, queries=3, n_keys=4, n_values=3, distinct_queries=False).episode_len == 11
+
+
+class _InductionOracle(torch.nn.Module):
+    """Predicts the token that followed the latest earlier occurrence of the current token (an
+    ideal induction head), shifted by ``lag`` positions to model an off-by-one answer mask."""
+
+    def __init__(self, n_ctx: int, lag: int = 0) -> None:
+        super().__init__()
+        self.n_ctx, self.lag, self.dummy = n_ctx, lag, torch.nn.Parameter(torch.zeros(1))
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        E, B, n = idx.shape
+        logits = torch.zeros(E, B, n, 256)
+        for e, b in itertools.product(range(E), range(B)):
+            row = idx[e, b].tolist()
+            for t in range(n):
+                s = t - self.lag
+                prev = [i for i in range(s) if row[i] == row[s]] if s >= 0 else []
+                if prev:
+                    logits[e, b, t, row[prev[-1] + 1]] = 1.0
+        return logits
+
+
+@pytest.mark.parametrize("distinct", [True, False])
+def test_answer_accuracy_of_an_induction_oracle_is_one(distinct):
+    """On episode-aligned windows every answer is the token after the query key's latest earlier
+    occurrence: the oracle scores 100 %, the same oracle one position late scores near chance."""
+    src = MQARSource(pairs=4, queries=4, n_keys=16, n_values=16, distinct_queries=distinct)
+    tokens, n_ctx = src.sample(60 * src.episode_len, np.random.default_rng(9)), 32
+    mask, starts = src.answer_mask(len(tokens)), episode_starts(tokens, src.episode_len, n_ctx)[:40]
+    exact = answer_accuracy(_InductionOracle(n_ctx), [tokens], [mask], [starts])
+    late = answer_accuracy(_InductionOracle(n_ctx, lag=1), [tokens], [mask], [starts])
+    assert exact[0] == 1.0 and late[0] < 0.2
+
+
+def test_loss_weights_leave_unweighted_members_alone_and_weigh_the_others():
+    """A member without weights trains bit for bit as without the option; a weighted member's loss
+    is Σ w·nll / Σ w (answers only here), so its path differs."""
+    src = MQARSource(pairs=2, queries=2, n_keys=8, n_values=8, distinct_queries=False)
+    tokens = src.sample(3_000, np.random.default_rng(6))
+    train, val = tokens[:2_700], tokens[2_700:]
+    cfg = LMTrainConfig(steps=4, batch_size=4, warmup=0, checkpoints=2, eval_windows=8)
+
+    def run(loss_weights):
+        model = EnsembleLM(256, 16, [0, 1], d_model=16, n_layers=2, n_heads=2)
+        gens = [torch.Generator().manual_seed(e) for e in range(2)]
+        return train_lm_ensemble(model, [(train, val)] * 2, cfg, gens, loss_weights=loss_weights)
+
+    plain, mixed = run(None), run([src.answer_mask(2_700).astype(float), None])
+    assert mixed.val_loss[-1][1] == plain.val_loss[-1][1] and mixed.val_loss[-1][0] != plain.val_loss[-1][0]
+    model = EnsembleLM(256, 16, [0, 1], d_model=16, n_layers=1, n_heads=2)
+    x = torch.as_tensor(tokens[:34]).view(1, 2, 17).repeat(2, 1, 1)
+    w = torch.as_tensor(src.answer_mask(34)).view(1, 2, 17).repeat(2, 1, 1)[..., 1:].float()
+    w[1] = 0.0  # no weight at all: the plain mean
+    with torch.no_grad():
+        logits = model(x[..., :-1]).reshape(-1, 256)
+        nll = torch.nn.functional.cross_entropy(logits, x[..., 1:].reshape(-1), reduction="none").view(
+            2, 2, 16
+        )
+        got = model.member_losses(x[..., :-1], x[..., 1:], w)
+    assert got[0] == pytest.approx(float(nll[0][w[0] > 0].mean()), rel=1e-6)
+    assert got[1] == pytest.approx(float(nll[1].mean()), rel=1e-6)
+    with pytest.raises(DataError, match="Loss weights"):
+        run([np.ones(5), None])
+
+
+def test_init_std_scales_the_weights_and_defaults_to_nanogpt():
+    """``init_std`` sets the weight-matrix scale (residual outputs ``σ/√(2L)``); the default is
+    0.02 and its draw is the same as before the option existed (same generator stream)."""
+    a = EnsembleLM(256, 16, [3], d_model=64, n_layers=2, n_heads=2)
+    b = EnsembleLM(256, 16, [3], d_model=64, n_layers=2, n_heads=2, init_std=0.1)
+    assert float(a.blocks[0].W_Q.detach().std()) == pytest.approx(0.02, rel=0.05)
+    assert float(b.blocks[0].W_Q.detach().std()) == pytest.approx(0.1, rel=0.05)
+    assert float(b.blocks[1].W_O.detach().std()) == pytest.approx(0.05, rel=0.05)
+    torch.testing.assert_close(b.tok_emb, a.tok_emb * 5.0)  # one stream, rescaled
+    c = EnsembleLM(256, 16, [3], d_model=64, n_layers=2, n_heads=2, emb_std=1.0)
+    torch.testing.assert_close(c.tok_emb, a.tok_emb * 50.0)
+    torch.testing.assert_close(c.blocks[0].W_Q, a.blocks[0].W_Q)
+
+
+def test_registered_learnable_mqar_control():
+    """``mqar-p2r``: 2 pairs, 4 queries drawn with replacement, the registered keys and values."""
+    corpus = load_corpus("mqar-p2r", 6_500, 1)
+    src = MQARSource(2, 4, MQAR_KEYS, MQAR_VALUES, distinct_queries=False)
+    assert corpus.episode_len == src.episode_len == 13 and corpus.mixing_demand == 2
+    assert corpus.entropy_rate_bits == pytest.approx(src.entropy_rate())
+    assert np.isfinite(src.log2_prob(corpus.tokens)).all() and np.array_equal(
+        corpus.answer_mask, src.answer_mask(6_500)
+    )
+    queries = corpus.tokens.reshape(-1, 13)[:, 5::2]
+    assert (queries[:, 0] == queries[:, 1]).any()  # repeats: not the distinct-query source

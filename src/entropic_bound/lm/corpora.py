@@ -120,15 +120,27 @@ LAG_VOCAB, LAG_NOISE = 16, 0.1
 KGRAM_DELTA = 1e-3  # small: a larger δ drowns once-seen long contexts in uniform noise
 
 
-def _register_mqar(pairs: int) -> None:
-    name = f"mqar-p{pairs}"
+def _register_mqar(pairs: int, queries: int | None = None) -> None:
+    """``mqar-p{m}``: ``m`` distinct queries (every key asked once); ``mqar-p{m}r``: ``queries``
+    drawn with replacement — no elimination shortcut, the control E7 can learn (RESULTS.md)."""
+    replace_ = queries is not None
+    queries = queries or pairs
+    name = f"mqar-p{pairs}" + ("r" if replace_ else "")
 
     def factory(n_tokens: int, seed: int) -> Corpus:
-        source = MQARSource(pairs, pairs, MQAR_KEYS, MQAR_VALUES)
+        source = MQARSource(pairs, queries, MQAR_KEYS, MQAR_VALUES, distinct_queries=not replace_)
         tokens = source.sample(n_tokens, np.random.default_rng([seed, 4]))
+        drawn = "with replacement" if replace_ else "distinct"
         info = (
-            f"multi-query associative recall, {pairs} pairs and {pairs} queries per episode, "
-            f"{MQAR_KEYS} keys, {MQAR_VALUES} values, seed {seed}"
+            (
+                f"multi-query associative recall, {pairs} pairs and {queries} {drawn} queries per episode, "
+                f"{MQAR_KEYS} keys, {MQAR_VALUES} values, seed {seed}"
+            )
+            if replace_
+            else (
+                f"multi-query associative recall, {pairs} pairs and {pairs} queries per episode, "
+                f"{MQAR_KEYS} keys, {MQAR_VALUES} values, seed {seed}"
+            )
         )
         corpus = _synthetic(name, tokens, source.entropy_rate(), pairs, info)
         return replace(corpus, episode_len=source.episode_len, answer_mask=source.answer_mask(n_tokens))
@@ -177,6 +189,7 @@ for _m in (2, 4, 8):
     _register_recall(_m)
 for _m in (2, 4, 8):
     _register_mqar(_m)
+_register_mqar(2, queries=4)  # mqar-p2r: the learnable recall control (RESULTS.md)
 for _L in (4, 8, 16):
     _register_lagcopy(_L)
 for _k in range(1, 7):

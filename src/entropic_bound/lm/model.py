@@ -77,7 +77,10 @@ class EnsembleLM(nn.Module):
 
     ``forward(idx (E, B, n))`` gives logits ``(E, B, n, vocab_size)``; with ``return_mixers=True``
     also the attention patterns ``(E, B, n_layers, n_heads, n, n)``. Init (nanoGPT): weights
-    ``N(0, 0.02²)``, residual outputs ``N(0, (0.02/√(2L))²)``, LN gains 1, biases 0.
+    ``N(0, σ²)``, residual outputs ``N(0, (σ/√(2L))²)``, LN gains 1, biases 0, ``σ = init_std``
+    (0.02, nanoGPT's; at d_model 64 it leaves the QK logits so small that content-matching
+    attention — associative recall — does not form in 12k steps, while σ = 0.1 learns it:
+    bench/lm_controls/RESULTS.md).
     """
 
     def __init__(
@@ -90,8 +93,11 @@ class EnsembleLM(nn.Module):
         n_layers: int = 2,
         n_heads: int = 4,
         d_mlp: int | None = None,
+        init_std: float = 0.02,
+        emb_std: float | None = None,
     ) -> None:
         super().__init__()
+        self.init_std, self.emb_std = init_std, init_std if emb_std is None else emb_std
         if d_model % n_heads:
             raise UserInputError(
                 f"The 'n_heads' parameter must divide d_model={d_model}. Got {n_heads} instead."
@@ -109,14 +115,15 @@ class EnsembleLM(nn.Module):
             self._init_member(e, torch.Generator().manual_seed(int(seed)))
 
     def _init_member(self, e: int, gen: torch.Generator) -> None:
-        resid_std = 0.02 / math.sqrt(2 * len(self.blocks))
+        resid_std = self.init_std / math.sqrt(2 * len(self.blocks))
         with torch.no_grad():
             for name, p in self.named_parameters():
                 leaf = name.rsplit(".", 1)[-1]
                 if leaf in ("ln1_w", "ln2_w", "lnf_w"):
                     p[e] = 1.0
                 elif p.dim() >= 3:  # a weight matrix (member axis first)
-                    std = resid_std if leaf in ("W_O", "W_out") else 0.02
+                    std = resid_std if leaf in ("W_O", "W_out") else self.init_std
+                    std = self.emb_std if leaf in ("tok_emb", "pos_emb") else std
                     p[e] = torch.randn(p.shape[1:], generator=gen) * std
 
     @property
@@ -136,11 +143,21 @@ class EnsembleLM(nn.Module):
         logits = _ln(x, self.lnf_w, self.lnf_b) @ self.W_U[:, None]  # (E, B, n, V)
         return (logits, torch.stack(patterns, dim=2)) if return_mixers else logits  # (E, B, L, H, n, n)
 
-    def member_losses(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """Mean next-token cross-entropy (nats) of each member: ``(E,)``."""
+    def member_losses(
+        self, idx: torch.Tensor, targets: torch.Tensor, weights: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Mean next-token cross-entropy (nats) of each member: ``(E,)``. With ``weights (E, B, n)``
+        the weighted mean ``Σ w·nll / Σ w`` for members whose weights sum to > 0, the plain mean
+        (bit for bit) for the others."""
         logits = self(idx)  # (E, B, n, V)
         nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none")
-        return nll.view(idx.shape[0], -1).mean(dim=1)
+        plain = nll.view(idx.shape[0], -1).mean(dim=1)
+        if weights is None:
+            return plain
+        w = weights.reshape(idx.shape[0], -1).to(nll.dtype)
+        total = w.sum(dim=1)
+        weighted = (nll.view(idx.shape[0], -1) * w).sum(dim=1) / total.clamp(min=1e-12)
+        return torch.where(total > 0, weighted, plain)
 
     def qk_factors(self, *, fold_ln: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """``W_Q, W_K`` of every head, float64, each ``(E, n_layers, n_heads, d_model, d_head)``;

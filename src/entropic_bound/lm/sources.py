@@ -188,15 +188,23 @@ class MQARSource:
     ``n_keys + 1 … n_keys + n_values``. Information per episode: ``log2(n_keys!/(n_keys−m)!)`` (keys)
     ``+ m·log2(n_values)`` (values) ``+ log2(m!/(m−Q)!)`` (queries); SEP and answers are determined
     by the past. The answer is content routing over the ``m`` pairs: mixing demand ``m``.
+
+    ``distinct_queries=False`` draws the queries with replacement (uniform over the ``m`` keys, query
+    information ``Q·log2 m``). With distinct queries and ``Q = m`` an answer can also be guessed by
+    elimination — a value of the episode not yet answered, 52 % at ``m = 4`` without any key
+    matching — and small models stall on that shortcut (bench/lm_controls/RESULTS.md); with
+    replacement the best key-blind guess is ``1/m``.
     """
 
     pairs: int = 8
     queries: int = 8
     n_keys: int = 64
     n_values: int = 64
+    distinct_queries: bool = True
 
     def __post_init__(self) -> None:
-        ok = 1 <= self.queries <= self.pairs <= self.n_keys and self.n_values >= 2
+        most = self.pairs if self.distinct_queries else 64
+        ok = 1 <= self.queries <= most and 1 <= self.pairs <= self.n_keys and self.n_values >= 2
         if not ok or 1 + self.n_keys + self.n_values > 256:
             raise UserInputError(
                 "An MQAR source needs 1 <= queries <= pairs <= n_keys, n_values >= 2 and "
@@ -215,7 +223,10 @@ class MQARSource:
     def episode_bits(self) -> float:
         m, Q, K = self.pairs, self.queries, self.n_keys
         keys = math.lgamma(K + 1) - math.lgamma(K - m + 1)
-        queries = math.lgamma(m + 1) - math.lgamma(m - Q + 1)
+        if self.distinct_queries:
+            queries = math.lgamma(m + 1) - math.lgamma(m - Q + 1)
+        else:
+            queries = Q * math.log(m)
         return (keys + queries) / math.log(2) + m * math.log2(self.n_values)
 
     def entropy_rate(self) -> float:
@@ -228,7 +239,8 @@ class MQARSource:
         bits = np.zeros(self.episode_len)
         bits[1 : 2 * m + 1 : 2] = np.log2(K - np.arange(m))  # fresh keys
         bits[2 : 2 * m + 2 : 2] = math.log2(self.n_values)
-        bits[2 * m + 1 :: 2] = np.log2(m - np.arange(self.queries))  # queries among the unasked keys
+        asked = np.arange(self.queries) if self.distinct_queries else np.zeros(self.queries)
+        bits[2 * m + 1 :: 2] = np.log2(m - asked)  # queries among the unasked (or all) keys
         return bits
 
     def aligned_window_bits(self, n_ctx: int) -> float:
@@ -251,7 +263,10 @@ class MQARSource:
         m, Q, E = self.pairs, self.queries, -(-n_tokens // self.episode_len)
         keys = np.argsort(rng.random((E, self.n_keys)), axis=1)[:, :m] + 1  # (E, m) distinct
         values = rng.integers(0, self.n_values, size=(E, m)) + 1 + self.n_keys  # (E, m)
-        which = np.argsort(rng.random((E, m)), axis=1)[:, :Q]  # (E, Q) distinct pair indices
+        if self.distinct_queries:
+            which = np.argsort(rng.random((E, m)), axis=1)[:, :Q]  # (E, Q) distinct pair indices
+        else:
+            which = rng.integers(0, m, size=(E, Q))  # (E, Q) with replacement
         rows = np.arange(E)[:, None]
         ep = np.zeros((E, self.episode_len), dtype=np.int64)
         ep[:, 1 : 2 * m + 1 : 2], ep[:, 2 : 2 * m + 2 : 2] = keys, values
@@ -272,6 +287,8 @@ class MQARSource:
                 ok, p = 1 <= x <= K and x not in tokens[start + 1 : t : 2], 1.0 / (K - (phase - 1) // 2)
             elif phase <= 2 * m:  # a value
                 ok, p = x > K, 1.0 / self.n_values
+            elif phase % 2 == 1 and not self.distinct_queries:  # a query: uniform over the episode's keys
+                ok, p = x in pair_keys, 1.0 / m
             elif phase % 2 == 1:  # a query: uniform over the episode's keys not yet queried
                 asked = (phase - 2 * m - 1) // 2
                 ok, p = x in pair_keys and x not in tokens[start + 2 * m + 1 : t : 2], 1.0 / (m - asked)

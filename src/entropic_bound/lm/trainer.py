@@ -116,15 +116,37 @@ def _optimizer(model: EnsembleLM, cfg: LMTrainConfig) -> torch.optim.AdamW:
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.99))
 
 
-def _step(model: EnsembleLM, opt, x: torch.Tensor, y: torch.Tensor, alive: torch.Tensor, clip: float):
-    """One AdamW step on the live members' summed losses; the members' losses ``(E,)`` (float64, CPU)."""
-    losses = model.member_losses(x, y)  # (E,)
+def _step(
+    model: EnsembleLM,
+    opt,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    alive: torch.Tensor,
+    clip: float,
+    w: torch.Tensor | None = None,
+):
+    """One AdamW step on the live members' summed losses; the members' losses ``(E,)`` (float64, CPU).
+    ``w (E, B, n)``: optional per-target loss weights (:meth:`EnsembleLM.member_losses`)."""
+    losses = model.member_losses(x, y, w)  # (E,)
     live = alive.to(losses.device) & torch.isfinite(losses).detach()
     opt.zero_grad(set_to_none=True)
     torch.where(live, losses, torch.zeros_like(losses)).sum().backward()
     clip_per_member(list(model.parameters()), clip)
     opt.step()
     return losses.detach().double().cpu()
+
+
+def _weight_tensors(loss_weights, train: list[torch.Tensor]) -> list[torch.Tensor] | None:
+    """Per-member float weights over the training splits (zeros for a member without weights:
+    :meth:`EnsembleLM.member_losses` then takes its plain mean); ``None`` when no member has any."""
+    if loss_weights is None or all(w is None for w in loss_weights):
+        return None
+    out = []
+    for w, t in zip(loss_weights, train):
+        if w is not None and len(w) != len(t):
+            raise DataError(f"Loss weights must match the training split: {len(w)} != {len(t)} tokens.")
+        out.append(torch.zeros(len(t)) if w is None else torch.as_tensor(w, dtype=torch.float32))
+    return out
 
 
 def train_lm_ensemble(
@@ -134,11 +156,15 @@ def train_lm_ensemble(
     gens: list[torch.Generator],
     on_checkpoint: Callable[[int, EnsembleLM], None] | None = None,
     pools: list[tuple[np.ndarray, np.ndarray] | None] | None = None,
+    loss_weights: list[np.ndarray | None] | None = None,
 ) -> EnsembleOutcome:
     """Train ``model`` in place, member ``e`` on ``splits[e] = (train, held_out)`` with ``gens[e]``.
 
     ``pools[e]``, when given and not ``None``, holds the allowed window starts of member ``e``'s
-    (train, held-out) splits (:func:`random_starts`); otherwise windows start anywhere."""
+    (train, held-out) splits (:func:`random_starts`); otherwise windows start anywhere.
+    ``loss_weights[e]``, when given and not ``None``, weighs the *training* loss of member ``e``
+    per target token (``(N_train,)``, aligned with its training split, e.g. MQAR's answers up-weighted);
+    the checkpoint losses stay plain means. Members without weights train exactly as before."""
     E, n, device = model.n_members, model.n_ctx, next(model.parameters()).device
     train = [torch.as_tensor(t, dtype=torch.long) for t, _ in splits]
     val = [torch.as_tensor(v, dtype=torch.long) for _, v in splits]
@@ -160,6 +186,7 @@ def train_lm_ensemble(
         set(checkpoint_steps(cfg.steps, cfg.checkpoints)),
         EnsembleOutcome(),
     )
+    weights = _weight_tensors(loss_weights, train)
     alive, diverged = torch.ones(E, dtype=torch.bool), np.full(E, -1)
     every, running = max(1, cfg.steps // 100), torch.zeros(E, dtype=torch.float64)
 
@@ -175,12 +202,10 @@ def train_lm_ensemble(
     for step in range(1, cfg.steps + 1):
         for group in opt.param_groups:
             group["lr"] = lr_at(step - 1, cfg)
-        x, y = member_windows(
-            train,
-            [random_starts(len(t), n, cfg.batch_size, g, q) for t, g, q in zip(train, gens, tr_pool)],
-            n,
-        )
-        losses = _step(model, opt, x.to(device), y.to(device), alive, cfg.grad_clip)  # (E,) on the CPU
+        starts = [random_starts(len(t), n, cfg.batch_size, g, q) for t, g, q in zip(train, gens, tr_pool)]
+        x, y = member_windows(train, starts, n)
+        w = None if weights is None else member_windows(weights, starts, n)[1].to(device)
+        losses = _step(model, opt, x.to(device), y.to(device), alive, cfg.grad_clip, w)  # (E,) on the CPU
         diverged[(alive & ~torch.isfinite(losses)).numpy()] = step
         alive &= torch.isfinite(losses)
         running += torch.where(alive, losses, torch.full_like(running, float("nan")))
