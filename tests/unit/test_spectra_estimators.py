@@ -345,3 +345,25 @@ def test_gavish_donoho_spec_failure_mode_high_rank():
     s = singular_values(a)
     assert optimal_hard_threshold(s, shape=(n, n)) < r / 2
     assert optimal_hard_threshold(s, shape=(n, n), sigma=1.0) == r
+
+
+def test_known_zero_noise_hard_threshold_ignores_the_round_off_of_a_computed_matrix():
+    """σ = 0 known: a rank-3 matrix computed through a solve has trailing singular values of round-off
+    size (~1e-13 · s_1), which the old cut (the spectrum's 16·k·ε margin) counted and which moved
+    with the last bits of the inputs; the √ε cut counts 3 whatever the round-off."""
+    import numpy as np
+
+    from entropic_bound.spectra.estimators import NOISE_FREE_CUT, optimal_hard_threshold
+
+    rng = np.random.default_rng(0)
+    U, _ = np.linalg.qr(rng.standard_normal((16, 16)))
+    V, _ = np.linalg.qr(rng.standard_normal((16, 16)))
+    B = V @ np.diag(np.logspace(0, -5, 16)) @ V.T  # condition number 1e5, as a least-squares solve may have
+    A = B @ np.linalg.solve(B, U[:, :3] @ U[:, :3].T)  # rank 3 in exact arithmetic
+    s = np.linalg.svd(A, compute_uv=False)
+    assert 16 * 16 * np.finfo(float).eps < s[3] / s[0] < NOISE_FREE_CUT  # round-off above the old margin
+    assert optimal_hard_threshold(s, shape=(16, 16), sigma=0.0) == 3
+    assert optimal_hard_threshold(s, shape=(16, 16), sigma=2e-15) == 3  # a σ measured at round-off level
+    s_signal = s.copy()
+    s_signal[3] = 10 * NOISE_FREE_CUT * s[0]  # a real fourth direction is still counted
+    assert optimal_hard_threshold(np.sort(s_signal)[::-1], shape=(16, 16), sigma=0.0) == 4

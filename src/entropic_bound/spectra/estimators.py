@@ -278,6 +278,10 @@ def largest_gap_rank(s: Any, *, floor: float = 1e-12) -> np.ndarray:
     return np.where(mask, cut, 0).astype(np.float64)
 
 
+#: The known-noise hard threshold's cut, relative to s_1, when σ = 0 is given (see its docstring).
+NOISE_FREE_CUT = math.sqrt(np.finfo(np.float64).eps)
+
+
 @_register(
     formula="#{i : s_i > omega(beta) * median(s)} (sigma unknown) or #{i : s_i > lambda*(beta) sqrt(N_large) sigma}",
     reference="M. Gavish and D. L. Donoho, 'The optimal hard threshold for singular values is 4/sqrt(3)', IEEE TIT 60(8), 2014",
@@ -297,8 +301,12 @@ def optimal_hard_threshold(s: Any, *, shape: tuple[int, int], sigma: float | Non
 
     Rounding (module docstring): values within ``rounding_margin(k) · s_1`` of 0 are 0 — also in the
     median, so the trailing rounding noise of a rank-deficient matrix never sets the cut — and a value
-    within that relative margin of the cut is not counted; with σ = 0 known it counts the values above
-    rounding noise.
+    within that relative margin of the cut is not counted. The known-noise cut is never below
+    ``√ε · s_1`` (:data:`NOISE_FREE_CUT`): with σ = 0, or a σ measured at round-off level (2e-15 on
+    noise-free E6 data), a matrix that was *computed* (a least-squares estimate, a product) carries
+    round-off of order cond · ε · s_1, above the spectrum's own rounding margin, and counting it made
+    the answer flip with the last bits of the inputs (a 4-ulp perturbation turned 3 into 4 on a rank-3
+    E6 estimate); √ε is the usual floor of what float64 arithmetic can resolve.
 
     Known failure: with σ unknown it returns 0 once the rank reaches ``min(m, N)/2`` (the median is
     then a signal value). Shape ``(..., k) -> (...)``.
@@ -326,6 +334,7 @@ def optimal_hard_threshold(s: Any, *, shape: tuple[int, int], sigma: float | Non
     s1 = s[..., :1] if k else np.zeros((*s.shape[:-1], 1))  # (..., 1)
     cut = lambda_star(beta) * math.sqrt(n_large) * sigma  # absolute; relative to s_1 below
     rel_cut = np.divide(cut, s1, out=np.full_like(s1, np.inf), where=s1 > 0)
+    rel_cut = np.maximum(rel_cut, NOISE_FREE_CUT)  # no cut below what float64 resolves
     return np.where(mask, _above(x, rel_cut).sum(axis=-1), 0).astype(np.float64)
 
 
