@@ -84,6 +84,14 @@ def make_accuracy_probe(members: list[dict], cut: int, n_ctx: int, curve: list):
     return probe
 
 
+def emit(record: dict, jsonl: str | None) -> None:
+    """Print ``record`` as one JSON line and append it to ``jsonl`` (the runs' log) when given."""
+    print(json.dumps(record))
+    if jsonl:
+        with open(jsonl, "a") as fh:
+            fh.write(json.dumps(record) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("members", nargs="+")
