@@ -20,8 +20,14 @@ FLAT = json.loads((Path(__file__).resolve().parents[1] / "data" / "flat_configs.
 
 #: Fields whose scale defaults changed after the flat configs were stored (issue 19: E2's N = 3 and
 #: rule-chosen C3 estimator, E3's longer paper X2, E4's new C6 pair seeds, whose default a stored
-#: config without the field takes): every other field must still load identically.
-CHANGED_SINCE = {"E2": ("sample_counts", "verdict"), "E3": ("x2_train",), "E4": ("c6_seeds",)}
+#: config without the field takes; issue 20: E7's learnable recall control mqar-p2r and its own
+#: init and steps): every other field must still load identically.
+CHANGED_SINCE = {
+    "E2": ("sample_counts", "verdict"),
+    "E3": ("x2_train",),
+    "E4": ("c6_seeds",),
+    "E7": ("task", "recall_model", "recall_train"),
+}
 
 
 @pytest.mark.parametrize("key", sorted(FLAT))

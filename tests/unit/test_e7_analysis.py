@@ -288,9 +288,9 @@ def test_control_report_reads_real_scored_heads():
 
 def test_a_recall_head_routing_at_its_answer_rows_is_a_content_control():
     heads = _heads({"mqar-p8": {"a0": ["kernel", "local"]}})
-    heads.loc[0, "content_tv"] = 0.1  # routing at 2 of 9 rows: the all-row mean is diluted
+    heads.loc[0, ["content_tv", "content_share"]] = 0.1  # routing at 2 of 9 rows: the all-row mean is diluted
     diluted = heads.assign(category=categorise(E7Config(), heads))
-    answered = heads.assign(content_tv_answers=[0.8, np.nan])
+    answered = heads.assign(content_tv_answers=[0.8, np.nan], content_share_answers=[0.9, np.nan])
     answered = answered.assign(category=categorise(E7Config(), answered))
     assert list(diluted["category"]) == ["positional", "local"]
     assert list(answered["category"]) == ["content", "local"]

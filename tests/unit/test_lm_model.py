@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from entropic_bound.errors import UserInputError
 from entropic_bound.lm.model import EnsembleLM
-from entropic_bound.lm.probe import KernelProbe, ensemble_mixers, mixer_stats
+from entropic_bound.lm.probe import KernelProbe, content_ablation_bits, ensemble_mixers, mixer_stats
 from entropic_bound.lm.sources import MarkovSource
 from entropic_bound.lm.trainer import (
     LMTrainConfig,
@@ -62,6 +62,34 @@ def test_every_member_matches_the_sdpa_reference_on_both_paths():
         ref = reference_forward(model, e, idx[e])
         torch.testing.assert_close(fused[e], ref, rtol=1e-10, atol=1e-10)
         torch.testing.assert_close(explicit[e], ref, rtol=1e-10, atol=1e-10)
+
+
+def test_a_patched_pattern_replaces_exactly_that_head():
+    model = _model().double()
+    idx = torch.randint(0, 11, (3, 4, 12), generator=torch.Generator().manual_seed(1))
+    logits, mixers = model(idx, return_mixers=True)
+    same = model(idx, patch=(1, 2, mixers[:, :, 1, 2]))  # its own pattern: nothing changes
+    torch.testing.assert_close(same, logits, rtol=1e-12, atol=1e-12)
+    _, patched = model(
+        idx,
+        return_mixers=True,
+        patch=(1, 2, mixers[:, :, 1, 2].mean(1, keepdim=True).expand_as(mixers[:, :, 1, 2])),
+    )
+    assert not torch.allclose(patched[:, :, 1, 2], mixers[:, :, 1, 2])  # the patched head reads the mean
+    torch.testing.assert_close(patched[:, :, 0], mixers[:, :, 0])  # the layer before is untouched
+    torch.testing.assert_close(patched[:, :, 1, :2], mixers[:, :, 1, :2])  # and the other heads' own patterns
+
+
+def test_content_ablation_is_zero_for_a_content_blind_head_and_not_for_a_content_head():
+    model = _model().double()
+    with torch.no_grad():  # head 0 of layer 0 sees no content: its pattern is uniform on every window
+        model.blocks[0].W_Q[:, 0] = 0.0
+        model.blocks[0].b_Q[:, 0] = 0.0
+    idx = torch.randint(0, 11, (3, 8, 12), generator=torch.Generator().manual_seed(2))
+    bits = content_ablation_bits(model, idx)  # (E, L, H)
+    assert bits.shape == (3, 2, 4)
+    assert np.abs(bits[:, 0, 0]).max() < 1e-9
+    assert np.abs(bits[:, 0, 1:]).max() > 1e-3  # the ×20 weights route by content
 
 
 def test_a_member_does_not_depend_on_its_ensemble():

@@ -29,8 +29,8 @@ RUN_ID_DIGESTS = {
     "E5/paper": "1fd695fbd2d9f64d",
     "E6/quick": "2cb8f22becdfe062",
     "E6/paper": "1f39aaf67c1b74ff",
-    "E7/quick": "bc596b107b79bb78",
-    "E7/paper": "51b1c15179d71ece",
+    "E7/quick": "4ee77fe7f3bb2159",  # issue 20: the recall control is mqar-p2r (own init, steps)
+    "E7/paper": "6b74961d494152ae",  # ... and trains 3,000 steps at paper scale
 }
 
 

@@ -120,15 +120,20 @@ LAG_VOCAB, LAG_NOISE = 16, 0.1
 KGRAM_DELTA = 1e-3  # small: a larger δ drowns once-seen long contexts in uniform noise
 
 
+#: The source behind each registered ``mqar-*`` corpus (its episodes start at token 0).
+MQAR_SOURCES: dict[str, MQARSource] = {}
+
+
 def _register_mqar(pairs: int, queries: int | None = None) -> None:
     """``mqar-p{m}``: ``m`` distinct queries (every key asked once); ``mqar-p{m}r``: ``queries``
     drawn with replacement — no elimination shortcut, the control E7 can learn (RESULTS.md)."""
     replace_ = queries is not None
     queries = queries or pairs
     name = f"mqar-p{pairs}" + ("r" if replace_ else "")
+    MQAR_SOURCES[name] = MQARSource(pairs, queries, MQAR_KEYS, MQAR_VALUES, distinct_queries=not replace_)
 
     def factory(n_tokens: int, seed: int) -> Corpus:
-        source = MQARSource(pairs, queries, MQAR_KEYS, MQAR_VALUES, distinct_queries=not replace_)
+        source = MQAR_SOURCES[name]
         tokens = source.sample(n_tokens, np.random.default_rng([seed, 4]))
         drawn = "with replacement" if replace_ else "distinct"
         info = (

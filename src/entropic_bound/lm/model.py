@@ -47,26 +47,32 @@ class Block(nn.Module):
         self.W_in, self.b_in = P(d_model, d_mlp), P(d_mlp)
         self.W_out, self.b_out = P(d_mlp, d_model), P(d_model)
 
-    def attention(self, x: torch.Tensor, return_pattern: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def attention(
+        self, x: torch.Tensor, return_pattern: bool, patch: tuple[int, torch.Tensor] | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Causal attention of ``x (E, B, n, d)``: output ``(E, B, n, d)`` and, if asked, the pattern
-        ``(E, B, H, n, n)`` (explicit softmax); otherwise the fused kernel and no pattern."""
+        ``(E, B, H, n, n)`` (explicit softmax); otherwise the fused kernel and no pattern. ``patch =
+        (head, pattern (E, B, n, n))`` replaces that head's pattern (an ablation)."""
         E, B, n, _ = x.shape
         q = torch.einsum("ebnd,ehdk->ebhnk", x, self.W_Q) + self.b_Q[:, None, :, None]  # (E, B, H, n, dk)
         k = torch.einsum("ebnd,ehdk->ebhnk", x, self.W_K) + self.b_K[:, None, :, None]
         v = torch.einsum("ebnd,ehdk->ebhnk", x, self.W_V) + self.b_V[:, None, :, None]
         pattern = None
-        if return_pattern:
+        if return_pattern or patch is not None:
             scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])  # (E, B, H, n, n)
             causal = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
             pattern = scores.masked_fill(~causal, float("-inf")).softmax(dim=-1)  # rows sum to 1
+            if patch is not None:
+                pattern = pattern.clone()
+                pattern[:, :, patch[0]] = patch[1]
             z = pattern @ v  # (E, B, H, n, dk)
         else:
             flat = lambda t: t.reshape(E * B, *t.shape[2:])  # (E·B, H, n, dk)
             z = F.scaled_dot_product_attention(flat(q), flat(k), flat(v), is_causal=True).view(q.shape)
         return torch.einsum("ebhnk,ehkd->ebnd", z, self.W_O) + self.b_O[:, None, None], pattern
 
-    def forward(self, x: torch.Tensor, return_pattern: bool = False):
-        attn, pattern = self.attention(_ln(x, self.ln1_w, self.ln1_b), return_pattern)
+    def forward(self, x: torch.Tensor, return_pattern: bool = False, patch=None):
+        attn, pattern = self.attention(_ln(x, self.ln1_w, self.ln1_b), return_pattern, patch)
         x = x + attn  # (E, B, n, d)
         h = F.gelu(_ln(x, self.ln2_w, self.ln2_b) @ self.W_in[:, None] + self.b_in[:, None, None])
         return x + h @ self.W_out[:, None] + self.b_out[:, None, None], pattern
@@ -130,15 +136,16 @@ class EnsembleLM(nn.Module):
     def n_heads(self) -> int:
         return self.blocks[0].W_Q.shape[1]
 
-    def forward(self, idx: torch.Tensor, *, return_mixers: bool = False):
+    def forward(self, idx: torch.Tensor, *, return_mixers: bool = False, patch=None):
         E, B, n = idx.shape
         if n > self.n_ctx:
             raise UserInputError(f"The input must have at most n_ctx={self.n_ctx} tokens. Got {n} instead.")
         members = torch.arange(E, device=idx.device)[:, None, None]
         x = self.tok_emb[members, idx] + self.pos_emb[:, None, :n]  # (E, B, n, d)
         patterns = []
-        for block in self.blocks:
-            x, pattern = block(x, return_mixers)
+        for layer, block in enumerate(self.blocks):  # patch = (layer, head, pattern (E, B, n, n))
+            here = patch[1:] if patch is not None and patch[0] == layer else None
+            x, pattern = block(x, return_mixers, here)
             patterns.append(pattern)
         logits = _ln(x, self.lnf_w, self.lnf_b) @ self.W_U[:, None]  # (E, B, n, V)
         return (logits, torch.stack(patterns, dim=2)) if return_mixers else logits  # (E, B, L, H, n, n)

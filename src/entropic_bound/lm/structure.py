@@ -22,19 +22,29 @@ positive sampling floor for heads whose attention varies at random; use ``B ≥ 
 ``content_tv_max`` is the largest per-query-row content TV (mean over windows): it shows routing
 confined to a few rows, which the row mean dilutes; it is reported, not used to categorise.
 
+**Content share** (what categorises). A row whose mean pattern ``P̄`` spreads over few keys cannot
+move much mass with content, however completely content decides: a head that picks one of two
+keys by content, half the time each, has content TV ½. The largest mean content TV any set of
+windows with mean ``P̄`` can have is ``B/(B−1) · (1 − Σ_j P̄_j²)`` (TV is convex in ``M_b``, so
+one-hot rows are extremal; ``B/(B−1)`` is the leave-one-out factor), the *content ceiling*.
+``content_share`` = Σ content TV / Σ ceiling over the query rows (and windows): the share of the
+movement the head's mean pattern allows that content actually makes — 1 for a head whose every
+choice is made by content, 0 for a content-independent one, whatever the number of candidates.
+A row whose windows all attend one-hot to the same key has ceiling 0 and adds nothing to either sum.
+
 **Answer rows** (recall controls only). Where a source's answers are known to need routing (an
 MQAR corpus's ``answer_mask``), ``content_tv_answers`` is the content TV over the query rows that
 predict an answer token only (NaN without such rows). On episode-aligned MQAR windows routing
 happens at a few rows of each window (the answer queries) and the all-row mean dilutes it below
-the threshold even in a model that answers correctly. This is not a double standard with natural
+the threshold even in a model that answers correctly (``content_share_answers`` likewise). This is not a double standard with natural
 text: the control asks "can the instrument see routing where routing is known to happen", and
 only a source with an answer mask can say where that is; the natural-text verdict is unchanged
 and head-averaged, as C13 speaks of the realised mixer as a whole.
 
 :func:`head_categories` names each head by the structural prior that holds its attention —
-``averaging`` (near uniform), ``sink``, ``local`` — else ``content`` when ``content_tv`` reaches its
+``averaging`` (near uniform), ``sink``, ``local`` — else ``content`` when ``content_share`` reaches its
 threshold, else ``positional`` (content-independent, far from uniform); a head whose answer-row
-score ``content_tv_answers`` reaches the threshold is ``content`` whatever its all-row category.
+score ``content_share_answers`` reaches the threshold is ``content`` whatever its all-row category.
 """
 
 from __future__ import annotations
@@ -44,6 +54,10 @@ import numpy as np
 from ..inspect import locality_mass, positional_prior_explained, sink_score, uniform_mixer
 
 STRUCTURAL = ("sink", "local", "positional", "averaging")
+#: Content must move at least this share of the attention mass (content TV) for a head to be
+#: ``content``: a head whose rows are nearly fixed has a tiny ceiling, and round-off-sized movement
+#: over it is not routing (a trained lag-copy head: content TV 0.004, share 0.54).
+MIN_MOVED = 0.05
 CATEGORIES = ("content", *STRUCTURAL)
 
 
@@ -66,6 +80,29 @@ def _content_tv_rows(mixers: np.ndarray) -> np.ndarray:
     return 0.5 * np.abs(mixers - prior).sum(axis=-1)
 
 
+def _content_ceiling_rows(mixers: np.ndarray) -> np.ndarray:
+    """Per-row largest mean content TV a head with this mean pattern can have: ``(B, ..., n, n) → (..., n)``."""
+    B = mixers.shape[0]
+    mean = mixers.mean(axis=0)
+    return B / (B - 1) * np.clip(1.0 - (mean**2).sum(axis=-1), 0.0, None)
+
+
+def _share(tv: np.ndarray, ceiling: np.ndarray) -> np.ndarray:
+    """Σ TV / Σ ceiling (0 where the ceiling sums to 0: identical one-hot rows, no content)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(ceiling > 0, tv / np.where(ceiling > 0, ceiling, 1.0), 0.0)
+
+
+def content_share(mixers: np.ndarray, *, causal: bool) -> np.ndarray:
+    """Content TV over its ceiling, summed over query rows (see module doc): ``(...)`` in [0, 1];
+    NaN with fewer than two windows."""
+    mixers = np.asarray(mixers, dtype=np.float64)
+    if mixers.shape[0] < 2:
+        return np.full(mixers.shape[1:-2], np.nan)
+    tv = _query_mean(_content_tv_rows(mixers).mean(axis=0), causal)
+    return _share(tv, _query_mean(_content_ceiling_rows(mixers), causal))
+
+
 def content_tv(mixers: np.ndarray, *, causal: bool) -> np.ndarray:
     """Mean total variation between each window's mixer and the leave-one-out mean mixer: ``(...)``.
 
@@ -86,20 +123,36 @@ def content_tv_max(mixers: np.ndarray, *, causal: bool) -> np.ndarray:
     return (rows[..., 1:] if causal else rows).max(axis=-1)
 
 
+def _selected_rows(mixers: np.ndarray, rows: np.ndarray | None, causal: bool) -> np.ndarray | None:
+    """The selected ``(B, n)`` query rows, or None when there are none (or one window only)."""
+    if rows is None or mixers.shape[0] < 2:
+        return None
+    sel = np.asarray(rows, dtype=bool).copy()
+    if causal:
+        sel[:, 0] = False
+    return sel if sel.any() else None
+
+
 def content_tv_rows(mixers: np.ndarray, rows: np.ndarray | None, *, causal: bool) -> np.ndarray:
     """Content TV over the query rows ``rows (B, n)`` (True where the row predicts an answer):
     ``(...)``; NaN when no row is selected (query 0 of a causal head never is) or with one window."""
     mixers = np.asarray(mixers, dtype=np.float64)
-    shape = mixers.shape[1:-2]
-    if rows is None or mixers.shape[0] < 2:
-        return np.full(shape, np.nan)
-    sel = np.asarray(rows, dtype=bool).copy()
-    if causal:
-        sel[:, 0] = False
-    if not sel.any():
-        return np.full(shape, np.nan)
+    sel = _selected_rows(mixers, rows, causal)
+    if sel is None:
+        return np.full(mixers.shape[1:-2], np.nan)
     tv = np.moveaxis(_content_tv_rows(mixers), -1, 1)  # (B, n, ...)
     return tv[sel].mean(axis=0)
+
+
+def content_share_rows(mixers: np.ndarray, rows: np.ndarray | None, *, causal: bool) -> np.ndarray:
+    """:func:`content_share` over the query rows ``rows (B, n)`` only: ``(...)``; NaN as :func:`content_tv_rows`."""
+    mixers = np.asarray(mixers, dtype=np.float64)
+    sel = _selected_rows(mixers, rows, causal)
+    if sel is None:
+        return np.full(mixers.shape[1:-2], np.nan)
+    tv = np.moveaxis(_content_tv_rows(mixers), -1, 1)[sel].mean(axis=0)  # (...)
+    ceiling = np.broadcast_to(_content_ceiling_rows(mixers)[None], mixers.shape[:-1])
+    return _share(tv, np.moveaxis(ceiling, -1, 1)[sel].mean(axis=0))
 
 
 def band_mixer(mixers: np.ndarray, *, causal: bool) -> np.ndarray:
@@ -141,6 +194,8 @@ def structure_summary(
         "content_tv": content_tv(mixers, causal=causal),
         "content_tv_max": content_tv_max(mixers, causal=causal),
         "content_tv_answers": content_tv_rows(mixers, answer_rows, causal=causal),
+        "content_share": content_share(mixers, causal=causal),
+        "content_share_answers": content_share_rows(mixers, answer_rows, causal=causal),
     }
 
 
@@ -157,21 +212,27 @@ def head_categories(
     ``averaging`` — within ``structure`` (total variation) of uniform attention (its sink score and
     locality mass are then those of uniform attention on short windows, not a learned prior);
     ``sink`` — sink score > ``sink``; ``local`` — locality mass ≥ ``locality`` (the band holds the
-    attention, whatever content decides inside it); ``content`` — ``content_tv ≥ content``, most of
-    the remaining attention moves with the content; ``positional`` — content-independent and far
-    from uniform. A NaN ``content_tv`` (one window) counts as content: no evidence of independence.
-    Last, where ``scores`` has a finite ``content_tv_answers`` (a recall control's answer rows) that
-    reaches ``content``, the head is ``content``: it routes where routing is known to happen. A
-    source without an answer mask (natural text) has NaN there and keeps its category.
+    attention, whatever content decides inside it); ``content`` — ``content_share ≥ content``, most
+    of the movement its mean pattern allows is made by content; ``positional`` — content-independent
+    and far from uniform; content must also move at least ``MIN_MOVED`` of the mass (content TV).
+    A NaN score (one window) counts as content: no evidence of independence.
+    Last, where ``scores`` has a finite ``content_share_answers`` (a recall control's answer rows)
+    that reaches ``content``, the head is ``content``: it routes where routing is known to happen. A
+    source without an answer mask (natural text) has NaN there and keeps its category. Scores
+    stored before the content share existed fall back to the content TV (``content_tv``, ``_answers``).
     """
-    ctv = np.asarray(scores["content_tv"], dtype=float)
+    share = "content_share" if "content_share" in scores else "content_tv"
+    ctv = np.asarray(scores[share], dtype=float)
+    moved = np.asarray(scores["content_tv"], dtype=float)
     out = np.full(ctv.shape, "positional", dtype=object)
-    out[~(ctv < content)] = "content"
+    out[~(ctv < content) & ~(moved < MIN_MOVED)] = "content"  # NaN (one window) counts as content
     out[np.asarray(scores["locality_mass"], dtype=float) >= locality] = "local"
     out[np.asarray(scores["sink_score"], dtype=float) > sink] = "sink"
     out[np.asarray(scores["uniform_tv"], dtype=float) < structure] = "averaging"
-    if "content_tv_answers" in scores:
-        answers = np.broadcast_to(np.asarray(scores["content_tv_answers"], dtype=float), ctv.shape)
+    answer_key = "content_share_answers" if "content_share_answers" in scores else "content_tv_answers"
+    if answer_key in scores:
+        answers = np.broadcast_to(np.asarray(scores[answer_key], dtype=float), ctv.shape)
+        moved = np.broadcast_to(np.asarray(scores.get("content_tv_answers", answers), dtype=float), ctv.shape)
         with np.errstate(invalid="ignore"):
-            out[answers >= content] = "content"  # NaN (no answer rows) compares False
+            out[(answers >= content) & (moved >= MIN_MOVED)] = "content"  # NaN (no answer rows): False
     return out

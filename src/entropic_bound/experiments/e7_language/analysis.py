@@ -20,7 +20,7 @@ from ...lm.checkpoint_probe import is_random_control
 from ...lm.corpora import corpus_kind
 from ...lm.structure import head_categories
 from ..base import Analysis, ClaimContext, Verdict, curves_by_run, flat_params
-from .config import MEASURE_COLUMN
+from .config import DEFAULT_INIT_STD, MEASURE_COLUMN
 from .plots import plot_loss_curves, plot_rank_vs_complexity, plot_rank_vs_progress, plot_structure
 
 
@@ -51,8 +51,9 @@ def main_shape(cfg, runs: pd.DataFrame) -> np.ndarray:
     are compared across corpora only at one shape (the recall control trains wider and longer)."""
     same = np.ones(len(runs), dtype=bool)
     for k, v in {**flat_params(cfg.model, "model"), **flat_params(cfg.train, "train")}.items():
-        if k in runs:
-            same &= (runs[k] == v).to_numpy()
+        if k in runs:  # a run spec leaves the init keys out at their default (experiment.specs)
+            col = runs[k].fillna(DEFAULT_INIT_STD) if k in ("model.init_std", "model.emb_std") else runs[k]
+            same &= (col == v).to_numpy()
     return same
 
 
@@ -128,8 +129,12 @@ HEAD_SCORES = (
     "content_tv",
 )
 #: Scores that runs stored before they existed lack (NaN then): the largest per-row content TV and
-#: the content TV over a recall control's answer rows (NaN for every source without an answer mask).
-OPTIONAL_SCORES = ("content_tv_max", "content_tv_answers")
+#: the content TV over a recall control's answer rows (NaN for every source without an answer mask);
+#: the content shares (what categorises) fall back to those TVs for such runs.
+OPTIONAL_SCORES = ("content_tv_max", "content_tv_answers", "content_share", "content_share_answers")
+_FALLBACK = {"content_share": "content_tv", "content_share_answers": "content_tv_answers"}
+#: Scores of the final step only (trained LMs): the loss a head's content routing carries.
+FINAL_HEAD_SCORES = ("content_ablation_bits",)
 
 
 def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
@@ -149,8 +154,11 @@ def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]
             continue
         nan = np.full(final["content_tv"].shape, np.nan)
         final.update({k: np.asarray(heads[k][-1], float) if heads.get(k) else nan for k in OPTIONAL_SCORES})
+        final.update({k: final[old] for k, old in _FALLBACK.items() if not heads.get(k)})
         fields = curves.get(run_id, {}).get("logit_field") or {}
         final.update({c: np.asarray(fields[c], float) if c in fields else nan for c in LOGIT_FIELD_COLUMNS})
+        late = curves.get(run_id, {}).get("final_heads") or {}  # NaN: a checkpoint, or stored before
+        final.update({c: np.asarray(late[c], float) if c in late else nan for c in FINAL_HEAD_SCORES})
         for (layer, h), _ in np.ndenumerate(final["content_tv"]):
             rows.append(
                 {
@@ -173,6 +181,7 @@ def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]
             *HEAD_SCORES,
             *OPTIONAL_SCORES,
             *LOGIT_FIELD_COLUMNS,
+            *FINAL_HEAD_SCORES,
         ],
     )
     return out.assign(category=categorise(cfg, out))
@@ -274,8 +283,9 @@ def _notes(cfg, runs: pd.DataFrame, n_ckpt: int) -> list[str]:
         f"Models: {len(runs)} causal LMs ({cfg.model.n_layers} layers x {cfg.model.n_heads} heads, d_model {cfg.model.d_model}, context "
         f"{cfg.model.n_ctx}, byte vocabulary), trained {cfg.ensemble_size} at a time as one batched ensemble; AdamW lr "
         f"{cfg.train.lr:g}, {cfg.train.steps} steps of batch {cfg.train.batch_size}; {cfg.seeds} seed(s) per corpus. "
-        f"The recall control (mqar-*) trains wider and longer ({cfg.recall_model.n_layers} x {cfg.recall_model.n_heads}, "
-        f"d_model {cfg.recall_model.d_model}, context {cfg.recall_model.n_ctx}; lr {cfg.recall_train.lr:g}, "
+        f"The recall control (mqar-*) trains in its own shape ({cfg.recall_model.n_layers} x {cfg.recall_model.n_heads}, "
+        f"d_model {cfg.recall_model.d_model}, context {cfg.recall_model.n_ctx}, init std {cfg.recall_model.init_std:g} "
+        f"(embeddings {cfg.recall_model.emb_std:g}); lr {cfg.recall_train.lr:g}, "
         f"{cfg.recall_train.steps} steps) on episode-aligned windows; C11 and C12 leave it out (one model shape).",
         f"Learned = (held-out bits - reference)/(unigram bits - reference) at most {cfg.verdict.learned_max_gap_fraction:g} "
         f"(reference: entropy rate of a synthetic source, else the held-out Witten-Bell k-gram on the same split) and attention at least "

@@ -15,8 +15,10 @@ share per model, every source weighted equally, cluster bootstrap over sources �
 head with a low-rank routing kernel (the instrument can see routing), the lag-copy models
 (``lagcopy-*``) a ``positional``/``local`` head and no majority of content heads, the Markov
 models (``markov_*``) a ``local`` head and no majority of content heads — in every learned model.
-A recall head counts as ``content`` when its content TV over the answer rows (``content_tv_answers``,
-the query rows that predict an answer token) reaches the threshold: on episode-aligned windows the
+A head is ``content`` when its content share (content TV over the most its mean pattern allows,
+:mod:`entropic_bound.lm.structure`) reaches ``c13_content_tv``; a recall head counts as ``content``
+when its share over the answer rows (``content_share_answers``, the query rows that predict an
+answer token) reaches it: on episode-aligned windows the
 routing happens at those rows only, and the all-row mean dilutes it (see
 :mod:`entropic_bound.lm.structure`); natural text has no answer rows and keeps the all-row score. A
 control that is absent, not learned, or not as expected makes the verdict on natural text
@@ -31,6 +33,7 @@ import pandas as pd
 from ...lm.structure import CATEGORIES, STRUCTURAL
 from ..base import Verdict, decide
 from ..claim import Formats
+from .config import ABLATION_BITS
 from .statistics import source_share
 
 C13_STATEMENT = "structural priors (sink, locality, position) dominate the realised mixers"
@@ -51,6 +54,8 @@ HEAD_COLUMNS = (
     "content_tv",
     "content_tv_answers",
     "content_tv_max",
+    "content_share",
+    "content_share_answers",
     "uniform_tv",
     "sink_score",
     "locality_mass",
@@ -58,6 +63,7 @@ HEAD_COLUMNS = (
     "logit_field_explained",
     "logit_field_rank_90",
     "logit_field_position_explained",
+    "content_ablation_bits",
 )
 
 
@@ -84,24 +90,45 @@ def _category_shares(g: pd.DataFrame) -> dict[str, float]:
     return {c: float(np.mean([p[c] for p in per_model])) for c in CATEGORIES}
 
 
-def _model_agrees(m: pd.DataFrame, expected: tuple[str, ...]) -> bool:
-    if expected == ("content",):  # the answering head routes by content through a visible kernel
-        return bool((m["category"] == "content").any() and m["routing_kernel"].any())
-    return bool(m["category"].isin(expected).any() and (m["category"] == "content").mean() <= 0.5)
+def _answering(m: pd.DataFrame, bits: float) -> np.ndarray:
+    """Heads whose content routing carries loss; None-like (all True) for a model without the score."""
+    ab = (
+        m["content_ablation_bits"].to_numpy(float)
+        if "content_ablation_bits" in m
+        else np.full(len(m), np.nan)
+    )
+    return ab >= bits
+
+
+def _model_agrees(m: pd.DataFrame, expected: tuple[str, ...], bits: float) -> bool:
+    """Recall: a content head with a visible kernel whose routing carries loss (the answering head).
+    Lag copy, Markov: a head of the expected structure, and no content head whose routing carries
+    loss. A model stored before the ablation existed is read by heads alone (majority not content)."""
+    content, measured = m["category"].to_numpy() == "content", "content_ablation_bits" in m
+    measured = measured and np.isfinite(m["content_ablation_bits"].to_numpy(float)).all()
+    kernel = m["routing_kernel"].to_numpy(bool)
+    if expected == ("content",):
+        return bool((content & kernel & (_answering(m, bits) if measured else True)).any())
+    structural = bool(m["category"].isin(expected).any())
+    if not measured:
+        return structural and content.mean() <= 0.5
+    return structural and not (content & _answering(m, bits)).any()
 
 
 def _best_scores(models: list[pd.DataFrame]) -> dict[str, list[float]]:
     """Per model, its largest head score: all-row content TV and answer-row content TV."""
     out = {}
-    for key in ("content_tv", "content_tv_answers"):
+    for key in ("content_tv", "content_tv_answers", "content_share", "content_share_answers"):
         best = [np.asarray(m[key], float) if key in m else np.array([np.nan]) for m in models]
         out[f"max_{key}"] = [float(np.nanmax(b)) if np.isfinite(b).any() else float("nan") for b in best]
     return out
 
 
-def control_report(controls: pd.DataFrame, names: list[str]) -> dict:
-    """``{source: {expected, models, shares_by_category, kernel_share, logit_field_rank_90, agrees}}``
-    for every control corpus in the grid (``names``); a control without a learned model disagrees."""
+def control_report(controls: pd.DataFrame, names: list[str], ablation_bits: float = ABLATION_BITS) -> dict:
+    """``{source: {expected, models, shares_by_category, kernel_share, logit_field_rank_90,
+    answering_heads, agrees}}`` for every control corpus in the grid (``names``); ``answering_heads``
+    counts, per category, the heads whose content routing carries at least ``ablation_bits``; a
+    control without a learned model disagrees."""
     out = {}
     for name in names:
         expected = next(v for k, v in CONTROLS.items() if name.startswith(k))
@@ -117,7 +144,17 @@ def control_report(controls: pd.DataFrame, names: list[str]) -> dict:
             "logit_field_rank_90": [float(np.min(ranks)), float(np.median(ranks)), float(np.max(ranks))]
             if len(ranks)
             else [],
-            "agrees": bool(models) and all(_model_agrees(m, expected) for m in models),
+            "answering_heads": {
+                c: int(((g["category"] == c).to_numpy() & _answering(g, ablation_bits)).sum())
+                for c in CATEGORIES
+            }
+            if len(g)
+            else {},
+            "max_content_ablation_bits": [
+                float(np.nanmax(m["content_ablation_bits"])) if "content_ablation_bits" in m else float("nan")
+                for m in models
+            ],
+            "agrees": bool(models) and all(_model_agrees(m, expected, ablation_bits) for m in models),
         }
     return out
 
@@ -146,12 +183,13 @@ def c13_on_heads(
     criterion = (
         f"over {'+'.join(info['sources'])} heads, the model as unit (a share per model, every source weighted "
         f"equally, cluster bootstrap over sources, models, heads): (1) share of content-independent heads (sink, "
-        f"local, positional, averaging; content TV < {info['content_tv']:g}) and (2) share of heads with one "
+        f"local, positional, averaging; content share < {info['content_tv']:g}) and (2) share of heads with one "
         f"identifiable routing kernel (content-dependent logit variance >= {info['kernel_content']:g}, one kernel "
         f"of rank <= {info['kernel_max_rank']} explains >= {info['kernel_explained']:g} of it). Confirmed if (1)'s "
         f"interval lies above {share:g} and (2)'s below {kernel_share:g}; refuted if (1)'s lies below or (2)'s above; "
-        "inconclusive otherwise, or when the controls (recall: content with a visible kernel; lag-copy: "
-        "positional/local; Markov: local) do not come out as expected"
+        "inconclusive otherwise, or when the controls do not come out as expected (recall: a content head with a "
+        "visible kernel whose routing carries loss; lag-copy: positional/local, Markov: local, and in neither a "
+        "content head whose routing carries loss — loss rise when the head's pattern is replaced by its mean)"
     )
     controls_ok = bool(controls) and all(c["agrees"] for c in controls.values())
     evidence = {"heads": int(len(heads)), **info, "controls": controls, "controls_agree": controls_ok}

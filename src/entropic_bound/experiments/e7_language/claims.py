@@ -198,7 +198,7 @@ def verdict_c13(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         chosen,
         share=v.c13_share,
         kernel_share=v.c13_kernel_share,
-        controls=control_report(heads, control_names),
+        controls=control_report(heads, control_names, v.c13_ablation_bits),
         info=info,
         n_boot=v.bootstrap,
         seed=v.bootstrap_seed,

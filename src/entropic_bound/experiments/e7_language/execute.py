@@ -18,14 +18,15 @@ from ...inspect.logit_field import LOGIT_FIELD_COLUMNS, fit_layer
 from ...lm.checkpoint_probe import RANDOM_SEED, checkpoint_mixers, is_random_control, resolve_checkpoint
 from ...lm.complexity import kgram_heldout_bits, order_estimate
 from ...lm.controls import answer_accuracy, episode_starts
-from ...lm.corpora import LAG_NOISE, LAG_VOCAB, MQAR_KEYS, MQAR_VALUES, VOCAB, Corpus, load_corpus
+from ...lm.corpora import LAG_NOISE, LAG_VOCAB, MQAR_SOURCES, VOCAB, Corpus, load_corpus
 from ...lm.model import EnsembleLM
-from ...lm.probe import KernelProbe, ensemble_lm_fields, mixer_stats
+from ...lm.probe import KernelProbe, content_ablation_bits, ensemble_lm_fields, mixer_stats
 from ...lm.sources import LagCopySource, MQARSource
 from ...lm.structure import structure_summary
 from ...lm.trainer import EnsembleOutcome, LMTrainConfig, random_starts, train_lm_ensemble, windows
 from ...sweep.spec import RunResult, RunSpec
 from ..base import derive_seed, spec_params
+from .config import DEFAULT_INIT_STD
 
 CORPUS_METRICS = (
     "entropy_rate_bits",
@@ -166,6 +167,8 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
         d_model=p["model.d_model"],
         n_layers=p["model.n_layers"],
         n_heads=p["model.n_heads"],
+        init_std=p.get("model.init_std", DEFAULT_INIT_STD),
+        emb_std=p.get("model.emb_std", DEFAULT_INIT_STD),
     ).to(device)
     pools = _episode_pools(group, members, n_ctx)
     probe_idx, answer_rows = _probe_windows(group, members, pools, n_ctx, p["probe_windows"])  # (E, P, n)
@@ -182,11 +185,8 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
 
 
 def mqar_source(name: str) -> MQARSource | None:
-    """The source behind a registered ``mqar-p{m}`` corpus (its episodes start at token 0), else None."""
-    if not name.startswith("mqar-p"):
-        return None
-    pairs = int(name.removeprefix("mqar-p"))
-    return MQARSource(pairs, pairs, MQAR_KEYS, MQAR_VALUES)
+    """The source behind a registered ``mqar-*`` corpus (its episodes start at token 0), else None."""
+    return MQAR_SOURCES.get(name)
 
 
 def window_floor(name: str, n_ctx: int) -> float | None:
@@ -207,8 +207,12 @@ def _final_measures(model: EnsembleLM, group, members, probe_idx: torch.Tensor) 
     """Per member, at the final step: the logit-field fit of every head on the probe windows
     (``{column: (L, H)}``) and, for a recall control, its answer accuracy on held-out episodes."""
     fields = ensemble_lm_fields(model, probe_idx)  # [member][layer][head] dicts
+    ablation = content_ablation_bits(model, probe_idx)  # (E, L, H)
     out = [
-        {"logit_field": {c: [[h[c] for h in layer] for layer in fields[e]] for c in LOGIT_FIELD_COLUMNS}}
+        {
+            "logit_field": {c: [[h[c] for h in layer] for layer in fields[e]] for c in LOGIT_FIELD_COLUMNS},
+            "final_heads": {"content_ablation_bits": ablation[e].tolist()},
+        }
         for e in range(len(group))
     ]
     n_ctx, vals, masks, starts = model.n_ctx, [], [], []
@@ -243,6 +247,7 @@ def _member_result(
         "batch_loss": [float(v[e]) for v in outcome.batch_loss],
         **recorder.member_curves(e),
         "logit_field": extra["logit_field"],  # final step only: {column: (L, H)}
+        "final_heads": extra["final_heads"],  # final step only: {score: (L, H)}
     }
     out = {
         **metrics,
@@ -255,6 +260,7 @@ def _member_result(
         "steps_run": outcome.steps[-1],
         "answer_accuracy": extra.get("answer_accuracy", float("nan")),
         **{c: float(np.nanmean(v)) for c, v in extra["logit_field"].items()},
+        "content_ablation_bits_max": float(np.max(extra["final_heads"]["content_ablation_bits"])),
     }
     for key, values in recorder.heads.items():
         final = np.asarray(values[-1][e], dtype=float)

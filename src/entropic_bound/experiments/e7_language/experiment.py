@@ -21,7 +21,7 @@ from ...sweep.spec import RunResult, RunSpec
 from ..base import Experiment, flat_params, moved_keys
 from .analysis import analyse, prepare
 from .claims import CLAIMS
-from .config import SCALE_SETTINGS, VERSIONED, E7Config
+from .config import DEFAULT_INIT_STD, SCALE_SETTINGS, VERSIONED, E7Config
 from .execute import execute_checkpoint, execute_lm_group
 
 _WARNED: set[tuple[str, int]] = set()
@@ -108,6 +108,9 @@ class E7Language(Experiment):
         for corpus in self._corpus_params():
             model, train = c.model_for(corpus["corpus.name"])
             shape = {**flat_params(model, "model"), **flat_params(train, "train")}
+            for key in ("model.init_std", "model.emb_std"):  # named only off the default: ids stay
+                if shape[key] == DEFAULT_INIT_STD:
+                    del shape[key]
             if corpus["corpus.name"].startswith("mqar-"):  # at 100k tokens it memorises its episodes
                 shape["corpus.tokens"] = c.recall_tokens
             lms += [RunSpec(self.name, {**corpus, **common, **shape}, s) for s in range(c.seeds)]
