@@ -246,6 +246,18 @@ def _field_summary(g: pd.DataFrame) -> dict:
         if np.isfinite(rank).any()
         else [],
         "logit_field_explained_median": float(np.nanmedian(ex)) if np.isfinite(ex).any() else float("nan"),
+        **_ablation_summary(g),
+    }
+
+
+def _ablation_summary(g: pd.DataFrame) -> dict:
+    """A trained source's content-ablation losses (bits/token) over its heads; {} for a checkpoint."""
+    ab = g["content_ablation_bits"].to_numpy(float) if "content_ablation_bits" in g else np.array([])
+    if not np.isfinite(ab).any():
+        return {}
+    return {
+        "content_ablation_bits_median": float(np.nanmedian(ab)),
+        "content_ablation_bits_max": float(np.nanmax(ab)),
     }
 
 

@@ -64,6 +64,8 @@ def plot_rank_vs_complexity(corpora: pd.DataFrame, rank_label: str):
     fig, axes = figure_grid(1, len(measures), width=3.0, height=3.0)
     for ax, m in zip(axes[0], measures):
         if not len(corpora) or m not in corpora:
+            ax.text(0.5, 0.5, "no learned corpus\nof the main shape", ha="center", va="center", fontsize=8)
+            ax.set_axis_off()
             continue
         for i, row in corpora.reset_index(drop=True).iterrows():
             ax.errorbar(
@@ -80,7 +82,8 @@ def plot_rank_vs_complexity(corpora: pd.DataFrame, rank_label: str):
             f"{m} ({'bits/token' if m in ('information', 'compression') else 'tokens'})", fontsize=8
         )
     axes[0][0].set_ylabel(rank_label, fontsize=8)
-    axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    if len(corpora):
+        axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     fig.suptitle("E7: kernel rank vs predicted complexity (o natural, s code, ^ synthetic)", fontsize=10)
     return fig
 
