@@ -46,7 +46,7 @@ def make_member(spec: str, n_tokens: int, seed: int, n_ctx: int) -> dict:
         src = MarkovSource.from_seed(int(a[0]), int(a[1]), float(a[2]), seed)
         return {"tokens": src.sample(n_tokens, rng), "rate": src.entropy_rate()}
     corpus = load_corpus(a[0], n_tokens, seed)
-    cut = int(n_tokens * 0.9)
+    cut = int(len(corpus.tokens) * 0.9)  # a shipped text may be shorter than n_tokens
     kgram = min(kgram_heldout_bits(corpus.tokens[:cut], corpus.tokens[cut:], VOCAB, 5).values())
     return {"tokens": corpus.tokens, "rate": corpus.entropy_rate_bits, "kgram_ref": kgram}
 
@@ -116,7 +116,7 @@ def main() -> None:
     torch.set_num_threads(1)
     members = [make_member(m, args.tokens, args.seed, args.ctx) for m in args.members]
     cut = int(args.tokens * 0.9)
-    splits = [(m["tokens"][:cut], m["tokens"][cut:]) for m in members]
+    splits = [(m["tokens"][: int(len(m["tokens"]) * 0.9)], m["tokens"][int(len(m["tokens"]) * 0.9) :]) for m in members]
     model = EnsembleLM(
         VOCAB,
         args.ctx,

@@ -43,6 +43,12 @@ CORPUS_METRICS = (
 )
 
 
+def finite_mean(values) -> float:
+    """Mean of the finite entries; NaN (and no warning) when there are none (a score without rows)."""
+    a = np.asarray(values, dtype=float)
+    return float(np.nanmean(a)) if np.isfinite(a).any() else float("nan")
+
+
 def corpus_metrics(corpus: Corpus, train: np.ndarray, val: np.ndarray, max_order: int) -> dict:
     """Complexity of a corpus on the language model's own split (bits/token; see :mod:`..lm.complexity`).
 
@@ -259,12 +265,11 @@ def _member_result(
         / (metrics["unigram_bits"] - metrics["reference_bits"]),
         "steps_run": outcome.steps[-1],
         "answer_accuracy": extra.get("answer_accuracy", float("nan")),
-        **{c: float(np.nanmean(v)) for c, v in extra["logit_field"].items()},
+        **{c: finite_mean(v) for c, v in extra["logit_field"].items()},
         "content_ablation_bits_max": float(np.max(extra["final_heads"]["content_ablation_bits"])),
     }
     for key, values in recorder.heads.items():
-        final = np.asarray(values[-1][e], dtype=float)
-        out[key] = float(np.nanmean(final)) if np.isfinite(final).any() else float("nan")
+        out[key] = finite_mean(values[-1][e])
     step = int(outcome.diverged_step[e])
     if step >= 0:
         out = {k: (v if k in CORPUS_METRICS else float("nan")) for k, v in out.items()}
@@ -294,8 +299,8 @@ def execute_checkpoint(spec: RunSpec) -> RunResult:
         fit_layer(inputs[:, layer], mixers[:, layer], causal=causal) for layer in range(mixers.shape[1])
     ]
     field = {c: [[h[c] for h in layer] for layer in fields] for c in LOGIT_FIELD_COLUMNS}
-    metrics = {"causal": float(causal), **{k: float(np.nanmean(v)) for k, v in scores.items()}}
-    metrics.update({c: float(np.nanmean(v)) for c, v in field.items()})
+    metrics = {"causal": float(causal), **{k: finite_mean(v) for k, v in scores.items()}}
+    metrics.update({c: finite_mean(v) for c, v in field.items()})
     curves = {
         "heads": {k: [np.asarray(v).tolist()] for k, v in scores.items()},
         "logit_field": field,
