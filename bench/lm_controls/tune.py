@@ -116,7 +116,10 @@ def main() -> None:
     torch.set_num_threads(1)
     members = [make_member(m, args.tokens, args.seed, args.ctx) for m in args.members]
     cut = int(args.tokens * 0.9)
-    splits = [(m["tokens"][: int(len(m["tokens"]) * 0.9)], m["tokens"][int(len(m["tokens"]) * 0.9) :]) for m in members]
+    splits = [
+        (m["tokens"][: int(len(m["tokens"]) * 0.9)], m["tokens"][int(len(m["tokens"]) * 0.9) :])
+        for m in members
+    ]
     model = EnsembleLM(
         VOCAB,
         args.ctx,
