@@ -140,8 +140,13 @@ def test_quick_e7_verdicts_with_strong_evidence(tmp_path):
     assert len(learned) >= 8 and c11["test"] == "bootstrap" and c11["half_width"] > 0
     c13 = verdicts["C13"]["evidence"]
     assert c13["unit"] == "model" and c13["models"] >= 4
-    for name in ("lagcopy-L4", "markov_v4_k3_a0.1", "markov_v8_k2_a0.1"):  # structural controls agree
-        assert c13["controls"][name]["agrees"], name
+    lag = c13["controls"]["lagcopy-L4"]  # content-looking lag-copy heads carry no loss: positional
+    assert lag["agrees"] and lag["answering_heads"]["content"] == 0
+    for name in ("markov_v4_k3_a0.1", "markov_v8_k2_a0.1"):  # Markov models: used heads are local ...
+        assert c13["controls"][name]["answering_heads"]["local"] >= 2, name
+    # ... though one V4 order-3 model also routes by content beyond its band, and uses it (ablation
+    # 0.27 bits/token at quick): the Markov expectation fails there, so C13 cannot decide
+    assert c13["controls"]["markov_v8_k2_a0.1"]["agrees"]
     runs = pd.read_csv(tmp_path / "results" / "E7_runs.csv")
     assert (runs[runs["corpus"] == "mqar-p2r"]["answer_accuracy"] >= 0.9).all()  # the recall control answers
     # ... and the instrument sees it route: content heads with a low-rank kernel (issue 20 item 2)
@@ -149,4 +154,4 @@ def test_quick_e7_verdicts_with_strong_evidence(tmp_path):
     assert recall["models"] == 2 and recall["agrees"] and recall["shares_by_category"]["content"] > 0
     # its answer rows show more of the routing than the all-row mean
     assert max(recall["max_content_share_answers"]) > max(recall["max_content_share"])
-    assert c13["controls_agree"]
+    assert max(recall["max_content_ablation_bits"]) >= 0.1  # and its routing carries the answers
