@@ -93,36 +93,6 @@ def _share(tv: np.ndarray, ceiling: np.ndarray) -> np.ndarray:
         return np.where(ceiling > 0, tv / np.where(ceiling > 0, ceiling, 1.0), 0.0)
 
 
-def content_share(mixers: np.ndarray, *, causal: bool) -> np.ndarray:
-    """Content TV over its ceiling, summed over query rows (see module doc): ``(...)`` in [0, 1];
-    NaN with fewer than two windows."""
-    mixers = np.asarray(mixers, dtype=np.float64)
-    if mixers.shape[0] < 2:
-        return np.full(mixers.shape[1:-2], np.nan)
-    tv = _query_mean(_content_tv_rows(mixers).mean(axis=0), causal)
-    return _share(tv, _query_mean(_content_ceiling_rows(mixers), causal))
-
-
-def content_tv(mixers: np.ndarray, *, causal: bool) -> np.ndarray:
-    """Mean total variation between each window's mixer and the leave-one-out mean mixer: ``(...)``.
-
-    NaN with fewer than two windows (no position-only baseline to compare with).
-    """
-    mixers = np.asarray(mixers, dtype=np.float64)
-    if mixers.shape[0] < 2:
-        return np.full(mixers.shape[1:-2], np.nan)
-    return _query_mean(_content_tv_rows(mixers), causal).mean(axis=0)
-
-
-def content_tv_max(mixers: np.ndarray, *, causal: bool) -> np.ndarray:
-    """The largest per-query-row content TV (mean over windows): ``(...)``; NaN with one window."""
-    mixers = np.asarray(mixers, dtype=np.float64)
-    if mixers.shape[0] < 2:
-        return np.full(mixers.shape[1:-2], np.nan)
-    rows = _content_tv_rows(mixers).mean(axis=0)  # (..., n)
-    return (rows[..., 1:] if causal else rows).max(axis=-1)
-
-
 def _selected_rows(mixers: np.ndarray, rows: np.ndarray | None, causal: bool) -> np.ndarray | None:
     """The selected ``(B, n)`` query rows, or None when there are none (or one window only)."""
     if rows is None or mixers.shape[0] < 2:
@@ -133,26 +103,63 @@ def _selected_rows(mixers: np.ndarray, rows: np.ndarray | None, causal: bool) ->
     return sel if sel.any() else None
 
 
-def content_tv_rows(mixers: np.ndarray, rows: np.ndarray | None, *, causal: bool) -> np.ndarray:
-    """Content TV over the query rows ``rows (B, n)`` (True where the row predicts an answer):
-    ``(...)``; NaN when no row is selected (query 0 of a causal head never is) or with one window."""
+CONTENT_SCORES = (
+    "content_tv",
+    "content_tv_max",
+    "content_tv_answers",
+    "content_share",
+    "content_share_answers",
+)
+
+
+def content_scores(
+    mixers: np.ndarray, rows: np.ndarray | None = None, *, causal: bool
+) -> dict[str, np.ndarray]:
+    """Every content score of ``mixers (B, ..., n, n)`` from one pass over the per-row TVs:
+    ``{name: (...)}`` for :data:`CONTENT_SCORES` (see module doc). All NaN with fewer than two
+    windows; the ``_answers`` scores NaN when ``rows (B, n)`` selects no query row (query 0 of a
+    causal head never is)."""
     mixers = np.asarray(mixers, dtype=np.float64)
+    nan = np.full(mixers.shape[1:-2], np.nan)
+    if mixers.shape[0] < 2:
+        return dict.fromkeys(CONTENT_SCORES, nan)
+    tv, ceiling = _content_tv_rows(mixers), _content_ceiling_rows(mixers)  # (B, ..., n), (..., n)
+    window_mean = tv.mean(axis=0)  # (..., n)
+    out = {
+        "content_tv": _query_mean(tv, causal).mean(axis=0),
+        "content_tv_max": (window_mean[..., 1:] if causal else window_mean).max(axis=-1),
+        "content_share": _share(_query_mean(window_mean, causal), _query_mean(ceiling, causal)),
+        "content_tv_answers": nan,
+        "content_share_answers": nan,
+    }
     sel = _selected_rows(mixers, rows, causal)
-    if sel is None:
-        return np.full(mixers.shape[1:-2], np.nan)
-    tv = np.moveaxis(_content_tv_rows(mixers), -1, 1)  # (B, n, ...)
-    return tv[sel].mean(axis=0)
+    if sel is not None:
+        tv_sel = np.moveaxis(tv, -1, 1)[sel].mean(axis=0)  # (...)
+        ceiling_sel = np.moveaxis(np.broadcast_to(ceiling[None], tv.shape), -1, 1)[sel].mean(axis=0)
+        out["content_tv_answers"], out["content_share_answers"] = tv_sel, _share(tv_sel, ceiling_sel)
+    return {k: out[k] for k in CONTENT_SCORES}
+
+
+def content_share(mixers: np.ndarray, *, causal: bool) -> np.ndarray:
+    """Content TV over its ceiling, summed over query rows (see module doc): ``(...)`` in [0, 1];
+    NaN with fewer than two windows."""
+    return content_scores(mixers, causal=causal)["content_share"]
+
+
+def content_tv(mixers: np.ndarray, *, causal: bool) -> np.ndarray:
+    """Mean total variation between each window's mixer and the leave-one-out mean mixer: ``(...)``;
+    NaN with fewer than two windows (no position-only baseline to compare with)."""
+    return content_scores(mixers, causal=causal)["content_tv"]
+
+
+def content_tv_rows(mixers: np.ndarray, rows: np.ndarray | None, *, causal: bool) -> np.ndarray:
+    """Content TV over the query rows ``rows (B, n)`` (True where the row predicts an answer)."""
+    return content_scores(mixers, rows, causal=causal)["content_tv_answers"]
 
 
 def content_share_rows(mixers: np.ndarray, rows: np.ndarray | None, *, causal: bool) -> np.ndarray:
-    """:func:`content_share` over the query rows ``rows (B, n)`` only: ``(...)``; NaN as :func:`content_tv_rows`."""
-    mixers = np.asarray(mixers, dtype=np.float64)
-    sel = _selected_rows(mixers, rows, causal)
-    if sel is None:
-        return np.full(mixers.shape[1:-2], np.nan)
-    tv = np.moveaxis(_content_tv_rows(mixers), -1, 1)[sel].mean(axis=0)  # (...)
-    ceiling = np.broadcast_to(_content_ceiling_rows(mixers)[None], mixers.shape[:-1])
-    return _share(tv, np.moveaxis(ceiling, -1, 1)[sel].mean(axis=0))
+    """:func:`content_share` over the query rows ``rows (B, n)`` only."""
+    return content_scores(mixers, rows, causal=causal)["content_share_answers"]
 
 
 def band_mixer(mixers: np.ndarray, *, causal: bool) -> np.ndarray:
@@ -191,11 +198,7 @@ def structure_summary(
         "positional_prior_explained": positional_prior_explained(mixers, causal=causal),
         "band_explained": band_explained(mixers, causal=causal),
         "uniform_tv": uniform_tv(mixers, causal=causal),
-        "content_tv": content_tv(mixers, causal=causal),
-        "content_tv_max": content_tv_max(mixers, causal=causal),
-        "content_tv_answers": content_tv_rows(mixers, answer_rows, causal=causal),
-        "content_share": content_share(mixers, causal=causal),
-        "content_share_answers": content_share_rows(mixers, answer_rows, causal=causal),
+        **content_scores(mixers, answer_rows, causal=causal),
     }
 
 
