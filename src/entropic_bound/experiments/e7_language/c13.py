@@ -91,7 +91,7 @@ def _category_shares(g: pd.DataFrame) -> dict[str, float]:
 
 
 def _answering(m: pd.DataFrame, bits: float) -> np.ndarray:
-    """Heads whose content routing carries loss; None-like (all True) for a model without the score."""
+    """Heads whose content routing carries at least ``bits``; False where the score is missing (NaN)."""
     ab = (
         m["content_ablation_bits"].to_numpy(float)
         if "content_ablation_bits" in m
@@ -116,7 +116,7 @@ def _model_agrees(m: pd.DataFrame, expected: tuple[str, ...], bits: float) -> bo
 
 
 def _best_scores(models: list[pd.DataFrame]) -> dict[str, list[float]]:
-    """Per model, its largest head score: all-row content TV and answer-row content TV."""
+    """Per model, its largest head score: content TV and content share, over all rows and answer rows."""
     out = {}
     for key in ("content_tv", "content_tv_answers", "content_share", "content_share_answers"):
         best = [np.asarray(m[key], float) if key in m else np.array([np.nan]) for m in models]
