@@ -299,7 +299,8 @@ def test_a_recall_head_routing_at_its_answer_rows_is_a_content_control():
         h = h.assign(routing_kernel=routing_kernel(h, content=0.5, explained=0.5, max_rank=4))
         reports.append(control_report(h, ["mqar-p8"])["mqar-p8"])
     assert not reports[0]["agrees"] and reports[1]["agrees"]
-    assert reports[1]["max_content_tv_answers"] == [0.8] and reports[1]["max_content_tv"] == [0.1]
+    assert reports[1]["max_content_tv_answers"] == pytest.approx([0.8], abs=1e-12)
+    assert reports[1]["max_content_tv"] == pytest.approx([0.1], abs=1e-12)
     assert np.isnan(reports[0]["max_content_tv_answers"][0])  # no answer rows scored
 
 
