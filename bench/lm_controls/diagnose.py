@@ -12,13 +12,12 @@ import time
 
 import numpy as np
 import torch
-from tune import emit  # this folder's tuning script (on sys.path when run as a script)
+from tune import build, emit  # this folder's tuning script (on sys.path when run as a script)
 
 from entropic_bound.lm.controls import episode_starts
-from entropic_bound.lm.corpora import VOCAB
 from entropic_bound.lm.model import EnsembleLM
 from entropic_bound.lm.sources import MQARSource
-from entropic_bound.lm.trainer import LMTrainConfig, train_lm_ensemble
+from entropic_bound.lm.trainer import train_lm_ensemble
 
 
 @torch.no_grad()
@@ -72,19 +71,7 @@ def main() -> None:
     cut = int(args.tokens * 0.9)
     tr, va = tokens[:cut], tokens[cut:]
     pools = [(episode_starts(tr, src.episode_len, args.ctx), episode_starts(va, src.episode_len, args.ctx))]
-    model = EnsembleLM(
-        VOCAB,
-        args.ctx,
-        [args.seed * 100],
-        d_model=args.d,
-        n_layers=args.layers,
-        n_heads=args.heads,
-        init_std=args.init_std,
-        emb_std=args.emb_std,
-    )
-    cfg = LMTrainConfig(
-        steps=args.steps, batch_size=args.batch, lr=args.lr, warmup=args.warmup, checkpoints=8
-    )
+    model, cfg = build(args, [args.seed * 100])
     curve = []
     probe_starts = pools[0][1][:256]
     t0 = time.process_time()

@@ -92,6 +92,25 @@ def emit(record: dict, jsonl: str | None) -> None:
             fh.write(json.dumps(record) + "\n")
 
 
+def build(args: argparse.Namespace, seeds: list[int]) -> tuple[EnsembleLM, LMTrainConfig]:
+    """The ensemble (one member per seed) and training config the command line asks for; also
+    diagnose.py's."""
+    model = EnsembleLM(
+        VOCAB,
+        args.ctx,
+        seeds,
+        d_model=args.d,
+        n_layers=args.layers,
+        n_heads=args.heads,
+        init_std=args.init_std,
+        emb_std=args.emb_std,
+    )
+    cfg = LMTrainConfig(
+        steps=args.steps, batch_size=args.batch, lr=args.lr, warmup=args.warmup, checkpoints=8
+    )
+    return model, cfg
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("members", nargs="+")
@@ -120,19 +139,7 @@ def main() -> None:
         (m["tokens"][: int(len(m["tokens"]) * 0.9)], m["tokens"][int(len(m["tokens"]) * 0.9) :])
         for m in members
     ]
-    model = EnsembleLM(
-        VOCAB,
-        args.ctx,
-        [args.seed * 100 + e for e in range(len(members))],
-        d_model=args.d,
-        n_layers=args.layers,
-        n_heads=args.heads,
-        init_std=args.init_std,
-        emb_std=args.emb_std,
-    )
-    cfg = LMTrainConfig(
-        steps=args.steps, batch_size=args.batch, lr=args.lr, warmup=args.warmup, checkpoints=8
-    )
+    model, cfg = build(args, [args.seed * 100 + e for e in range(len(members))])
     gens = [torch.Generator().manual_seed(args.seed * 100 + 50 + e) for e in range(len(members))]
     acc_curve: list[list[float]] = []
     on_ckpt = make_accuracy_probe(members, cut, args.ctx, acc_curve)
