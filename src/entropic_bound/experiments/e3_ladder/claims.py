@@ -54,6 +54,15 @@ def _undecidable(counts: dict, tol: float) -> str:
     return ""
 
 
+def _convergence(cfg, rows: pd.DataFrame | None) -> tuple[dict, str]:
+    """The convergence counts of ``rows`` and the reason a "did not reach the floor" reading is not
+    allowed ('' when it is; ``rows`` None: no runs were given, so convergence is unknown)."""
+    counts = improving(cfg, rows)
+    if rows is None:
+        return counts, "no runs given: convergence unknown"
+    return counts, _undecidable(counts, cfg.verdict.convergence_tol)
+
+
 def _median(summary: pd.DataFrame, **where) -> float | None:
     """The seed-median of the one setting matching ``where`` (None if absent)."""
     sel = summary
@@ -130,12 +139,7 @@ def c4_on_summary(cfg, summary: pd.DataFrame, runs: pd.DataFrame | None = None) 
     ratio_ok = all(ev["ratio_c"][v] <= cfg.verdict.c4_ratio for v in cfg.v_settings)
     ev["jump_holds"], ev["ratio_holds"] = jump_ok, ratio_ok
     failing = None if runs is None else runs[_full_rank_attention(cfg, runs)]
-    ev["convergence_B1_B3_full_rank"] = counts = improving(cfg, failing)
-    reason = (
-        _undecidable(counts, cfg.verdict.convergence_tol)
-        if runs is not None
-        else "no runs given: convergence unknown"
-    )
+    ev["convergence_B1_B3_full_rank"], reason = _convergence(cfg, failing)
     if jump_ok and ratio_ok and reason:
         ev["reason"] = reason
         return Verdict("C4", "inconclusive", criterion, ev, "E3", statement)
@@ -218,12 +222,7 @@ def x2_on_summary(cfg, summary: pd.DataFrame, rows: pd.DataFrame | None = None) 
         if ev["pairs"][f"{r}/{o}"]["best_rel_excess"] >= cfg.verdict.eps_floor
     ]
     pos = None if rows is None else rows[_x2_positional(rows, failing)]
-    ev["convergence_failing_pairs"] = counts = improving(cfg, pos)
-    reason = (
-        _undecidable(counts, cfg.verdict.convergence_tol)
-        if rows is not None
-        else "no runs given: convergence unknown"
-    )
+    ev["convergence_failing_pairs"], reason = _convergence(cfg, pos)
     if steps >= cfg.verdict.x2_min_steps and not reason:
         return Verdict("X2", "refuted", criterion, ev, "E3", statement)
     if steps >= cfg.verdict.x2_min_steps:
