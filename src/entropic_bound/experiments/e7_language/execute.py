@@ -21,7 +21,7 @@ from ...lm.controls import answer_accuracy, episode_starts
 from ...lm.corpora import LAG_NOISE, LAG_VOCAB, MQAR_SOURCES, VOCAB, Corpus, load_corpus
 from ...lm.model import EnsembleLM
 from ...lm.probe import KernelProbe, content_ablation_bits, ensemble_lm_fields, mixer_stats
-from ...lm.sources import LagCopySource, MQARSource
+from ...lm.sources import LagCopySource
 from ...lm.structure import structure_summary
 from ...lm.trainer import EnsembleOutcome, LMTrainConfig, random_starts, train_lm_ensemble, windows
 from ...sweep.spec import RunResult, RunSpec
@@ -190,15 +190,10 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
     ]
 
 
-def mqar_source(name: str) -> MQARSource | None:
-    """The source behind a registered ``mqar-*`` corpus (its episodes start at token 0), else None."""
-    return MQAR_SOURCES.get(name)
-
-
 def window_floor(name: str, n_ctx: int) -> float | None:
     """The least mean loss over a window's targets for a control whose early targets are blind: a
     recall source on episode-aligned windows, a lag copy (targets before the lag see no parent)."""
-    recall = mqar_source(name)
+    recall = MQAR_SOURCES.get(name)  # a registered recall corpus: its episodes start at token 0
     if recall is not None:
         return recall.aligned_window_bits(n_ctx)
     if name.startswith("lagcopy-L"):
