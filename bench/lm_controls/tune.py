@@ -24,7 +24,7 @@ from entropic_bound.lm.controls import answer_accuracy, episode_starts
 from entropic_bound.lm.corpora import VOCAB, load_corpus
 from entropic_bound.lm.model import EnsembleLM
 from entropic_bound.lm.sources import LagCopySource, MarkovSource, MQARSource
-from entropic_bound.lm.trainer import LMTrainConfig, train_lm_ensemble
+from entropic_bound.lm.trainer import LMTrainConfig, heldout_bits, tiling_starts, train_lm_ensemble
 
 
 def make_member(spec: str, n_tokens: int, seed: int, n_ctx: int) -> dict:
@@ -155,12 +155,16 @@ def main() -> None:
     ]
     out = train_lm_ensemble(model, splits, cfg, gens, on_ckpt, pools)
     cpu = time.process_time() - t0
+    vals = [va for _, va in splits]
+    tiles = [tiling_starts(len(v), args.ctx, None if p is None else p[1], 1024) for v, p in zip(vals, pools)]
+    final = heldout_bits(model, vals, tiles)  # E7's final held-out loss (up to 1,024 windows)
     rows = []
     for e, (spec, m) in enumerate(zip(args.members, members)):
         bits = [float(v[e]) / np.log(2) for v in out.val_loss]
         row = {
             "member": spec,
             "val_bits": round(bits[-1], 3),
+            "heldout_bits": round(float(final[e]), 3),
             "rate": round(m["rate"], 3) if m["rate"] else None,
         }
         row["curve"] = [round(b, 2) for b in bits]

@@ -69,10 +69,10 @@ def _reinitialised(model, seed: int):
 
 def checkpoint_mixers(
     folder: str, text: str, *, window_len: int, max_windows: int, reinit_seed: int | None = None
-) -> tuple[np.ndarray, np.ndarray, bool]:
+) -> tuple[np.ndarray, np.ndarray, bool, int]:
     """Realised mixers ``(windows, L, H, n, n)`` of the checkpoint in ``folder`` on ``text`` (its own
     tokenizer, special tokens added to each window), each layer's query-projection inputs
-    ``(windows, L, n, d)`` from the same pass, and whether its attention is causal. With
+    ``(windows, L, n, d)`` from the same pass, whether its attention is causal, and its ``d_head``. With
     ``reinit_seed`` the weights are re-initialised first (the random-weight control)."""
     from ..inspect import SafetensorsWeights, adapter, arch_config, open_checkpoint
     from ..inspect.mixers import query_input_modules, realised_mixers_with_inputs
@@ -90,4 +90,4 @@ def checkpoint_mixers(
         model = _reinitialised(model, reinit_seed)
     modules = query_input_modules(model, adapter(cfg.arch).anchor, cfg.n_layers)
     mixers, inputs = realised_mixers_with_inputs(model, ids, modules)
-    return mixers, inputs, bool(cfg.causal)
+    return mixers, inputs, bool(cfg.causal), int(cfg.d_head)

@@ -83,6 +83,48 @@ def eval_losses(model: EnsembleLM, x: torch.Tensor, y: torch.Tensor, chunk: int 
     return (total / x.shape[1]).numpy()
 
 
+def tiling_starts(n_tokens: int, n_ctx: int, pool: np.ndarray | None = None, limit: int | None = None) -> np.ndarray:
+    """Starts of non-overlapping windows of ``n_ctx + 1`` tokens that tile a split (at most ``limit``,
+    evenly spread), or, with a ``pool`` of allowed starts, the pool's starts at least a window apart."""
+    if pool is None:
+        starts = np.arange(0, n_tokens - n_ctx - 1, n_ctx + 1)
+    else:
+        starts, last = [], -(n_ctx + 1)
+        for s in np.sort(np.asarray(pool, dtype=np.int64)):
+            if s - last >= n_ctx + 1 and s <= n_tokens - n_ctx - 1:
+                starts.append(s)
+                last = s
+        starts = np.asarray(starts, dtype=np.int64)
+    if limit is not None and len(starts) > limit:
+        starts = starts[np.linspace(0, len(starts) - 1, limit).round().astype(int)]
+    return starts
+
+
+@torch.no_grad()
+def heldout_bits(
+    model: EnsembleLM, splits: list[np.ndarray], starts: list[np.ndarray], chunk: int = 64
+) -> np.ndarray:
+    """Mean next-token loss (bits/token) of member ``e`` over its windows at ``starts[e]`` of
+    ``splits[e]``: ``(E,)``. Members may have different window counts (short padding windows get
+    weight 0), so a member's number does not depend on the others in its ensemble."""
+    was_training, device, n_ctx = model.training, next(model.parameters()).device, model.n_ctx
+    model.eval()
+    width = max(len(s) for s in starts)
+    padded = [torch.as_tensor(np.resize(s, width), dtype=torch.long) for s in starts]
+    weight = torch.stack([(torch.arange(width) < len(s)).double() for s in starts])  # (E, W)
+    x, y = member_windows([torch.as_tensor(t, dtype=torch.long) for t in splits], padded, n_ctx)
+    total = torch.zeros(len(starts), dtype=torch.float64)
+    for i in range(0, width, chunk):
+        logits = model(x[:, i : i + chunk].to(device))  # (E, B, n, V)
+        nll = torch.nn.functional.cross_entropy(
+            logits.flatten(0, 2).float(), y[:, i : i + chunk].reshape(-1).to(device), reduction="none"
+        )
+        per_window = nll.view(*logits.shape[:2], -1).mean(dim=2).double().cpu()  # (E, B)
+        total += (per_window * weight[:, i : i + chunk]).sum(dim=1)
+    model.train(was_training)
+    return (total / weight.sum(dim=1) / np.log(2.0)).numpy()
+
+
 def lr_at(step: int, cfg: LMTrainConfig) -> float:
     """Linear warm-up, then cosine from ``lr`` to ``lr · lr_final_ratio``."""
     return cosine_lr(step, cfg.steps, cfg.lr, cfg.lr * cfg.lr_final_ratio, cfg.warmup)

@@ -57,6 +57,14 @@ def main_shape(cfg, runs: pd.DataFrame) -> np.ndarray:
     return same
 
 
+def _heldout(runs: pd.DataFrame) -> pd.Series:
+    """Each run's final loss over its whole held-out split; ``val_bits`` (the curve's 32 windows)
+    for a run stored before that was measured."""
+    if "heldout_bits" not in runs:
+        return runs["val_bits"]
+    return runs["heldout_bits"].where(np.isfinite(runs["heldout_bits"]), runs["val_bits"])
+
+
 def corpus_table(cfg, runs: pd.DataFrame) -> pd.DataFrame:
     """One row per corpus of the kinds C11 uses (main shape only): complexity measures, learned seeds
     and their ranks."""
@@ -80,6 +88,7 @@ def corpus_table(cfg, runs: pd.DataFrame) -> pd.DataFrame:
                 "entropy_rate_bits": float(first["entropy_rate_bits"]),
                 "kgram_bits": float(first["kgram_bits"]),
                 "val_bits": float(g["val_bits"].mean()),
+                "heldout_bits": float(_heldout(g).mean()),
                 "reference_bits": float(first["reference_bits"]),
                 "tokens": int(first["tokens"]) if "tokens" in g and np.isfinite(first["tokens"]) else -1,
                 "answer_accuracy": float(g["answer_accuracy"].mean())
@@ -247,6 +256,7 @@ RUN_COLUMNS = (
     "seed",
     "tokens",
     "val_bits",
+    "heldout_bits",
     "reference_bits",
     "loss_gap_bits",
     "loss_gap_fraction",
