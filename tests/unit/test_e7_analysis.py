@@ -184,6 +184,7 @@ def _head_row(kind: str, seed: int, source: str, model: str, head: int) -> dict:
         "run_id": model,
         "layer": 0,
         "head": head,
+        "d_head": 16,  # a rank-4 bound at the default quarter of d_head
         **scores,
         **{c: float(fit[c]) for c in LOGIT_FIELD_COLUMNS},
     }
@@ -203,13 +204,13 @@ def _heads(spec: dict[str, dict[str, list[str]]]) -> pd.DataFrame:
 def _decide(heads: pd.DataFrame, controls: dict | None = None):
     cfg = E7Config()
     heads = heads.assign(category=categorise(cfg, heads))
-    heads = heads.assign(routing_kernel=routing_kernel(heads, content=0.5, explained=0.5, max_rank=4))
+    heads = heads.assign(routing_kernel=routing_kernel(heads, content=0.5, explained=0.5, rank_fraction=0.25))
     info = {
         "sources": ["natural"],
         "content_tv": cfg.verdict.c13_content_tv,
         "kernel_content": 0.5,
         "kernel_explained": 0.5,
-        "kernel_max_rank": 4,
+        "kernel_rank_fraction": 0.25,
     }
     agree = {"mqar-p2": {"agrees": True, "shares_by_category": {}}}
     return c13_on_heads(
@@ -275,7 +276,7 @@ def test_control_report_reads_real_scored_heads():
     wrong = _heads({"mqar-p4": {"w0": ["local", "noise"]}})  # content, but no kernel the instrument sees
     heads = pd.concat([recall, lag, wrong])
     heads = heads.assign(category=categorise(E7Config(), heads))
-    heads = heads.assign(routing_kernel=routing_kernel(heads, content=0.5, explained=0.5, max_rank=4))
+    heads = heads.assign(routing_kernel=routing_kernel(heads, content=0.5, explained=0.5, rank_fraction=0.25))
     report = control_report(heads, ["mqar-p2", "lagcopy-L8", "mqar-p4", "markov_v4_k3_a0.1"])
     assert report["mqar-p2"]["agrees"] and report["mqar-p2"]["shares_by_category"][
         "content"
@@ -296,7 +297,7 @@ def test_a_recall_head_routing_at_its_answer_rows_is_a_content_control():
     assert list(answered["category"]) == ["content", "local"]
     reports = []
     for h in (diluted, answered):
-        h = h.assign(routing_kernel=routing_kernel(h, content=0.5, explained=0.5, max_rank=4))
+        h = h.assign(routing_kernel=routing_kernel(h, content=0.5, explained=0.5, rank_fraction=0.25))
         reports.append(control_report(h, ["mqar-p8"])["mqar-p8"])
     assert not reports[0]["agrees"] and reports[1]["agrees"]
     assert reports[1]["max_content_tv_answers"] == pytest.approx([0.8], abs=1e-12)
@@ -392,3 +393,14 @@ def test_recall_runs_count_as_learned_only_when_they_answer():
     assert list(run_table(E7Config(), table)["learned"]) == [True, False, True]
     loose = E7Config(verdict=E7Verdict(learned_min_answer_accuracy=0.4))
     assert list(run_table(loose, table)["learned"]) == [True, True, True]
+
+
+def test_a_routing_kernel_is_low_rank_relative_to_the_heads_dimension():
+    """The planted rank-2 kernel, fitted by the real logit-field fit, is low-rank in a head of
+    d_head 16 (bound ¼ · 16 = 4), not in one of d_head 4 (bound 1); unknown d_head: no kernel."""
+    row = _head_row("kernel", 3, "text", "m0", 0)
+    heads = pd.DataFrame([{**row, "d_head": d} for d in (16.0, 4.0, np.nan)])
+    heads = heads.assign(category=categorise(E7Config(), heads))
+    assert (heads["category"] == "content").all() and (heads["logit_field_rank_90"] == 2).all()
+    kernel = routing_kernel(heads, content=0.5, explained=0.5, rank_fraction=0.25)
+    assert kernel.tolist() == [True, False, False]

@@ -237,7 +237,10 @@ def _trained_heads(corpora: list[str], settings: dict):
     runs, context = prepare(cfg, table, [{"run_id": r.spec.run_id, "curves": r.curves} for r in results])
     heads, v = context.tables["heads"], cfg.verdict
     kernel = routing_kernel(
-        heads, content=v.c13_kernel_content, explained=v.c13_kernel_explained, max_rank=v.c13_kernel_max_rank
+        heads,
+        content=v.c13_kernel_content,
+        explained=v.c13_kernel_explained,
+        rank_fraction=v.c13_kernel_rank_fraction,
     )
     return runs, heads.assign(routing_kernel=kernel)
 

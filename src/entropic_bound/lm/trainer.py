@@ -83,7 +83,9 @@ def eval_losses(model: EnsembleLM, x: torch.Tensor, y: torch.Tensor, chunk: int 
     return (total / x.shape[1]).numpy()
 
 
-def tiling_starts(n_tokens: int, n_ctx: int, pool: np.ndarray | None = None, limit: int | None = None) -> np.ndarray:
+def tiling_starts(
+    n_tokens: int, n_ctx: int, pool: np.ndarray | None = None, limit: int | None = None
+) -> np.ndarray:
     """Starts of non-overlapping windows of ``n_ctx + 1`` tokens that tile a split (at most ``limit``,
     evenly spread), or, with a ``pool`` of allowed starts, the pool's starts at least a window apart."""
     if pool is None:

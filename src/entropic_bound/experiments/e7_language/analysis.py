@@ -149,14 +149,22 @@ FINAL_HEAD_SCORES = ("content_ablation_bits",)
 def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
     """Final-checkpoint scores and category of every head of learned LMs and of checkpoints."""
     curves, rows = curves_by_run(records), []
-    sources = [(r["run_id"], r["corpus"], r["kind"]) for _, r in runs[runs["learned"]].iterrows()]
+    sources = [
+        (r["run_id"], r["corpus"], r["kind"], r["model.d_model"] / r["model.n_heads"])
+        for _, r in runs[runs["learned"]].iterrows()
+    ]
     if "probe.checkpoint" in table:
         ck = table[table["probe.checkpoint"].notna() & (table["status"] == "ok")]
         sources += [
-            (r["run_id"], f"checkpoint:{r['probe.checkpoint']}", _checkpoint_kind(r["probe.checkpoint"]))
+            (
+                r["run_id"],
+                f"checkpoint:{r['probe.checkpoint']}",
+                _checkpoint_kind(r["probe.checkpoint"]),
+                r.get("d_head", np.nan),  # NaN: stored before checkpoints recorded it
+            )
             for _, r in ck.iterrows()
         ]
-    for run_id, source, kind in sources:
+    for run_id, source, kind, d_head in sources:
         heads = curves.get(run_id, {}).get("heads") or {}
         final = {k: np.asarray(heads[k][-1], float) for k in HEAD_SCORES if heads.get(k)}
         if len(final) < len(HEAD_SCORES):
@@ -176,6 +184,7 @@ def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]
                     "kind": kind,
                     "layer": layer,
                     "head": h,
+                    "d_head": float(d_head),
                     **{k: float(v[layer, h]) for k, v in final.items()},
                 }
             )
@@ -187,6 +196,7 @@ def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]
             "kind",
             "layer",
             "head",
+            "d_head",
             *HEAD_SCORES,
             *OPTIONAL_SCORES,
             *LOGIT_FIELD_COLUMNS,

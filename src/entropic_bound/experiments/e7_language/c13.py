@@ -7,9 +7,11 @@ share per model, every source weighted equally, cluster bootstrap over sources �
    averaging) must lie above ``c13_share``.
 2. **No single identifiable low-rank routing kernel**: a head *has* one when it routes by content
    (category ``content``), most of its centred log-attention variance depends on content (``1 − logit_field_position_explained ≥
-   c13_kernel_content``) and one kernel of rank ≤ ``c13_kernel_max_rank`` explains most of it
-   (``logit_field_explained ≥ c13_kernel_explained``); the share of such heads must lie below
-   ``c13_kernel_share``.
+   c13_kernel_content``) and one kernel explains most of it (``logit_field_explained ≥
+   c13_kernel_explained``) whose rank for 90 % is low: at most ``c13_kernel_rank_fraction`` of the
+   head's ``d_head`` (¼: 4 of E7's 16, 8 of MiniLM's or the recall control's 32 — a head's kernel
+   ``W_Q W_Kᵀ`` has rank ≤ ``d_head``, so "low rank" is a share of it; Lee (2026) finds logit fields
+   of 2–11 components in heads of 64); the share of such heads must lie below ``c13_kernel_share``.
 
 **Controls** (issue 20 item 2): the recall models (``mqar-*``) must have a ``content`` head and a
 head with a low-rank routing kernel (the instrument can see routing), the lag-copy models
@@ -50,6 +52,7 @@ HEAD_COLUMNS = (
     "run_id",
     "layer",
     "head",
+    "d_head",
     "category",
     "content_tv",
     "content_tv_answers",
@@ -67,18 +70,22 @@ HEAD_COLUMNS = (
 )
 
 
-def routing_kernel(heads: pd.DataFrame, *, content: float, explained: float, max_rank: int) -> np.ndarray:
+def routing_kernel(
+    heads: pd.DataFrame, *, content: float, explained: float, rank_fraction: float
+) -> np.ndarray:
     """Per head: True when a content-routing head (category ``content``) has a mostly content-dependent
-    logit field that one low-rank kernel explains. A head held by structure (a local band, a sink)
-    is not routed by its kernel even where content modulates it inside the band: trained Markov and
-    lag-copy controls show rank-1 kernels in exactly such heads."""
+    logit field that one low-rank kernel (rank for 90 % ≤ ``rank_fraction · d_head``) explains. A
+    head held by structure (a local band, a sink) is not routed by its kernel even where content
+    modulates it inside the band: trained Markov and lag-copy controls show rank-1 kernels in exactly
+    such heads. A head of unknown ``d_head`` (a checkpoint stored before it was recorded) has none."""
     if "logit_field_explained" not in heads or not len(heads):
         return np.zeros(len(heads), dtype=bool)
     routing = heads["category"].to_numpy() == "content"
     content_share = 1.0 - heads["logit_field_position_explained"].to_numpy(float)
     ex, rank = heads["logit_field_explained"].to_numpy(float), heads["logit_field_rank_90"].to_numpy(float)
+    bound = rank_fraction * (heads["d_head"].to_numpy(float) if "d_head" in heads else np.nan)
     with np.errstate(invalid="ignore"):
-        return routing & (content_share >= content) & (ex >= explained) & (rank >= 1) & (rank <= max_rank)
+        return routing & (content_share >= content) & (ex >= explained) & (rank >= 1) & (rank <= bound)
 
 
 def _category_shares(g: pd.DataFrame) -> dict[str, float]:
@@ -185,7 +192,7 @@ def c13_on_heads(
         f"equally, cluster bootstrap over sources, models, heads): (1) share of content-independent heads (sink, "
         f"local, positional, averaging; content share < {info['content_tv']:g}) and (2) share of heads with one "
         f"identifiable routing kernel (content-dependent logit variance >= {info['kernel_content']:g}, one kernel "
-        f"of rank <= {info['kernel_max_rank']} explains >= {info['kernel_explained']:g} of it). Confirmed if (1)'s "
+        f"of rank (90%) <= {info['kernel_rank_fraction']:g} d_head explains >= {info['kernel_explained']:g} of it). Confirmed if (1)'s "
         f"interval lies above {share:g} and (2)'s below {kernel_share:g}; refuted if (1)'s lies below or (2)'s above; "
         "inconclusive otherwise, or when the controls do not come out as expected (recall: a content head with a "
         "visible kernel whose routing carries loss; lag-copy: positional/local, Markov: local, and in neither a "

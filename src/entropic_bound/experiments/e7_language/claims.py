@@ -177,7 +177,7 @@ def verdict_c13(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
             heads,
             content=v.c13_kernel_content,
             explained=v.c13_kernel_explained,
-            max_rank=v.c13_kernel_max_rank,
+            rank_fraction=v.c13_kernel_rank_fraction,
         )
     )
     seeds_kept = ok[ok["seed"] < cfg.seeds]["run_id"]
@@ -189,7 +189,7 @@ def verdict_c13(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         "content_tv": v.c13_content_tv,
         "kernel_content": v.c13_kernel_content,
         "kernel_explained": v.c13_kernel_explained,
-        "kernel_max_rank": v.c13_kernel_max_rank,
+        "kernel_rank_fraction": v.c13_kernel_rank_fraction,
         "runs_set_aside": int((~ok[ok["kind"].isin(v.c13_sources)]["learned"]).sum()),
         "checkpoints_measured": checkpoint_runs,
         "reference": _field_reference(heads),
@@ -250,8 +250,8 @@ def grids(cfg) -> dict[str, list[dict]]:
         {"c13_sources": ["checkpoint"]},
         {"c13_sources": ["natural", "code", "synthetic"]},
         {"c13_content_tv": 0.35},
-        {"c13_kernel_max_rank": 2},
-        {"c13_kernel_max_rank": 8},
+        {"c13_kernel_rank_fraction": 0.125},
+        {"c13_kernel_rank_fraction": 0.5},
     ]
     if paper:
         c11 += [{"rank_estimator": e} for e in ("stable_rank", "numerical_rank", "entropy_effective_rank")]

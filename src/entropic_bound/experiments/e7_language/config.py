@@ -165,8 +165,11 @@ class E7Verdict:
     c13_kernel_explained: float = param(
         0.5, ge=0.0, le=1.0, doc="C13: share of it one kernel must explain to count as the head's kernel"
     )
-    c13_kernel_max_rank: int = param(
-        4, ge=1, le=4096, doc="C13: rank (90%) up to which that kernel is low-rank"
+    c13_kernel_rank_fraction: float = param(
+        0.25,
+        gt=0.0,
+        le=1.0,
+        doc="C13: that kernel is low-rank when its rank (90%) is at most this share of the head's d_head",
     )
     c13_kernel_share: float = param(
         0.5, ge=0.0, le=1.0, doc="C13: share of heads with one low-rank kernel the interval must stay below"

@@ -318,7 +318,11 @@ def execute_checkpoint(spec: RunSpec) -> RunResult:
         fit_layer(inputs[:, layer], mixers[:, layer], causal=causal) for layer in range(mixers.shape[1])
     ]
     field = {c: [[h[c] for h in layer] for layer in fields] for c in LOGIT_FIELD_COLUMNS}
-    metrics = {"causal": float(causal), "d_head": float(d_head), **{k: finite_mean(v) for k, v in scores.items()}}
+    metrics = {
+        "causal": float(causal),
+        "d_head": float(d_head),
+        **{k: finite_mean(v) for k, v in scores.items()},
+    }
     metrics.update({c: finite_mean(v) for c, v in field.items()})
     curves = {
         "heads": {k: [np.asarray(v).tolist()] for k, v in scores.items()},
