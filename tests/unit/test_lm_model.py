@@ -17,7 +17,9 @@ from entropic_bound.lm.trainer import (
     LMTrainConfig,
     checkpoint_steps,
     clip_per_member,
+    heldout_bits,
     lr_at,
+    tiling_starts,
     train_lm_ensemble,
     windows,
 )
@@ -191,3 +193,25 @@ def test_training_lowers_each_members_loss_towards_its_entropy_rate_independentl
         assert out.val_loss[-1][e] > s.entropy_rate() * math.log(2) - 0.1  # nobody beats the source
     _, alone = _train([12], splits[1:])  # member 1 trained alone follows the same path
     np.testing.assert_allclose(alone.val_loss[-1][0], out.val_loss[-1][1], rtol=1e-4)
+
+
+def test_tiling_starts_do_not_overlap_and_respect_a_pool():
+    starts = tiling_starts(100, 9)  # windows of 10 tokens
+    assert starts.tolist() == list(range(0, 90, 10)) and starts[-1] + 10 <= 100
+    spread = tiling_starts(1000, 9, limit=7)
+    assert len(spread) == 7 and spread[0] == 0 and np.all(np.diff(spread) >= 10)
+    pool = np.array([0, 3, 13, 14, 26, 39, 52, 95])  # episode starts; 95 leaves no whole window
+    assert tiling_starts(100, 9, pool).tolist() == [0, 13, 26, 39, 52]
+
+
+def test_heldout_bits_is_each_members_own_mean_loss_whatever_the_others_windows():
+    model = _model()
+    gen = torch.Generator().manual_seed(0)
+    splits = [torch.randint(0, 11, (n,), generator=gen).numpy() for n in (130, 60, 90)]
+    starts = [tiling_starts(len(s), model.n_ctx) for s in splits]  # 10, 4 and 6 windows
+    got = heldout_bits(model, splits, starts, chunk=3)
+    for e, (split, st) in enumerate(zip(splits, starts)):
+        x, y = windows(torch.as_tensor(split), torch.as_tensor(st), model.n_ctx)
+        logits = reference_forward(model, e, x)
+        want = F.cross_entropy(logits.reshape(-1, 11), y.reshape(-1)).item() / math.log(2)
+        assert got[e] == pytest.approx(want, rel=1e-5)
