@@ -218,26 +218,40 @@ HELDOUT_WINDOWS = 1024
 
 def _final_measures(model: EnsembleLM, group, members, probe_idx: torch.Tensor, pools) -> list[dict]:
     """Per member, at the final step: the logit-field fit of every head on the probe windows
-    (``{column: (L, H)}``), the loss over the whole held-out split (:data:`HELDOUT_WINDOWS`
-    non-overlapping windows; a recall control's open at episodes) and, for a recall control, its
-    answer accuracy on held-out episodes."""
+    (``{column: (L, H)}``), the content ablation per head, the loss over the whole held-out split
+    (:func:`_heldout`) and, for a recall control, its answer accuracy (:func:`_answer_accuracy`)."""
     fields = ensemble_lm_fields(model, probe_idx)  # [member][layer][head] dicts
     ablation = content_ablation_bits(model, probe_idx)  # (E, L, H)
+    heldout = _heldout(model, members, pools)
     out = [
         {
             "logit_field": {c: [[h[c] for h in layer] for layer in fields[e]] for c in LOGIT_FIELD_COLUMNS},
             "final_heads": {"content_ablation_bits": ablation[e].tolist()},
+            **heldout[e],
         }
         for e in range(len(group))
     ]
+    for e, accuracy in _answer_accuracy(model, members).items():
+        out[e]["answer_accuracy"] = accuracy
+    return out
+
+
+def _heldout(model: EnsembleLM, members, pools) -> list[dict]:
+    """Per member, the final loss over up to :data:`HELDOUT_WINDOWS` non-overlapping windows of its
+    held-out split (a recall control's open at its episodes) and how many windows that was."""
     vals = [m[2] for m in members]
     tiles = [
         tiling_starts(len(v), model.n_ctx, None if pool is None else pool[1], HELDOUT_WINDOWS)
         for v, pool in zip(vals, pools)
     ]
-    for e, bits in enumerate(heldout_bits(model, vals, tiles)):
-        out[e].update(heldout_bits=float(bits), heldout_windows=len(tiles[e]))
-    n_ctx, vals, masks, starts = model.n_ctx, [], [], []
+    bits = heldout_bits(model, vals, tiles)
+    return [{"heldout_bits": float(b), "heldout_windows": len(t)} for b, t in zip(bits, tiles)]
+
+
+def _answer_accuracy(model: EnsembleLM, members) -> dict[int, float]:
+    """``{member: held-out answer accuracy}`` for the recall controls (corpora with an answer mask),
+    on up to :data:`ANSWER_WINDOWS` episode-aligned held-out windows."""
+    vals, masks, starts = [], [], []
     for corpus, train, val, _ in members:
         vals.append(val)
         if corpus.answer_mask is None:
@@ -245,15 +259,14 @@ def _final_measures(model: EnsembleLM, group, members, probe_idx: torch.Tensor, 
             starts.append(np.zeros(0, dtype=np.int64))
             continue
         masks.append(corpus.answer_mask[len(train) :])
-        starts.append(episode_starts(val, corpus.episode_len, n_ctx)[:ANSWER_WINDOWS])
+        starts.append(episode_starts(val, corpus.episode_len, model.n_ctx)[:ANSWER_WINDOWS])
     recall = [e for e, m in enumerate(masks) if m.any()]
-    if recall:
-        w = min(len(starts[e]) for e in recall)  # answer_accuracy takes one window count for all
-        padded = [s[:w] if len(s) >= w else np.zeros(w, dtype=np.int64) for s in starts]
-        accuracy = answer_accuracy(model, vals, masks, padded)
-        for e in recall:
-            out[e]["answer_accuracy"] = float(accuracy[e])
-    return out
+    if not recall:
+        return {}
+    w = min(len(starts[e]) for e in recall)  # answer_accuracy takes one window count for all
+    padded = [s[:w] if len(s) >= w else np.zeros(w, dtype=np.int64) for s in starts]
+    accuracy = answer_accuracy(model, vals, masks, padded)
+    return {e: float(accuracy[e]) for e in recall}
 
 
 def _member_result(
