@@ -404,3 +404,11 @@ def test_a_routing_kernel_is_low_rank_relative_to_the_heads_dimension():
     assert (heads["category"] == "content").all() and (heads["logit_field_rank_90"] == 2).all()
     kernel = routing_kernel(heads, content=0.5, explained=0.5, rank_fraction=0.25)
     assert kernel.tolist() == [True, False, False]
+
+
+def test_the_final_loss_is_the_held_out_split_and_old_stores_fall_back_to_the_curve_point():
+    from entropic_bound.experiments.e7_language.analysis import _heldout
+
+    runs = pd.DataFrame({"val_bits": [2.5, 2.6], "heldout_bits": [2.4, np.nan]})
+    assert _heldout(runs).tolist() == [2.4, 2.6]  # NaN: a run stored before it was measured
+    assert _heldout(runs.drop(columns="heldout_bits")).tolist() == [2.5, 2.6]
