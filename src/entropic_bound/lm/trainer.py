@@ -71,16 +71,21 @@ def member_windows(splits: list[torch.Tensor], starts: list[torch.Tensor], n_ctx
 
 
 @torch.no_grad()
-def eval_losses(model: EnsembleLM, x: torch.Tensor, y: torch.Tensor, chunk: int = 32) -> np.ndarray:
-    """Mean next-token cross-entropy (nats) of each member on its windows ``(E, W, n)``: ``(E,)``."""
+def eval_losses(
+    model: EnsembleLM, x: torch.Tensor, y: torch.Tensor, chunk: int = 32, weights: torch.Tensor | None = None
+) -> np.ndarray:
+    """Mean next-token cross-entropy (nats) of each member on its windows ``(E, W, n)``: ``(E,)``;
+    with window ``weights (E, W)`` the weighted mean over windows."""
     was_training, device = model.training, next(model.parameters()).device
     model.eval()
+    w = torch.ones(x.shape[:2], dtype=torch.float64) if weights is None else weights.double()
     total = torch.zeros(x.shape[0], dtype=torch.float64)
     for i in range(0, x.shape[1], chunk):
-        xs, ys = x[:, i : i + chunk].to(device), y[:, i : i + chunk].to(device)
-        total += model.member_losses(xs, ys).double().cpu() * xs.shape[1]
+        xs, ys, ws = x[:, i : i + chunk].to(device), y[:, i : i + chunk].to(device), w[:, i : i + chunk]
+        per_token = None if weights is None else ws[..., None].expand(xs.shape).to(device)
+        total += model.member_losses(xs, ys, per_token).double().cpu() * ws.sum(dim=1)
     model.train(was_training)
-    return (total / x.shape[1]).numpy()
+    return (total / w.sum(dim=1)).numpy()
 
 
 def tiling_starts(
@@ -102,29 +107,18 @@ def tiling_starts(
     return starts
 
 
-@torch.no_grad()
 def heldout_bits(
     model: EnsembleLM, splits: list[np.ndarray], starts: list[np.ndarray], chunk: int = 64
 ) -> np.ndarray:
     """Mean next-token loss (bits/token) of member ``e`` over its windows at ``starts[e]`` of
-    ``splits[e]``: ``(E,)``. Members may have different window counts (short padding windows get
-    weight 0), so a member's number does not depend on the others in its ensemble."""
-    was_training, device, n_ctx = model.training, next(model.parameters()).device, model.n_ctx
-    model.eval()
+    ``splits[e]``: ``(E,)``. Members may have different window counts (the shorter lists are padded
+    with repeats of their own windows at weight 0), so a member's number does not depend on the
+    others in its ensemble."""
     width = max(len(s) for s in starts)
     padded = [torch.as_tensor(np.resize(s, width), dtype=torch.long) for s in starts]
     weight = torch.stack([(torch.arange(width) < len(s)).double() for s in starts])  # (E, W)
-    x, y = member_windows([torch.as_tensor(t, dtype=torch.long) for t in splits], padded, n_ctx)
-    total = torch.zeros(len(starts), dtype=torch.float64)
-    for i in range(0, width, chunk):
-        logits = model(x[:, i : i + chunk].to(device))  # (E, B, n, V)
-        nll = torch.nn.functional.cross_entropy(
-            logits.flatten(0, 2).float(), y[:, i : i + chunk].reshape(-1).to(device), reduction="none"
-        )
-        per_window = nll.view(*logits.shape[:2], -1).mean(dim=2).double().cpu()  # (E, B)
-        total += (per_window * weight[:, i : i + chunk]).sum(dim=1)
-    model.train(was_training)
-    return (total / weight.sum(dim=1) / np.log(2.0)).numpy()
+    x, y = member_windows([torch.as_tensor(t, dtype=torch.long) for t in splits], padded, model.n_ctx)
+    return eval_losses(model, x, y, chunk, weight) / np.log(2.0)
 
 
 def lr_at(step: int, cfg: LMTrainConfig) -> float:
