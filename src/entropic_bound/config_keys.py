@@ -148,7 +148,11 @@ def current_schema() -> dict:
     for name in EXPERIMENTS.names():
         cls = EXPERIMENTS.get(name)
         cfg = cls.default_config("quick")
-        out[name] = {"keys": cfglib.keys(cfg), "fields": _fields(cfg), "renamed": dict(cls.renamed_keys)}
+        out[name] = {
+            "keys": cfglib.keys(cfg),
+            "fields": _fields(cfg),
+            "renamed": {**cls.renamed_keys, **cls.retired_keys},
+        }
     return json.loads(json.dumps(out))  # as the file holds it (tuples as lists)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from entropic_bound.config import keys
+from entropic_bound.config_keys import check_keys
 from entropic_bound.errors import ConfigError
 from entropic_bound.pipeline import configure
 from entropic_bound.registry import EXPERIMENTS
@@ -58,6 +59,7 @@ def test_a_config_stored_flat_loads_into_the_same_nested_config(key):
         ("E7", "corpus_seed", "task.seed"),
         ("E7", "d_model", "model.d_model"),
         ("E7", "robustness_grid", "verdict.robustness_grid"),
+        ("E7", "verdict.c13_kernel_max_rank", "verdict.c13_kernel_rank_fraction"),  # retired
     ],
 )
 def test_an_old_key_in_an_override_names_its_new_key(name, old, new):
@@ -69,5 +71,18 @@ def test_every_renamed_key_points_at_a_key_the_config_has():
     for name in EXPERIMENTS.names():
         cls = EXPERIMENTS.get(name)
         known = set(keys(cls.default_config("quick")))
-        assert set(cls.renamed_keys.values()) <= known, name
-        assert not set(cls.renamed_keys) & known, name
+        assert set(cls.renamed_keys.values()) | set(cls.retired_keys.values()) <= known, name
+        assert not (set(cls.renamed_keys) | set(cls.retired_keys)) & known, name
+
+
+def test_a_store_holding_a_retired_key_still_reads_with_the_new_key_at_its_default():
+    """A config stored before E7's absolute kernel-rank bound became a share of d_head (session 6)."""
+    from entropic_bound.config import to_dict
+
+    cls = EXPERIMENTS.get("E7")
+    stored = to_dict(configure("E7", "paper").cfg)
+    stored["verdict"] = {**stored["verdict"], "c13_kernel_max_rank": 2}
+    del stored["verdict"]["c13_kernel_rank_fraction"]
+    assert cls.from_dict(stored) == configure("E7", "paper").cfg
+    with pytest.raises(ConfigError, match="it is now 'verdict.c13_kernel_rank_fraction'"):
+        check_keys("E7", {"verdict.c13_kernel_max_rank": 4})  # the CLI's fast check (no torch) too

@@ -106,6 +106,10 @@ class Experiment(ABC):
     # old config key → new: a store written before a rename still reads, and an old key in an
     # override fails pointing at the new one
     renamed_keys: dict[str, str] = {}
+    # old config key → the key that replaced it with another meaning, whose value cannot be carried
+    # over: a store written before still reads (the new key at its default), an override fails
+    # pointing at the new one
+    retired_keys: dict[str, str] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -146,15 +150,20 @@ class Experiment(ABC):
     def _reject_renamed(cls, overrides: Any) -> None:
         """An override with a key the config no longer has fails naming the key it became."""
         items = overrides if isinstance(overrides, Mapping) else dict(map(cfglib.parse_assignment, overrides))
+        replaced = {**cls.renamed_keys, **cls.retired_keys}
         for key in items:
-            if key in cls.renamed_keys:
-                new = cls.renamed_keys[key]
+            if key in replaced:
+                new = replaced[key]
                 raise ConfigError(f"Unknown config key '{key}': it is now '{new}'. Did you mean '{new}'?")
 
     @classmethod
     def from_dict(cls, data: dict) -> Any:
         """Rebuild a stored config (as written by :func:`entropic_bound.config.to_dict`)."""
-        flat = {cls.renamed_keys.get(k, k): v for k, v in cfglib.flatten(data).items()}
+        flat = {
+            cls.renamed_keys.get(k, k): v
+            for k, v in cfglib.flatten(data).items()
+            if k not in cls.retired_keys
+        }
         return cfglib.validate(cfglib.apply_overrides(cls.default_config("quick"), flat))
 
     # -- the sweep -----------------------------------------------------------------------

@@ -49,6 +49,9 @@ class E7Language(Experiment):
         ),
     }
 
+    # session 6: an absolute rank bound became a share of each head's d_head
+    retired_keys = {"verdict.c13_kernel_max_rank": "verdict.c13_kernel_rank_fraction"}
+
     scale_settings = SCALE_SETTINGS
 
     @property
