@@ -247,6 +247,7 @@ def _trained_heads(corpora: list[str], settings: dict):
 
 def test_trained_lag_copy_and_markov_controls_come_out_structural():
     from entropic_bound.experiments.e7_language.c13 import control_report
+    from entropic_bound.experiments.e7_language.config import ABLATION_BITS
 
     names = ["lagcopy-L4", "markov_v4_k2_a0.1"]
     small = {"task.tokens": 20_000, "train.steps": 300, "model.n_ctx": 16, "probe_windows": 12}
@@ -255,9 +256,11 @@ def test_trained_lag_copy_and_markov_controls_come_out_structural():
     report = control_report(heads, names)
     assert report["lagcopy-L4"]["agrees"] and report["markov_v4_k2_a0.1"]["agrees"]
     assert report["markov_v4_k2_a0.1"]["shares_by_category"]["local"] >= 0.5
-    # a lag-copy head may attend by content, but nothing downstream uses it: its routing carries no loss
+    # a lag-copy head may attend by content, but nothing downstream uses it: its routing carries no
+    # loss by the verdict's own threshold (the last bits of training, which differ across CPUs and
+    # BLAS builds, move these 12-window ablations by ~0.01 bits)
     lag = heads[heads["source"] == "lagcopy-L4"]
-    assert (lag["content_ablation_bits"].abs() < 0.01).all()
+    assert (lag["content_ablation_bits"].abs() < ABLATION_BITS).all()
     assert report["lagcopy-L4"]["answering_heads"]["content"] == 0
     # the Markov model's local heads carry loss through content inside their band: still local
     markov = heads[heads["source"] == "markov_v4_k2_a0.1"]

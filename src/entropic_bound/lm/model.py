@@ -47,16 +47,25 @@ class Block(nn.Module):
         self.W_in, self.b_in = P(d_model, d_mlp), P(d_mlp)
         self.W_out, self.b_out = P(d_mlp, d_model), P(d_model)
 
+    def qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Queries, keys and values of ``x (E, B, n, d)``, each ``(E, B, H, n, d_head)``: one batched
+        matmul per member over its ``[W_Q | W_K | W_V]`` (a broadcast matmul would copy the weights
+        for every window)."""
+        E, B, n, d = x.shape
+        H, dk = self.W_Q.shape[1], self.W_Q.shape[-1]
+        W = torch.cat([self.W_Q, self.W_K, self.W_V], dim=1).permute(0, 2, 1, 3).reshape(E, d, 3 * H * dk)
+        b = torch.cat([self.b_Q, self.b_K, self.b_V], dim=1).reshape(E, 1, 3 * H * dk)
+        qkv = torch.baddbmm(b, x.reshape(E, B * n, d), W)  # (E, B·n, 3·H·dk)
+        return qkv.view(E, B, n, 3 * H, dk).transpose(2, 3).split(H, dim=2)  # 3 × (E, B, H, n, dk)
+
     def attention(
         self, x: torch.Tensor, return_pattern: bool, patch: tuple[int, torch.Tensor] | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Causal attention of ``x (E, B, n, d)``: output ``(E, B, n, d)`` and, if asked, the pattern
         ``(E, B, H, n, n)`` (explicit softmax); otherwise the fused kernel and no pattern. ``patch =
         (head, pattern (E, B, n, n))`` replaces that head's pattern (an ablation)."""
-        E, B, n, _ = x.shape
-        q = torch.einsum("ebnd,ehdk->ebhnk", x, self.W_Q) + self.b_Q[:, None, :, None]  # (E, B, H, n, dk)
-        k = torch.einsum("ebnd,ehdk->ebhnk", x, self.W_K) + self.b_K[:, None, :, None]
-        v = torch.einsum("ebnd,ehdk->ebhnk", x, self.W_V) + self.b_V[:, None, :, None]
+        E, B, n, d = x.shape
+        q, k, v = self.qkv(x)  # (E, B, H, n, dk)
         pattern = None
         if return_pattern or patch is not None:
             scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])  # (E, B, H, n, n)
@@ -69,13 +78,17 @@ class Block(nn.Module):
         else:
             flat = lambda t: t.reshape(E * B, *t.shape[2:])  # (E·B, H, n, dk)
             z = F.scaled_dot_product_attention(flat(q), flat(k), flat(v), is_causal=True).view(q.shape)
-        return torch.einsum("ebhnk,ehkd->ebnd", z, self.W_O) + self.b_O[:, None, None], pattern
+        z = z.transpose(2, 3).reshape(E, B * n, -1)  # heads side by side: (E, B·n, H·dk)
+        out = torch.baddbmm(self.b_O[:, None], z, self.W_O.reshape(E, -1, d))  # Σ_h z_h W_O[h]
+        return out.view(E, B, n, d), pattern
 
     def forward(self, x: torch.Tensor, return_pattern: bool = False, patch=None):
+        E, B, n, d = x.shape
         attn, pattern = self.attention(_ln(x, self.ln1_w, self.ln1_b), return_pattern, patch)
         x = x + attn  # (E, B, n, d)
-        h = F.gelu(_ln(x, self.ln2_w, self.ln2_b) @ self.W_in[:, None] + self.b_in[:, None, None])
-        return x + h @ self.W_out[:, None] + self.b_out[:, None, None], pattern
+        h = torch.baddbmm(self.b_in[:, None], _ln(x, self.ln2_w, self.ln2_b).reshape(E, B * n, d), self.W_in)
+        out = torch.baddbmm(self.b_out[:, None], F.gelu(h), self.W_out)  # (E, B·n, d)
+        return x + out.view(E, B, n, d), pattern
 
 
 class EnsembleLM(nn.Module):
@@ -147,7 +160,7 @@ class EnsembleLM(nn.Module):
             here = patch[1:] if patch is not None and patch[0] == layer else None
             x, pattern = block(x, return_mixers, here)
             patterns.append(pattern)
-        logits = _ln(x, self.lnf_w, self.lnf_b) @ self.W_U[:, None]  # (E, B, n, V)
+        logits = torch.bmm(_ln(x, self.lnf_w, self.lnf_b).reshape(E, B * n, -1), self.W_U).view(E, B, n, -1)
         return (logits, torch.stack(patterns, dim=2)) if return_mixers else logits  # (E, B, L, H, n, n)
 
     def member_losses(
