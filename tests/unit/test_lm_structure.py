@@ -312,3 +312,28 @@ def test_random_weight_control_redraws_every_weight_from_its_seed():
     )
     assert abs(float(a.detach().std()) - 0.02) < 0.002  # BERT's initializer_range
     assert resolve_checkpoint("minilm-random")[1].endswith("+reinit0")
+
+
+def test_the_moved_mass_floor_is_a_setting_that_moves_only_content_heads():
+    """A concentrated head whose content moves little mass (a lag-copy head: share 0.6, TV 0.1) is
+    content under the default floor and positional under 0.25; a router moving half its mass stays
+    content; a local head is local under both (the floor only moves heads out of ``content``)."""
+    scores = {
+        "sink_score": np.zeros(3),
+        "locality_mass": np.array([0.1, 0.1, 0.9]),
+        "uniform_tv": np.full(3, 0.8),
+        "content_share": np.array([0.6, 0.9, 0.9]),
+        "content_tv": np.array([0.1, 0.5, 0.1]),
+    }
+    assert list(head_categories(scores, **THRESHOLDS)) == ["content", "content", "local"]
+    assert list(head_categories(scores, **THRESHOLDS, min_moved=0.25)) == ["positional", "content", "local"]
+
+
+def test_c13_maps_the_moved_mass_floor_in_its_robustness_grid():
+    from entropic_bound.experiments.e7_language.claims import grids
+    from entropic_bound.experiments.e7_language.experiment import E7Language
+
+    for scale in ("quick", "paper"):
+        cfg = E7Language.configure(scale, {})
+        assert cfg.verdict.c13_min_moved == 0.05
+        assert {"c13_min_moved": 0.25} in grids(cfg)["C13"]

@@ -209,6 +209,7 @@ def head_categories(
     sink: float,
     locality: float,
     structure: float,
+    min_moved: float = MIN_MOVED,
 ) -> np.ndarray:
     """Each head's category (``CATEGORIES``), elementwise over the score arrays, first match wins:
 
@@ -217,7 +218,7 @@ def head_categories(
     ``sink`` — sink score > ``sink``; ``local`` — locality mass ≥ ``locality`` (the band holds the
     attention, whatever content decides inside it); ``content`` — ``content_share ≥ content``, most
     of the movement its mean pattern allows is made by content; ``positional`` — content-independent
-    and far from uniform; content must also move at least ``MIN_MOVED`` of the mass (content TV).
+    and far from uniform; content must also move at least ``min_moved`` of the mass (content TV).
     A NaN score (one window) counts as content: no evidence of independence.
     Last, where ``scores`` has a finite ``content_share_answers`` (a recall control's answer rows)
     that reaches ``content``, the head is ``content``: it routes where routing is known to happen. A
@@ -228,7 +229,7 @@ def head_categories(
     ctv = np.asarray(scores[share], dtype=float)
     moved = np.asarray(scores["content_tv"], dtype=float)
     out = np.full(ctv.shape, "positional", dtype=object)
-    out[~(ctv < content) & ~(moved < MIN_MOVED)] = "content"  # NaN (one window) counts as content
+    out[~(ctv < content) & ~(moved < min_moved)] = "content"  # NaN (one window) counts as content
     out[np.asarray(scores["locality_mass"], dtype=float) >= locality] = "local"
     out[np.asarray(scores["sink_score"], dtype=float) > sink] = "sink"
     out[np.asarray(scores["uniform_tv"], dtype=float) < structure] = "averaging"
@@ -237,5 +238,5 @@ def head_categories(
         answers = np.broadcast_to(np.asarray(scores[answer_key], dtype=float), ctv.shape)
         moved = np.broadcast_to(np.asarray(scores.get("content_tv_answers", answers), dtype=float), ctv.shape)
         with np.errstate(invalid="ignore"):
-            out[(answers >= content) & (moved >= MIN_MOVED)] = "content"  # NaN (no answer rows): False
+            out[(answers >= content) & (moved >= min_moved)] = "content"  # NaN (no answer rows): False
     return out

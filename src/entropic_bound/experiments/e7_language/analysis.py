@@ -219,6 +219,7 @@ def categorise(cfg, heads: pd.DataFrame) -> np.ndarray:
         sink=cfg.verdict.c13_sink_threshold,
         locality=cfg.verdict.c13_locality_threshold,
         structure=cfg.verdict.c13_structure_tv,
+        min_moved=cfg.verdict.c13_min_moved,
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from ...config import param
 from ...errors import ConfigError
 from ...lm.corpora import CORPORA, KINDS
+from ...lm.structure import MIN_MOVED
 from ...lm.trainer import LMTrainConfig
 from ...spectra import ESTIMATOR_KEYS
 
@@ -147,6 +148,12 @@ class E7Verdict:
         gt=0.0,
         le=1.0,
         doc="a head is content routing when content makes this share of the attention movement its mean pattern allows",
+    )
+    c13_min_moved: float = param(
+        MIN_MOVED,
+        ge=0.0,
+        le=1.0,
+        doc="a content head's content must also move at least this share of its attention mass (content TV)",
     )
     c13_ablation_bits: float = param(
         ABLATION_BITS,
