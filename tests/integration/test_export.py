@@ -182,10 +182,19 @@ def test_mlflow_export_resumes_an_interrupted_run_and_skips_finished_ones(store_
     assert stale.info.run_id not in {r.info.run_id for r in runs}
 
 
-@pytest.mark.parametrize("fmt,module", [("tensorboard", "tensorboard"), ("mlflow", "mlflow")])
-def test_a_missing_tracker_package_names_the_extra(fmt, module, store_path, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize(
+    "fmt,module,extra",
+    [
+        ("tensorboard", "tensorboard", "tensorboard"),
+        ("mlflow", "mlflow", "mlflow"),
+        ("parquet", "pyarrow", "parquet"),
+    ],
+)
+def test_a_missing_optional_package_names_the_extra(
+    fmt, module, extra, store_path, tmp_path, monkeypatch, capsys
+):
     monkeypatch.setitem(sys.modules, module, None)  # import of the package now fails
     assert export(store_path, tmp_path / "o", fmt) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and f"pip install 'entropic-bound[{module}]'" in err
+    assert len(err.splitlines()) == 1 and f"pip install 'entropic-bound[{extra}]'" in err
     assert not (tmp_path / "o").exists()

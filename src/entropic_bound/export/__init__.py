@@ -17,7 +17,11 @@ from ..ownership import claim_output_folder
 
 FORMATS = ("csv", "parquet", "tensorboard", "mlflow")
 # format → (module it needs, pip extra that installs it)
-OPTIONAL = {"tensorboard": ("tensorboard", "tensorboard"), "mlflow": ("mlflow", "mlflow")}
+OPTIONAL = {
+    "parquet": ("pyarrow", "parquet"),
+    "tensorboard": ("tensorboard", "tensorboard"),
+    "mlflow": ("mlflow", "mlflow"),
+}
 
 
 def require(fmt: str) -> None:
