@@ -47,7 +47,9 @@ def main() -> None:
         order = int(name.split("_k")[1].split("_")[0])
         corpus = load_corpus(name, args.tokens, derive_seed("E7/corpus", name, 0))
         recurs, right = copy_stats(np.asarray(corpus.tokens), order, args.n_ctx)
-        print(f"{name:<22}{corpus.entropy_rate_bits:>10.3f}{recurs:>8.2f}{right:>12.2f}{recurs * right:>9.2f}")
+        print(
+            f"{name:<22}{corpus.entropy_rate_bits:>10.3f}{recurs:>8.2f}{right:>12.2f}{recurs * right:>9.2f}"
+        )
 
 
 if __name__ == "__main__":
