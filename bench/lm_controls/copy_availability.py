@@ -19,22 +19,7 @@ import numpy as np
 
 from entropic_bound.experiments.base import derive_seed
 from entropic_bound.lm.corpora import CORPORA, load_corpus
-
-
-def copy_stats(tokens: np.ndarray, order: int, n_ctx: int) -> tuple[float, float]:
-    """``(share of targets whose context recurs earlier in the window, share of those the copy gets right)``."""
-    recurs = right = total = 0
-    for start in range(0, len(tokens) - n_ctx - 1, n_ctx + 1):
-        w = tokens[start : start + n_ctx + 1]
-        for i in range(order - 1, n_ctx):  # predict w[i + 1] from the context ending at i
-            total += 1
-            context = tuple(w[i - order + 1 : i + 1])
-            for j in range(i - 1, order - 2, -1):  # the latest earlier occurrence
-                if tuple(w[j - order + 1 : j + 1]) == context:
-                    recurs += 1
-                    right += int(w[j + 1] == w[i + 1])
-                    break
-    return recurs / total, right / max(recurs, 1)
+from entropic_bound.lm.recurrence import context_recurrence
 
 
 def main() -> None:
@@ -46,7 +31,7 @@ def main() -> None:
     for name in (n for n in CORPORA.names() if n.startswith("markov_")):
         order = int(name.split("_k")[1].split("_")[0])
         corpus = load_corpus(name, args.tokens, derive_seed("E7/corpus", name, 0))
-        recurs, right = copy_stats(np.asarray(corpus.tokens), order, args.n_ctx)
+        recurs, right = context_recurrence(np.asarray(corpus.tokens), order, args.n_ctx)
         print(
             f"{name:<22}{corpus.entropy_rate_bits:>10.3f}{recurs:>8.2f}{right:>12.2f}{recurs * right:>9.2f}"
         )

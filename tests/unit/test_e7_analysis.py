@@ -270,6 +270,41 @@ def test_c13_is_inconclusive_when_a_control_disagrees():
     assert _decide(heads, {}).verdict == "inconclusive"  # no control in the grid: nothing shown
 
 
+def test_a_control_that_is_not_required_is_reported_but_does_not_block_the_verdict():
+    heads = _heads({f"s{i}": {f"m{i}": ["local"] * 7 + ["noise"]} for i in range(3)})
+    recall = {"agrees": True, "shares_by_category": {}}
+    copyable = {"agrees": False, "required": False, "shares_by_category": {"content": 0.5}}
+    required = {"agrees": False, "required": True, "shares_by_category": {"content": 0.5}}
+    assert _decide(heads, {"mqar-p2": recall, "markov_v4_k3_a0.1": copyable}).verdict == "confirmed"
+    assert _decide(heads, {"mqar-p2": recall, "markov_v8_k2_a0.1": required}).verdict == "inconclusive"
+    assert _decide(heads, {"markov_v4_k3_a0.1": copyable}).verdict == "inconclusive"  # none required
+
+
+def test_the_copyable_markov_sources_are_the_high_recurrence_ones():
+    """On the registered sources E7 trains on (quick corpus size and window): the 4-symbol sources
+    with sparse transitions recur for most targets and leave the required local controls; the 8- and
+    16-symbol ones and the dense 4-symbol order-3 source stay; a bound of 1 requires every one."""
+    from entropic_bound.experiments.e7_language.experiment import E7Language
+    from entropic_bound.experiments.e7_language.local_controls import markov_recurrences, not_local_only
+
+    cfg = E7Language.configure("quick", {})
+    names = [
+        "markov_v4_k2_a0.1",
+        "markov_v4_k3_a0.1",
+        "markov_v4_k3_a1",
+        "markov_v8_k2_a0.1",
+        "markov_v16_k2_a0.1",
+    ]
+    rec = markov_recurrences(cfg, names + ["lagcopy-L4"])
+    assert set(rec) == set(names)
+    assert (
+        rec["markov_v4_k3_a0.1"] > 0.6 and rec["markov_v4_k2_a0.1"] > 0.6 and rec["markov_v16_k2_a0.1"] < 0.15
+    )
+    assert set(not_local_only(cfg, names)) == {"markov_v4_k2_a0.1", "markov_v4_k3_a0.1"}
+    every = E7Language.configure("quick", {"verdict.c13_local_max_recurrence": 1.0})
+    assert not_local_only(every, names) == {}
+
+
 def test_control_report_reads_real_scored_heads():
     recall = _heads({"mqar-p2": {"r0": ["kernel", "local"], "r1": ["kernel", "local"]}})
     lag = _heads({"lagcopy-L8": {"l0": ["local", "local"]}})
@@ -285,6 +320,10 @@ def test_control_report_reads_real_scored_heads():
     assert report["lagcopy-L8"]["agrees"] and report["lagcopy-L8"]["expected"] == ["positional", "local"]
     assert not report["mqar-p4"]["agrees"]
     assert not report["markov_v4_k3_a0.1"]["agrees"] and report["markov_v4_k3_a0.1"]["models"] == 0
+    assert all(r["required"] for r in report.values())
+    marked = control_report(heads, ["mqar-p2", "markov_v4_k3_a0.1"], not_required={"markov_v4_k3_a0.1": 0.73})
+    assert marked["mqar-p2"]["required"] and not marked["markov_v4_k3_a0.1"]["required"]
+    assert marked["markov_v4_k3_a0.1"]["context_recurrence"] == 0.73
 
 
 def test_a_recall_head_routing_at_its_answer_rows_is_a_content_control():

@@ -131,12 +131,19 @@ def _best_scores(models: list[pd.DataFrame]) -> dict[str, list[float]]:
     return out
 
 
-def control_report(controls: pd.DataFrame, names: list[str], ablation_bits: float = ABLATION_BITS) -> dict:
+def control_report(
+    controls: pd.DataFrame,
+    names: list[str],
+    ablation_bits: float = ABLATION_BITS,
+    not_required: dict[str, float] | None = None,
+) -> dict:
     """``{source: {expected, models, shares_by_category, kernel_share, logit_field_rank_90,
-    answering_heads, agrees}}`` for every control corpus in the grid (``names``); ``answering_heads``
-    counts, per category, the heads whose content routing carries at least ``ablation_bits``; a
-    control without a learned model disagrees."""
-    out = {}
+    answering_heads, agrees, required}}`` for every control corpus in the grid (``names``);
+    ``answering_heads`` counts, per category, the heads whose content routing carries at least
+    ``ablation_bits``; a control without a learned model disagrees. ``not_required``: ``{source:
+    context recurrence}`` of Markov sources an in-context lookup can answer (:mod:`.local_controls`),
+    reported but not required to agree."""
+    out, not_required = {}, not_required or {}
     for name in names:
         expected = next(v for k, v in CONTROLS.items() if name.startswith(k))
         g = controls[controls["source"] == name]
@@ -162,6 +169,8 @@ def control_report(controls: pd.DataFrame, names: list[str], ablation_bits: floa
                 for m in models
             ],
             "agrees": bool(models) and all(_model_agrees(m, expected, ablation_bits) for m in models),
+            "required": name not in not_required,
+            **({"context_recurrence": not_required[name]} if name in not_required else {}),
         }
     return out
 
@@ -198,7 +207,8 @@ def c13_on_heads(
         "visible kernel whose routing carries loss; lag-copy: positional/local, Markov: local, and in neither a "
         "content head whose routing carries loss — loss rise when the head's pattern is replaced by its mean)"
     )
-    controls_ok = bool(controls) and all(c["agrees"] for c in controls.values())
+    required = [c for c in controls.values() if c.get("required", True)]
+    controls_ok = bool(required) and all(c["agrees"] for c in required)
     evidence = {"heads": int(len(heads)), **info, "controls": controls, "controls_agree": controls_ok}
     struct = source_share(
         heads["source"],
@@ -275,7 +285,8 @@ def c13_sentence(e: dict, fmt: Formats) -> str:
     )
     agree = "controls agree" if e["controls_agree"] else "controls do NOT agree"
     ctl = "; ".join(
-        f"{k}: {'ok' if v['agrees'] else 'no'} ({', '.join(f'{c} {fmt.pct(p)}' for c, p in v['shares_by_category'].items() if p)})"
+        f"{k}{'' if v.get('required', True) else ' (not required: copyable)'}: {'ok' if v['agrees'] else 'no'} "
+        f"({', '.join(f'{c} {fmt.pct(p)}' for c, p in v['shares_by_category'].items() if p)})"
         for k, v in e["controls"].items()
     )
     return (

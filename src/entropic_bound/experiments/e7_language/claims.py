@@ -32,6 +32,7 @@ from ..claim_slices import with_option
 from .analysis import categorise, corpus_table, progress_points
 from .c13 import CONTROLS, c13_on_heads, c13_sentence, control_report, routing_kernel
 from .config import COMPLEXITY_MEASURES
+from .local_controls import not_local_only
 from .statistics import cluster_partials, spearman_test
 
 C11_STATEMENT = "static kernel rank anti-correlates with predicted task complexity"
@@ -198,7 +199,9 @@ def verdict_c13(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         chosen,
         share=v.c13_share,
         kernel_share=v.c13_kernel_share,
-        controls=control_report(heads, control_names, v.c13_ablation_bits),
+        controls=control_report(
+            heads, control_names, v.c13_ablation_bits, not_local_only(cfg, control_names)
+        ),
         info=info,
         n_boot=v.bootstrap,
         seed=v.bootstrap_seed,
@@ -253,6 +256,7 @@ def grids(cfg) -> dict[str, list[dict]]:
         {"c13_kernel_rank_fraction": 0.125},
         {"c13_kernel_rank_fraction": 0.5},
         {"c13_min_moved": 0.05},  # the floor before session 7 (bench/lm_controls/RESULTS.md), mapped
+        {"c13_local_max_recurrence": 1.0},  # every Markov source a required local control (before session 7)
     ]
     if paper:
         c11 += [{"rank_estimator": e} for e in ("stable_rank", "numerical_rank", "entropy_effective_rank")]

@@ -155,6 +155,12 @@ class E7Verdict:
         le=1.0,
         doc="a content head's content must also move at least this share of its attention mass (content TV)",
     )
+    c13_local_max_recurrence: float = param(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        doc="C13: a Markov source is a required local control only if its context recurs earlier in the window for fewer than this share of targets (1: every one)",
+    )
     c13_ablation_bits: float = param(
         ABLATION_BITS,
         ge=0.0,

@@ -1,0 +1,43 @@
+"""Which Markov sources are C13's *local* controls: those an in-context lookup cannot answer.
+
+A Markov source whose order-k context has already occurred earlier in the model's window for most
+targets can be answered by content routing (an induction-style lookup) as well as by a local band
+(:mod:`entropic_bound.lm.recurrence`), so its models may route by content without the instrument
+being wrong. Such a source stays in the grid and in the control report, but is not *required* to
+come out local (``verdict.c13_local_max_recurrence``; 1.0 requires every Markov source).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ...lm.corpora import load_corpus
+from ...lm.recurrence import context_recurrence
+from ..base import derive_seed
+
+
+def markov_order(name: str) -> int:
+    """``markov_v4_k3_a0.1`` → 3."""
+    return int(name.split("_k", 1)[1].split("_", 1)[0])
+
+
+@lru_cache(maxsize=64)
+def markov_recurrence(name: str, tokens: int, seed: int, n_ctx: int) -> float:
+    """Share of targets whose context recurs earlier in the window, on the corpus E7 trains on."""
+    corpus = load_corpus(name, tokens, derive_seed("E7/corpus", name, seed))
+    return context_recurrence(corpus.tokens, markov_order(name), n_ctx)[0]
+
+
+def markov_recurrences(cfg, names: list[str]) -> dict[str, float]:
+    """``{name: recurrence}`` of the Markov corpora among ``names``, in the grid's own corpus and window."""
+    return {
+        n: markov_recurrence(n, cfg.task.tokens, cfg.task.seed, cfg.model.n_ctx)
+        for n in names
+        if n.startswith("markov_")
+    }
+
+
+def not_local_only(cfg, names: list[str]) -> dict[str, float]:
+    """The Markov controls an in-context lookup can answer: recurrence ≥ ``c13_local_max_recurrence``."""
+    bound = cfg.verdict.c13_local_max_recurrence
+    return {n: r for n, r in markov_recurrences(cfg, names).items() if bound < 1.0 and r >= bound}
