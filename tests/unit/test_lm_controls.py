@@ -280,3 +280,13 @@ def test_registered_learnable_mqar_control():
     )
     queries = corpus.tokens.reshape(-1, 13)[:, 5::2]
     assert (queries[:, 0] == queries[:, 1]).any()  # repeats: not the distinct-query source
+
+
+def test_registered_four_pair_mqar_control():
+    """``mqar-p4r``: 4 pairs, 8 queries drawn with replacement (episode 1 + 8 + 16 = 25 tokens)."""
+    corpus = load_corpus("mqar-p4r", 5_000, 2)
+    src = MQARSource(4, 8, MQAR_KEYS, MQAR_VALUES, distinct_queries=False)
+    assert corpus.episode_len == src.episode_len == 25 and corpus.mixing_demand == 4
+    assert corpus.entropy_rate_bits == pytest.approx(src.entropy_rate())
+    assert np.array_equal(corpus.answer_mask, src.answer_mask(5_000))
+    assert np.isfinite(src.log2_prob(corpus.tokens)).all()

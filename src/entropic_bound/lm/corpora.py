@@ -195,6 +195,7 @@ for _m in (2, 4, 8):
 for _m in (2, 4, 8):
     _register_mqar(_m)
 _register_mqar(2, queries=4)  # mqar-p2r: the learnable recall control (RESULTS.md)
+_register_mqar(4, queries=8)  # mqar-p4r: 4 pairs, each asked about twice: learned by ~700 steps (RESULTS.md)
 for _L in (4, 8, 16):
     _register_lagcopy(_L)
 for _k in range(1, 7):
