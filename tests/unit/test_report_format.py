@@ -146,3 +146,25 @@ def test_every_claim_line_reads_its_experiments_real_evidence():
     for claim, line in CLAIM_LINES.items():
         text = line(evidence[claim])
         assert text and "{" not in text, claim
+
+
+def test_the_c13_line_marks_a_markov_control_that_is_not_required():
+    """A copyable Markov source is reported beside the required controls, marked so a reader does not
+    take its 'no' for a failed control (real quick evidence, one control marked as E7 now marks it)."""
+    import json
+    from pathlib import Path
+
+    from entropic_bound.report.claim_lines import CLAIM_LINES
+
+    evidence = json.loads((Path(__file__).resolve().parents[1] / "data" / "quick_evidence.json").read_text())
+    c13 = evidence["C13"]
+    controls = {**c13["controls"]}
+    controls["markov_v4_k3_a0.1"] = {
+        **controls["markov_v4_k3_a0.1"],
+        "agrees": False,
+        "required": False,
+        "context_recurrence": 0.73,
+    }
+    text = CLAIM_LINES["C13"]({**c13, "controls": controls})
+    assert "markov_v4_k3_a0.1 (not required: copyable): no" in text
+    assert "markov_v8_k2_a0.1 (not required" not in text  # stored before the flag: required
