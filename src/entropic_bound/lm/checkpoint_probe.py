@@ -12,6 +12,7 @@ logit-field fit (:func:`entropic_bound.inspect.fit_layer`).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
@@ -91,3 +92,19 @@ def checkpoint_mixers(
     modules = query_input_modules(model, adapter(cfg.arch).anchor, cfg.n_layers)
     mixers, inputs = realised_mixers_with_inputs(model, ids, modules)
     return mixers, inputs, bool(cfg.causal), int(cfg.d_head)
+
+
+@lru_cache(maxsize=16)
+def checkpoint_d_head(name: str) -> float:
+    """The head dimension of checkpoint ``name`` from its config (no forward pass), NaN when it is
+    not available on this machine: for runs stored before checkpoint runs recorded ``d_head``."""
+    from ..inspect import SafetensorsWeights, arch_config, open_checkpoint
+
+    resolved = resolve_checkpoint(name)
+    if resolved is None:
+        return float("nan")
+    try:
+        ckpt = open_checkpoint(resolved[0])
+        return float(arch_config(SafetensorsWeights(ckpt.files), ckpt.config).d_head)
+    except Exception:  # an unreadable folder: the head keeps an unknown d_head, as before
+        return float("nan")

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ...inspect.logit_field import LOGIT_FIELD_COLUMNS
-from ...lm.checkpoint_probe import is_random_control
+from ...lm.checkpoint_probe import checkpoint_d_head, is_random_control
 from ...lm.corpora import corpus_kind
 from ...lm.structure import head_categories
 from ..base import Analysis, ClaimContext, Verdict, curves_by_run, flat_params
@@ -160,7 +160,7 @@ def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]
                 r["run_id"],
                 f"checkpoint:{r['probe.checkpoint']}",
                 _checkpoint_kind(r["probe.checkpoint"]),
-                r.get("d_head", np.nan),  # NaN: stored before checkpoints recorded it
+                _stored_d_head(r),
             )
             for _, r in ck.iterrows()
         ]
@@ -204,6 +204,13 @@ def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]
         ],
     )
     return out.assign(category=categorise(cfg, out))
+
+
+def _stored_d_head(row) -> float:
+    """A checkpoint run's ``d_head``; one stored before runs recorded it reads the checkpoint's config
+    (NaN where that checkpoint is not on this machine: its heads then get no kernel flag)."""
+    d_head = row.get("d_head", np.nan)
+    return float(d_head) if np.isfinite(d_head) else checkpoint_d_head(row["probe.checkpoint"])
 
 
 def _checkpoint_kind(name: str) -> str:
