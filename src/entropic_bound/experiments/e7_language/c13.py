@@ -205,7 +205,10 @@ def c13_on_heads(
         f"interval lies above {share:g} and (2)'s below {kernel_share:g}; refuted if (1)'s lies below or (2)'s above; "
         "inconclusive otherwise, or when the controls do not come out as expected (recall: a content head with a "
         "visible kernel whose routing carries loss; lag-copy: positional/local, Markov: local, and in neither a "
-        "content head whose routing carries loss — loss rise when the head's pattern is replaced by its mean)"
+        "content head whose routing carries loss — loss rise when the head's pattern is replaced by its mean; "
+        f"a content head moves >= {info.get('min_moved', 0.05):g} of its attention mass; the Markov sources "
+        f"required are those whose context recurs earlier in the window for < {info.get('local_max_recurrence', 1.0):g} "
+        "of targets, the others are reported)"
     )
     required = [c for c in controls.values() if c.get("required", True)]
     controls_ok = bool(required) and all(c["agrees"] for c in required)

@@ -191,6 +191,8 @@ def verdict_c13(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         "kernel_content": v.c13_kernel_content,
         "kernel_explained": v.c13_kernel_explained,
         "kernel_rank_fraction": v.c13_kernel_rank_fraction,
+        "min_moved": v.c13_min_moved,
+        "local_max_recurrence": v.c13_local_max_recurrence,
         "runs_set_aside": int((~ok[ok["kind"].isin(v.c13_sources)]["learned"]).sum()),
         "checkpoints_measured": checkpoint_runs,
         "reference": _field_reference(heads),
