@@ -29,9 +29,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{'corpus':<22}{'rate bits':>10}{'recurs':>8}{'copy_right':>12}{'product':>9}")
     for name in (n for n in CORPORA.names() if n.startswith("markov_")):
-        order = int(name.split("_k")[1].split("_")[0])
         corpus = load_corpus(name, args.tokens, derive_seed("E7/corpus", name, 0))
-        recurs, right = context_recurrence(np.asarray(corpus.tokens), order, args.n_ctx)
+        recurs, right = context_recurrence(np.asarray(corpus.tokens), corpus.mixing_demand, args.n_ctx)
         print(
             f"{name:<22}{corpus.entropy_rate_bits:>10.3f}{recurs:>8.2f}{right:>12.2f}{recurs * right:>9.2f}"
         )

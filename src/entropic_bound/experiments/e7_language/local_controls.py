@@ -16,16 +16,11 @@ from ...lm.recurrence import context_recurrence
 from ..base import derive_seed
 
 
-def markov_order(name: str) -> int:
-    """``markov_v4_k3_a0.1`` → 3."""
-    return int(name.split("_k", 1)[1].split("_", 1)[0])
-
-
 @lru_cache(maxsize=64)
 def markov_recurrence(name: str, tokens: int, seed: int, n_ctx: int) -> float:
     """Share of targets whose context recurs earlier in the window, on the corpus E7 trains on."""
     corpus = load_corpus(name, tokens, derive_seed("E7/corpus", name, seed))
-    return context_recurrence(corpus.tokens, markov_order(name), n_ctx)[0]
+    return context_recurrence(corpus.tokens, corpus.mixing_demand, n_ctx)[0]  # a Markov source's order
 
 
 def markov_recurrences(cfg, names: list[str]) -> dict[str, float]:
@@ -40,4 +35,6 @@ def markov_recurrences(cfg, names: list[str]) -> dict[str, float]:
 def not_local_only(cfg, names: list[str]) -> dict[str, float]:
     """The Markov controls an in-context lookup can answer: recurrence ≥ ``c13_local_max_recurrence``."""
     bound = cfg.verdict.c13_local_max_recurrence
-    return {n: r for n, r in markov_recurrences(cfg, names).items() if bound < 1.0 and r >= bound}
+    if bound >= 1.0:  # every Markov source required: no corpus to read
+        return {}
+    return {n: r for n, r in markov_recurrences(cfg, names).items() if r >= bound}
