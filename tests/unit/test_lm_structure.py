@@ -325,6 +325,11 @@ def test_a_checkpoint_run_stored_without_d_head_reads_it_from_the_checkpoint(tmp
 
     assert checkpoint_d_head("minilm") == 32.0 and checkpoint_d_head("minilm-random") == 32.0  # 384 / 12
     assert np.isnan(checkpoint_d_head(str(tmp_path / "nowhere")))  # not on this machine: unknown
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text('{"model_type": "bert"}')
+    (broken / "model.safetensors").write_bytes(b"not a safetensors file")
+    assert np.isnan(checkpoint_d_head(str(broken)))  # unreadable weights: unknown, not a crash
     assert _stored_d_head({"probe.checkpoint": "minilm", "d_head": 16.0}) == 16.0  # the stored value wins
     assert _stored_d_head({"probe.checkpoint": "minilm"}) == 32.0  # a session-5 store
     assert _stored_d_head({"probe.checkpoint": "minilm", "d_head": float("nan")}) == 32.0

@@ -98,6 +98,7 @@ def checkpoint_mixers(
 def checkpoint_d_head(name: str) -> float:
     """The head dimension of checkpoint ``name`` from its config (no forward pass), NaN when it is
     not available on this machine: for runs stored before checkpoint runs recorded ``d_head``."""
+    from ..errors import UserInputError
     from ..inspect import SafetensorsWeights, arch_config, open_checkpoint
 
     resolved = resolve_checkpoint(name)
@@ -106,5 +107,5 @@ def checkpoint_d_head(name: str) -> float:
     try:
         ckpt = open_checkpoint(resolved[0])
         return float(arch_config(SafetensorsWeights(ckpt.files), ckpt.config).d_head)
-    except Exception:  # an unreadable folder: the head keeps an unknown d_head, as before
+    except UserInputError:  # unreadable or unknown architecture: the head keeps an unknown d_head, as before
         return float("nan")
