@@ -29,7 +29,7 @@ import pandas as pd
 from ..base import ClaimContext, Verdict, decide
 from ..claim import Claim, Formats, Setting, confirmed_settings_wording, needs_rows
 from ..claim_slices import with_option
-from .analysis import categorise, corpus_table, progress_points
+from .analysis import categorise, corpus_table, main_shape, progress_points
 from .c13 import CONTROLS, c13_on_heads, c13_sentence, control_report, routing_kernel
 from .config import COMPLEXITY_MEASURES
 from .local_controls import not_local_only
@@ -128,13 +128,14 @@ def verdict_c11(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     """C11 on the corpora of ``ok`` (the LM runs of :func:`.analysis.run_table`), ``cfg.seeds`` seeds each."""
     ok = ok[ok["seed"] < cfg.seeds]  # a robustness setting may keep fewer seeds
     corpora = corpus_table(cfg, ok)
+    points = ok[main_shape(cfg, ok) & ok["kind"].isin(cfg.verdict.c11_kinds)]  # the runs behind C11's points
     info = {
         "measure": cfg.verdict.complexity_measure,
         "estimator": cfg.verdict.rank_estimator,
         "kernel": cfg.verdict.kernel_measure,
         "kinds": list(cfg.verdict.c11_kinds),
-        "runs_used": int(ok[ok["kind"].isin(cfg.verdict.c11_kinds)]["learned"].sum()),
-        "runs_set_aside": int((~ok[ok["kind"].isin(cfg.verdict.c11_kinds)]["learned"]).sum()),
+        "runs_used": int(points["learned"].sum()),
+        "runs_set_aside": int((~points["learned"]).sum()),
     }
     return c11_on_corpora(
         corpora,
