@@ -79,7 +79,8 @@ def test_run_e7_tiny(tmp_path, capsys):
     } <= set(c11)
     # below 10 corpora the exact test; the recall control (its own model shape) is not a C11 point
     assert c11["test"] == "exact_permutation" and c11["corpora"] == 8
-    assert c11["runs_used"] == 2 * 8 and c11["runs_set_aside"] == 0  # the runs behind the points, not the recall's
+    # the runs behind the points, not the recall control's
+    assert c11["runs_used"] == 2 * 8 and c11["runs_set_aside"] == 0
     table = {row["name"]: row for row in c11["corpus_table"]}
     assert table["text:note"]["tokens"] == 1160 and table["tinyshakespeare"]["tokens"] == 4000
     assert "mqar-p2r" not in table and table["lagcopy-L4"]["mixing_known"] == pytest.approx(4, abs=1e-12)
