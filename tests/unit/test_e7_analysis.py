@@ -47,6 +47,25 @@ def test_partial_spearman_matches_the_first_order_formula():
     assert abs(partial_spearman(x, y, z[:, None])) < rxy  # the shared driver is removed
 
 
+def test_stacked_partial_spearman_equals_the_per_sample_one():
+    """C12's bootstrap computes every draw at once; each must equal partial_spearman, including a
+    sample with tied ranks, a constant control (rank-deficient design) and a missing value."""
+    from entropic_bound.stats.rank_tests import partial_spearman_stack
+
+    rng = np.random.default_rng(1)
+    data = rng.normal(size=(40, 30, 4))  # 40 samples of (x, y, two controls)
+    data[:, :, 1] += data[:, :, 0] + data[:, :, 2]
+    data[3] = np.round(data[3])  # ties
+    data[5, :, 3] = 2.0  # a constant control
+    data[7, 4, 1] = np.nan
+    data[9, :, 0] = 1.0  # x constant: no correlation to report
+    want = np.array([partial_spearman(d[:, 0], d[:, 1], d[:, 2:]) for d in data])
+    got = partial_spearman_stack(data)
+    assert np.isnan(got[9]) and np.isnan(want[9])
+    keep = np.arange(40) != 9
+    assert got[keep] == pytest.approx(want[keep], abs=1e-12)
+
+
 def test_wilson_interval_known_value():
     lo, hi = wilson(5, 10)
     assert lo == pytest.approx(0.2366, abs=1e-4) and hi == pytest.approx(0.7634, abs=1e-4)

@@ -57,6 +57,31 @@ def partial_spearman(x, y, controls) -> float:
     return float((ex * ey).sum() / denom) if denom > 1e-9 * len(ex) else float("nan")
 
 
+def partial_spearman_stack(data: np.ndarray) -> np.ndarray:
+    """:func:`partial_spearman` of every sample in ``data (B, M, 2 + k)`` (columns ``x, y,
+    controls``) at once: ``(B,)``. Equal to the per-sample function up to float round-off (the
+    residuals come from a QR projection instead of ``lstsq``); a sample with a non-finite value or
+    a rank-deficient design (a constant control) takes the per-sample function."""
+    data = np.asarray(data, dtype=float)
+    B, M, cols = data.shape
+    out = np.full(B, np.nan)
+    if M < cols + 1:  # fewer rows than partial_spearman needs (k + 3)
+        return out
+    R = rankdata(data, axis=1)  # (B, M, 2 + k) average ranks within each sample
+    A = np.concatenate([np.ones((B, M, 1)), R[..., 2:]], axis=2)  # (B, M, 1 + k)
+    Q, T = np.linalg.qr(A)  # Q (B, M, 1 + k)
+    E = R[..., :2] - Q @ (Q.transpose(0, 2, 1) @ R[..., :2])  # residuals of x, y: (B, M, 2)
+    denom = np.sqrt((E[..., 0] ** 2).sum(axis=1) * (E[..., 1] ** 2).sum(axis=1))
+    ok = denom > 1e-9 * M
+    out[ok] = (E[ok, :, 0] * E[ok, :, 1]).sum(axis=1) / denom[ok]
+    diag = np.abs(np.diagonal(T, axis1=1, axis2=2))  # (B, 1 + k)
+    scale = np.sqrt((A**2).sum(axis=1))
+    exact = np.isfinite(data).all(axis=(1, 2)) & (diag > 1e-10 * scale).all(axis=1)
+    for b in np.flatnonzero(~exact):
+        out[b] = partial_spearman(data[b, :, 0], data[b, :, 1], data[b, :, 2:])
+    return out
+
+
 def percentile_interval(boots: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     """Percentile interval of the finite bootstrap draws; NaNs when there are none."""
     boots = boots[np.isfinite(boots)]
