@@ -23,13 +23,15 @@ FLAT = json.loads((Path(__file__).resolve().parents[1] / "data" / "flat_configs.
 #: rule-chosen C3 estimator, E3's longer paper X2, E4's new C6 pair seeds, whose default a stored
 #: config without the field takes; issue 20: E7's learnable recall control mqar-p2r and its own
 #: init and steps; at paper scale, the main models' PyTorch-like init and 3,000 steps, with which the
-#: natural corpora reach their k-gram reference): every other field must still load identically.
+#: natural corpora reach their k-gram reference; session 8: quick E7's ensembles of 8, a scheduling
+#: setting that changes no number): every other field must still load identically.
 CHANGED_SINCE = {
     "E2": ("sample_counts", "verdict"),
     "E3": ("x2_train",),
     "E4": ("c6_seeds",),
     "E7": ("task", "recall_model", "recall_train"),
     "E7/paper": ("model", "train"),
+    "E7/quick": ("ensemble_size",),
 }
 
 

@@ -470,3 +470,14 @@ def test_the_final_loss_is_the_held_out_split_and_old_stores_fall_back_to_the_cu
     runs = pd.DataFrame({"val_bits": [2.5, 2.6], "heldout_bits": [2.4, np.nan]})
     assert _heldout(runs).tolist() == [2.4, 2.6]  # NaN: a run stored before it was measured
     assert _heldout(runs.drop(columns="heldout_bits")).tolist() == [2.5, 2.6]
+
+
+def test_quick_e7_schedules_the_recall_ensemble_first():
+    """Costliest first: the recall ensemble (2 members, d_model 64, 1,500 steps: ~62 CPU s measured)
+    outweighs an 8-member main ensemble (600 steps at d_model 32: ~56 s); counting members alone put
+    it last, after which one worker trained it while the other sat idle."""
+    exp = E7Language.configure("quick", {})
+    groups = exp.groups(exp.specs())
+    first = max(groups, key=exp.group_cost)
+    assert first[0].params["corpus.name"].startswith("mqar-")
+    assert sorted(len(g) for g in groups if "corpus.name" in g[0].params) == [2, 6, 8, 8]

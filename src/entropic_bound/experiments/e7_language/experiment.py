@@ -25,6 +25,8 @@ from .config import DEFAULT_INIT_STD, SCALE_SETTINGS, VERSIONED, E7Config
 from .execute import execute_checkpoint, execute_lm_group
 
 _WARNED: set[tuple[str, int]] = set()
+MEMBER_STEP_S = 0.0115  # CPU s per member-step at d_model 32, probes included (quick E7, 2-core Xeon)
+CHECKPOINT_RUN_S = 12.0  # CPU s to measure one released checkpoint at the quick probe size
 
 
 class E7Language(Experiment):
@@ -57,6 +59,16 @@ class E7Language(Experiment):
     @property
     def max_group(self) -> int:  # type: ignore[override]
         return self.cfg.ensemble_size
+
+    def group_cost(self, group: list[RunSpec]) -> float:
+        """Scheduling hint (CPU s, never changes a number): members × steps × the measured time of a
+        member-step at the group's width, so the recall ensemble (2 members at d_model 64, 2.5×
+        the steps) is not taken for the cheapest group and started last."""
+        p = group[0].params
+        if "probe.checkpoint" in p:
+            return CHECKPOINT_RUN_S * len(group) + self.analysis_cost
+        width = (p["model.d_model"] / 32) ** 0.7  # 10.7 ms at d_model 32, 17 ms at 64 (bench_lm_step.py)
+        return len(group) * p["train.steps"] * MEMBER_STEP_S * width + self.analysis_cost
 
     def _corpus_params(self) -> list[dict]:
         c, out = self.cfg, []
