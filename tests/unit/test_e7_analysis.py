@@ -476,7 +476,9 @@ def test_quick_e7_schedules_the_recall_ensemble_first():
     """Costliest first: the recall ensemble (2 members, d_model 64, 1,500 steps: ~62 CPU s measured)
     outweighs an 8-member main ensemble (600 steps at d_model 32: ~56 s); counting members alone put
     it last, after which one worker trained it while the other sat idle."""
-    exp = E7Language.configure("quick", {})
+    from entropic_bound.pipeline import configure
+
+    exp = configure("E7", "quick")
     groups = exp.groups(exp.specs())
     first = max(groups, key=exp.group_cost)
     assert first[0].params["corpus.name"].startswith("mqar-")
