@@ -30,7 +30,7 @@ RUN_ID_DIGESTS = {
     "E6/quick": "2cb8f22becdfe062",
     "E6/paper": "1f39aaf67c1b74ff",
     "E7/quick": "4ee77fe7f3bb2159",  # issue 20: the recall control is mqar-p2r (own init, steps)
-    "E7/paper": "fd7b47d6e6770b8d",  # ... 3,000 steps; session 6: PyTorch-like init for every paper model
+    "E7/paper": "130d83c83606c462",  # ... session 6: PyTorch-like init; session 8: mqar-p4r joins (3 new ids)
 }
 
 
