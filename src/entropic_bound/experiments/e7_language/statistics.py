@@ -50,7 +50,7 @@ def cluster_partials(points: pd.DataFrame, target: str, controls: list[str], n_b
 
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(rows), size=(n_boot, len(rows)))
-    if len({len(r) for r in rows}) == 1:  # runs of equal length: every draw at once (same numbers)
+    if len({len(r) for r in rows}) == 1:  # runs of equal length: every draw at once (equal up to round-off)
         index = np.stack(rows)[draws].reshape(n_boot, -1)  # (n_boot, N)
         boots = partial_spearman_stack(data[index])
     else:
