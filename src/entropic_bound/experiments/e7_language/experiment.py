@@ -26,11 +26,11 @@ from .execute import execute_checkpoint, execute_lm_group
 
 _WARNED: set[tuple[str, int]] = set()
 MEMBER_STEP_S = 0.0115  # CPU s per member-step at d_model 32, probes included (quick E7, 2-core Xeon)
-CHECKPOINT_RUN_S = 12.0  # CPU s to measure one released checkpoint at the quick probe size
 
 
 class E7Language(Experiment):
-    run_cost, analysis_cost = 7.0, 9.5  # CPU s at quick scale (bench/profile_reproduce.py)
+    # CPU s at quick scale: a checkpoint run (a language-model group's cost is in group_cost)
+    run_cost, analysis_cost = 12.0, 9.5
     name = "E7"
     title = "Natural language: small causal LMs on corpora of known and estimated complexity"
     declared_claims = CLAIMS
@@ -66,7 +66,7 @@ class E7Language(Experiment):
         the steps) is not taken for the cheapest group and started last."""
         p = group[0].params
         if "probe.checkpoint" in p:
-            return CHECKPOINT_RUN_S * len(group) + self.analysis_cost
+            return super().group_cost(group)
         width = (p["model.d_model"] / 32) ** 0.7  # 10.7 ms at d_model 32, 17 ms at 64 (bench_lm_step.py)
         return len(group) * p["train.steps"] * MEMBER_STEP_S * width + self.analysis_cost
 
