@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...lm.structure import CATEGORIES, STRUCTURAL
+from ...lm.structure import CATEGORIES, MIN_MOVED, STRUCTURAL
 from ..base import Verdict, decide
 from ..claim import Formats
 from .config import ABLATION_BITS
@@ -206,7 +206,7 @@ def c13_on_heads(
         "inconclusive otherwise, or when the controls do not come out as expected (recall: a content head with a "
         "visible kernel whose routing carries loss; lag-copy: positional/local, Markov: local, and in neither a "
         "content head whose routing carries loss — loss rise when the head's pattern is replaced by its mean; "
-        f"a content head moves >= {info.get('min_moved', 0.05):g} of its attention mass; the Markov sources "
+        f"a content head moves >= {info.get('min_moved', MIN_MOVED):g} of its attention mass; the Markov sources "
         f"required are those whose context recurs earlier in the window for < {info.get('local_max_recurrence', 1.0):g} "
         "of targets, the others are reported)"
     )
