@@ -93,7 +93,8 @@ class LogitFieldSystem:
         self.zq = np.concatenate([z, np.ones((B, n, 1))], axis=-1)  # (B, n, q) query + constant
         i, j = np.indices((n, n))
         self.offset = i - j + n - 1  # (n, n) index of the relative position i − j
-        C = np.einsum("bijc,bijd->bicd", self.w, self.w).reshape(B * n, p * p)
+        w_rows = self.w.reshape(B * n, n, p)
+        C = (w_rows.transpose(0, 2, 1) @ w_rows).reshape(B * n, p * p)  # Σ_j w wᵀ per query, as a GEMM
         zz = np.einsum("bia,bie->biae", self.zq, self.zq).reshape(B * n, self.q**2)
         G_KK = (zz.T @ C).reshape(self.q, self.q, p, p).transpose(0, 2, 1, 3).reshape(self.q * p, self.q * p)
         counts = self._scatter(self.mask)  # (B, n, n_off)
@@ -123,7 +124,8 @@ class LogitFieldSystem:
     def fit(self, A: np.ndarray, level: float = LEVEL) -> dict:
         """Fit one head's attention ``A (B, n, n)``; returns the columns and the kernel ``(q, p)``."""
         y = self.centred_logits(A)
-        r_K = np.einsum("bia,bijc,bij->ac", self.zq, self.w, y).ravel()
+        wy = (y[:, :, None, :] @ self.w)[:, :, 0]  # (B, n, p) Σ_j y_ij w_ij: a GEMM, not einsum's loops
+        r_K = (self.zq.reshape(-1, self.q).T @ wy.reshape(-1, self.p)).ravel()
         r_P = self._scatter(y).sum(axis=(0, 1))
         total = float((y**2).sum())
         r = np.concatenate([r_K, r_P])
