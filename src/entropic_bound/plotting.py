@@ -205,15 +205,21 @@ def make_legible(fig: Figure, dpi: int = DPI, min_pt: float = MIN_DISPLAY_PT) ->
     """Raise every text of ``fig`` that would show below ``min_pt`` at 100 % zoom in the report.
 
     Plot code picks sizes relative to each other; this one pass guarantees the floor whatever the
-    figure's width, so no figure needs its own arithmetic.
+    figure's width, so no figure needs its own arithmetic. It does not draw the figure (a draw costs
+    as much as the PNG): tick labels and offset texts, which exist only once drawn, are sized
+    through their axis, every other text as it is.
     """
     need = min_pt / display_scale(fig, dpi) + 1e-6
     for ax in fig.axes:
-        for which, labels in (("x", ax.get_xticklabels()), ("y", ax.get_yticklabels())):
-            if any(t.get_fontsize() < need for t in labels):
-                ax.tick_params(axis=which, which="both", labelsize=need)
-    for t in _texts(fig):
-        if t.get_fontsize() < need:
+        for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            for kind, ticks in (("major", axis.get_major_ticks(1)), ("minor", axis.get_minor_ticks(1))):
+                if any(min(t.label1.get_fontsize(), t.label2.get_fontsize()) < need for t in ticks):
+                    ax.tick_params(axis=which, which=kind, labelsize=need)
+            if axis.offsetText.get_fontsize() < need:
+                axis.offsetText.set_fontsize(need)
+    for t in fig.findobj(Text):
+        visible = t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())
+        if visible and t.get_fontsize() < need:
             t.set_fontsize(need)
     _fit_figure_texts(fig)
 
