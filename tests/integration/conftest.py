@@ -50,10 +50,3 @@ def read_outputs():
         return verdicts, results
 
     return _read
-
-
-@pytest.fixture(autouse=True)
-def _one_worker_by_default(monkeypatch):
-    """The CLI trains on every CPU by default; these tests train in their own process unless they
-    pass --workers (a spawned pool would cost each test two more torch imports)."""
-    monkeypatch.setattr("entropic_bound.pipeline.default_workers", lambda: 1)
