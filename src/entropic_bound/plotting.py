@@ -193,12 +193,18 @@ def display_scale(fig: Figure, dpi: int = DPI) -> float:
     return dpi / 96 * min(1.0, PAGE_WIDTH_PX / width_px)
 
 
-def _texts(fig: Figure):
-    """Every visible, non-empty text of ``fig`` (titles, labels, tick labels, legends, annotations)."""
-    fig.draw_without_rendering()  # creates the tick labels that exist only once drawn
+def _visible_texts(fig: Figure):
+    """Every visible, non-empty text ``fig`` holds now (titles, labels, legends, annotations; tick
+    labels only once drawn)."""
     for t in fig.findobj(Text):
         if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible()):
             yield t
+
+
+def _texts(fig: Figure):
+    """Every visible, non-empty text of ``fig``, tick labels included (it draws the figure to make them)."""
+    fig.draw_without_rendering()
+    return _visible_texts(fig)
 
 
 def make_legible(fig: Figure, dpi: int = DPI, min_pt: float = MIN_DISPLAY_PT) -> None:
@@ -217,9 +223,8 @@ def make_legible(fig: Figure, dpi: int = DPI, min_pt: float = MIN_DISPLAY_PT) ->
                     ax.tick_params(axis=which, which=kind, labelsize=need)
             if axis.offsetText.get_fontsize() < need:
                 axis.offsetText.set_fontsize(need)
-    for t in fig.findobj(Text):
-        visible = t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())
-        if visible and t.get_fontsize() < need:
+    for t in _visible_texts(fig):
+        if t.get_fontsize() < need:
             t.set_fontsize(need)
     _fit_figure_texts(fig)
 
