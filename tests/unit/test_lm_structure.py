@@ -225,8 +225,8 @@ def _trained_heads(corpora: list[str], settings: dict):
     import pandas as pd
 
     from entropic_bound.experiments.e7_language.analysis import prepare
-    from entropic_bound.experiments.e7_language.c13 import routing_kernel
     from entropic_bound.experiments.e7_language.experiment import E7Language
+    from entropic_bound.experiments.e7_language.structure_verdict import routing_kernel
 
     sets = {"task.corpora": ",".join(corpora), "seeds": 1, "checkpoints": "", **settings}
     cfg = E7Language.configure("quick", sets)
@@ -250,8 +250,8 @@ def _trained_heads(corpora: list[str], settings: dict):
 
 
 def test_trained_lag_copy_and_markov_controls_come_out_structural():
-    from entropic_bound.experiments.e7_language.c13 import control_report
     from entropic_bound.experiments.e7_language.config import ABLATION_BITS
+    from entropic_bound.experiments.e7_language.structure_verdict import control_report
 
     names = ["lagcopy-L4", "markov_v4_k2_a0.1"]
     small = {"task.tokens": 20_000, "train.steps": 300, "model.n_ctx": 16, "probe_windows": 12}

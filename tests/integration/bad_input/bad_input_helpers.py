@@ -1,4 +1,4 @@
-"""The fault/abuse suite: files, folders and databases the project did not make.
+"""The bad-input suite: files, folders and databases the project did not make.
 
 Every case checks the same three things: nothing deleted, nothing modified (checksums, sizes and
 mtimes of every file under the folders involved are unchanged), and one line on stderr with exit
@@ -21,7 +21,7 @@ import pytest
 
 from entropic_bound.cli import main
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+SRC = Path(__file__).resolve().parents[3] / "src"
 TINY_E1 = [
     "--only",
     "E1",
@@ -109,7 +109,7 @@ class Unprivileged:
         self.as_root = os.geteuid() == 0
         if self.as_root and not shutil.which("setpriv"):
             pytest.skip("read-only folders need a non-root user, and setpriv is not installed")
-        self.scratch = Path(tempfile.mkdtemp(prefix="eb-abuse-", dir="/tmp"))
+        self.scratch = Path(tempfile.mkdtemp(prefix="eb-bad-input-", dir="/tmp"))
         os.chmod(self.scratch, 0o777)
 
     def run(self, *argvs: list[str]) -> list[tuple[int, str]]:

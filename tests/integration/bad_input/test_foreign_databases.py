@@ -7,7 +7,7 @@ import shutil
 import sqlite3
 
 import pytest
-from abuse_helpers import TINY_E1, Unprivileged, assert_one_line, snapshot
+from bad_input_helpers import TINY_E1, Unprivileged, assert_one_line, snapshot
 
 from entropic_bound.cli import main
 

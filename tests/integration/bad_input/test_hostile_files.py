@@ -7,7 +7,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from abuse_helpers import TINY_E1, snapshot
+from bad_input_helpers import TINY_E1, snapshot
 
 from entropic_bound.cli import main
 

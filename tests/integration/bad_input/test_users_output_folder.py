@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from abuse_helpers import TINY_E1, snapshot
+from bad_input_helpers import TINY_E1, snapshot
 
 from entropic_bound.cli import main
 from entropic_bound.errors import UserInputError

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
-from entropic_bound.experiments.attention_common import (
+from entropic_bound.experiments.attention_teachers import (
     build_student,
     draw_data,
     draw_teacher,

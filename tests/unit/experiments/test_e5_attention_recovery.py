@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
-from entropic_bound.experiments.attention_common import draw_teacher, mixer_estimates, teacher_mixers
+from entropic_bound.experiments.attention_teachers import draw_teacher, mixer_estimates, teacher_mixers
 from entropic_bound.experiments.e5_attention_recovery.analysis import error_table, estimator_ranking
 from entropic_bound.experiments.e5_attention_recovery.config import KEYS
 from entropic_bound.spectra import estimate_all

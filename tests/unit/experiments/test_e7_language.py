@@ -11,7 +11,6 @@ from scipy.stats import spearmanr
 
 from entropic_bound.errors import ConfigError
 from entropic_bound.experiments.e7_language.analysis import categorise, run_table
-from entropic_bound.experiments.e7_language.c13 import c13_on_heads, control_report, routing_kernel
 from entropic_bound.experiments.e7_language.claims import c11_on_corpora, c12_on_points
 from entropic_bound.experiments.e7_language.config import E7Config, E7Verdict
 from entropic_bound.experiments.e7_language.experiment import E7Language
@@ -20,6 +19,11 @@ from entropic_bound.experiments.e7_language.statistics import (
     partial_spearman,
     spearman,
     wilson,
+)
+from entropic_bound.experiments.e7_language.structure_verdict import (
+    c13_on_heads,
+    control_report,
+    routing_kernel,
 )
 from entropic_bound.inspect.logit_field import LOGIT_FIELD_COLUMNS, fit_logit_field
 from entropic_bound.lm.structure import structure_summary

@@ -8,7 +8,7 @@ from ...config import param
 from ...errors import ConfigError
 from ...training import TrainConfig
 from ...validation import check_ranks
-from ..attention_common import (
+from ..attention_teachers import (
     AttentionTask,
 )
 

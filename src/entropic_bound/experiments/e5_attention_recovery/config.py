@@ -10,7 +10,7 @@ from ...config import param
 from ...errors import ConfigError
 from ...spectra import ESTIMATOR_KEYS
 from ...training import TrainConfig
-from ..attention_common import (
+from ..attention_teachers import (
     AttentionTask,
 )
 

@@ -17,7 +17,7 @@ from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...sweep.spec import grid_specs
 from ...training.evaluation import held_out_excess, signal_power
-from ..attention_common import (
+from ..attention_teachers import (
     GroupSetup,
     attention_student,
     attention_task_params,

@@ -15,7 +15,7 @@
   controls) or complexity is tracked more strongly; inconclusive otherwise.
 - **C13** (structural priors dominate the realised mixers; no single identifiable low-rank routing
   kernel). Heads categorised by :func:`entropic_bound.lm.structure.head_categories` and fitted by one
-  logit-field kernel; both shares with the model as unit, gated by the controls (:mod:`.c13`).
+  logit-field kernel; both shares with the model as unit, gated by the controls (:mod:`.structure_verdict`).
 
 Each claim's robustness grid re-decides it under other settings of its config keys (:func:`grids`)."""
 
@@ -30,10 +30,10 @@ from ..base import ClaimContext, Verdict, decide
 from ..claim import Claim, Formats, Setting, confirmed_settings_wording, needs_rows
 from ..claim_slices import with_option
 from .analysis import categorise, corpus_table, main_shape, progress_points
-from .c13 import CONTROLS, c13_on_heads, c13_sentence, control_report, routing_kernel
 from .config import COMPLEXITY_MEASURES
 from .local_controls import not_local_only
 from .statistics import cluster_partials, spearman_test
+from .structure_verdict import CONTROLS, c13_on_heads, c13_sentence, control_report, routing_kernel
 
 C11_STATEMENT = "static kernel rank anti-correlates with predicted task complexity"
 
