@@ -32,7 +32,7 @@ RESULT_COLUMNS = [
 
 
 def analyse(
-    cfg, table: pd.DataFrame, ok: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
+    cfg, table: pd.DataFrame, rows: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
 ) -> Analysis:
     """The result table, extra tables, figures and notes beside the decided ``verdicts``."""
     records = context.records
@@ -40,7 +40,7 @@ def analyse(
     figures = draw_figures(
         {"e1_excess_vs_rank": plot_excess_vs_rank, "e1_learned_spectra": plot_learned_spectra},
         cfg,
-        ok,
+        rows,
         records,
     )
     notes = [

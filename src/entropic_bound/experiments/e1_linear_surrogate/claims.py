@@ -13,12 +13,12 @@ from ..claim_slices import grid_setting, sliced
 AXES = (("spectra", "task.spectrum"), ("v_settings", "v"), ("r_stars", "task.r_star"), ("seed", "seed"))
 
 
-def verdict_c1(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     criterion = (
         f"median over runs with r < r* of (measured excess risk / closed-form tail-energy minimum) "
         f"lies in [{cfg.verdict.c1_low:g}, {cfg.verdict.c1_high:g}]"
     )
-    below = ok[(ok["rank"] < ok["task.r_star"]) & (ok["closed_form"] > 0)] if len(ok) else ok
+    below = rows[(rows["rank"] < rows["task.r_star"]) & (rows["closed_form"] > 0)] if len(rows) else rows
     if not len(below):
         evidence = {"runs": 0}
         return Verdict("C1", "inconclusive", criterion, evidence, "E1", "deficiency follows the tail energy")
@@ -43,14 +43,14 @@ def verdict_c1(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     )
 
 
-def _transition_ratios(ok: pd.DataFrame) -> pd.DataFrame:
-    rows = []
-    for key, g in ok.groupby(["task.r_star", "task.spectrum", "v", "seed"]):
+def _transition_ratios(rows: pd.DataFrame) -> pd.DataFrame:
+    out = []
+    for key, g in rows.groupby(["task.r_star", "task.spectrum", "v", "seed"]):
         r_star = key[0]
         at = g[g["rank"] == r_star]["excess"]
         below = g[g["rank"] == r_star - 1]["excess"] if r_star > 1 else g["signal"].iloc[:1]
         if len(at) and len(below):
-            rows.append(
+            out.append(
                 {
                     "r_star": r_star,
                     "spectrum": key[1],
@@ -59,17 +59,17 @@ def _transition_ratios(ok: pd.DataFrame) -> pd.DataFrame:
                     "ratio": float(below.iloc[0] / max(at.iloc[0], 1e-300)),
                 }
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(out)
 
 
-def verdict_c2(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c2(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     criterion = (
         f"every run with r >= r* has relative excess risk < eps_floor = {cfg.verdict.eps_floor:g}, and the transition "
         f"is sharp: median over (r*, spectrum, V, seed) of excess(r*-1)/excess(r*) >= {cfg.verdict.sharpness:g} "
         "(excess(0) = the clean signal)"
     )
-    above = ok[ok["rank"] >= ok["task.r_star"]] if len(ok) else ok
-    ratios = _transition_ratios(ok) if len(ok) else pd.DataFrame()
+    above = rows[rows["rank"] >= rows["task.r_star"]] if len(rows) else rows
+    ratios = _transition_ratios(rows) if len(rows) else pd.DataFrame()
     if not len(above) or not len(ratios):
         evidence = {"runs": int(len(above))}
         return Verdict("C2", "inconclusive", criterion, evidence, "E1", "achievability at r >= r*")
@@ -98,8 +98,8 @@ def _default(cfg) -> dict:
     return grid_setting(cfg, "task.spectra", "v_settings", "task.r_stars")
 
 
-def _slices(cfg, ok: pd.DataFrame, context: ClaimContext):
-    return sliced(cfg, ok, AXES)
+def _slices(cfg, rows: pd.DataFrame, context: ClaimContext):
+    return sliced(cfg, rows, AXES)
 
 
 C1 = Claim(

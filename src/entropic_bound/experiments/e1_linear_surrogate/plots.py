@@ -20,7 +20,7 @@ from ...theory import tail_energy_curve
 from ..base import curves_by_run
 
 
-def plot_excess_vs_rank(cfg, ok: pd.DataFrame, records: list[dict]):
+def plot_excess_vs_rank(cfg, rows: pd.DataFrame, records: list[dict]):
     """Relative excess risk vs rank, one panel per (spectrum, r*), with the tail-energy curve.
 
     The closed form is exactly 0 at r >= r*: a symlog axis (linear band shaded near 0) draws it at 0
@@ -28,13 +28,13 @@ def plot_excess_vs_rank(cfg, ok: pd.DataFrame, records: list[dict]):
     optimum is an open marker over each trained (filled) one so neither hides the other.
     """
     curves = curves_by_run(records)
-    spectra, r_stars = sorted(ok["task.spectrum"].unique()), sorted(ok["task.r_star"].unique())
+    spectra, r_stars = sorted(rows["task.spectrum"].unique()), sorted(rows["task.r_star"].unique())
     fig, axes = panel_grid(len(spectra) * len(r_stars), width=3.4, height=2.8)
-    positive = ok["rel_excess"][ok["rel_excess"] > 0]
+    positive = rows["rel_excess"][rows["rel_excess"] > 0]
     smallest = float(positive.min()) if len(positive) else 1e-6
     for k, (spectrum, r_star) in enumerate((s, r) for s in spectra for r in r_stars):
         ax = axes[k]
-        g = ok[(ok["task.spectrum"] == spectrum) & (ok["task.r_star"] == r_star)]
+        g = rows[(rows["task.spectrum"] == spectrum) & (rows["task.r_star"] == r_star)]
         if not len(g):
             ax.set_visible(False)
             continue
@@ -73,17 +73,17 @@ def plot_excess_vs_rank(cfg, ok: pd.DataFrame, records: list[dict]):
     return fig
 
 
-def plot_learned_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
+def plot_learned_spectra(cfg, rows: pd.DataFrame, records: list[dict]):
     """Final singular values of the learned A at the largest rank, against the teacher's."""
     curves = curves_by_run(records)
-    spectra = sorted(ok["task.spectrum"].unique())
+    spectra = sorted(rows["task.spectrum"].unique())
     fig, axes = figure_grid(1, len(spectra), width=3.6, height=2.8)
     for j, spectrum in enumerate(spectra):
         ax = axes[0][j]
-        g = ok[
-            (ok["task.spectrum"] == spectrum)
-            & (ok["rank"] == ok["rank"].max())
-            & (ok["seed"] == ok["seed"].min())
+        g = rows[
+            (rows["task.spectrum"] == spectrum)
+            & (rows["rank"] == rows["rank"].max())
+            & (rows["seed"] == rows["seed"].min())
         ]
         for _, row in g.sort_values(["task.r_star", "v"]).iterrows():
             c = curves[row["run_id"]]
@@ -96,7 +96,7 @@ def plot_learned_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
                 ls="-" if row["v"] == "known" else "--",
                 label=f"r* = {row['task.r_star']}, V {row['v']}",
             )
-        ax.set_title(f"learned A (r = {int(ok['rank'].max())}), {spectrum}", fontsize=9)
+        ax.set_title(f"learned A (r = {int(rows['rank'].max())}), {spectrum}", fontsize=9)
         label_spectrum_axes(ax, "A")
     legend_below(fig, axes, ncol=4)
     return fig

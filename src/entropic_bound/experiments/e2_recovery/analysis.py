@@ -12,14 +12,14 @@ from .plots import plot_final_spectra, plot_rank_trajectories
 KEYS = list(ESTIMATOR_KEYS)
 
 
-def recovery_table(ok: pd.DataFrame) -> pd.DataFrame:
+def recovery_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Exact-recovery rate of every estimator by optimiser, init scale, sample count, r* and spectrum
     (every swept setting is a key: a rate pooled over r* would hide which rank fails)."""
-    rows = []
+    out = []
     names = {"train.optimizer": "optimizer", "init_scale": "init_scale", "train.n_samples": "n_samples"}
     names |= {"task.r_star": "r_star", "task.spectrum": "spectrum"}
-    keys = [k for k in names if k in ok]
-    for values, g in ok.groupby(keys):
+    keys = [k for k in names if k in rows]
+    for values, g in rows.groupby(keys):
         row = {
             **{names[k]: v for k, v in zip(keys, values)},
             "identified": bool(g["identified"].iloc[0]),
@@ -30,21 +30,21 @@ def recovery_table(ok: pd.DataFrame) -> pd.DataFrame:
             col = f"A_{key}"
             if col in g:
                 row[f"exact_{key}"] = float((np.rint(g[col]) == g["task.r_star"]).mean())
-        rows.append(row)
-    return pd.DataFrame(rows)
+        out.append(row)
+    return pd.DataFrame(out)
 
 
 def analyse(
-    cfg, table: pd.DataFrame, ok: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
+    cfg, table: pd.DataFrame, rows: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
 ) -> Analysis:
     """The result table, extra tables, figures and notes beside the decided ``verdicts``."""
     records = context.records
-    tables = {"recovery": recovery_table(ok)} if len(ok) else {}
+    tables = {"recovery": recovery_table(rows)} if len(rows) else {}
     plots = {
         "e2_effective_rank_over_training": plot_rank_trajectories,
         "e2_final_spectra": plot_final_spectra,
     }
-    figures = draw_figures(plots, cfg, ok, records)
+    figures = draw_figures(plots, cfg, rows, records)
     notes = [
         f"Over-parameterised B0 (r = n = {cfg.task.n}), V known, d = d_v = {cfg.task.d}, σ = {cfg.task.sigma:g}; plain GD lr "
         f"{cfg.train.lr:g} and Adam lr {cfg.adam_lr:g}, {cfg.train.steps} full-batch steps. A data set of N "

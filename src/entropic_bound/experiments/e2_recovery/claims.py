@@ -26,9 +26,9 @@ C3_ESTIMATORS = (
 STATEMENT = "gradient descent from small init on an over-parameterised A = PQᵀ concentrates at rank r*"
 
 
-def learned(cfg, ok: pd.DataFrame) -> pd.Series:
+def learned(cfg, rows: pd.DataFrame) -> pd.Series:
     """Runs that fit their data (train loss <= c3_fit·max(σ², 1e-4)): an unfitted model says nothing about rank."""
-    return ok["train_loss"] <= cfg.verdict.c3_fit * np.maximum(ok["task.sigma"] ** 2, 1e-4)
+    return rows["train_loss"] <= cfg.verdict.c3_fit * np.maximum(rows["task.sigma"] ** 2, 1e-4)
 
 
 def _share(mask: pd.Series) -> float | None:
@@ -104,7 +104,7 @@ def _criterion(cfg, key: str) -> str:
     )
 
 
-def verdict_c3(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c3(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     rule = estimator_rule(cfg)
     key = cfg.verdict.c3_estimator or rule["estimator"]
     col = f"A_{key}"
@@ -118,10 +118,10 @@ def verdict_c3(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         evidence["non_standard"] = (
             f"estimator set by verdict.c3_estimator, not the rule's {rule['estimator']}"
         )
-    if not len(ok) or col not in ok:
+    if not len(rows) or col not in rows:
         evidence.update(runs=0, reason="no runs")
         return Verdict("C3", "inconclusive", criterion, evidence, "E2", STATEMENT)
-    ranked = rank_statuses(cfg, ok, key, context.records)
+    ranked = rank_statuses(cfg, rows, key, context.records)
     gd = ranked[ranked["train.optimizer"] == "gd"]
     fit = gd[learned(cfg, gd)]
     cells = c3_cells(cfg, fit, col)
@@ -143,17 +143,17 @@ def verdict_c3(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     return Verdict("C3", verdict, criterion, evidence, "E2", STATEMENT)
 
 
-def c3_grid(cfg, ok: pd.DataFrame, context: ClaimContext):
+def c3_grid(cfg, rows: pd.DataFrame, context: ClaimContext):
     """C3 decided again per r*, spectrum and seed, per under-identified N, and with other estimators
     (explicit overrides: non-standard settings)."""
     axes = (("r_stars", "task.r_star"), ("spectra", "task.spectrum"), ("seed", "seed"))
-    under = ok[ok["identified"] < 0.5] if len(ok) else ok
+    under = rows[rows["identified"] < 0.5] if len(rows) else rows
     chosen = cfg.verdict.c3_estimator or estimator_rule(cfg)["estimator"]
     others = [k for k in C3_ESTIMATORS if k != chosen]
     return (
-        sliced(cfg, ok, axes)
+        sliced(cfg, rows, axes)
         + sliced(cfg, under, (("sample_counts", "train.n_samples"),))
-        + options(cfg, ok, "verdict.c3_estimator", others)
+        + options(cfg, rows, "verdict.c3_estimator", others)
     )
 
 

@@ -18,18 +18,18 @@ def _trajectory(curves: dict, key: str, n: int) -> tuple[np.ndarray, np.ndarray]
     return np.asarray(curves["step"]), values
 
 
-def plot_rank_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
+def plot_rank_trajectories(cfg, rows: pd.DataFrame, records: list[dict]):
     """Energy effective rank and the C3 estimator of A over training, per r* and N."""
     curves = curves_by_run(records)
-    r_stars, counts = sorted(ok["task.r_star"].unique()), sorted(ok["train.n_samples"].unique())
+    r_stars, counts = sorted(rows["task.r_star"].unique()), sorted(rows["train.n_samples"].unique())
     fig, axes = panel_grid(len(r_stars) * len(counts), width=3.6, height=2.8)
     for i, r_star in enumerate(r_stars):
         for j, n_samples in enumerate(counts):
             ax = axes[i * len(counts) + j]
-            g = ok[
-                (ok["task.r_star"] == r_star)
-                & (ok["train.n_samples"] == n_samples)
-                & (ok["seed"] == ok["seed"].min())
+            g = rows[
+                (rows["task.r_star"] == r_star)
+                & (rows["train.n_samples"] == n_samples)
+                & (rows["seed"] == rows["seed"].min())
             ]
             for _, row in g.sort_values(["train.optimizer", "init_scale"]).iterrows():
                 steps, values = _trajectory(curves[row["run_id"]], "energy_effective_rank", cfg.task.n)
@@ -53,14 +53,18 @@ def plot_rank_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
     return fig
 
 
-def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
+def plot_final_spectra(cfg, rows: pd.DataFrame, records: list[dict]):
     """Final singular values of A (log scale) per init scale, identified data, r* marked."""
     curves = curves_by_run(records)
-    r_stars = sorted(ok["task.r_star"].unique())
+    r_stars = sorted(rows["task.r_star"].unique())
     fig, axes = panel_grid(len(r_stars), width=3.6, height=2.8)
     for j, r_star in enumerate(r_stars):
         ax = axes[j]
-        g = ok[(ok["task.r_star"] == r_star) & (ok["identified"] > 0.5) & (ok["seed"] == ok["seed"].min())]
+        g = rows[
+            (rows["task.r_star"] == r_star)
+            & (rows["identified"] > 0.5)
+            & (rows["seed"] == rows["seed"].min())
+        ]
         g = g[g["train.n_samples"] == g["train.n_samples"].max()]
         for _, row in g.sort_values(["train.optimizer", "init_scale"]).iterrows():
             plot_spectrum(

@@ -95,12 +95,12 @@ def _rule(n, d, sigma, decay, r_stars, spectra, counts) -> dict:
     }
 
 
-def rank_statuses(cfg, ok: pd.DataFrame, key: str, records: list[dict]) -> pd.DataFrame:
-    """``ok`` with ``status_rank`` (recovered / transient / not_recovered, from the rank curve over training
+def rank_statuses(cfg, rows: pd.DataFrame, key: str, records: list[dict]) -> pd.DataFrame:
+    """``rows`` with ``status_rank`` (recovered / transient / not_recovered, from the rank curve over training
     where the run stored its spectra, else from the final estimate) and ``rank_curve`` (steps, estimates)."""
     curves = curves_by_run(records)
     status, trajectories = [], []
-    for _, row in ok.iterrows():
+    for _, row in rows.iterrows():
         c = curves.get(row["run_id"], {})
         r_star = int(row["task.r_star"])
         if c.get("spectrum_A") and c.get("loss"):
@@ -112,7 +112,7 @@ def rank_statuses(cfg, ok: pd.DataFrame, key: str, records: list[dict]) -> pd.Da
             final = int(round_estimate(row[f"A_{key}"]))
             status.append("recovered" if final == r_star else "not_recovered")
             trajectories.append(None)
-    return ok.assign(status_rank=status, rank_curve=trajectories)
+    return rows.assign(status_rank=status, rank_curve=trajectories)
 
 
 def rank_over_training(g: pd.DataFrame, points: int = 6) -> dict:

@@ -55,13 +55,13 @@ def fill_settings(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def summary_table(ok: pd.DataFrame) -> pd.DataFrame:
+def summary_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Median, min and max relative excess over seeds per setting (role, task, rung, V, positions, heads, r)."""
-    if not len(ok):
+    if not len(rows):
         return pd.DataFrame(
             columns=[*SETTING, "rel_excess_median", "rel_excess_min", "rel_excess_max", "runs"]
         )
-    g = fill_settings(ok).groupby(SETTING, sort=True)["rel_excess"]
+    g = fill_settings(rows).groupby(SETTING, sort=True)["rel_excess"]
     out = g.agg(median="median", min="min", max="max", runs="count").reset_index()
     return out.rename(
         columns={"median": "rel_excess_median", "min": "rel_excess_min", "max": "rel_excess_max"}
@@ -69,17 +69,17 @@ def summary_table(ok: pd.DataFrame) -> pd.DataFrame:
 
 
 def analyse(
-    cfg, table: pd.DataFrame, ok: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
+    cfg, table: pd.DataFrame, rows: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
 ) -> Analysis:
     """The result table, extra tables, figures and notes beside the decided ``verdicts``."""
     records = context.records
     results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
-    summary = summary_table(ok)
+    summary = summary_table(rows)
     figures = {}
-    if len(ok):
-        figures["e3_full_rank_bars"] = plot_full_rank_bars(cfg, ok)
+    if len(rows):
+        figures["e3_full_rank_bars"] = plot_full_rank_bars(cfg, rows)
         figures["e3_excess_vs_rank"] = plot_excess_vs_rank(cfg, summary)
-        figures["e3_mixers"] = plot_mixers(cfg, ok, records)
+        figures["e3_mixers"] = plot_mixers(cfg, rows, records)
     t, x = cfg.train, cfg.x2_train
     notes = [
         f"One fixed_operator task (n = {cfg.task.n}, d = d_v = {cfg.task.d}, r* = {cfg.task.r_star}, {cfg.task.spectrum} spectrum, "

@@ -235,37 +235,37 @@ def x2_on_summary(cfg, summary: pd.DataFrame, rows: pd.DataFrame | None = None) 
     return Verdict("X2", "inconclusive", criterion, ev, "E3", statement)
 
 
-def verdict_c4(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
-    """C4 on the seed medians of ``ok`` (rows with their setting columns filled by ``prepare``)."""
-    return c4_on_summary(cfg, summary_table(ok), ok)
+def verdict_c4(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
+    """C4 on the seed medians of ``rows`` (the kept rows, with their setting columns filled by ``prepare``)."""
+    return c4_on_summary(cfg, summary_table(rows), rows)
 
 
-def verdict_x2(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
-    """X2 on the seed medians of ``ok``."""
-    return x2_on_summary(cfg, summary_table(ok), ok)
+def verdict_x2(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
+    """X2 on the seed medians of ``rows``."""
+    return x2_on_summary(cfg, summary_table(rows), rows)
 
 
-def c4_grid(cfg, ok: pd.DataFrame, context: ClaimContext) -> list[Setting]:
+def c4_grid(cfg, rows: pd.DataFrame, context: ClaimContext) -> list[Setting]:
     """C4 decided again per V setting and per student initialisation (seed)."""
     per_v = (
-        [Setting({"v_settings": [v]}, with_option(cfg, {"v_settings": (v,)}), ok) for v in cfg.v_settings]
+        [Setting({"v_settings": [v]}, with_option(cfg, {"v_settings": (v,)}), rows) for v in cfg.v_settings]
         if len(cfg.v_settings) > 1
         else []
     )
-    return per_v + sliced(cfg, ok, (("seed", "seed"),))
+    return per_v + sliced(cfg, rows, (("seed", "seed"),))
 
 
-def x2_grid(cfg, ok: pd.DataFrame, context: ClaimContext) -> list[Setting]:
+def x2_grid(cfg, rows: pd.DataFrame, context: ClaimContext) -> list[Setting]:
     """X2 decided again per student initialisation (seed) and per head count of the X2 runs."""
     per_heads = (
         [
-            Setting({"x2_heads": [h]}, cfg, ok[(ok["role"] != "x2") | (ok["n_heads"] == str(h))])
+            Setting({"x2_heads": [h]}, cfg, rows[(rows["role"] != "x2") | (rows["n_heads"] == str(h))])
             for h in cfg.x2_heads
         ]
         if len(cfg.x2_heads) > 1
         else []
     )
-    return sliced(cfg, ok, (("seed", "seed"),)) + per_heads
+    return sliced(cfg, rows, (("seed", "seed"),)) + per_heads
 
 
 def c4_sentence(e: dict, fmt: Formats) -> str:

@@ -19,25 +19,25 @@ def style(student: str) -> PlotStyle:
     return STUDENTS.get(student).plot_style if student in STUDENTS else PlotStyle()
 
 
-def _select(ok: pd.DataFrame, **where) -> pd.DataFrame:
-    sel = ok
+def _select(rows: pd.DataFrame, **where) -> pd.DataFrame:
+    sel = rows
     for k, v in where.items():
         sel = sel[sel[k] == v]
     return sel
 
 
-def plot_full_rank_bars(cfg, ok: pd.DataFrame):
+def plot_full_rank_bars(cfg, rows: pd.DataFrame):
     """Relative excess per rung at full rank: bar = median over seeds, line = min–max, dots = seeds.
 
     One panel per V setting; the last bar is control (b), B1 on a B1-teacher task.
     """
-    settings = [v for v in cfg.v_settings if len(_select(ok, v=v))] or ["known"]
+    settings = [v for v in cfg.v_settings if len(_select(rows, v=v))] or ["known"]
     fig, axes = figure_grid(1, len(settings), width=3.8, height=3.0)
     for j, v in enumerate(settings):
         ax = axes[0][j]
         bars = [(r, "ladder", r) for r in cfg.rungs] + [("B1\n(B1 teacher)", "control_b", "B1")]
         for i, (_label, role, name) in enumerate(bars):
-            vals = _select(ok, role=role, rung=name, v=v, positional="none", rank=cfg.full_rank(name))
+            vals = _select(rows, role=role, rung=name, v=v, positional="none", rank=cfg.full_rank(name))
             vals = np.maximum(vals["rel_excess"].to_numpy(dtype=float), FLOOR)
             if not len(vals):
                 continue
@@ -127,32 +127,34 @@ def plot_excess_vs_rank(cfg, summary: pd.DataFrame):
     return fig
 
 
-def _mixer_panels(cfg, ok: pd.DataFrame) -> list[tuple[str, list[tuple[str, dict]]]]:
+def _mixer_panels(cfg, rows: pd.DataFrame) -> list[tuple[str, list[tuple[str, dict]]]]:
     """Rows of the mixer figure: (task operator, [(column label, selection)])."""
     full = cfg.task.d
-    rows = []
+    panels = []
     for operator in ("low_rank", "row_stochastic"):
         cols = []
         for name in POSITIONAL_RUNGS:
-            role = "ladder" if operator == "low_rank" and len(_select(ok, role="ladder", rung=name)) else "x2"
+            role = (
+                "ladder" if operator == "low_rank" and len(_select(rows, role="ladder", rung=name)) else "x2"
+            )
             cols.append((f"{name}", dict(role=role, rung=name, positional="none")))
         for name in POSITIONAL_RUNGS:
             cols.append((f"{name} + positions", dict(role="x2", rung=name, positional="learned_absolute")))
-        rows.append(
+        panels.append(
             (operator, [(label, {**sel, "task.operator": operator, "rank": full}) for label, sel in cols])
         )
-    return rows
+    return panels
 
 
-def plot_mixers(cfg, ok: pd.DataFrame, records: list[dict]):
+def plot_mixers(cfg, rows: pd.DataFrame, records: list[dict]):
     """Mean realised mixer ``E_X M(X)`` of trained full-rank B1/B2 (first seed, V known when run)
     next to ``A*``, one row per task operator; colour scale ±max|A*| of the row."""
     curves = curves_by_run(records)
-    rows = []
-    for operator, cols in _mixer_panels(cfg, ok):
+    panels = []
+    for operator, cols in _mixer_panels(cfg, rows):
         found = []
         for label, sel in cols:
-            g = _select(ok, **sel).sort_values(["v", "n_heads", "seed"])  # "known" sorts first
+            g = _select(rows, **sel).sort_values(["v", "n_heads", "seed"])  # "known" sorts first
             if len(g) and "mean_mixer" in curves.get(g["run_id"].iloc[0], {}):
                 c = curves[g["run_id"].iloc[0]]
                 found.append(
@@ -163,10 +165,10 @@ def plot_mixers(cfg, ok: pd.DataFrame, records: list[dict]):
                     )
                 )
         if found:
-            rows.append((operator, found))
+            panels.append((operator, found))
     # Per operator two rows of three: A*, B1, B2 above; B1 + positions, B2 + positions below; one colour scale.
-    fig, grid = figure_grid(2 * max(1, len(rows)), 3, width=2.2, height=2.1)
-    for i, (operator, found) in enumerate(rows):
+    fig, grid = figure_grid(2 * max(1, len(panels)), 3, width=2.2, height=2.1)
+    for i, (operator, found) in enumerate(panels):
         target = found[0][2]
         scale = float(np.abs(target).max()) or 1.0
         cells = [(0, 0, f"A* ({operator.replace('_', '-')})", target)]

@@ -52,15 +52,15 @@ RESULT_COLUMNS = [
 PAIR_KEYS = ["task.r_star", "task.spectrum", "task.c", "v", "seed"]
 
 
-def transition_table(ok: pd.DataFrame) -> pd.DataFrame:
+def transition_table(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per (teacher, r* ≥ 2, spectrum, V, seed): the excess at r*−1 and r*, both normalisations."""
-    rows = []
-    for (kind, *key), g in ok.groupby(["teacher", *PAIR_KEYS]):
+    out = []
+    for (kind, *key), g in rows.groupby(["teacher", *PAIR_KEYS]):
         r_star = key[0]
         below, at = g[g["rank"] == r_star - 1], g[g["rank"] == r_star]
         if r_star < 2 or not len(below) or not len(at):
             continue
-        rows.append(
+        out.append(
             {
                 "teacher": kind,
                 **dict(zip(PAIR_KEYS, key)),
@@ -70,7 +70,7 @@ def transition_table(ok: pd.DataFrame) -> pd.DataFrame:
                 "k0_rel_excess": float(below["k0_rel_excess"].iloc[0]),
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(out)
 
 
 def paired_ratios(trans: pd.DataFrame) -> pd.DataFrame:
@@ -93,29 +93,29 @@ def paired_ratios(trans: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def saturation_table(ok: pd.DataFrame) -> pd.DataFrame:
+def saturation_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Per teacher, r*, spectrum, V and logit scale c: signal, K = 0 excess and the softmax saturation
     statistics (c is a grouping key: saturation depends on it, and a mean over the c sweep mixes scales)."""
     cols = ["signal", "k0_rel_excess", "row_entropy_ratio", "mean_max_attention"]
     keys = ["teacher", "task.r_star", "task.spectrum", "v", "task.c"]
-    return ok.groupby(keys)[cols].mean().reset_index()
+    return rows.groupby(keys)[cols].mean().reset_index()
 
 
 def analyse(
-    cfg, table: pd.DataFrame, ok: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
+    cfg, table: pd.DataFrame, rows: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
 ) -> Analysis:
     """The result table, extra tables, figures and notes beside the decided ``verdicts``."""
     results = table[[c for c in RESULT_COLUMNS if c in table.columns]].copy() if len(table) else table
-    main = ok[np.isclose(ok["task.c"], cfg.task.c)] if len(ok) else ok  # the default logit scale
+    main = rows[np.isclose(rows["task.c"], cfg.task.c)] if len(rows) else rows  # the default logit scale
     trans = transition_table(main) if len(main) else pd.DataFrame()
     pairs = paired_ratios(trans)
     tables, figures = {}, {}
-    if len(ok):
+    if len(rows):
         tables = {
             "transition": trans,
             "transition_pairs": pairs,
-            "c6_map": c6_map_table(ok),
-            "saturation": saturation_table(ok),
+            "c6_map": c6_map_table(rows),
+            "saturation": saturation_table(rows),
         }
         figures["e4_excess_vs_rank"] = plot_excess_vs_rank(cfg, main)
         if len(pairs):
@@ -134,10 +134,10 @@ def analyse(
     return Analysis(results=results, verdicts=verdicts, figures=figures, tables=tables, notes=notes)
 
 
-def c6_map_table(ok: pd.DataFrame) -> pd.DataFrame:
+def c6_map_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Per logit scale c: median softmax/linear ratio of the normalised excess at r*-1 with its interval, both normalisations."""
-    rows = []
-    for x, g in ok.groupby("task.c"):
+    out = []
+    for x, g in rows.groupby("task.c"):
         pairs = paired_ratios(transition_table(g))
         if len(pairs):
             row = {"c": float(x), "pairs": int(len(pairs))}
@@ -150,8 +150,8 @@ def c6_map_table(ok: pd.DataFrame) -> pd.DataFrame:
                         f"{norm}_hi": hi,
                     }
                 )
-            rows.append({**row, "coverage": coverage})
-    return pd.DataFrame(rows)
+            out.append({**row, "coverage": coverage})
+    return pd.DataFrame(out)
 
 
 def median_interval(values, level: float = 0.95) -> tuple[float, float, float]:

@@ -65,11 +65,11 @@ def floor_misses(cfg, above: pd.DataFrame) -> dict:
     }
 
 
-def c5_summary(cfg, ok: pd.DataFrame) -> dict:
+def c5_summary(cfg, rows: pd.DataFrame) -> dict:
     """Per teacher: fractions of runs with r < r* above ``c5_margin·eps_floor`` and with r >= r* below
     ``eps_floor``; the r >= r* runs above the floor with their convergence."""
     out = {}
-    for kind, g in ok.groupby("teacher"):
+    for kind, g in rows.groupby("teacher"):
         below, above = g[g["rank"] < g["task.r_star"]], g[g["rank"] >= g["task.r_star"]]
         misses = floor_misses(cfg, above)
         reach = float((above["rel_excess"] < cfg.verdict.eps_floor).mean()) if len(above) else None
@@ -117,9 +117,9 @@ def c5_decision(rate: float, summary: dict) -> tuple[str, str]:
     return "inconclusive", "deficient runs sit between the floor and the margin: not clearly apart"
 
 
-def verdict_c5(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c5(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     """C5 on the runs at the config's logit scale ``task.c``."""
-    ok = ok[np.isclose(ok["task.c"], cfg.task.c)] if len(ok) else ok
+    rows = rows[np.isclose(rows["task.c"], cfg.task.c)] if len(rows) else rows
     criterion = (
         f"for each teacher (linear and softmax), at least {cfg.verdict.c5_rate:.0%} of runs with r < r* have relative "
         f"excess >= {cfg.verdict.c5_margin:g}·eps_floor = {cfg.verdict.c5_margin * cfg.verdict.eps_floor:g}, and at least {cfg.verdict.c5_rate:.0%} "
@@ -130,7 +130,7 @@ def verdict_c5(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         "training); otherwise inconclusive, with the reason (runs still improving, or deficient but not by the margin)"
     )
     statement = "deficiency (r < r*) and achievability (r >= r*) hold inside the attention class"
-    summary = c5_summary(cfg, ok) if len(ok) else {}
+    summary = c5_summary(cfg, rows) if len(rows) else {}
     evidence = {"by_teacher": summary}
     fracs = [
         (s["frac_below_clearly_above_floor"], s["frac_at_or_above_reaching_floor"]) for s in summary.values()
@@ -186,15 +186,16 @@ def c6_at(cfg, rows: pd.DataFrame, norm: str) -> dict:
     }
 
 
-def c6_map(cfg, ok: pd.DataFrame) -> dict[str, dict[float, dict]]:
+def c6_map(cfg, rows: pd.DataFrame) -> dict[str, dict[float, dict]]:
     """``{normalisation: {c: c6_at}}`` over every logit scale of the rows."""
-    cs = sorted(float(x) for x in ok["task.c"].unique())
+    cs = sorted(float(x) for x in rows["task.c"].unique())
     return {
-        norm: {x: c6_at(cfg, ok[np.isclose(ok["task.c"], x)], norm) for x in cs} for norm in ("k0", "signal")
+        norm: {x: c6_at(cfg, rows[np.isclose(rows["task.c"], x)], norm) for x in cs}
+        for norm in ("k0", "signal")
     }
 
 
-def verdict_c6(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c6(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     """C6 at the config's logit scale ``task.c`` (the SPEC's regime) and normalisation, with the region
     of c where it holds in each normalisation (the map over every c of the rows)."""
     norm, factor = cfg.verdict.c6_normalisation, cfg.verdict.c6_factor
@@ -209,9 +210,9 @@ def verdict_c6(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         "saturated), the region of c where it holds is named per normalisation"
     )
     statement = "softmax compresses the size of the transition at r = r* but keeps the boundary"
-    if not len(ok):
+    if not len(rows):
         return Verdict("C6", "inconclusive", criterion, {"pairs": 0}, "E4", statement)
-    full = c6_map(cfg, ok)
+    full = c6_map(cfg, rows)
     here = {n: next((e for x, e in m.items() if np.isclose(x, cfg.task.c)), None) for n, m in full.items()}
     if here[norm] is None or "median" not in here[norm]:
         pairs = here[norm]["pairs"] if here[norm] else 0
@@ -241,27 +242,29 @@ def verdict_c6(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
 C5_AXES = (("spectra", "task.spectrum"), ("v_settings", "v"), ("r_stars", "task.r_star"), ("seed", "seed"))
 
 
-def c5_grid(cfg, ok: pd.DataFrame, context: ClaimContext) -> list[Setting]:
+def c5_grid(cfg, rows: pd.DataFrame, context: ClaimContext) -> list[Setting]:
     """C5 decided again per spectrum, V, r* and seed at the default c, and at every other c of the
     C6 map (whose runs are r*-1 and r* only)."""
-    main = ok[np.isclose(ok["task.c"], cfg.task.c)] if len(ok) else ok
+    main = rows[np.isclose(rows["task.c"], cfg.task.c)] if len(rows) else rows
     other_c = [
-        float(x) for x in (sorted(ok["task.c"].unique()) if len(ok) else ()) if not np.isclose(x, cfg.task.c)
+        float(x)
+        for x in (sorted(rows["task.c"].unique()) if len(rows) else ())
+        if not np.isclose(x, cfg.task.c)
     ]
     return sliced(cfg, main, C5_AXES) + [
-        Setting({"c": x}, with_option(cfg, {"task.c": x}), ok) for x in other_c
+        Setting({"c": x}, with_option(cfg, {"task.c": x}), rows) for x in other_c
     ]
 
 
-def c6_grid(cfg, ok: pd.DataFrame, context: ClaimContext) -> list[Setting]:
+def c6_grid(cfg, rows: pd.DataFrame, context: ClaimContext) -> list[Setting]:
     """C6 mapped over the logit scale c and both normalisations (the default setting left out)."""
     out = []
-    for x in sorted(ok["task.c"].unique()) if len(ok) else ():
+    for x in sorted(rows["task.c"].unique()) if len(rows) else ():
         for norm in ("k0", "signal"):
             if np.isclose(x, cfg.task.c) and norm == cfg.verdict.c6_normalisation:
                 continue
             changes = {"task.c": float(x), "verdict.c6_normalisation": norm}
-            out.append(Setting({"c": float(x), "c6_normalisation": norm}, with_option(cfg, changes), ok))
+            out.append(Setting({"c": float(x), "c6_normalisation": norm}, with_option(cfg, changes), rows))
     return out
 
 

@@ -8,17 +8,17 @@ import pandas as pd
 from ...plotting import colour, figure_grid, legend_below, mark_floor, panel_grid
 
 
-def plot_excess_vs_rank(cfg, ok: pd.DataFrame):
+def plot_excess_vs_rank(cfg, rows: pd.DataFrame):
     """Relative excess vs r: rows r*, columns linear | softmax; ε_floor, σ²/signal and K = 0 marked."""
     r_stars, kinds = (
-        sorted(ok["task.r_star"].unique()),
-        [k for k in ("linear", "softmax") if k in set(ok["teacher"])],
+        sorted(rows["task.r_star"].unique()),
+        [k for k in ("linear", "softmax") if k in set(rows["teacher"])],
     )
     fig, axes = panel_grid(len(r_stars) * len(kinds), width=3.6, height=2.6)
     for i, r_star in enumerate(r_stars):
         for j, kind in enumerate(kinds):
             ax = axes[i * len(kinds) + j]
-            g = ok[(ok["task.r_star"] == r_star) & (ok["teacher"] == kind)]
+            g = rows[(rows["task.r_star"] == r_star) & (rows["teacher"] == kind)]
             for (spectrum, v), gv in g.groupby(["task.spectrum", "v"]):
                 curve = gv.groupby("rank")["rel_excess"].median()
                 ax.plot(

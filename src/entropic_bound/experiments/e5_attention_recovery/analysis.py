@@ -46,24 +46,24 @@ def estimator_ranking(errors: pd.DataFrame, teacher: str) -> pd.Series:
     return g.groupby("estimator")["mean_abs_error"].mean().sort_values()
 
 
-def identified(ok: pd.DataFrame) -> pd.Series:
+def identified(rows: pd.DataFrame) -> pd.Series:
     """Whether a run's data identify K: the N·n training rows span R^d (N·n >= d)."""
-    return ok["train.n_samples"] * ok["task.n"] >= ok["task.d"]
+    return rows["train.n_samples"] * rows["task.n"] >= rows["task.d"]
 
 
-def small_identified(cfg, ok: pd.DataFrame) -> pd.DataFrame:
+def small_identified(cfg, rows: pd.DataFrame) -> pd.DataFrame:
     """The runs from small init (``<= verdict.small_init_max``) on data that identify K."""
-    ident = ok[identified(ok)] if len(ok) else ok
+    ident = rows[identified(rows)] if len(rows) else rows
     return ident[ident["init_scale"] <= cfg.verdict.small_init_max] if len(ident) else ident
 
 
 def analyse(
-    cfg, table: pd.DataFrame, ok: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
+    cfg, table: pd.DataFrame, rows: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
 ) -> Analysis:
     """The result table, extra tables, figures and notes beside the decided ``verdicts``."""
     records = context.records
-    ident = ok[identified(ok)] if len(ok) else ok
-    small = small_identified(cfg, ok)
+    ident = rows[identified(rows)] if len(rows) else rows
+    small = small_identified(cfg, rows)
     errors = error_table(small) if len(small) else pd.DataFrame()
     tables, figures = {}, {}
     if len(errors):

@@ -15,9 +15,9 @@ def _recovery_rate(g: pd.DataFrame, col: str, tol: float) -> float | None:
     return float(((g[col] - g["task.r_star"]).abs() <= tol).mean()) if len(g) else None
 
 
-def learned(cfg, ok: pd.DataFrame) -> pd.Series:
+def learned(cfg, rows: pd.DataFrame) -> pd.Series:
     """Runs that fit their training data: final train loss <= c7_fit·max(σ², 1e-4)."""
-    return ok["train_loss"] <= cfg.verdict.c7_fit * np.maximum(ok["task.sigma"] ** 2, 1e-4)
+    return rows["train_loss"] <= cfg.verdict.c7_fit * np.maximum(rows["task.sigma"] ** 2, 1e-4)
 
 
 def _low_rank_rate(g: pd.DataFrame, col: str, tol: float) -> float | None:
@@ -68,7 +68,7 @@ def c7_decision(cfg, cells: dict) -> bool | None:
     return True if contrast >= cfg.verdict.c7_contrast else None
 
 
-def verdict_c7(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c7(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     col = f"K_{cfg.verdict.c7_estimator}"
     criterion = (
         f"implicit bias, per teacher, on runs that fit their data (train loss <= {cfg.verdict.c7_fit:g}·max(σ², 1e-4)), "
@@ -83,10 +83,10 @@ def verdict_c7(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         "GD from small init on an over-parameterised attention student learns a kernel of rank r* (implicit bias: "
         "where the data do not identify K, small init still finds a low-rank kernel and large init does not)"
     )
-    if not len(ok) or col not in ok:
+    if not len(rows) or col not in rows:
         ev = {"runs": 0}
         return Verdict("C7", "inconclusive", criterion, ev, "E5", statement)
-    by = {kind: c7_cells(cfg, g) for kind, g in ok.groupby("teacher")}
+    by = {kind: c7_cells(cfg, g) for kind, g in rows.groupby("teacher")}
     decisions = {kind: c7_decision(cfg, c) for kind, c in by.items()}
     contrasts = [c["contrast"] for c in by.values() if c["contrast"] is not None]
     evidence = {
@@ -107,10 +107,10 @@ C7_ESTIMATORS = ("energy_threshold_rank_99", "energy_effective_rank", "numerical
 AXES = (("spectra", "task.spectrum"), ("r_stars", "task.r_star"), ("seed", "seed"))
 
 
-def c7_grid(cfg, ok: pd.DataFrame, context: ClaimContext) -> list[Setting]:
+def c7_grid(cfg, rows: pd.DataFrame, context: ClaimContext) -> list[Setting]:
     """C7 decided again per spectrum, r*, seed and with the other estimators of K's rank."""
     others = [k for k in C7_ESTIMATORS if k != cfg.verdict.c7_estimator]
-    return sliced(cfg, ok, AXES) + options(cfg, ok, "verdict.c7_estimator", others)
+    return sliced(cfg, rows, AXES) + options(cfg, rows, "verdict.c7_estimator", others)
 
 
 def c7_sentence(e: dict, fmt: Formats) -> str:

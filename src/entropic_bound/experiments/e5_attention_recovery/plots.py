@@ -17,25 +17,27 @@ from ...spectra import estimate_all
 from .config import ENERGY, estimator_columns
 
 
-def _panels(ok: pd.DataFrame) -> list[tuple[str, str]]:
+def _panels(rows: pd.DataFrame) -> list[tuple[str, str]]:
     return [
         (k, s)
         for k in ("linear", "softmax")
-        for s in sorted(ok["task.spectrum"].unique())
-        if k in set(ok["teacher"])
+        for s in sorted(rows["task.spectrum"].unique())
+        if k in set(rows["teacher"])
     ]
 
 
-def plot_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
+def plot_trajectories(cfg, rows: pd.DataFrame, records: list[dict]):
     """Energy effective rank (solid) and the C7 estimator (dashed) of K over training, per r* and init."""
     curves = {r["run_id"]: r.get("curves") or {} for r in records}
-    r_stars, panels = sorted(ok["task.r_star"].unique()), _panels(ok)
+    r_stars, panels = sorted(rows["task.r_star"].unique()), _panels(rows)
     fig, axes = panel_grid(len(r_stars) * len(panels), width=3.3, height=2.5)
     for i, r_star in enumerate(r_stars):
         for j, (kind, spectrum) in enumerate(panels):
             ax = axes[i * len(panels) + j]
-            g = ok[
-                (ok["task.r_star"] == r_star) & (ok["teacher"] == kind) & (ok["task.spectrum"] == spectrum)
+            g = rows[
+                (rows["task.r_star"] == r_star)
+                & (rows["teacher"] == kind)
+                & (rows["task.spectrum"] == spectrum)
             ]
             for _, row in g[g["seed"] == g["seed"].min()].iterrows():
                 c = curves.get(row["run_id"], {})
@@ -60,14 +62,14 @@ def plot_trajectories(cfg, ok: pd.DataFrame, records: list[dict]):
     return fig
 
 
-def plot_final_spectra(cfg, ok: pd.DataFrame, records: list[dict]):
+def plot_final_spectra(cfg, rows: pd.DataFrame, records: list[dict]):
     """Final singular values of the learned K (smallest init, first seed), r* marked per curve."""
     curves = {r["run_id"]: r.get("curves") or {} for r in records}
-    panels = _panels(ok)
+    panels = _panels(rows)
     fig, axes = panel_grid(len(panels), width=3.4, height=2.8)
     for j, (kind, spectrum) in enumerate(panels):
         ax = axes[j]
-        g = ok[(ok["teacher"] == kind) & (ok["task.spectrum"] == spectrum)]
+        g = rows[(rows["teacher"] == kind) & (rows["task.spectrum"] == spectrum)]
         g = g[(g["init_scale"] == g["init_scale"].min()) & (g["seed"] == g["seed"].min())]
         for _, row in g.sort_values("task.r_star").iterrows():
             s = np.asarray(curves.get(row["run_id"], {}).get("spectrum_K", [[[]]])[-1], dtype=float).mean(0)

@@ -126,24 +126,24 @@ def _with_reasons(table: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
     return table.assign(reason=table["run_id"].map(reasons).fillna(""))
 
 
-def prepare(cfg, ok: pd.DataFrame, records: list[dict]) -> tuple[pd.DataFrame, ClaimContext]:
+def prepare(cfg, rows: pd.DataFrame, records: list[dict]) -> tuple[pd.DataFrame, ClaimContext]:
     """The predictions with each run's domain and reason; the recovery rates and frontier over all of them."""
-    if not len(ok):
-        return ok, ClaimContext(records)
-    ok = with_domain(_with_reasons(ok, records))
-    rates = rate_table(ok)
+    if not len(rows):
+        return rows, ClaimContext(records)
+    rows = with_domain(_with_reasons(rows, records))
+    rates = rate_table(rows)
     frontier = frontier_table(rates, cfg.task.sigma_ref, cfg.verdict.rate)
-    return ok, ClaimContext(records, {"rates": rates, "frontier": frontier})
+    return rows, ClaimContext(records, {"rates": rates, "frontier": frontier})
 
 
 def analyse(
-    cfg, table: pd.DataFrame, ok: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
+    cfg, table: pd.DataFrame, rows: pd.DataFrame, context: ClaimContext, verdicts: list[Verdict]
 ) -> Analysis:
     """The result table, extra tables, figures and notes beside the decided ``verdicts``."""
-    if not len(ok):
+    if not len(rows):
         return Analysis(results=table, verdicts=verdicts)
     rates, frontier = context.tables["rates"], context.tables["frontier"]
-    estimates = estimate_table(ok)
+    estimates = estimate_table(rows)
     domain = [
         in_domain(m, v, n, cfg.task.d, cfg.task.d_v, r)
         for m, v, n, r in rates[["method", "v", "task.n", "task.r_star"]].itertuples(index=False)
@@ -152,8 +152,8 @@ def analyse(
         **plot_rate_heatmaps(rates.assign(in_domain=domain), cfg.task.sigma_ref),
         **plot_estimates(estimates, cfg.task.sigma_ref),
     }
-    cpu = ok.groupby("method")["cpu_s"].median()
-    sat = ok[ok["teacher"] == "softmax"]["row_entropy_ratio"]
+    cpu = rows.groupby("method")["cpu_s"].median()
+    sat = rows[rows["teacher"] == "softmax"]["row_entropy_ratio"]
     notes = [
         "No training: r_hat is the predictor's noise-calibrated cut (predict.cut): the number of singular values of "
         "K_hat above 1.5 × the 95% quantile of the top singular value of a simulated null (fresh noise pushed through "
@@ -165,7 +165,7 @@ def analyse(
         "Runs outside a method's domain are kept (they should answer 'not identifiable'); 'confident_wrong' counts runs "
         "that claim identifiability and miss r*. The reason of every prediction is the 'reason' column of results/E6.csv.",
     ]
-    if cfg.c10_ns and ok["task.n"].isin(cfg.c10_ns).any():
+    if cfg.c10_ns and rows["task.n"].isin(cfg.c10_ns).any():
         notes.append(
             f"C10 (d) cells: n = {', '.join(str(n) for n in cfg.c10_ns)} with r* = "
             f"{', '.join(str(r) for r in cfg.c10_r_stars)} (r* >> n), softmax_linearised only, at the largest N and "
@@ -176,7 +176,7 @@ def analyse(
             f"Softmax teacher saturation: row entropy / log n = {sat.mean():.2f} (mean over softmax runs)."
         )
     return Analysis(
-        results=ok,
+        results=rows,
         verdicts=verdicts,
         figures=figures,
         tables={"recovery_rates": rates, "frontier": frontier, "estimates": estimates},

@@ -25,7 +25,7 @@ def _at_scale(table: pd.DataFrame, sigma_max: float) -> pd.DataFrame:
     ]
 
 
-def verdict_c9(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c9(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     criterion = (
         f"linear teacher, both linear methods (V known: linear_v_known; V unknown: linear_v_unknown): at the largest N "
         f"and every sigma <= {cfg.verdict.sigma_max:g}, the exact-recovery rate (r_hat == r*) is >= {cfg.verdict.rate:g} for every r* in "
@@ -35,7 +35,7 @@ def verdict_c9(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     statement = (
         "r* of a linear QK teacher is predicted exactly from data at sufficient N, with V known and unknown"
     )
-    lin = ok[(ok["teacher"] == "linear") & ok["method"].isin(["linear_v_known", "linear_v_unknown"])]
+    lin = rows[(rows["teacher"] == "linear") & rows["method"].isin(["linear_v_known", "linear_v_unknown"])]
     evidence, checks = {}, []
     for method in ("linear_v_known", "linear_v_unknown"):
         for n, g in _at_scale(lin[lin["method"] == method], cfg.verdict.sigma_max).groupby("task.n"):
@@ -204,7 +204,7 @@ C10_SUBCLAIMS = (
 )
 
 
-def verdict_c10(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c10(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     t = cfg.verdict.c10_tolerance
     criterion = (
         f"softmax_linearised at the largest N, sigma <= {cfg.verdict.sigma_max:g}, V {cfg.verdict.c10_v}; each sub-claim against r*, "
@@ -219,9 +219,11 @@ def verdict_c10(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         "Confirmed iff all hold; refuted iff any is contradicted; else inconclusive"
     )
     statement = "the paper's data-only estimators recover r* of a softmax teacher only partially"
-    rows = _at_scale(ok[ok["method"] == "softmax_linearised"], cfg.verdict.sigma_max) if len(ok) else ok
+    linearised = (
+        _at_scale(rows[rows["method"] == "softmax_linearised"], cfg.verdict.sigma_max) if len(rows) else rows
+    )
     evidence: dict = {"paper_estimators": PAPER_NAMES}
-    for v, g in rows.groupby("v") if len(rows) else ():
+    for v, g in linearised.groupby("v") if len(linearised) else ():
         evidence[f"V_{v}"] = c10_checks(cfg, g[g["teacher"] == "softmax"], g[g["teacher"] == "linear"])
     main = evidence.get(f"V_{cfg.verdict.c10_v}")
     if main is None:
@@ -235,7 +237,7 @@ def verdict_c10(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     return Verdict("C10", verdict, criterion, evidence, "E6", statement)
 
 
-def verdict_x1(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_x1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     """X1 on the softmax_log_attention runs; the recovery frontier (``context.tables["frontier"]``) is
     computed once from every run."""
     frontier = context.tables["frontier"]
@@ -245,7 +247,7 @@ def verdict_x1(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         f"or n > min(d, d_v)) >= {cfg.verdict.flag_rate:g} of runs are flagged not identifiable"
     )
     statement = "a data-only predictor is exact for softmax teachers wherever r* is identifiable"
-    soft = ok[(ok["teacher"] == "softmax") & (ok["method"] == "softmax_log_attention")]
+    soft = rows[(rows["teacher"] == "softmax") & (rows["method"] == "softmax_log_attention")]
     inside, outside = soft[soft["in_domain"]], soft[~soft["in_domain"]]
     scale = _at_scale(inside, cfg.verdict.sigma_max)
     by_sigma = {f"{s:g}": _rates_by_r(g) for s, g in scale.groupby("task.sigma")}

@@ -101,15 +101,23 @@ def c8_criterion(cfg) -> str:
     )
 
 
-def verdict_c8(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c8(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     """C8 on E6's softmax_linearised pairs (module docstring)."""
     statement = "the energy effective rank is the estimator robust to softmax-induced noise"
     crit = c8_criterion(cfg)
-    rows = ok[(ok["method"] == "softmax_linearised") & (ok["v"] == cfg.verdict.c10_v)] if len(ok) else ok
-    if len(rows):
-        top = rows["n_samples"] == rows["n_samples"].max()
-        rows = rows[top & (rows["task.sigma"] <= cfg.verdict.sigma_max + 1e-12)]
-    pairs = paired_errors(rows) if len(rows) and {"linear", "softmax"} <= set(rows["teacher"]) else None
+    linearised = (
+        rows[(rows["method"] == "softmax_linearised") & (rows["v"] == cfg.verdict.c10_v)]
+        if len(rows)
+        else rows
+    )
+    if len(linearised):
+        top = linearised["n_samples"] == linearised["n_samples"].max()
+        linearised = linearised[top & (linearised["task.sigma"] <= cfg.verdict.sigma_max + 1e-12)]
+    pairs = (
+        paired_errors(linearised)
+        if len(linearised) and {"linear", "softmax"} <= set(linearised["teacher"])
+        else None
+    )
     table = degradation_table(pairs) if pairs is not None and len(pairs) else {}
     evidence: dict = {
         "pairs": 0 if pairs is None else int(len(pairs)),

@@ -124,11 +124,13 @@ def c12_on_points(
     return Verdict("C12", decide(ok), criterion, evidence, "E7", C12_STATEMENT)
 
 
-def verdict_c11(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
-    """C11 on the corpora of ``ok`` (the LM runs of :func:`.analysis.run_table`), ``cfg.seeds`` seeds each."""
-    ok = ok[ok["seed"] < cfg.seeds]  # a robustness setting may keep fewer seeds
-    corpora = corpus_table(cfg, ok)
-    points = ok[main_shape(cfg, ok) & ok["kind"].isin(cfg.verdict.c11_kinds)]  # the runs behind C11's points
+def verdict_c11(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
+    """C11 on the corpora of ``rows`` (the LM runs of :func:`.analysis.run_table`), ``cfg.seeds`` seeds each."""
+    rows = rows[rows["seed"] < cfg.seeds]  # a robustness setting may keep fewer seeds
+    corpora = corpus_table(cfg, rows)
+    points = rows[
+        main_shape(cfg, rows) & rows["kind"].isin(cfg.verdict.c11_kinds)
+    ]  # the runs behind C11's points
     info = {
         "measure": cfg.verdict.complexity_measure,
         "estimator": cfg.verdict.rank_estimator,
@@ -146,12 +148,12 @@ def verdict_c11(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     )
 
 
-def verdict_c12(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c12(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     """C12 on the checkpoints of the learned runs (their curves are in ``context.records``)."""
     records = context.records
-    ok = ok[ok["seed"] < cfg.seeds]
-    points = progress_points(cfg, ok, records)
-    sel = ok[ok["kind"].isin(cfg.verdict.c12_kinds)]
+    rows = rows[rows["seed"] < cfg.seeds]
+    points = progress_points(cfg, rows, records)
+    sel = rows[rows["kind"].isin(cfg.verdict.c12_kinds)]
     info = {
         "estimator": cfg.verdict.rank_estimator,
         "kernel": cfg.verdict.kernel_measure,
@@ -168,7 +170,7 @@ def verdict_c12(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     )
 
 
-def verdict_c13(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c13(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     """C13 on the heads of the learned runs and measured checkpoints (``context.tables["heads"]``),
     gated by the controls' heads (every learned model of a control corpus in the grid)."""
     heads, checkpoint_runs = context.tables["heads"], context.tables["checkpoints_measured"]
@@ -182,10 +184,10 @@ def verdict_c13(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
             rank_fraction=v.c13_kernel_rank_fraction,
         )
     )
-    seeds_kept = ok[ok["seed"] < cfg.seeds]["run_id"]
+    seeds_kept = rows[rows["seed"] < cfg.seeds]["run_id"]
     heads = heads[heads["run_id"].isin(seeds_kept) | heads["kind"].str.contains("checkpoint")]
     chosen = heads[heads["kind"].isin(v.c13_sources)]
-    control_names = [c for c in dict.fromkeys(ok["corpus"]) if any(c.startswith(k) for k in CONTROLS)]
+    control_names = [c for c in dict.fromkeys(rows["corpus"]) if any(c.startswith(k) for k in CONTROLS)]
     info = {
         "sources": list(v.c13_sources),
         "content_tv": v.c13_content_tv,
@@ -194,7 +196,7 @@ def verdict_c13(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
         "kernel_rank_fraction": v.c13_kernel_rank_fraction,
         "min_moved": v.c13_min_moved,
         "local_max_recurrence": v.c13_local_max_recurrence,
-        "runs_set_aside": int((~ok[ok["kind"].isin(v.c13_sources)]["learned"]).sum()),
+        "runs_set_aside": int((~rows[rows["kind"].isin(v.c13_sources)]["learned"]).sum()),
         "checkpoints_measured": checkpoint_runs,
         "reference": _field_reference(heads),
     }
@@ -281,14 +283,14 @@ def _setting_cfg(cfg, setting: dict):
     return with_option(cfg, changes)
 
 
-def c11_every_measure(cfg, ok: pd.DataFrame, context: ClaimContext, verdict: Verdict) -> Verdict:
+def c11_every_measure(cfg, rows: pd.DataFrame, context: ClaimContext, verdict: Verdict) -> Verdict:
     """The main C11 verdict with ``rho_by_measure``: rho and interval under each complexity measure."""
     by = {}
     for m in COMPLEXITY_MEASURES:
         v = (
             verdict
             if m == cfg.verdict.complexity_measure
-            else verdict_c11(with_option(cfg, {"verdict.complexity_measure": m}), ok, context)
+            else verdict_c11(with_option(cfg, {"verdict.complexity_measure": m}), rows, context)
         )
         by[m] = {k: v.evidence.get(k) for k in ("rho", "ci_low", "ci_high", "corpora")} | {
             "verdict": v.verdict
