@@ -1,5 +1,5 @@
 """One E7 training step (forward, backward, AdamW) of the ensemble LM: the batched-matmul forward
-against the broadcast-einsum forward it replaced (session 7), in one run, one thread.
+against a broadcast-einsum forward of the same model, in one run, one thread.
 
     python bench/bench_lm_step.py [--repeats 3] [--steps 40]
 

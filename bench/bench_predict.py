@@ -5,8 +5,8 @@
 
 Each (method, N) runs in a fresh subprocess so that its peak resident memory (``ru_maxrss``) is its
 own; the data themselves (``X`` and ``Y``, float64) are part of that peak and printed beside it.
-Targets: N = 10,000, n = d = d_v = 32 under 10 s and 2 GB on 2 CPU cores, time linear in N (issue 5);
-the softmax V-known path at N = 10,000 in ≤ 5 s on a quiet 2-core machine (issue 13). CPU seconds
+Targets: N = 10,000, n = d = d_v = 32 under 10 s and 2 GB on 2 CPU cores, time linear in N;
+the softmax V-known path at N = 10,000 in ≤ 5 s on a quiet 2-core machine. CPU seconds
 (``time.process_time``, all threads) are printed beside wall seconds: on a machine shared with other
 jobs the wall time measures the neighbours, the CPU time the work.
 Teacher: ``Y = (X K Xᵀ / √d) X V / n + σE`` (linear) or ``softmax(X K Xᵀ / √d) X V + σE``, with

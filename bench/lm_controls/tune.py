@@ -1,4 +1,4 @@
-"""Tuning runs for E7's positive controls (issue 20 item 5): one ensemble, one CPU thread.
+"""Tuning runs for E7's positive controls: one ensemble, one CPU thread.
 
 Members are ``kind:params`` strings — ``mqar:pairs:queries:keys:values[:r]`` (``r``: queries with replacement), ``lag:L:V:eps``,
 ``markov:V:k:alpha``, ``corpus:<registered name>`` — trained with lm/trainer.py's ``train_lm_ensemble``

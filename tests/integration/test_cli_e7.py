@@ -151,7 +151,7 @@ def test_quick_e7_verdicts_with_strong_evidence(tmp_path):
     assert c13["controls"]["markov_v8_k2_a0.1"]["agrees"]
     runs = pd.read_csv(tmp_path / "results" / "E7_runs.csv")
     assert (runs[runs["corpus"] == "mqar-p2r"]["answer_accuracy"] >= 0.9).all()  # the recall control answers
-    # ... and the instrument sees it route: content heads with a low-rank kernel (issue 20 item 2)
+    # ... and the instrument sees it route: content heads with a low-rank kernel
     recall = c13["controls"]["mqar-p2r"]
     assert recall["models"] == 2 and recall["agrees"] and recall["shares_by_category"]["content"] > 0
     # its answer rows show more of the routing than the all-row mean

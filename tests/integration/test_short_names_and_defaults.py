@@ -1,4 +1,4 @@
-"""Small frictions a new user meets first (#22): short names, both spellings, defaults that follow
+"""Small frictions a new user meets first: short names, both spellings, defaults that follow
 the store."""
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""A huge text is streamed, Ray keeps quiet under --quiet, and the package ships what it declares
-(issue 21, items 7, 10 and 11)."""
+"""A huge text is streamed, Ray keeps quiet under --quiet, and the package ships what it declares."""
 
 from __future__ import annotations
 

@@ -19,12 +19,12 @@ from entropic_bound.registry import EXPERIMENTS
 FLAT = json.loads((Path(__file__).resolve().parents[1] / "data" / "flat_configs.json").read_text())
 
 
-#: Fields whose scale defaults changed after the flat configs were stored (issue 19: E2's N = 3 and
-#: rule-chosen C3 estimator, E3's longer paper X2, E4's new C6 pair seeds, whose default a stored
-#: config without the field takes; issue 20: E7's learnable recall control mqar-p2r and its own
-#: init and steps; at paper scale, the main models' PyTorch-like init and 3,000 steps, with which the
-#: natural corpora reach their k-gram reference; session 8: quick E7's ensembles of 8, a scheduling
-#: setting that changes no number): every other field must still load identically.
+#: Fields whose scale defaults differ from those the flat configs were stored with (E2's N = 3 and
+#: rule-chosen C3 estimator, E3's longer paper X2, E4's C6 pair seeds, whose default a stored
+#: config without the field takes; E7's learnable recall control mqar-p2r and its own init and
+#: steps; at paper scale, the main models' PyTorch-like init and 3,000 steps, with which the natural
+#: corpora reach their k-gram reference; quick E7's ensembles of 8, a scheduling setting that
+#: changes no number): every other field must still load identically.
 CHANGED_SINCE = {
     "E2": ("sample_counts", "verdict"),
     "E3": ("x2_train",),
@@ -78,7 +78,7 @@ def test_every_renamed_key_points_at_a_key_the_config_has():
 
 
 def test_a_store_holding_a_retired_key_still_reads_with_the_new_key_at_its_default():
-    """A config stored before E7's absolute kernel-rank bound became a share of d_head (session 6)."""
+    """A config stored before E7's absolute kernel-rank bound became a share of d_head."""
     from entropic_bound.config import to_dict
 
     cls = EXPERIMENTS.get("E7")

@@ -167,7 +167,7 @@ def test_band_mixer_recovers_a_toeplitz_pattern_and_rows_sum_to_one():
     np.testing.assert_allclose(both, 1 / N)
 
 
-# -- the instrument on trained controls (issue 20 item 2): real E7 models, tiny scale --------------
+# -- the instrument on trained controls: real E7 models, tiny scale ---------------------------------
 
 
 def two_way(B: int, route: bool, sharp: float = 0.9, seed: int = 0) -> np.ndarray:
@@ -331,7 +331,7 @@ def test_a_checkpoint_run_stored_without_d_head_reads_it_from_the_checkpoint(tmp
     (broken / "model.safetensors").write_bytes(b"not a safetensors file")
     assert np.isnan(checkpoint_d_head(str(broken)))  # unreadable weights: unknown, not a crash
     assert _stored_d_head({"probe.checkpoint": "minilm", "d_head": 16.0}) == 16.0  # the stored value wins
-    assert _stored_d_head({"probe.checkpoint": "minilm"}) == 32.0  # a session-5 store
+    assert _stored_d_head({"probe.checkpoint": "minilm"}) == 32.0  # stored without d_head
     assert _stored_d_head({"probe.checkpoint": "minilm", "d_head": float("nan")}) == 32.0
 
 

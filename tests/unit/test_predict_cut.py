@@ -19,7 +19,7 @@ def test_null_threshold_is_a_high_quantile_of_the_noise_top():
 
 
 def test_gap_wins_where_the_null_undershoots_the_noise_top():
-    """The issue's case: 100× drop after s_6, the null threshold just under the noise's top value."""
+    """A 100× drop after s_6, the null threshold just under the noise's top value."""
     s = np.array([0.18] * 6 + [0.0018, 0.0016, 0.0015])
     cut = cross_checked_cut(s, np.full(8, 0.00119))  # threshold 0.001785 < 0.0018
     assert cut.null_rank == 7 and cut.gap_rank == 6 and cut.r_hat == 6 and cut.chosen == "gap"
@@ -69,8 +69,8 @@ def test_larger_shapes_fast(kind, v_known, spectrum):
 @pytest.mark.parametrize(
     "kind, v_known, n, d, r, sigma, spectrum",
     [
-        ("softmax", True, 32, 32, 6, 0.01, "flat"),  # issue 13: returned 7
-        ("softmax", True, 24, 28, 5, 0.02, "geometric"),  # issue 13: returned 7
+        ("softmax", True, 32, 32, 6, 0.01, "flat"),  # a case the cut over-counted as 7
+        ("softmax", True, 24, 28, 5, 0.02, "geometric"),  # a case the cut over-counted as 7
         ("softmax", True, 32, 32, 8, 0.02, "geometric"),
         ("linear", True, 32, 32, 6, 0.01, "flat"),
         ("linear", True, 32, 32, 5, 0.02, "geometric"),

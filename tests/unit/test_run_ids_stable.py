@@ -1,8 +1,8 @@
 """Every run id of every experiment at both scales is what the store holds, and the typed training
 config an executor hands the trainer is exactly the one those ids hash.
 
-The digests below were taken before the typed config stopped being flattened and rebuilt (#18); a
-change that means to alter a grid (new runs are new ids; the store keeps the old ones) updates the
+The digests below are those of the runs a store holds, so a refactor that changes one breaks
+resuming; a change that means to alter a grid (new runs are new ids; the store keeps the old ones) updates the
 digest of that experiment and says why in its commit.
 """
 
@@ -29,8 +29,8 @@ RUN_ID_DIGESTS = {
     "E5/paper": "1fd695fbd2d9f64d",
     "E6/quick": "2cb8f22becdfe062",
     "E6/paper": "1f39aaf67c1b74ff",
-    "E7/quick": "4ee77fe7f3bb2159",  # issue 20: the recall control is mqar-p2r (own init, steps)
-    "E7/paper": "130d83c83606c462",  # ... session 6: PyTorch-like init; session 8: mqar-p4r joins (3 new ids)
+    "E7/quick": "4ee77fe7f3bb2159",  # the recall control is mqar-p2r (own init, steps)
+    "E7/paper": "130d83c83606c462",  # PyTorch-like init of the main models; mqar-p4r among the controls
 }
 
 

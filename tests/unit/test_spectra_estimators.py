@@ -349,7 +349,7 @@ def test_gavish_donoho_spec_failure_mode_high_rank():
 
 def test_known_zero_noise_hard_threshold_ignores_the_round_off_of_a_computed_matrix():
     """σ = 0 known: a rank-3 matrix computed through a solve has trailing singular values of round-off
-    size (~1e-13 · s_1), which the old cut (the spectrum's 16·k·ε margin) counted and which moved
+    size (~1e-13 · s_1), which a cut at the spectrum's 16·k·ε margin would count, and which move
     with the last bits of the inputs; the √ε cut counts 3 whatever the round-off."""
     import numpy as np
 
@@ -361,7 +361,7 @@ def test_known_zero_noise_hard_threshold_ignores_the_round_off_of_a_computed_mat
     B = V @ np.diag(np.logspace(0, -5, 16)) @ V.T  # condition number 1e5, as a least-squares solve may have
     A = B @ np.linalg.solve(B, U[:, :3] @ U[:, :3].T)  # rank 3 in exact arithmetic
     s = np.linalg.svd(A, compute_uv=False)
-    assert 16 * 16 * np.finfo(float).eps < s[3] / s[0] < NOISE_FREE_CUT  # round-off above the old margin
+    assert 16 * 16 * np.finfo(float).eps < s[3] / s[0] < NOISE_FREE_CUT  # round-off above a 16·k·ε margin
     assert optimal_hard_threshold(s, shape=(16, 16), sigma=0.0) == 3
     assert optimal_hard_threshold(s, shape=(16, 16), sigma=2e-15) == 3  # a σ measured at round-off level
     s_signal = s.copy()

@@ -141,7 +141,7 @@ def test_c5_confirmed_on_quick_rows_at_every_c_and_flips():
     assert v.verdict == "confirmed" and v.robustness["robust"]
     assert {s["setting"].get("c") for s in v.robustness["settings"]} >= {0.5, 1.0, 2.0, 4.0}
     low = min(t["min_rel_excess_below"] for t in v.evidence["by_teacher"].values())
-    # deficient runs no longer clearly apart, none reaching the floor: not a refutation
+    # a margin this wide: deficient runs not clearly apart, none reaching the floor: not a refutation
     assert _judge(e4_claims.C5, _cfg("E4", c5_margin=2 * low / 0.01), ok).verdict == "inconclusive"
     # a floor above most deficient runs' excess: rank-deficient students "reach" it, deficiency fails
     below = ok[ok["rank"] < ok["task.r_star"]]["rel_excess"]

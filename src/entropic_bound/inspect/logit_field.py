@@ -1,4 +1,4 @@
-"""One kernel for a head's observed attention logits (issue 20 item 3: C13's "no single routing kernel").
+"""One kernel for a head's observed attention logits (C13's "no single routing kernel").
 
 For one head on text windows, with the layer's normalised inputs ``x̃ (T, d)`` (the input of the query
 projection) and the head's attention ``A (T, T)``, fit

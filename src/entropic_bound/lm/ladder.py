@@ -1,4 +1,4 @@
-"""C11's corpus ladder: corpora derived from natural text whose complexity is controlled (issue 20).
+"""C11's corpus ladder: corpora derived from natural text whose complexity is controlled.
 
 - :class:`KGramModel`: the order-``k`` Markov chain fitted to a text by add-``δ`` smoothing over the
   text's own alphabet ``A`` (its distinct bytes, ``V = |A|``)::

@@ -58,9 +58,9 @@ STRUCTURAL = ("sink", "local", "positional", "averaging")
 #: ``content`` — a quarter, half of what a 2-way router moves when content makes every choice. A
 #: concentrated head has a tiny ceiling, and a small movement over it is a large share: trained
 #: lag-copy heads move 4–28 % of their mass with content that nothing uses (content share 0.53–0.78).
-#: Stated before its validation, adopted after it (bench/lm_controls/RESULTS.md, session 7: under
-#: 0.05, 5 of 6 fresh lag-8 models showed no positional head; under 0.25 all 12 fresh lag-copy
-#: models and the fresh recall models agree). E7 maps 0.05 in C13's robustness grid.
+#: Validated on fresh control models (bench/lm_controls/RESULTS.md): under 0.05, 5 of 6 fresh lag-8
+#: models showed no positional head; under 0.25 all 12 fresh lag-copy models and the fresh recall
+#: models agree. C13's robustness grid also decides at 0.05.
 MIN_MOVED = 0.25
 CATEGORIES = ("content", *STRUCTURAL)
 

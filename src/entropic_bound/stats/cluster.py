@@ -1,4 +1,4 @@
-"""A share whose statistical unit is the model, not the head (C13, issue 19 item 7; issue 20 item 5).
+"""A share whose statistical unit is the model, not the head (C13).
 
 Heads of one model are not independent draws (they share training, data and architecture), and one
 model with many heads (MiniLM: 72 of 88) would otherwise decide the verdict alone. So:
@@ -10,8 +10,7 @@ model with many heads (MiniLM: 72 of 88) would otherwise decide the verdict alon
 
 With few models the bootstrap can only move between the models' own shares, so its interval is
 reported beside ``models``: with 2–3 models it is a description of their spread, not a population
-interval. :func:`wilson` (a head-level binomial interval, copied unchanged from
-``entropic_bound.experiments.e7_verdicts``) stays available for a single model's heads.
+interval. :func:`wilson` (a head-level binomial interval) serves a single model's heads.
 """
 
 from __future__ import annotations

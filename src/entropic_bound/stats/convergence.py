@@ -1,4 +1,4 @@
-"""The convergence rule of a trained run (issue 19 item 3): no claim is refuted by a run still improving.
+"""The convergence rule of a trained run: no claim is refuted by a run still improving.
 
 A run is **converged** when its excess (excess risk, or the loss minus its floor) falls by less than
 a stated fraction ``tol`` (default 10 %) over the last quarter of training:

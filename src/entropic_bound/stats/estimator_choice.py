@@ -1,4 +1,4 @@
-"""The one rank estimator of a rank-recovery claim, chosen before any verdict (issue 19 item 1).
+"""The one rank estimator of a rank-recovery claim, chosen before any verdict.
 
 A rank-recovery claim (C3, C7, E7's kernel ranks where they claim recovery) asks whether a learned
 operator's rank equals the teacher's ``r*``. Which estimator reads "rank" decides the verdict: the

@@ -1,4 +1,4 @@
-"""Spearman ρ with a test that holds at few points (C11, issue 19 item 6; issue 20 item 4).
+"""Spearman ρ with a test that holds at few points (C11).
 
 Below :data:`EXACT_MAX_POINTS` + 1 = 10 points a percentile bootstrap collapses (4 corpora at ρ = −1
 give the interval [−1, −1]), so :func:`spearman_test` runs the **exact permutation test**: ρ of every
@@ -11,9 +11,6 @@ then each point's replicates) and the p-value a Monte Carlo permutation test.
 ``points_needed`` answers "how many points would this effect size need": the smallest n at which a
 two-sided level-α test of ρ = 0 has the stated power against the measured |ρ|, from the same Fisher z
 approximation, ``n = 3 + 1.06 · ((z_{1−α/2} + z_power) / atanh|ρ|)²``.
-
-:func:`spearman`, :func:`partial_spearman` and :func:`corpus_bootstrap` are copied unchanged from
-``entropic_bound.experiments.e7_verdicts`` (which keeps its copies until E7 is switched to this package).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rank over training: recovered, transient, or not recovered (issue 19 item 1, C3/C7).
+"""Rank over training: recovered, transient, or not recovered (C3/C7).
 
 Gradient descent from small initialisation learns the teacher's directions one by one, so the rank
 of a learned operator climbs to ``r*`` — and on finite noisy data may then climb further as the run

@@ -1,5 +1,5 @@
 """A database the project did not make is refused byte for byte untouched; a store it only reads is
-opened read-only (issue 21, items 3 and 6)."""
+opened read-only."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hostile inputs end in one line and exit 2, and write nothing (issue 21, items 5, 8 and 9)."""
+"""Hostile inputs end in one line and exit 2, and write nothing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The output folder belongs to the user until proven ours (issue 21, items 1 and 2)."""
+"""The output folder belongs to the user until proven ours."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from entropic_bound.ownership import MANIFEST_NAME
 
 
 def _users_folder(tmp_path):
-    """The issue's reproduction: a folder with the user's temporaries, notes, a .git and a report."""
+    """A folder of the user's own: a folder with the user's temporaries, notes, a .git and a report."""
     u = tmp_path / "u"
     for rel, text in {
         ".session.tmp": "x",

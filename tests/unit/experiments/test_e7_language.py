@@ -105,7 +105,7 @@ def test_c11_exact_test_below_ten_corpora_flips_each_way():
     flat = c11_on_corpora(_corpora(0.0, noise=1.0), **kw)  # no relation: not significant
     assert flat.verdict == "inconclusive" and flat.evidence["p_value"] >= 0.05
     assert flat.evidence["points_needed"] is None or flat.evidence["points_needed"] > 7
-    # the case: 4 corpora at rho = -1 (a bootstrap says [-1, -1]); exact two-sided p = 2/24
+    # few points: 4 corpora at rho = -1 (a bootstrap says [-1, -1]); exact two-sided p = 2/24
     four = c11_on_corpora(_corpora(-1.0, n=4), **kw)
     assert four.evidence["rho"] == pytest.approx(-1.0, abs=1e-12) and four.evidence[
         "p_value"

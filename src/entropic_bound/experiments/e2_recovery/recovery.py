@@ -1,5 +1,5 @@
 """C3's measurements: the estimator chosen on the ground truth, the rank of each run over training,
-and the low-rank / recovery counts per init group (issue 19 item 1).
+and the low-rank / recovery counts per init group.
 
 The estimator is fixed from the config alone, before any run is read: for every ``(r*, spectrum, N)``
 of the grid, the teacher's singular values (the spectrum scaled to ``||A*||_F = sqrt(n)``) and, at every

@@ -155,6 +155,6 @@ SCALE_SETTINGS = {
         "x2_v_settings": ("known", "learned"),
         "n_test": 4096,
         "train": _train(2000, 1e-2),
-        "x2_train": _train(12000, 3e-2),  # B1 signed: 0.0126 at 6000 steps, 0.0046 at 18000 (issue 19)
+        "x2_train": _train(12000, 3e-2),  # B1 signed: 0.0126 at 6000 steps, 0.0046 at 18000
     },
 }

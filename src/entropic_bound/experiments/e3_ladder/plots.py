@@ -15,7 +15,7 @@ FLOOR = 1e-6  # plotted values are clipped here on log axes
 
 
 def style(student: str) -> PlotStyle:
-    """The student's colour, marker and rank-axis offset (a name the registry no longer knows: black)."""
+    """The student's colour, marker and rank-axis offset (black for a name the registry does not know)."""
     return STUDENTS.get(student).plot_style if student in STUDENTS else PlotStyle()
 
 

@@ -137,6 +137,6 @@ C7 = Claim(
     grid=c7_grid,
 )
 # C8 (the energy rank's robustness to the softmax) is decided in E6, where the softmax contaminates the
-# estimate (issue 19 item 4); E5's learned kernels equal K* under both teachers, so its
+# estimate; E5's learned kernels equal K* under both teachers, so its
 # c8_softmax_vs_linear table (analysis.c8_table) stays as the control where there is nothing to detect.
 CLAIMS = (C7,)

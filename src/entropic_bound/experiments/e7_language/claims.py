@@ -260,8 +260,8 @@ def grids(cfg) -> dict[str, list[dict]]:
         {"c13_content_tv": 0.35},
         {"c13_kernel_rank_fraction": 0.125},
         {"c13_kernel_rank_fraction": 0.5},
-        {"c13_min_moved": 0.05},  # the floor before session 7 (bench/lm_controls/RESULTS.md), mapped
-        {"c13_local_max_recurrence": 1.0},  # every Markov source a required local control (before session 7)
+        {"c13_min_moved": 0.05},  # lets lag-copy controls fail (bench/lm_controls/RESULTS.md)
+        {"c13_local_max_recurrence": 1.0},  # every Markov source a required local control, copyable or not
     ]
     if paper:
         c11 += [{"rank_estimator": e} for e in ("stable_rank", "numerical_rank", "entropy_effective_rank")]

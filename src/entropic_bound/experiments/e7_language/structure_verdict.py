@@ -13,7 +13,7 @@ share per model, every source weighted equally, cluster bootstrap over sources �
    ``W_Q W_Kᵀ`` has rank ≤ ``d_head``, so "low rank" is a share of it; Lee (2026) finds logit fields
    of 2–11 components in heads of 64); the share of such heads must lie below ``c13_kernel_share``.
 
-**Controls** (issue 20 item 2): the recall models (``mqar-*``) must have a ``content`` head and a
+**Controls**: the recall models (``mqar-*``) must have a ``content`` head and a
 head with a low-rank routing kernel (the instrument can see routing), the lag-copy models
 (``lagcopy-*``) a ``positional``/``local`` head and no majority of content heads, the Markov
 models (``markov_*``) a ``local`` head and no majority of content heads — in every learned model.
