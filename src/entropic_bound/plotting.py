@@ -124,16 +124,6 @@ def legend_below(fig: Figure, axes, ncol: int | None = None, fontsize: float = 7
         fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=fontsize, frameon=False)
 
 
-def heatmap(fig: Figure, ax, values, *, cmap: str = "viridis", vmin=None, vmax=None, label: str = "", **kw):
-    """``imshow`` with a colorbar beside the axes (every heatmap states its scale)."""
-    im = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, **kw)
-    bar = fig.colorbar(im, ax=ax, shrink=0.85, pad=0.02)
-    if label:
-        bar.set_label(label, fontsize=7)
-    bar.ax.tick_params(labelsize=6)
-    return im
-
-
 def mark_floor(ax, value: float, label: str) -> None:
     """A horizontal dashed line at ``value`` with a small label."""
     ax.axhline(value, color="tab:gray", lw=0.8, ls="--")
@@ -201,12 +191,6 @@ def _visible_texts(fig: Figure):
             yield t
 
 
-def _texts(fig: Figure):
-    """Every visible, non-empty text of ``fig``, tick labels included (it draws the figure to make them)."""
-    fig.draw_without_rendering()
-    return _visible_texts(fig)
-
-
 def make_legible(fig: Figure, dpi: int = DPI, min_pt: float = MIN_DISPLAY_PT) -> None:
     """Raise every text of ``fig`` that would show below ``min_pt`` at 100 % zoom in the report.
 
@@ -237,12 +221,6 @@ def _fit_figure_texts(fig: Figure) -> None:
         while chars > 20 and t.get_window_extent().width > 0.98 * fig.bbox.width:
             chars = int(chars * 0.9)  # a few narrowing steps: glyph widths vary
             t.set_text(textwrap.fill(original, chars))
-
-
-def smallest_display_pt(fig: Figure, dpi: int = DPI) -> float:
-    """The smallest text size of ``fig`` as shown in the report at 100 % zoom (points)."""
-    sizes = [t.get_fontsize() for t in _texts(fig)]
-    return min(sizes, default=np.inf) * display_scale(fig, dpi)
 
 
 def to_png(fig: Figure | bytes, dpi: int = DPI) -> bytes:

@@ -40,12 +40,6 @@ def error_table(small: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def estimator_ranking(errors: pd.DataFrame, teacher: str) -> pd.Series:
-    """Kernel estimators sorted by mean |error| over ``teacher``'s cells (best first)."""
-    g = errors[(errors["teacher"] == teacher) & errors["estimator"].str.startswith("K_")]
-    return g.groupby("estimator")["mean_abs_error"].mean().sort_values()
-
-
 def identified(rows: pd.DataFrame) -> pd.Series:
     """Whether a run's data identify K: the N·n training rows span R^d (N·n >= d)."""
     return rows["train.n_samples"] * rows["task.n"] >= rows["task.d"]
