@@ -65,12 +65,12 @@ def test_e6_estimates_keep_each_panel_legible():
 
 
 def test_e4_saturation_rows_keep_the_logit_scale():
-    ok = pd.DataFrame(
+    rows = pd.DataFrame(
         {"teacher": "softmax", "task.r_star": 2, "task.spectrum": "flat", "v": "known"}
         | {"task.c": [0.5, 0.5, 4.0], "signal": [1.0, 3.0, 9.0], "k0_rel_excess": 1.0}
         | {"row_entropy_ratio": [0.9, 0.9, 0.2], "mean_max_attention": [0.2, 0.2, 0.9]}
     )
-    table = saturation_table(ok)
+    table = saturation_table(rows)
     assert sorted(table["task.c"]) == pytest.approx(
         [0.5, 4.0], abs=1e-12
     )  # never 1.67, the mean over the sweep
@@ -78,12 +78,12 @@ def test_e4_saturation_rows_keep_the_logit_scale():
 
 
 def test_e2_recovery_rates_are_per_r_star():
-    ok = pd.DataFrame(
+    rows = pd.DataFrame(
         {"train.optimizer": "gd", "init_scale": 1e-3, "train.n_samples": 32, "task.spectrum": "flat"}
         | {"task.r_star": [2, 2, 4, 4], "A_numerical_rank": [2.0, 2.0, 3.0, 3.0]}
         | {"identified": True, "rel_error": 0.1}
     )
-    table = recovery_table(ok)
+    table = recovery_table(rows)
     rates = table.set_index("r_star")["exact_numerical_rank"].to_dict()
     assert rates.keys() == {2, 4} and rates == pytest.approx({2: 1.0, 4: 0.0}, abs=1e-12)
     assert np.array_equal(table["runs"], [2, 2])

@@ -27,9 +27,9 @@ from entropic_bound.pipeline import configure
 CTX = ClaimContext()
 
 
-def _judge(claim, cfg, ok, context=CTX):
+def _judge(claim, cfg, rows, context=CTX):
     """The claim decided at the default and over its robustness grid, as ``Experiment.analyse`` does."""
-    return claim.judge(cfg, ok, context)
+    return claim.judge(cfg, rows, context)
 
 
 def _cfg(name: str, **thresholds):
@@ -38,7 +38,7 @@ def _cfg(name: str, **thresholds):
     return with_option(cfg, {f"verdict.{k}": v for k, v in thresholds.items()})
 
 
-def _ok(name: str):
+def _kept_rows(name: str):
     rows = load(name)
     return rows[rows["status"] == "ok"].reset_index(drop=True)
 
@@ -52,34 +52,34 @@ def _boundary_is_well_formed(v, default_keys: set[str]) -> None:
 
 # ------------------------------------------------------------------ E1: C1, C2
 def test_c1_confirmed_on_quick_rows_and_flips():
-    ok = _ok("E1")
-    v = _judge(e1_claims.C1, _cfg("E1"), ok)
+    rows = _kept_rows("E1")
+    v = _judge(e1_claims.C1, _cfg("E1"), rows)
     assert v.verdict == "confirmed" and 0.98 < v.evidence["median_ratio"] < 1.05
     _boundary_is_well_formed(v, {"spectra", "v_settings"})
-    assert _judge(e1_claims.C1, _cfg("E1", c1_high=v.evidence["median_ratio"] - 1e-3), ok).verdict == (
+    assert _judge(e1_claims.C1, _cfg("E1", c1_high=v.evidence["median_ratio"] - 1e-3), rows).verdict == (
         "refuted"
     )
-    worse = ok.assign(
-        ratio_to_closed_form=ok["ratio_to_closed_form"] * 1.3
+    worse = rows.assign(
+        ratio_to_closed_form=rows["ratio_to_closed_form"] * 1.3
     )  # training stops short of the bound
     assert _judge(e1_claims.C1, _cfg("E1"), worse).verdict == "refuted"
 
 
 def test_c2_confirmed_on_quick_rows_and_flips():
-    ok = _ok("E1")
-    v = _judge(e1_claims.C2, _cfg("E1"), ok)
+    rows = _kept_rows("E1")
+    v = _judge(e1_claims.C2, _cfg("E1"), rows)
     assert v.verdict == "confirmed"
     _boundary_is_well_formed(v, {"spectra"})
     worst = v.evidence["max_rel_excess_at_or_above_r_star"]
-    assert _judge(e1_claims.C2, _cfg("E1", eps_floor=worst / 2), ok).verdict == "refuted"
+    assert _judge(e1_claims.C2, _cfg("E1", eps_floor=worst / 2), rows).verdict == "refuted"
     ratio = v.evidence["median_transition_ratio"]
-    assert _judge(e1_claims.C2, _cfg("E1", sharpness=ratio * 2), ok).verdict == "refuted"
+    assert _judge(e1_claims.C2, _cfg("E1", sharpness=ratio * 2), rows).verdict == "refuted"
 
 
 # ------------------------------------------------------------------ E2: C3
 def test_c3_confirmed_on_quick_rows_and_flips():
-    ok = _ok("E2")
-    v = _judge(e2_claims.C3, _cfg("E2"), ok)
+    rows = _kept_rows("E2")
+    v = _judge(e2_claims.C3, _cfg("E2"), rows)
     # the estimator the rule picks on the truth (numerical rank counts the 2 % least-squares noise)
     assert v.evidence["estimator"] == "energy_threshold_rank_90" and "non_standard" not in v.evidence
     assert v.evidence["estimator_rule"]["matches"]["numerical_rank"] < 1
@@ -87,74 +87,78 @@ def test_c3_confirmed_on_quick_rows_and_flips():
     assert v.evidence["small_init_identified_recovery"] == pytest.approx(1.0, abs=1e-12)  # the control
     _boundary_is_well_formed(v, {"c3_estimator"})
     # small init no more often low rank than large: its under-identified runs given large init's estimates
-    under_large = ok[(ok["identified"] < 0.5) & (ok["init_scale"] >= 1.0)]["A_energy_threshold_rank_90"].max()
-    worse = ok.assign(
+    under_large = rows[(rows["identified"] < 0.5) & (rows["init_scale"] >= 1.0)][
+        "A_energy_threshold_rank_90"
+    ].max()
+    worse = rows.assign(
         A_energy_threshold_rank_90=np.where(
-            (ok["identified"] < 0.5) & (ok["init_scale"] <= 0.01),
+            (rows["identified"] < 0.5) & (rows["init_scale"] <= 0.01),
             under_large,
-            ok["A_energy_threshold_rank_90"],
+            rows["A_energy_threshold_rank_90"],
         )
     )
     assert _judge(e2_claims.C3, _cfg("E2"), worse).verdict == "refuted"
     # identified data alone cannot show a bias: inconclusive, with the reason
-    v = _judge(e2_claims.C3, _cfg("E2"), ok[ok["identified"] > 0.5])
+    v = _judge(e2_claims.C3, _cfg("E2"), rows[rows["identified"] > 0.5])
     assert v.verdict == "inconclusive" and "too few" in v.evidence["reason"]
-    forced = _judge(e2_claims.C3, _cfg("E2", c3_estimator="numerical_rank"), ok)
+    forced = _judge(e2_claims.C3, _cfg("E2", c3_estimator="numerical_rank"), rows)
     assert "non_standard" in forced.evidence
 
 
 # ------------------------------------------------------------------ E3: C4, X2
 def test_c4_confirmed_on_quick_rows_and_flips():
-    ok = e3_analysis.fill_settings(_ok("E3"))
-    v = _judge(e3_claims.C4, _cfg("E3"), ok)
+    rows = e3_analysis.fill_settings(_kept_rows("E3"))
+    v = _judge(e3_claims.C4, _cfg("E3"), rows)
     assert v.verdict == "confirmed"
     _boundary_is_well_formed(v, {"v_settings"})
     assert {s["setting"].get("seed", [None])[0] for s in v.robustness["settings"]} >= {0, 1}
-    assert _judge(e3_claims.C4, _cfg("E3", c4_fail=1.5), ok).verdict == "refuted"
+    assert _judge(e3_claims.C4, _cfg("E3", c4_fail=1.5), rows).verdict == "refuted"
     # the controls must reach the floor before a failure at B1 can be attributed: inconclusive otherwise
-    assert _judge(e3_claims.C4, _cfg("E3", eps_floor=1e-9), ok).verdict == "inconclusive"
+    assert _judge(e3_claims.C4, _cfg("E3", eps_floor=1e-9), rows).verdict == "inconclusive"
     # B1-B3's failure is read from converged runs only (their excess fell < 1 % over the last quarter)
     assert v.evidence["convergence_B1_B3_full_rank"]["converged"] == 12
-    tight = _judge(e3_claims.C4, _cfg("E3", convergence_tol=1e-4), ok)
+    tight = _judge(e3_claims.C4, _cfg("E3", convergence_tol=1e-4), rows)
     assert tight.verdict == "inconclusive" and "still improving" in tight.evidence["reason"]
 
 
 def test_x2_quick_rows_cannot_refute_and_flip_with_the_step_and_convergence_rules():
-    ok = e3_analysis.fill_settings(_ok("E3"))
-    v = _judge(e3_claims.X2, _cfg("E3"), ok)
+    rows = e3_analysis.fill_settings(_kept_rows("E3"))
+    v = _judge(e3_claims.X2, _cfg("E3"), rows)
     assert v.verdict == "inconclusive"  # 1500 steps < x2_min_steps, and still improving
     best = v.evidence["worst_best_rel_excess"]
     # long enough by the step rule, but the positional runs' excess still fell 16-20 % over the last quarter
-    v = _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000), ok)
+    v = _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000), rows)
     assert v.verdict == "inconclusive" and "still improving" in v.evidence["reason"]
     drops = v.evidence["convergence_failing_pairs"]["relative_drop"]  # B1 signed, B2 row-stochastic
     assert min(drops) >= 0.1
     loose = max(drops) + 0.01  # the same runs called converged: refuted
-    assert _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000, convergence_tol=loose), ok).verdict == "refuted"
-    assert _judge(e3_claims.X2, _cfg("E3", eps_floor=min(best * 2, 0.99)), ok).verdict == "confirmed"
+    assert (
+        _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000, convergence_tol=loose), rows).verdict == "refuted"
+    )
+    assert _judge(e3_claims.X2, _cfg("E3", eps_floor=min(best * 2, 0.99)), rows).verdict == "confirmed"
 
 
 # ------------------------------------------------------------------ E4: C5, C6
 def test_c5_confirmed_on_quick_rows_at_every_c_and_flips():
-    ok = _ok("E4")
-    v = _judge(e4_claims.C5, _cfg("E4"), ok)
+    rows = _kept_rows("E4")
+    v = _judge(e4_claims.C5, _cfg("E4"), rows)
     assert v.verdict == "confirmed" and v.robustness["robust"]
     assert {s["setting"].get("c") for s in v.robustness["settings"]} >= {0.5, 1.0, 2.0, 4.0}
     low = min(t["min_rel_excess_below"] for t in v.evidence["by_teacher"].values())
     # a margin this wide: deficient runs not clearly apart, none reaching the floor: not a refutation
-    assert _judge(e4_claims.C5, _cfg("E4", c5_margin=2 * low / 0.01), ok).verdict == "inconclusive"
+    assert _judge(e4_claims.C5, _cfg("E4", c5_margin=2 * low / 0.01), rows).verdict == "inconclusive"
     # a floor above most deficient runs' excess: rank-deficient students "reach" it, deficiency fails
-    below = ok[ok["rank"] < ok["task.r_star"]]["rel_excess"]
+    below = rows[rows["rank"] < rows["task.r_star"]]["rel_excess"]
     floor = float(below.quantile(0.5))
-    assert _judge(e4_claims.C5, _cfg("E4", eps_floor=floor, c5_margin=1.0), ok).verdict == "refuted"
+    assert _judge(e4_claims.C5, _cfg("E4", eps_floor=floor, c5_margin=1.0), rows).verdict == "refuted"
 
 
 def test_c5_far_floor_refutes_only_through_converged_runs():
     """The stored convergence of each real run: with a floor below what r >= r* students reach, the runs
     above it have stopped improving (converged), so achievability is refuted, not left open."""
-    ok = _ok("E4")
-    assert ok["converged"].notna().all()
-    v = _judge(e4_claims.C5, _cfg("E4", eps_floor=1e-5, c5_margin=1.0), ok)
+    rows = _kept_rows("E4")
+    assert rows["converged"].notna().all()
+    v = _judge(e4_claims.C5, _cfg("E4", eps_floor=1e-5, c5_margin=1.0), rows)
     assert v.verdict == "refuted" and "stopped improving" in v.evidence["reason"]
     t = v.evidence["by_teacher"]["linear"]
     assert (
@@ -164,8 +168,8 @@ def test_c5_far_floor_refutes_only_through_converged_runs():
 
 
 def test_c6_is_mapped_over_c_with_four_pairs_and_an_interval_at_each():
-    ok = _ok("E4")
-    v = _judge(e4_claims.C6, _cfg("E4"), ok)
+    rows = _kept_rows("E4")
+    v = _judge(e4_claims.C6, _cfg("E4"), rows)
     settings = v.robustness["settings"]
     assert (
         settings[0]["setting"] == {"c": 2.0, "c6_normalisation": "k0"} and settings[0]["verdict"] == v.verdict
@@ -180,7 +184,7 @@ def test_c6_is_mapped_over_c_with_four_pairs_and_an_interval_at_each():
         for c, cell in by_c.items():
             lo, hi = cell["interval"]
             assert cell["pairs"] >= 4 and lo <= cell["median"] <= hi, (norm, c)
-    c1 = ok[np.isclose(ok["task.c"], 1.0)]
+    c1 = rows[np.isclose(rows["task.c"], 1.0)]
     sig1 = with_option(_cfg("E4", c6_normalisation="signal"), {"task.c": 1.0})
     assert e4_claims.verdict_c6(sig1, c1, CTX).verdict == "confirmed"  # interval 0.68-0.71 <= 0.8
     # the same c with one seed left: one pair is not a median, undecided
@@ -190,8 +194,8 @@ def test_c6_is_mapped_over_c_with_four_pairs_and_an_interval_at_each():
     inside = with_option(sig1, {"verdict.c6_factor": (lo + hi) / 2})
     assert e4_claims.verdict_c6(inside, c1, CTX).verdict == "inconclusive"
     # the boundary must be kept: a softmax student that misses the floor at r* refutes even when compressed
-    soft_at = (ok["teacher"] == "softmax") & (ok["rank"] == ok["task.r_star"])
-    lost = ok.assign(rel_excess=np.where(soft_at, 0.5, ok["rel_excess"]))
+    soft_at = (rows["teacher"] == "softmax") & (rows["rank"] == rows["task.r_star"])
+    lost = rows.assign(rel_excess=np.where(soft_at, 0.5, rows["rel_excess"]))
     assert _judge(e4_claims.C6, _cfg("E4", c6_factor=1.0, c6_normalisation="signal"), lost).verdict == (
         "refuted"
     )
@@ -216,8 +220,8 @@ def test_c6_holds_when_reads_the_region():
 
 # ------------------------------------------------------------------ E5: C7, C8
 def test_c7_implicit_bias_confirmed_on_quick_rows_and_flips():
-    ok = _ok("E5")
-    v = _judge(e5_claims.C7, _cfg("E5"), ok)
+    rows = _kept_rows("E5")
+    v = _judge(e5_claims.C7, _cfg("E5"), rows)
     assert v.verdict == "confirmed"
     for teacher in ("linear", "softmax"):
         cell = v.evidence["by_teacher"][teacher]
@@ -226,32 +230,34 @@ def test_c7_implicit_bias_confirmed_on_quick_rows_and_flips():
             and cell["small_init_identified_recovery"] == 1.0
         )
     # large init made low rank where the data do not identify K: the contrast has no room to show
-    under = ok["train.n_samples"] == 1
-    large_under = (ok["init_scale"] > 0.01) & under
-    flat = ok.assign(
-        K_energy_threshold_rank_99=np.where(large_under, ok["task.r_star"], ok["K_energy_threshold_rank_99"])
+    under = rows["train.n_samples"] == 1
+    large_under = (rows["init_scale"] > 0.01) & under
+    flat = rows.assign(
+        K_energy_threshold_rank_99=np.where(
+            large_under, rows["task.r_star"], rows["K_energy_threshold_rank_99"]
+        )
     )
     assert _judge(e5_claims.C7, _cfg("E5"), flat).verdict == "inconclusive"
     # small init made full rank there (large init as measured): no implicit bias, refuted
-    small_under = (ok["init_scale"] <= 0.01) & under
-    full = ok.assign(
-        K_energy_threshold_rank_99=np.where(small_under, ok["task.d"], ok["K_energy_threshold_rank_99"])
+    small_under = (rows["init_scale"] <= 0.01) & under
+    full = rows.assign(
+        K_energy_threshold_rank_99=np.where(small_under, rows["task.d"], rows["K_energy_threshold_rank_99"])
     )
     assert _judge(e5_claims.C7, _cfg("E5"), full).verdict == "refuted"
     # without the under-identified runs the claim about implicit bias cannot be decided
-    assert _judge(e5_claims.C7, _cfg("E5"), ok[ok["train.n_samples"] > 1]).verdict == "inconclusive"
+    assert _judge(e5_claims.C7, _cfg("E5"), rows[rows["train.n_samples"] > 1]).verdict == "inconclusive"
     # numerical rank reads the fitted noise of the under-identified small-init runs as rank
-    assert e5_claims.verdict_c7(_cfg("E5", c7_estimator="numerical_rank"), ok, CTX).verdict == "refuted"
+    assert e5_claims.verdict_c7(_cfg("E5", c7_estimator="numerical_rank"), rows, CTX).verdict == "refuted"
 
 
-def _c8_small(ok):
-    ident = ok[e5_analysis.identified(ok)]
+def _c8_small(rows):
+    ident = rows[e5_analysis.identified(rows)]
     return ident[ident["init_scale"] <= 0.01]
 
 
 def test_c8_control_in_e5_nothing_to_detect():
     """E5's learned kernels equal K* under both teachers: the control table shows no contamination."""
-    table = e5_analysis.c8_table(_c8_small(_ok("E5"))).set_index(["estimator", "operator"])
+    table = e5_analysis.c8_table(_c8_small(_kept_rows("E5"))).set_index(["estimator", "operator"])
     assert abs(table.loc[("numerical_rank", "kernel"), "softmax_minus_linear"]) < 1.0
     assert abs(table.loc[("energy_effective_rank", "kernel"), "softmax_minus_linear"]) < 0.05
     assert "C8" not in {c.id for c in e5_claims.CLAIMS}
@@ -259,25 +265,25 @@ def test_c8_control_in_e5_nothing_to_detect():
 
 # ------------------------------------------------------------------ E6: C9, C10, X1
 def _e6():
-    return e6_analysis.with_domain(_ok("E6"))
+    return e6_analysis.with_domain(_kept_rows("E6"))
 
 
 def test_c9_confirmed_on_quick_rows_and_its_noise_boundary():
-    ok = _e6()
-    v = _judge(e6_claims.C9, _cfg("E6"), ok)
+    rows = _e6()
+    v = _judge(e6_claims.C9, _cfg("E6"), rows)
     assert v.verdict == "confirmed"
     by_sigma = {s["setting"].get("sigma_max"): s["verdict"] for s in v.robustness["settings"]}
     assert by_sigma[0.1] == "refuted" and by_sigma[0.01] == "confirmed"  # exact only at low noise
-    assert _judge(e6_claims.C9, _cfg("E6", rate=1.0, sigma_max=0.1), ok).verdict == "refuted"
+    assert _judge(e6_claims.C9, _cfg("E6", rate=1.0, sigma_max=0.1), rows).verdict == "refuted"
 
 
-def _shift(ok, mask, col, by):
-    return ok.assign(**{col: np.where(mask, ok[col] + by, ok[col])})
+def _shift(rows, mask, col, by):
+    return rows.assign(**{col: np.where(mask, rows[col] + by, rows[col])})
 
 
 def test_c10_d_is_decided_per_n_where_r_star_exceeds_n():
-    ok = _e6()
-    v = _judge(e6_claims.C10, _cfg("E6"), ok)
+    rows = _e6()
+    v = _judge(e6_claims.C10, _cfg("E6"), rows)
     main = v.evidence["V_known"]
     assert main["b_numerical_rank_saturates"]["holds"] is True
     assert main["c_energy_rank_over_small_compresses_large"]["holds"] is True
@@ -290,39 +296,39 @@ def test_c10_d_is_decided_per_n_where_r_star_exceeds_n():
     assert at8["in_regime"] and 0 < at8["softmax_last_step"] < 0.5 and at8["linear_last_step"] <= 0.5
     assert at8["holds"] is None and d["holds"] is None and v.verdict == "inconclusive"
     assert {"ns": [8]} in [s["setting"] for s in v.robustness["settings"]]
-    col, mix = "est_realised_mixer_energy_rank", ok["method"] == "softmax_linearised"
-    top8 = mix & (ok["task.n"] == 8) & (ok["task.r_star"] == 32)
+    col, mix = "est_realised_mixer_energy_rank", rows["method"] == "softmax_linearised"
+    top8 = mix & (rows["task.n"] == 8) & (rows["task.r_star"] == 32)
     # the softmax mixer rising by a further 0.5 at r* = 32: (d) holds at n = 8, every sub-claim holds
-    risen = _shift(ok, top8 & (ok["teacher"] == "softmax"), col, 0.5)
+    risen = _shift(rows, top8 & (rows["teacher"] == "softmax"), col, 0.5)
     assert e6_claims.verdict_c10(_cfg("E6"), risen, CTX).verdict == "confirmed"
     # the linear mixer rising by 1 more where r* >> n: not saturated, contradicted, refuted
-    lin_up = _shift(ok, top8 & (ok["teacher"] == "linear"), col, 1.0)
+    lin_up = _shift(rows, top8 & (rows["teacher"] == "linear"), col, 1.0)
     assert e6_claims.verdict_c10(_cfg("E6"), lin_up, CTX).verdict == "refuted"
     # the same rise at n = 16 (outside the regime) refutes nothing
-    top16 = mix & (ok["task.n"] == 16) & (ok["task.r_star"] == 16) & (ok["teacher"] == "linear")
+    top16 = mix & (rows["task.n"] == 16) & (rows["task.r_star"] == 16) & (rows["teacher"] == "linear")
     assert e6_claims.verdict_c10(_cfg("E6"), _shift(risen, top16, col, 3.0), CTX).verdict == "confirmed"
     assert "paper" in v.evidence["paper_estimators"]["numerical_rank"]
 
 
 def test_c8_decided_where_the_softmax_contaminates_the_estimate():
-    ok = _e6()
-    v = _judge(e6_claims.C8, _cfg("E6"), ok)
+    rows = _e6()
+    v = _judge(e6_claims.C8, _cfg("E6"), rows)
     e = v.evidence
     # the contamination: the numerical rank's error grows by ~4.8 rank units under the softmax
     assert e["numerical_rank_degradation"] >= 1.0 and e["pairs"] >= 40
     assert v.verdict == "confirmed" and e["energy_degradation"] <= 0.5 * e["numerical_rank_degradation"]
     assert abs(e["realised_mixer_degradation"]) < 0.1  # recovered mixers: the in-experiment control
     # the energy rank pushed away from its value on K* by the numerical rank's degradation: refuted
-    soft = (ok["method"] == "softmax_linearised") & (ok["teacher"] == "softmax")
-    away = np.sign(ok["est_energy_effective_rank"] - ok["true_energy_effective_rank"]).replace(0, 1)
+    soft = (rows["method"] == "softmax_linearised") & (rows["teacher"] == "softmax")
+    away = np.sign(rows["est_energy_effective_rank"] - rows["true_energy_effective_rank"]).replace(0, 1)
     by = np.where(soft, away * e["numerical_rank_degradation"], 0.0)
-    worse = ok.assign(est_energy_effective_rank=ok["est_energy_effective_rank"] + by)
+    worse = rows.assign(est_energy_effective_rank=rows["est_energy_effective_rank"] + by)
     assert e6_claims.verdict_c8(_cfg("E6"), worse, CTX).verdict == "refuted"
     # a stricter ratio than measured: less robust than required, not worse than numerical: inconclusive
     ratio = e["energy_degradation"] / e["numerical_rank_degradation"]
-    assert e6_claims.verdict_c8(_cfg("E6", c8_ratio=ratio / 2), ok, CTX).verdict == "inconclusive"
+    assert e6_claims.verdict_c8(_cfg("E6", c8_ratio=ratio / 2), rows, CTX).verdict == "inconclusive"
     # nothing to detect when the required contamination exceeds what the softmax does
-    none = e6_claims.verdict_c8(_cfg("E6", c8_min_contamination=10.0), ok, CTX)
+    none = e6_claims.verdict_c8(_cfg("E6", c8_min_contamination=10.0), rows, CTX)
     assert none.verdict == "inconclusive"
     assert "no softmax contamination" in none.evidence["reason"]
 
@@ -335,20 +341,20 @@ def test_c10_band_rule():
 
 
 def test_x1_confirmed_on_quick_rows_including_n_equal_d():
-    ok = _e6()
+    rows = _e6()
     cfg = _cfg("E6")
-    frontier = e6_analysis.frontier_table(e6_analysis.rate_table(ok), cfg.task.sigma_ref, cfg.verdict.rate)
-    v = _judge(e6_claims.X1, cfg, ok, ClaimContext(tables={"frontier": frontier}))
+    frontier = e6_analysis.frontier_table(e6_analysis.rate_table(rows), cfg.task.sigma_ref, cfg.verdict.rate)
+    v = _judge(e6_claims.X1, cfg, rows, ClaimContext(tables={"frontier": frontier}))
     assert v.verdict == "confirmed"
     assert {"ns": [32]} in [s["setting"] for s in v.robustness["settings"]]
     # one confidently wrong in-domain prediction at n = 32 is enough to refute
-    soft = ok[ok["method"] == "softmax_log_attention"]
+    soft = rows[rows["method"] == "softmax_log_attention"]
     hit = soft[(soft["task.n"] == 32) & (soft["v"] == "known")].index[0]
-    wrong = ok.copy()
+    wrong = rows.copy()
     wrong.loc[hit, ["exact", "r_hat"]] = [0.0, wrong.loc[hit, "task.r_star"] + 1]
     assert _judge(e6_claims.X1, cfg, wrong, ClaimContext(tables={"frontier": frontier})).verdict == "refuted"
     # outside its domain (V unknown) it must say "not identifiable"
-    unflagged = ok.assign(identifiable=np.where(ok["in_domain"], ok["identifiable"], 1.0))
+    unflagged = rows.assign(identifiable=np.where(rows["in_domain"], rows["identifiable"], 1.0))
     assert (
         _judge(e6_claims.X1, cfg, unflagged, ClaimContext(tables={"frontier": frontier})).verdict == "refuted"
     )

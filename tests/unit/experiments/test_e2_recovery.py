@@ -14,7 +14,7 @@ from entropic_bound.training import TrainConfig
 
 def e2_runs(init_scales, **verdict) -> tuple[E2Config, pd.DataFrame, list[dict]]:
     """Real GD trainings of E2 (n = 8, d = 2, r* = 1, σ = 0.05; N = 2 under-identifies A, N = 8 identifies
-    it; 2 seeds), as the store would hold them: the ok rows and the records with the rank curves."""
+    it; 2 seeds), as the store would hold them: the kept rows and the records with the rank curves."""
     cfg = E2Config(
         task=E2Task(n=8, d=2, r_stars=(1,), sigma=0.05),
         sample_counts=(2, 8),
@@ -43,8 +43,8 @@ def small_vs_large():
 
 
 def test_c3_small_init_finds_low_rank_where_the_data_leave_room(small_vs_large):
-    cfg, ok, records = small_vs_large
-    v = claims.C3.judge(cfg, ok, ClaimContext(records))
+    cfg, rows, records = small_vs_large
+    v = claims.C3.judge(cfg, rows, ClaimContext(records))
     e = v.evidence
     assert v.verdict == "confirmed" and e["contrast"] >= cfg.verdict.c3_contrast
     assert (
@@ -59,19 +59,19 @@ def test_c3_small_init_finds_low_rank_where_the_data_leave_room(small_vs_large):
         == e["large_init_identified_recovery"]
         == pytest.approx(1.0, abs=1e-12)
     )  # the control
-    assert e["rank_curves_stored"] == len(ok) and "init 0.001, N 2" in e["rank_over_training"]
-    table = recovery_table(ok)
+    assert e["rank_curves_stored"] == len(rows) and "init 0.001, N 2" in e["rank_over_training"]
+    table = recovery_table(rows)
     assert set(table["identified"]) == {True, False}
 
 
 def test_c3_too_few_runs_is_inconclusive(small_vs_large):
-    cfg, ok, records = small_vs_large
-    v = claims.C3.judge(cfg, ok[ok["seed"] == 0], ClaimContext(records))
+    cfg, rows, records = small_vs_large
+    v = claims.C3.judge(cfg, rows[rows["seed"] == 0], ClaimContext(records))
     assert v.verdict == "inconclusive" and "too few" in v.evidence["reason"]
 
 
 def test_c3_refuted_when_the_small_init_is_no_more_low_rank_than_the_large():
     # init 0.4 called "small": GD from it keeps its residue like init 0.5 does
-    cfg, ok, records = e2_runs((0.4, 0.5), small_init_max=0.4, large_init_min=0.5)
-    v = claims.C3.judge(cfg, ok, ClaimContext(records))
+    cfg, rows, records = e2_runs((0.4, 0.5), small_init_max=0.4, large_init_min=0.5)
+    v = claims.C3.judge(cfg, rows, ClaimContext(records))
     assert v.verdict == "refuted" and v.evidence["contrast"] <= 0

@@ -301,20 +301,20 @@ def x2_short():
     return cfg, fill_settings(pd.DataFrame(rows))
 
 
-def _x2(cfg, ok, **verdict):
+def _x2(cfg, rows, **verdict):
     cfg = replace(cfg, verdict=replace(cfg.verdict, x2_min_steps=1, **verdict))
-    return x2_on_summary(cfg, summary_table(ok), ok)
+    return x2_on_summary(cfg, summary_table(rows), rows)
 
 
 def test_x2_real_runs_still_improving_cannot_refute(x2_short):
-    cfg, ok = x2_short
-    positional = ok[ok["positional"] == "learned_absolute"]
+    cfg, rows = x2_short
+    positional = rows[rows["positional"] == "learned_absolute"]
     assert (positional["rel_excess"] > 0.02).all() and (positional["relative_drop"] >= 0.1).any()
-    v = _x2(cfg, ok)
+    v = _x2(cfg, rows)
     assert v.verdict == "inconclusive" and "still improving" in v.evidence["reason"]
     assert v.evidence["convergence_failing_pairs"]["still_improving"] >= 1
     # the same runs, were their last-quarter drop called converged (tolerance above it): refuted
     loose = float(positional["relative_drop"].max()) + 0.01
-    assert _x2(cfg, ok, convergence_tol=loose).verdict == "refuted"
+    assert _x2(cfg, rows, convergence_tol=loose).verdict == "refuted"
     # and a floor they reached: confirmed
-    assert _x2(cfg, ok, eps_floor=float(positional["rel_excess"].max()) + 0.01).verdict == "confirmed"
+    assert _x2(cfg, rows, eps_floor=float(positional["rel_excess"].max()) + 0.01).verdict == "confirmed"

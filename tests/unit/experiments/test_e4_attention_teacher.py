@@ -173,10 +173,10 @@ def _trained(steps: int, init: float, lr_final: float | None) -> tuple[E4Config,
 
 def test_c5_convergence_rule_on_real_trainings():
     # 300 cosine steps (the quick schedule): r >= r* students reach 1e-2 and stop improving
-    cfg, ok = _trained(300, 1e-3, 1e-4)
-    assert verdict_c5(cfg, ok, CTX).verdict == "confirmed"
+    cfg, rows = _trained(300, 1e-3, 1e-4)
+    assert verdict_c5(cfg, rows, CTX).verdict == "confirmed"
     far = with_option(cfg, {"verdict.eps_floor": 1e-4})  # a floor below where they settled
-    v = verdict_c5(far, ok, CTX)
+    v = verdict_c5(far, rows, CTX)
     # refuted although one run is still improving: too few would reach it even if that one did
     assert v.verdict == "refuted" and "stopped improving" in v.evidence["reason"]
     # 30 constant-lr steps: far from the floor and still falling fast: not a refutation

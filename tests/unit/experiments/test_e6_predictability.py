@@ -265,14 +265,14 @@ def _linearised(c: float) -> tuple[E6Config, pd.DataFrame]:
 def test_c8_on_real_predictions_contaminated_and_not():
     # c = 2: the softmax's curvature enters the linearised kernel; the numerical rank counts it (+4.5),
     # the energy rank much less (+1.3)
-    cfg, ok = _linearised(2.0)
-    v = verdict_c8(cfg, ok, ClaimContext())
+    cfg, rows = _linearised(2.0)
+    v = verdict_c8(cfg, rows, ClaimContext())
     e = v.evidence
     assert e["pairs"] == 4 and e["numerical_rank_degradation"] >= 1.0
     assert v.verdict == "confirmed" and e["energy_degradation"] <= 0.5 * e["numerical_rank_degradation"]
     # c = 0.1: nearly linear logits, no contamination for the numerical rank to show: nothing to detect
-    cfg, ok = _linearised(0.1)
-    v = verdict_c8(cfg, ok, ClaimContext())
+    cfg, rows = _linearised(0.1)
+    v = verdict_c8(cfg, rows, ClaimContext())
     assert v.verdict == "inconclusive" and v.evidence["numerical_rank_degradation"] < 1.0
     assert "no softmax contamination" in v.evidence["reason"]
 
