@@ -5,12 +5,12 @@ import pandas as pd
 import pytest
 
 from entropic_bound.experiments import E1Config, E2Config
-from entropic_bound.experiments.base import ClaimContext
 from entropic_bound.experiments.e1_linear_surrogate.claims import verdict_c1, verdict_c2
 from entropic_bound.experiments.e2_recovery import claims
 from entropic_bound.experiments.e2_recovery.analysis import recovery_table
 from entropic_bound.experiments.e2_recovery.config import E2Task, E2Verdict
 from entropic_bound.experiments.e2_recovery.experiment import E2Recovery
+from entropic_bound.experiments.verdict import ClaimContext
 from entropic_bound.training import TrainConfig
 
 
@@ -40,17 +40,17 @@ def e1_table(ratio_below=1.0, rel_above=1e-4, at_r_star=1e-5):
 
 def test_c1_confirmed_then_refuted_when_training_misses_the_bound():
     cfg = E1Config()
-    assert verdict_c1(cfg, e1_table(1.02), ClaimContext()).verdict == "confirmed"
-    assert verdict_c1(cfg, e1_table(1.5), ClaimContext()).verdict == "refuted"
-    assert verdict_c1(cfg, e1_table().iloc[0:0], ClaimContext()).verdict == "inconclusive"
+    assert verdict_c1(cfg, e1_table(1.02), ClaimContext()).outcome == "confirmed"
+    assert verdict_c1(cfg, e1_table(1.5), ClaimContext()).outcome == "refuted"
+    assert verdict_c1(cfg, e1_table().iloc[0:0], ClaimContext()).outcome == "inconclusive"
 
 
 def test_c2_needs_the_floor_and_a_sharp_transition():
     cfg = E1Config()
-    assert verdict_c2(cfg, e1_table(), ClaimContext()).verdict == "confirmed"
-    assert verdict_c2(cfg, e1_table(rel_above=0.05), ClaimContext()).verdict == "refuted"  # misses the floor
+    assert verdict_c2(cfg, e1_table(), ClaimContext()).outcome == "confirmed"
+    assert verdict_c2(cfg, e1_table(rel_above=0.05), ClaimContext()).outcome == "refuted"  # misses the floor
     assert (
-        verdict_c2(cfg, e1_table(at_r_star=0.009), ClaimContext()).verdict == "refuted"
+        verdict_c2(cfg, e1_table(at_r_star=0.009), ClaimContext()).outcome == "refuted"
     )  # 0.5/0.009 < 100: not sharp
 
 
@@ -88,7 +88,7 @@ def test_c3_small_init_finds_low_rank_where_the_data_leave_room(small_vs_large):
     cfg, ok, records = small_vs_large
     v = claims.C3.judge(cfg, ok, ClaimContext(records))
     e = v.evidence
-    assert v.verdict == "confirmed" and e["contrast"] >= cfg.verdict.c3_contrast
+    assert v.outcome == "confirmed" and e["contrast"] >= cfg.verdict.c3_contrast
     assert (
         e["estimator"] == "energy_threshold_rank_90"
         and e["estimator_on_truth"]["r*=1, flat"]["noiseless"] == 1
@@ -109,11 +109,11 @@ def test_c3_small_init_finds_low_rank_where_the_data_leave_room(small_vs_large):
 def test_c3_too_few_runs_is_inconclusive(small_vs_large):
     cfg, ok, records = small_vs_large
     v = claims.C3.judge(cfg, ok[ok["seed"] == 0], ClaimContext(records))
-    assert v.verdict == "inconclusive" and "too few" in v.evidence["reason"]
+    assert v.outcome == "inconclusive" and "too few" in v.evidence["reason"]
 
 
 def test_c3_refuted_when_the_small_init_is_no_more_low_rank_than_the_large():
     # init 0.4 called "small": GD from it keeps its residue like init 0.5 does
     cfg, ok, records = e2_runs((0.4, 0.5), small_init_max=0.4, large_init_min=0.5)
     v = claims.C3.judge(cfg, ok, ClaimContext(records))
-    assert v.verdict == "refuted" and v.evidence["contrast"] <= 0
+    assert v.outcome == "refuted" and v.evidence["contrast"] <= 0

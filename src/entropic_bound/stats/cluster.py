@@ -10,8 +10,7 @@ model with many heads (MiniLM: 72 of 88) would otherwise decide the verdict alon
 
 With few models the bootstrap can only move between the models' own shares, so its interval is
 reported beside ``models``: with 2–3 models it is a description of their spread, not a population
-interval. :func:`wilson` (a head-level binomial interval, copied unchanged from
-``entropic_bound.experiments.e7_verdicts``) stays available for a single model's heads.
+interval. :func:`wilson` (a head-level binomial interval) stays available for a single model's heads.
 """
 
 from __future__ import annotations

@@ -11,9 +11,6 @@ then each point's replicates) and the p-value a Monte Carlo permutation test.
 ``points_needed`` answers "how many points would this effect size need": the smallest n at which a
 two-sided level-α test of ρ = 0 has the stated power against the measured |ρ|, from the same Fisher z
 approximation, ``n = 3 + 1.06 · ((z_{1−α/2} + z_power) / atanh|ρ|)²``.
-
-:func:`spearman`, :func:`partial_spearman` and :func:`corpus_bootstrap` are copied unchanged from
-``entropic_bound.experiments.e7_verdicts`` (which keeps its copies until E7 is switched to this package).
 """
 
 from __future__ import annotations

@@ -33,8 +33,8 @@ import numpy as np
 import pandas as pd
 
 from ...lm.structure import CATEGORIES, MIN_MOVED, STRUCTURAL
-from ..base import Verdict, decide
 from ..claim import Formats
+from ..verdict import Verdict, decide
 from .config import ABLATION_BITS
 from .statistics import source_share
 

@@ -26,9 +26,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ..base import ClaimContext, Verdict, decide
-from ..claim import Claim, Formats, Setting, confirmed_settings_wording, needs_rows
+from ..claim import Claim, Formats, Setting, needs_rows
 from ..claim_slices import with_option
+from ..verdict import ClaimContext, Verdict, decide
 from .analysis import categorise, corpus_table, main_shape, progress_points
 from .c13 import CONTROLS, c13_on_heads, c13_sentence, control_report, routing_kernel
 from .config import COMPLEXITY_MEASURES
@@ -291,7 +291,7 @@ def c11_every_measure(cfg, ok: pd.DataFrame, context: ClaimContext, verdict: Ver
             else verdict_c11(with_option(cfg, {"verdict.complexity_measure": m}), ok, context)
         )
         by[m] = {k: v.evidence.get(k) for k in ("rho", "ci_low", "ci_high", "corpora")} | {
-            "verdict": v.verdict
+            "verdict": v.outcome
         }
     return replace(verdict, evidence={**verdict.evidence, "rho_by_measure": by})
 
@@ -312,7 +312,7 @@ C11 = Claim(
     default_setting=lambda cfg: grids(cfg)["C11"][0],
     statistic="rho",
     grid=_grid_of("C11"),
-    holds_when=confirmed_settings_wording,
+    holds_when=None,
     annotate=c11_every_measure,
 )
 C12 = Claim(
@@ -323,7 +323,7 @@ C12 = Claim(
     default_setting=lambda cfg: grids(cfg)["C12"][0],
     statistic="rho",
     grid=_grid_of("C12"),
-    holds_when=confirmed_settings_wording,
+    holds_when=None,
 )
 C13 = Claim(
     "C13",
@@ -332,6 +332,6 @@ C13 = Claim(
     default_setting=lambda cfg: grids(cfg)["C13"][0],
     statistic="share_structural",
     grid=_grid_of("C13"),
-    holds_when=confirmed_settings_wording,
+    holds_when=None,
 )
 CLAIMS = (C11, C12, C13)

@@ -33,7 +33,8 @@ from ...lm.trainer import (
     windows,
 )
 from ...sweep.spec import RunResult, RunSpec
-from ..base import derive_seed, spec_params
+from ..grid import derive_seed
+from ..params import from_params
 from .config import DEFAULT_INIT_STD
 
 CORPUS_METRICS = (
@@ -188,7 +189,7 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
     probe_idx, answer_rows = _probe_windows(group, members, pools, n_ctx, p["probe_windows"])  # (E, P, n)
     recorder = _Recorder(model, probe_idx, p["locality_window"], answer_rows)
     gens = [torch.Generator().manual_seed(derive_seed("E7/data", s.run_id)) for s in group]
-    cfg = LMTrainConfig(**spec_params(group[0], "train"))
+    cfg = LMTrainConfig(**from_params(group[0], "train"))
     outcome = train_lm_ensemble(model, [(m[1], m[2]) for m in members], cfg, gens, recorder, pools)
     extra = _final_measures(model, group, members, probe_idx, pools)
     wall = (time.perf_counter() - start) / len(group)

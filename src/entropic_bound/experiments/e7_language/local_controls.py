@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from ...lm.corpora import load_corpus
 from ...lm.recurrence import context_recurrence
-from ..base import derive_seed
+from ..grid import derive_seed
 
 
 @lru_cache(maxsize=64)
