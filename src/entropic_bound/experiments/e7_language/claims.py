@@ -26,11 +26,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from ...lm.corpora import expected_mixing
 from ..claim import Claim, Formats, Setting, needs_rows
 from ..claim_slices import with_option
 from ..verdict import ClaimContext, Verdict, decide
 from .analysis import categorise, corpus_table, main_shape, progress_points
-from .c13 import CONTROLS, c13_on_heads, c13_sentence, control_report, routing_kernel
+from .c13 import c13_on_heads, c13_sentence, control_report, routing_kernel
 from .config import COMPLEXITY_MEASURES
 from .local_controls import not_local_only
 from .statistics import cluster_partials, spearman_test
@@ -185,7 +186,7 @@ def verdict_c13(cfg, ok: pd.DataFrame, context: ClaimContext) -> Verdict:
     seeds_kept = ok[ok["seed"] < cfg.seeds]["run_id"]
     heads = heads[heads["run_id"].isin(seeds_kept) | heads["kind"].str.contains("checkpoint")]
     chosen = heads[heads["kind"].isin(v.c13_sources)]
-    control_names = [c for c in dict.fromkeys(ok["corpus"]) if any(c.startswith(k) for k in CONTROLS)]
+    control_names = [c for c in dict.fromkeys(ok["corpus"]) if expected_mixing(c)]
     info = {
         "sources": list(v.c13_sources),
         "content_tv": v.c13_content_tv,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ...config import param
 from ...errors import ConfigError
-from ...lm.corpora import CORPORA, KINDS
+from ...lm.corpora import CORPORA, KINDS, corpus_role
 from ...lm.structure import MIN_MOVED
 from ...lm.trainer import LMTrainConfig
 from ...spectra import ESTIMATOR_KEYS
@@ -232,7 +232,9 @@ class E7Config:
     def model_for(self, corpus: str) -> tuple[E7Model, LMTrainConfig]:
         """The model shape and training of ``corpus``'s runs."""
         return (
-            (self.recall_model, self.recall_train) if corpus.startswith("mqar-") else (self.model, self.train)
+            (self.recall_model, self.recall_train)
+            if corpus_role(corpus).recall_control
+            else (self.model, self.train)
         )
 
     def check(self) -> None:

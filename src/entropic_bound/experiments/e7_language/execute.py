@@ -18,10 +18,9 @@ from ...inspect.logit_field import LOGIT_FIELD_COLUMNS, fit_layer
 from ...lm.checkpoint_probe import RANDOM_SEED, checkpoint_mixers, is_random_control, resolve_checkpoint
 from ...lm.complexity import kgram_heldout_bits, order_estimate
 from ...lm.controls import answer_accuracy, episode_starts
-from ...lm.corpora import LAG_NOISE, LAG_VOCAB, MQAR_SOURCES, VOCAB, Corpus, load_corpus
+from ...lm.corpora import LAG_SOURCES, MQAR_SOURCES, VOCAB, Corpus, load_corpus
 from ...lm.model import EnsembleLM
 from ...lm.probe import KernelProbe, content_ablation_bits, ensemble_lm_fields, mixer_stats
-from ...lm.sources import LagCopySource
 from ...lm.structure import structure_summary
 from ...lm.trainer import (
     EnsembleOutcome,
@@ -72,7 +71,7 @@ def corpus_metrics(corpus: Corpus, train: np.ndarray, val: np.ndarray, max_order
     nan = float("nan")
     # a k-gram resample's Monte Carlo rate (k >= 4) is below what a model can learn from the sample:
     # its learned filter uses the held-out k-gram reference, the rate stays its complexity
-    target = None if corpus.name.startswith("shakespeare-kgram") else corpus.entropy_rate_bits
+    target = corpus.entropy_rate_bits if corpus.role.exact_target else None
     return {
         "entropy_rate_bits": nan if corpus.entropy_rate_bits is None else corpus.entropy_rate_bits,
         "mixing_known": nan if corpus.mixing_demand is None else float(corpus.mixing_demand),
@@ -205,8 +204,9 @@ def window_floor(name: str, n_ctx: int) -> float | None:
     recall = MQAR_SOURCES.get(name)  # a registered recall corpus: its episodes start at token 0
     if recall is not None:
         return recall.aligned_window_bits(n_ctx)
-    if name.startswith("lagcopy-L"):
-        return LagCopySource(int(name.removeprefix("lagcopy-L")), LAG_VOCAB, LAG_NOISE).window_entropy(n_ctx)
+    lag_copy = LAG_SOURCES.get(name)
+    if lag_copy is not None:
+        return lag_copy.window_entropy(n_ctx)
     return None
 
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from ...lm.checkpoint_probe import resolve_checkpoint
-from ...lm.corpora import file_digest, text_name
+from ...lm.corpora import corpus_role, file_digest, text_name
 from ...sweep.spec import RunResult, RunSpec
 from ..base import Experiment
 from ..params import to_params
@@ -111,7 +111,7 @@ class E7Language(Experiment):
             for key in ("model.init_std", "model.emb_std"):  # named only off the default: ids stay
                 if shape[key] == DEFAULT_INIT_STD:
                     del shape[key]
-            if corpus["corpus.name"].startswith("mqar-"):  # at 100k tokens it memorises its episodes
+            if corpus_role(corpus["corpus.name"]).recall_control:  # at 100k tokens it memorises its episodes
                 shape["corpus.tokens"] = c.recall_tokens
             lms += [RunSpec(self.name, {**corpus, **common, **shape}, s) for s in range(c.seeds)]
         return lms + self._checkpoint_specs()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ...lm.corpora import load_corpus
+from ...lm.corpora import expected_mixing, load_corpus
 from ...lm.recurrence import context_recurrence
 from ..grid import derive_seed
 
@@ -28,7 +28,7 @@ def markov_recurrences(cfg, names: list[str]) -> dict[str, float]:
     return {
         n: markov_recurrence(n, cfg.task.tokens, cfg.task.seed, cfg.model.n_ctx)
         for n in names
-        if n.startswith("markov_")
+        if expected_mixing(n) == ("local",)  # a Markov source: its mixing demand is its order
     }
 
 
