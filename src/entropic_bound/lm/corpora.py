@@ -156,7 +156,7 @@ def _register_recall(pairs: int) -> None:
     )
 
 
-# The positive controls' fixed parameters (issue 20; bench/lm_controls/RESULTS.md says why these).
+# The positive controls' fixed parameters (bench/lm_controls/RESULTS.md says why these).
 MQAR_KEYS = MQAR_VALUES = 16  # 32 learn more slowly (RESULTS.md)
 LAG_VOCAB, LAG_NOISE = 16, 0.1
 KGRAM_DELTA = 1e-3  # small: a larger δ drowns once-seen long contexts in uniform noise

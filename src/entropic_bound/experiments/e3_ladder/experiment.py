@@ -193,7 +193,7 @@ EXCESS_POINTS, EXCESS_SAMPLES = 16, 256
 
 class ExcessCurve:
     """``on_step`` hook: the held-out relative excess of every member at :data:`EXCESS_POINTS` evenly spaced
-    steps (on the first :data:`EXCESS_SAMPLES` held-out samples), for the convergence rule (issue 19 item 3).
+    steps (on the first :data:`EXCESS_SAMPLES` held-out samples), for the convergence rule.
     It only reads the model, so the trained parameters and every stored number are unchanged."""
 
     def __init__(self, model, test, train: TrainConfig) -> None:

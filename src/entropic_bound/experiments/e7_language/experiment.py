@@ -1,11 +1,12 @@
 """E7 — natural language (the paper's Appendix B): small causal LMs on corpora of different complexity.
 
 One run is one (corpus, seed) language model; runs of one shape train together as an ensemble
-(:mod:`.execute`). Corpora have a ``kind``: natural language (tinyshakespeare shipped in the
-package, the prose of ``pydoc_data.topics``, the user's own text files), code (stdlib source), and
-synthetic sources of known entropy rate and mixing demand (order-k Markov, associative recall). One
-more run per released checkpoint (default: MiniLM, when its package is installed) measures a real
-model's heads on natural text for C13. Claims: C11 kernel rank anti-correlates with complexity,
+(:mod:`.execute`). Every corpus has a role (:class:`~entropic_bound.lm.corpora.CorpusRole`):
+natural language (tinyshakespeare shipped in the package, the prose of ``pydoc_data.topics``, the
+user's own text files), code (stdlib source), synthetic sources of known entropy rate and mixing
+demand (associative recall, a k-gram ladder), and controls of known routing (MQAR, lag copy, Markov)
+with the mixing their models must show. One more run per released model (``released_models``,
+default: MiniLM, when its package is installed) measures a real model's heads on natural text for C13. Claims: C11 kernel rank anti-correlates with complexity,
 C12 it tracks optimisation progress beyond a drifting control, C13 content-independent structure
 dominates the realised mixers (see :mod:`.claims`).
 """
