@@ -17,7 +17,7 @@ import argparse
 
 import numpy as np
 
-from entropic_bound.experiments.base import derive_seed
+from entropic_bound.experiments.grid import derive_seed
 from entropic_bound.lm.corpora import CORPORA, load_corpus
 from entropic_bound.lm.recurrence import context_recurrence
 

@@ -143,6 +143,7 @@ def _check_key(key: str, leaves: list[str]) -> None:
 def current_schema() -> dict:
     """``{experiment: {"keys": [...], "renamed": {...}}}`` from the experiments' configs (imports them)."""
     from .registry import EXPERIMENTS
+    from .store_migrations import CONFIG_KEY_MIGRATIONS
 
     out = {}
     for name in EXPERIMENTS.names():
@@ -151,7 +152,7 @@ def current_schema() -> dict:
         out[name] = {
             "keys": cfglib.keys(cfg),
             "fields": _fields(cfg),
-            "renamed": {**cls.renamed_keys, **cls.retired_keys},
+            "renamed": dict(CONFIG_KEY_MIGRATIONS.get(name, {})),
         }
     return json.loads(json.dumps(out))  # as the file holds it (tuples as lists)
 

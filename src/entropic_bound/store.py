@@ -12,8 +12,9 @@ most the runs in flight and a run is never stored twice. The journal is WAL, so 
 being built) never block the writer. Metrics keep NaN and ±inf exactly: JSON is written with
 Python's ``NaN``/``Infinity`` literals and floats as their round-trip ``repr``.
 
-Stores written by an older schema are migrated on open by :data:`MIGRATIONS` (one function per
-version step, each in its own transaction); a store from a newer entropic-bound is refused.
+Stores written by an older schema are migrated on open by
+:data:`~entropic_bound.store_migrations.MIGRATIONS` (one function per version step, each in its own
+transaction); a store from a newer entropic-bound is refused.
 """
 
 from __future__ import annotations
@@ -41,25 +42,9 @@ from .store_health import (
     schema_version,
     sqlite_user_error,
 )
-
-SCHEMA_VERSION = 1
+from .store_migrations import MIGRATIONS, RUNS_COLUMNS, SCHEMA_VERSION
 
 BASE_COLUMNS = ("run_id", "experiment", "seed", "status", "diverged_step", "wall_s")
-
-_RUNS_COLUMNS = {  # name → declared type, in table order
-    "run_id": "TEXT PRIMARY KEY",
-    "experiment": "TEXT NOT NULL",
-    "params": "TEXT NOT NULL",
-    "seed": "INTEGER NOT NULL",
-    "status": "TEXT NOT NULL",
-    "diverged_step": "INTEGER",
-    "metrics": "TEXT NOT NULL",
-    "curves": "TEXT NOT NULL",
-    "versions": "TEXT",
-    "git_commit": "TEXT",
-    "wall_s": "REAL",
-    "created_at": "TEXT",
-}
 _JSON_COLUMNS = ("params", "metrics", "curves", "versions")
 
 
@@ -75,22 +60,6 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _migrate_v0_to_v1(conn: sqlite3.Connection) -> None:
-    """v0: no store yet (an empty file), or the prototype layout whose ``runs`` lacked the
-    provenance columns and which had no ``experiments`` table. Creates or completes the v1 tables."""
-    columns = ",\n  ".join(f"{name} {decl}" for name, decl in _RUNS_COLUMNS.items())
-    conn.execute(f"CREATE TABLE IF NOT EXISTS runs (\n  {columns}\n)")
-    present = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
-    for name, decl in _RUNS_COLUMNS.items():
-        if name not in present:
-            conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl.replace(' NOT NULL', '')}")
-    conn.execute("CREATE INDEX IF NOT EXISTS runs_experiment ON runs(experiment)")
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS experiments "
-        "(name TEXT PRIMARY KEY, scale TEXT, config TEXT NOT NULL, updated_at TEXT)"
-    )
-
-
 def is_run_store(path: Path) -> bool:
     """Whether the file at ``path`` is an entropic-bound run store, found without writing to it.
 
@@ -102,10 +71,6 @@ def is_run_store(path: Path) -> bool:
     except OldSchemaError:
         pass
     return True
-
-
-#: ``MIGRATIONS[v]`` turns a version-``v`` store into a version-``v + 1`` one.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_v0_to_v1]
 
 
 class RunStore:
@@ -198,7 +163,7 @@ class RunStore:
 
     def _version(self) -> int:
         """The schema version of an entropic-bound store; a one-line refusal for any other database."""
-        return schema_version(self._conn, self.path, set(_RUNS_COLUMNS))
+        return schema_version(self._conn, self.path, set(RUNS_COLUMNS))
 
     def _newer(self, version: int) -> UserInputError:
         return UserInputError(
@@ -291,7 +256,7 @@ class RunStore:
             result.wall_s,
             _now(),
         )
-        names = ", ".join(_RUNS_COLUMNS)
+        names = ", ".join(RUNS_COLUMNS)
         with self._transaction() as conn:
             cur = conn.execute(
                 f"INSERT OR IGNORE INTO runs ({names}) VALUES ({', '.join('?' * len(row))})", row
@@ -317,7 +282,7 @@ class RunStore:
     def records(self, experiment: str | None = None) -> list[dict]:
         """Stored runs as dicts (JSON columns parsed, curves included), ordered by run_id."""
         where, args = self._where(experiment)
-        names = list(_RUNS_COLUMNS)
+        names = list(RUNS_COLUMNS)
         rows = self._query(f"SELECT {', '.join(names)} FROM runs{where} ORDER BY run_id", args)
         out = []
         for row in rows:

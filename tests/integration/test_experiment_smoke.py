@@ -15,15 +15,15 @@ from test_figures_honest import figure_problems
 from test_golden_numbers import TINY
 
 from entropic_bound.config import parse_assignment
-from entropic_bound.experiments.base import VERDICTS
+from entropic_bound.experiments.verdict import VERDICTS
 from entropic_bound.pipeline import configure, run_experiments
 from entropic_bound.registry import EXPERIMENTS
 from entropic_bound.report.writer import analyse_store
 from entropic_bound.store import RunStore
 
-# E7 without its released checkpoints: test_cli_e7 and test_cli_inspect read MiniLM (its tokenizer
+# E7 without its released models: test_cli_e7 and test_cli_inspect read MiniLM (its tokenizer
 # and logit-field fits are most of this test's time, and nothing here is specific to them)
-TINY_BY_NAME = {**TINY, "E7": {**dict(parse_assignment(a) for a in E7_ASSIGNMENTS), "checkpoints": ()}}
+TINY_BY_NAME = {**TINY, "E7": {**dict(parse_assignment(a) for a in E7_ASSIGNMENTS), "released_models": ()}}
 
 
 @pytest.mark.parametrize("name", EXPERIMENTS.names())

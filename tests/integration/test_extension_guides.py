@@ -48,7 +48,10 @@ from dataclasses import dataclass, field
 import torch
 
 from entropic_bound.config import param
-from entropic_bound.experiments.base import Analysis, Experiment, Verdict, decide, flat_params, member_result
+from entropic_bound.experiments.base import Experiment
+from entropic_bound.experiments.grid import member_result
+from entropic_bound.experiments.params import to_params
+from entropic_bound.experiments.verdict import Analysis, Verdict, decide
 from entropic_bound.experiments.claim import Claim
 from entropic_bound.models import MemberSpec
 from entropic_bound.registry import ESTIMATORS, STUDENTS, TASKS
@@ -94,7 +97,7 @@ class E9Throwaway(Experiment):
         return "B9"
 
     def specs(self):
-        train = flat_params(self.cfg.train, "train")
+        train = to_params(self.cfg.train, "train")
         return [RunSpec(self.name, {"rank": r, **train}, 0) for r in self.cfg.ranks]
 
     def execute(self, group):

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from entropic_bound.experiments.base import Analysis, Verdict
+from entropic_bound.experiments.verdict import Analysis, Verdict
 from entropic_bound.plotting import figure_grid
 from entropic_bound.report.browser_check import chromium_path
 from entropic_bound.report.format import number

@@ -15,6 +15,7 @@ from entropic_bound import config_keys
 from entropic_bound.cli import main, predict_cmd
 from entropic_bound.errors import ConfigError
 from entropic_bound.pipeline import EXPERIMENTS
+from entropic_bound.store_migrations import CONFIG_KEY_MIGRATIONS
 
 HEAVY = ("torch", "scipy", "pandas", "matplotlib")
 
@@ -101,7 +102,7 @@ def test_every_default_value_passes_the_early_check():
         cls = EXPERIMENTS.get(name)
         for scale in ("quick", "paper"):
             config_keys.check_keys(name, flatten(to_dict(cls.default_config(scale))))
-        for old in cls.renamed_keys:
+        for old in CONFIG_KEY_MIGRATIONS.get(name, {}):
             with pytest.raises(ConfigError, match="it is now"):
                 config_keys.check_keys(name, {old: 1})
 

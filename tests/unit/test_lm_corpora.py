@@ -12,6 +12,8 @@ from entropic_bound.lm.complexity import compression_bits_per_char, kgram_heldou
 from entropic_bound.lm.corpora import (
     CORPORA,
     corpus_kind,
+    corpus_role,
+    expected_mixing,
     load_corpus,
     markov_name,
     pydoc_prose_text,
@@ -155,9 +157,23 @@ def test_pydoc_prose_is_english_prose():
 @pytest.mark.parametrize("name", CORPORA.names())
 def test_corpus_kind_without_loading_matches_the_corpus(name):
     corpus = load_corpus(name, 2_000, seed=0)
-    assert corpus_kind(name) == corpus.kind
+    assert corpus_kind(name) == corpus.kind == corpus.role.kind
     assert (corpus.mixing_demand is not None) == (corpus.kind == "synthetic")
+    # a control is a synthetic source of known routing: the mixing its models must show is stated
+    assert (corpus.role.role == "control") == bool(expected_mixing(name)) <= (corpus.kind == "synthetic")
+    assert corpus.role.role in {corpus.kind, "control"}
     assert corpus.tokens.min() >= 0 and corpus.tokens.max() < 256
+
+
+def test_corpus_roles_name_the_controls_and_what_they_must_show():
+    assert corpus_role("mqar-p2r").expected_mixing == ("content",) and corpus_role("mqar-p2r").recall_control
+    assert corpus_role("lagcopy-L4").expected_mixing == ("positional", "local")
+    assert corpus_role(markov_name(4, 3, 0.1)).expected_mixing == ("local",)
+    assert corpus_role("recall_m2").role == "synthetic" and not corpus_role("recall_m2").recall_control
+    assert not corpus_role("shakespeare-kgram3").exact_target and corpus_role("tinyshakespeare").exact_target
+    assert corpus_role("text:letters").role == "natural" and expected_mixing("minilm") == ()
+    with pytest.raises(UnknownNameError, match="tinyshakespeare"):
+        corpus_role("tinyshakespear")
 
 
 @pytest.mark.parametrize("m", [1, 3, 8])

@@ -228,7 +228,7 @@ def _trained_heads(corpora: list[str], settings: dict):
     from entropic_bound.experiments.e7_language.experiment import E7Language
     from entropic_bound.experiments.e7_language.structure_verdict import routing_kernel
 
-    sets = {"task.corpora": ",".join(corpora), "seeds": 1, "checkpoints": "", **settings}
+    sets = {"task.corpora": ",".join(corpora), "seeds": 1, "released_models": "", **settings}
     cfg = E7Language.configure("quick", sets)
     exp = E7Language(cfg)
     results = exp.execute([s for s in exp.specs() if "corpus.name" in s.params])

@@ -12,7 +12,7 @@ import hashlib
 
 import pytest
 
-from entropic_bound.experiments.base import flat_params
+from entropic_bound.experiments.params import to_params
 from entropic_bound.registry import EXPERIMENTS
 from entropic_bound.results import RunSpec
 
@@ -59,4 +59,4 @@ def test_the_trainer_gets_the_training_config_the_run_id_hashes(key):
         typed = exp.train_config(spec)
         assert type(typed) is type(exp.cfg.train)
         hashed = {k: v for k, v in spec.params.items() if k.startswith("train.")}
-        assert RunSpec(exp.name, flat_params(typed, "train"), spec.seed).params == hashed
+        assert RunSpec(exp.name, to_params(typed, "train"), spec.seed).params == hashed

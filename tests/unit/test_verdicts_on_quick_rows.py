@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from quick_rows import load
 
-from entropic_bound.experiments.base import ClaimContext
 from entropic_bound.experiments.claim_slices import with_option
 from entropic_bound.experiments.e1_linear_surrogate import claims as e1_claims
 from entropic_bound.experiments.e2_recovery import claims as e2_claims
@@ -22,6 +21,7 @@ from entropic_bound.experiments.e5_attention_recovery import analysis as e5_anal
 from entropic_bound.experiments.e5_attention_recovery import claims as e5_claims
 from entropic_bound.experiments.e6_predictability import analysis as e6_analysis
 from entropic_bound.experiments.e6_predictability import claims as e6_claims
+from entropic_bound.experiments.verdict import ClaimContext
 from entropic_bound.pipeline import configure
 
 CTX = ClaimContext()
@@ -45,7 +45,7 @@ def _kept_rows(name: str):
 
 def _boundary_is_well_formed(v, default_keys: set[str]) -> None:
     rob = v.robustness
-    assert rob["settings"][0]["verdict"] == v.verdict and default_keys <= set(rob["settings"][0]["setting"])
+    assert rob["settings"][0]["verdict"] == v.outcome and default_keys <= set(rob["settings"][0]["setting"])
     assert len(rob["settings"]) >= 2 and rob["robust"] == (len({s["verdict"] for s in rob["settings"]}) == 1)
     assert rob["holds_when"]
 
@@ -54,26 +54,26 @@ def _boundary_is_well_formed(v, default_keys: set[str]) -> None:
 def test_c1_confirmed_on_quick_rows_and_flips():
     rows = _kept_rows("E1")
     v = _judge(e1_claims.C1, _cfg("E1"), rows)
-    assert v.verdict == "confirmed" and 0.98 < v.evidence["median_ratio"] < 1.05
+    assert v.outcome == "confirmed" and 0.98 < v.evidence["median_ratio"] < 1.05
     _boundary_is_well_formed(v, {"spectra", "v_settings"})
-    assert _judge(e1_claims.C1, _cfg("E1", c1_high=v.evidence["median_ratio"] - 1e-3), rows).verdict == (
+    assert _judge(e1_claims.C1, _cfg("E1", c1_high=v.evidence["median_ratio"] - 1e-3), rows).outcome == (
         "refuted"
     )
     worse = rows.assign(
         ratio_to_closed_form=rows["ratio_to_closed_form"] * 1.3
     )  # training stops short of the bound
-    assert _judge(e1_claims.C1, _cfg("E1"), worse).verdict == "refuted"
+    assert _judge(e1_claims.C1, _cfg("E1"), worse).outcome == "refuted"
 
 
 def test_c2_confirmed_on_quick_rows_and_flips():
     rows = _kept_rows("E1")
     v = _judge(e1_claims.C2, _cfg("E1"), rows)
-    assert v.verdict == "confirmed"
+    assert v.outcome == "confirmed"
     _boundary_is_well_formed(v, {"spectra"})
     worst = v.evidence["max_rel_excess_at_or_above_r_star"]
-    assert _judge(e1_claims.C2, _cfg("E1", eps_floor=worst / 2), rows).verdict == "refuted"
+    assert _judge(e1_claims.C2, _cfg("E1", eps_floor=worst / 2), rows).outcome == "refuted"
     ratio = v.evidence["median_transition_ratio"]
-    assert _judge(e1_claims.C2, _cfg("E1", sharpness=ratio * 2), rows).verdict == "refuted"
+    assert _judge(e1_claims.C2, _cfg("E1", sharpness=ratio * 2), rows).outcome == "refuted"
 
 
 # ------------------------------------------------------------------ E2: C3
@@ -83,7 +83,7 @@ def test_c3_confirmed_on_quick_rows_and_flips():
     # the estimator the rule picks on the truth (numerical rank counts the 2 % least-squares noise)
     assert v.evidence["estimator"] == "energy_threshold_rank_90" and "non_standard" not in v.evidence
     assert v.evidence["estimator_rule"]["matches"]["numerical_rank"] < 1
-    assert v.verdict == "confirmed" and v.evidence["contrast"] >= 0.5
+    assert v.outcome == "confirmed" and v.evidence["contrast"] >= 0.5
     assert v.evidence["small_init_identified_recovery"] == pytest.approx(1.0, abs=1e-12)  # the control
     _boundary_is_well_formed(v, {"c3_estimator"})
     # small init no more often low rank than large: its under-identified runs given large init's estimates
@@ -97,10 +97,10 @@ def test_c3_confirmed_on_quick_rows_and_flips():
             rows["A_energy_threshold_rank_90"],
         )
     )
-    assert _judge(e2_claims.C3, _cfg("E2"), worse).verdict == "refuted"
+    assert _judge(e2_claims.C3, _cfg("E2"), worse).outcome == "refuted"
     # identified data alone cannot show a bias: inconclusive, with the reason
     v = _judge(e2_claims.C3, _cfg("E2"), rows[rows["identified"] > 0.5])
-    assert v.verdict == "inconclusive" and "too few" in v.evidence["reason"]
+    assert v.outcome == "inconclusive" and "too few" in v.evidence["reason"]
     forced = _judge(e2_claims.C3, _cfg("E2", c3_estimator="numerical_rank"), rows)
     assert "non_standard" in forced.evidence
 
@@ -109,48 +109,48 @@ def test_c3_confirmed_on_quick_rows_and_flips():
 def test_c4_confirmed_on_quick_rows_and_flips():
     rows = e3_analysis.fill_settings(_kept_rows("E3"))
     v = _judge(e3_claims.C4, _cfg("E3"), rows)
-    assert v.verdict == "confirmed"
+    assert v.outcome == "confirmed"
     _boundary_is_well_formed(v, {"v_settings"})
     assert {s["setting"].get("seed", [None])[0] for s in v.robustness["settings"]} >= {0, 1}
-    assert _judge(e3_claims.C4, _cfg("E3", c4_fail=1.5), rows).verdict == "refuted"
+    assert _judge(e3_claims.C4, _cfg("E3", c4_fail=1.5), rows).outcome == "refuted"
     # the controls must reach the floor before a failure at B1 can be attributed: inconclusive otherwise
-    assert _judge(e3_claims.C4, _cfg("E3", eps_floor=1e-9), rows).verdict == "inconclusive"
+    assert _judge(e3_claims.C4, _cfg("E3", eps_floor=1e-9), rows).outcome == "inconclusive"
     # B1-B3's failure is read from converged runs only (their excess fell < 1 % over the last quarter)
     assert v.evidence["convergence_B1_B3_full_rank"]["converged"] == 12
     tight = _judge(e3_claims.C4, _cfg("E3", convergence_tol=1e-4), rows)
-    assert tight.verdict == "inconclusive" and "still improving" in tight.evidence["reason"]
+    assert tight.outcome == "inconclusive" and "still improving" in tight.evidence["reason"]
 
 
 def test_x2_quick_rows_cannot_refute_and_flip_with_the_step_and_convergence_rules():
     rows = e3_analysis.fill_settings(_kept_rows("E3"))
     v = _judge(e3_claims.X2, _cfg("E3"), rows)
-    assert v.verdict == "inconclusive"  # 1500 steps < x2_min_steps, and still improving
+    assert v.outcome == "inconclusive"  # 1500 steps < x2_min_steps, and still improving
     best = v.evidence["worst_best_rel_excess"]
     # long enough by the step rule, but the positional runs' excess still fell 16-20 % over the last quarter
     v = _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000), rows)
-    assert v.verdict == "inconclusive" and "still improving" in v.evidence["reason"]
+    assert v.outcome == "inconclusive" and "still improving" in v.evidence["reason"]
     drops = v.evidence["convergence_failing_pairs"]["relative_drop"]  # B1 signed, B2 row-stochastic
     assert min(drops) >= 0.1
     loose = max(drops) + 0.01  # the same runs called converged: refuted
     assert (
-        _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000, convergence_tol=loose), rows).verdict == "refuted"
+        _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000, convergence_tol=loose), rows).outcome == "refuted"
     )
-    assert _judge(e3_claims.X2, _cfg("E3", eps_floor=min(best * 2, 0.99)), rows).verdict == "confirmed"
+    assert _judge(e3_claims.X2, _cfg("E3", eps_floor=min(best * 2, 0.99)), rows).outcome == "confirmed"
 
 
 # ------------------------------------------------------------------ E4: C5, C6
 def test_c5_confirmed_on_quick_rows_at_every_c_and_flips():
     rows = _kept_rows("E4")
     v = _judge(e4_claims.C5, _cfg("E4"), rows)
-    assert v.verdict == "confirmed" and v.robustness["robust"]
+    assert v.outcome == "confirmed" and v.robustness["robust"]
     assert {s["setting"].get("c") for s in v.robustness["settings"]} >= {0.5, 1.0, 2.0, 4.0}
     low = min(t["min_rel_excess_below"] for t in v.evidence["by_teacher"].values())
     # a margin this wide: deficient runs not clearly apart, none reaching the floor: not a refutation
-    assert _judge(e4_claims.C5, _cfg("E4", c5_margin=2 * low / 0.01), rows).verdict == "inconclusive"
+    assert _judge(e4_claims.C5, _cfg("E4", c5_margin=2 * low / 0.01), rows).outcome == "inconclusive"
     # a floor above most deficient runs' excess: rank-deficient students "reach" it, deficiency fails
     below = rows[rows["rank"] < rows["task.r_star"]]["rel_excess"]
     floor = float(below.quantile(0.5))
-    assert _judge(e4_claims.C5, _cfg("E4", eps_floor=floor, c5_margin=1.0), rows).verdict == "refuted"
+    assert _judge(e4_claims.C5, _cfg("E4", eps_floor=floor, c5_margin=1.0), rows).outcome == "refuted"
 
 
 def test_c5_far_floor_refutes_only_through_converged_runs():
@@ -159,7 +159,7 @@ def test_c5_far_floor_refutes_only_through_converged_runs():
     rows = _kept_rows("E4")
     assert rows["converged"].notna().all()
     v = _judge(e4_claims.C5, _cfg("E4", eps_floor=1e-5, c5_margin=1.0), rows)
-    assert v.verdict == "refuted" and "stopped improving" in v.evidence["reason"]
+    assert v.outcome == "refuted" and "stopped improving" in v.evidence["reason"]
     t = v.evidence["by_teacher"]["linear"]
     assert (
         t["converged_above_floor"] > 0
@@ -172,13 +172,13 @@ def test_c6_is_mapped_over_c_with_four_pairs_and_an_interval_at_each():
     v = _judge(e4_claims.C6, _cfg("E4"), rows)
     settings = v.robustness["settings"]
     assert (
-        settings[0]["setting"] == {"c": 2.0, "c6_normalisation": "k0"} and settings[0]["verdict"] == v.verdict
+        settings[0]["setting"] == {"c": 2.0, "c6_normalisation": "k0"} and settings[0]["verdict"] == v.outcome
     )
     assert {(s["setting"]["c"], s["setting"]["c6_normalisation"]) for s in settings} == {
         (c, n) for c in (0.5, 1.0, 2.0, 4.0) for n in ("k0", "signal")
     }
     # measured at quick: no compression relative to K = 0 at any c; relative to the signal only for c <= 1
-    assert v.verdict == "refuted" and v.robustness["holds_when"] == "signal-normalised, c <= 1"
+    assert v.outcome == "refuted" and v.robustness["holds_when"] == "signal-normalised, c <= 1"
     assert v.evidence["holds_where"] == {"k0": "nowhere in the grid", "signal": "c <= 1"}
     for norm, by_c in v.evidence["map"].items():
         for c, cell in by_c.items():
@@ -186,23 +186,23 @@ def test_c6_is_mapped_over_c_with_four_pairs_and_an_interval_at_each():
             assert cell["pairs"] >= 4 and lo <= cell["median"] <= hi, (norm, c)
     c1 = rows[np.isclose(rows["task.c"], 1.0)]
     sig1 = with_option(_cfg("E4", c6_normalisation="signal"), {"task.c": 1.0})
-    assert e4_claims.verdict_c6(sig1, c1, CTX).verdict == "confirmed"  # interval 0.68-0.71 <= 0.8
+    assert e4_claims.verdict_c6(sig1, c1, CTX).outcome == "confirmed"  # interval 0.68-0.71 <= 0.8
     # the same c with one seed left: one pair is not a median, undecided
-    assert e4_claims.verdict_c6(sig1, c1[c1["seed"] == 0], CTX).verdict == "inconclusive"
+    assert e4_claims.verdict_c6(sig1, c1[c1["seed"] == 0], CTX).outcome == "inconclusive"
     # a factor inside the interval: not clearly compressed, not clearly not
     lo, hi = v.evidence["map"]["signal"]["1"]["interval"]
     inside = with_option(sig1, {"verdict.c6_factor": (lo + hi) / 2})
-    assert e4_claims.verdict_c6(inside, c1, CTX).verdict == "inconclusive"
+    assert e4_claims.verdict_c6(inside, c1, CTX).outcome == "inconclusive"
     # the boundary must be kept: a softmax student that misses the floor at r* refutes even when compressed
     soft_at = (rows["teacher"] == "softmax") & (rows["rank"] == rows["task.r_star"])
     lost = rows.assign(rel_excess=np.where(soft_at, 0.5, rows["rel_excess"]))
-    assert _judge(e4_claims.C6, _cfg("E4", c6_factor=1.0, c6_normalisation="signal"), lost).verdict == (
+    assert _judge(e4_claims.C6, _cfg("E4", c6_factor=1.0, c6_normalisation="signal"), lost).outcome == (
         "refuted"
     )
 
 
 def test_c6_holds_when_reads_the_region():
-    from entropic_bound.experiments.base import Verdict
+    from entropic_bound.experiments.verdict import Verdict
 
     def out(c, norm, verdict):
         return ({"c": c, "c6_normalisation": norm}, Verdict("C6", verdict, "", {}, "E4"))
@@ -222,7 +222,7 @@ def test_c6_holds_when_reads_the_region():
 def test_c7_implicit_bias_confirmed_on_quick_rows_and_flips():
     rows = _kept_rows("E5")
     v = _judge(e5_claims.C7, _cfg("E5"), rows)
-    assert v.verdict == "confirmed"
+    assert v.outcome == "confirmed"
     for teacher in ("linear", "softmax"):
         cell = v.evidence["by_teacher"][teacher]
         assert (
@@ -237,17 +237,17 @@ def test_c7_implicit_bias_confirmed_on_quick_rows_and_flips():
             large_under, rows["task.r_star"], rows["K_energy_threshold_rank_99"]
         )
     )
-    assert _judge(e5_claims.C7, _cfg("E5"), flat).verdict == "inconclusive"
+    assert _judge(e5_claims.C7, _cfg("E5"), flat).outcome == "inconclusive"
     # small init made full rank there (large init as measured): no implicit bias, refuted
     small_under = (rows["init_scale"] <= 0.01) & under
     full = rows.assign(
         K_energy_threshold_rank_99=np.where(small_under, rows["task.d"], rows["K_energy_threshold_rank_99"])
     )
-    assert _judge(e5_claims.C7, _cfg("E5"), full).verdict == "refuted"
+    assert _judge(e5_claims.C7, _cfg("E5"), full).outcome == "refuted"
     # without the under-identified runs the claim about implicit bias cannot be decided
-    assert _judge(e5_claims.C7, _cfg("E5"), rows[rows["train.n_samples"] > 1]).verdict == "inconclusive"
+    assert _judge(e5_claims.C7, _cfg("E5"), rows[rows["train.n_samples"] > 1]).outcome == "inconclusive"
     # numerical rank reads the fitted noise of the under-identified small-init runs as rank
-    assert e5_claims.verdict_c7(_cfg("E5", c7_estimator="numerical_rank"), rows, CTX).verdict == "refuted"
+    assert e5_claims.verdict_c7(_cfg("E5", c7_estimator="numerical_rank"), rows, CTX).outcome == "refuted"
 
 
 def _c8_small(rows):
@@ -271,10 +271,10 @@ def _e6():
 def test_c9_confirmed_on_quick_rows_and_its_noise_boundary():
     rows = _e6()
     v = _judge(e6_claims.C9, _cfg("E6"), rows)
-    assert v.verdict == "confirmed"
+    assert v.outcome == "confirmed"
     by_sigma = {s["setting"].get("sigma_max"): s["verdict"] for s in v.robustness["settings"]}
     assert by_sigma[0.1] == "refuted" and by_sigma[0.01] == "confirmed"  # exact only at low noise
-    assert _judge(e6_claims.C9, _cfg("E6", rate=1.0, sigma_max=0.1), rows).verdict == "refuted"
+    assert _judge(e6_claims.C9, _cfg("E6", rate=1.0, sigma_max=0.1), rows).outcome == "refuted"
 
 
 def _shift(rows, mask, col, by):
@@ -294,19 +294,19 @@ def test_c10_d_is_decided_per_n_where_r_star_exceeds_n():
     # n = 8, r* = 16 -> 32: the linear mixer saturates (+0.39), the softmax one barely rises (+0.22)
     at8 = d["by_n"]["n=8"]
     assert at8["in_regime"] and 0 < at8["softmax_last_step"] < 0.5 and at8["linear_last_step"] <= 0.5
-    assert at8["holds"] is None and d["holds"] is None and v.verdict == "inconclusive"
+    assert at8["holds"] is None and d["holds"] is None and v.outcome == "inconclusive"
     assert {"ns": [8]} in [s["setting"] for s in v.robustness["settings"]]
     col, mix = "est_realised_mixer_energy_rank", rows["method"] == "softmax_linearised"
     top8 = mix & (rows["task.n"] == 8) & (rows["task.r_star"] == 32)
     # the softmax mixer rising by a further 0.5 at r* = 32: (d) holds at n = 8, every sub-claim holds
     risen = _shift(rows, top8 & (rows["teacher"] == "softmax"), col, 0.5)
-    assert e6_claims.verdict_c10(_cfg("E6"), risen, CTX).verdict == "confirmed"
+    assert e6_claims.verdict_c10(_cfg("E6"), risen, CTX).outcome == "confirmed"
     # the linear mixer rising by 1 more where r* >> n: not saturated, contradicted, refuted
     lin_up = _shift(rows, top8 & (rows["teacher"] == "linear"), col, 1.0)
-    assert e6_claims.verdict_c10(_cfg("E6"), lin_up, CTX).verdict == "refuted"
+    assert e6_claims.verdict_c10(_cfg("E6"), lin_up, CTX).outcome == "refuted"
     # the same rise at n = 16 (outside the regime) refutes nothing
     top16 = mix & (rows["task.n"] == 16) & (rows["task.r_star"] == 16) & (rows["teacher"] == "linear")
-    assert e6_claims.verdict_c10(_cfg("E6"), _shift(risen, top16, col, 3.0), CTX).verdict == "confirmed"
+    assert e6_claims.verdict_c10(_cfg("E6"), _shift(risen, top16, col, 3.0), CTX).outcome == "confirmed"
     assert "paper" in v.evidence["paper_estimators"]["numerical_rank"]
 
 
@@ -316,20 +316,20 @@ def test_c8_decided_where_the_softmax_contaminates_the_estimate():
     e = v.evidence
     # the contamination: the numerical rank's error grows by ~4.8 rank units under the softmax
     assert e["numerical_rank_degradation"] >= 1.0 and e["pairs"] >= 40
-    assert v.verdict == "confirmed" and e["energy_degradation"] <= 0.5 * e["numerical_rank_degradation"]
+    assert v.outcome == "confirmed" and e["energy_degradation"] <= 0.5 * e["numerical_rank_degradation"]
     assert abs(e["realised_mixer_degradation"]) < 0.1  # recovered mixers: the in-experiment control
     # the energy rank pushed away from its value on K* by the numerical rank's degradation: refuted
     soft = (rows["method"] == "softmax_linearised") & (rows["teacher"] == "softmax")
     away = np.sign(rows["est_energy_effective_rank"] - rows["true_energy_effective_rank"]).replace(0, 1)
     by = np.where(soft, away * e["numerical_rank_degradation"], 0.0)
     worse = rows.assign(est_energy_effective_rank=rows["est_energy_effective_rank"] + by)
-    assert e6_claims.verdict_c8(_cfg("E6"), worse, CTX).verdict == "refuted"
+    assert e6_claims.verdict_c8(_cfg("E6"), worse, CTX).outcome == "refuted"
     # a stricter ratio than measured: less robust than required, not worse than numerical: inconclusive
     ratio = e["energy_degradation"] / e["numerical_rank_degradation"]
-    assert e6_claims.verdict_c8(_cfg("E6", c8_ratio=ratio / 2), rows, CTX).verdict == "inconclusive"
+    assert e6_claims.verdict_c8(_cfg("E6", c8_ratio=ratio / 2), rows, CTX).outcome == "inconclusive"
     # nothing to detect when the required contamination exceeds what the softmax does
     none = e6_claims.verdict_c8(_cfg("E6", c8_min_contamination=10.0), rows, CTX)
-    assert none.verdict == "inconclusive"
+    assert none.outcome == "inconclusive"
     assert "no softmax contamination" in none.evidence["reason"]
 
 
@@ -345,18 +345,18 @@ def test_x1_confirmed_on_quick_rows_including_n_equal_d():
     cfg = _cfg("E6")
     frontier = e6_analysis.frontier_table(e6_analysis.rate_table(rows), cfg.task.sigma_ref, cfg.verdict.rate)
     v = _judge(e6_claims.X1, cfg, rows, ClaimContext(tables={"frontier": frontier}))
-    assert v.verdict == "confirmed"
+    assert v.outcome == "confirmed"
     assert {"ns": [32]} in [s["setting"] for s in v.robustness["settings"]]
     # one confidently wrong in-domain prediction at n = 32 is enough to refute
     soft = rows[rows["method"] == "softmax_log_attention"]
     hit = soft[(soft["task.n"] == 32) & (soft["v"] == "known")].index[0]
     wrong = rows.copy()
     wrong.loc[hit, ["exact", "r_hat"]] = [0.0, wrong.loc[hit, "task.r_star"] + 1]
-    assert _judge(e6_claims.X1, cfg, wrong, ClaimContext(tables={"frontier": frontier})).verdict == "refuted"
+    assert _judge(e6_claims.X1, cfg, wrong, ClaimContext(tables={"frontier": frontier})).outcome == "refuted"
     # outside its domain (V unknown) it must say "not identifiable"
     unflagged = rows.assign(identifiable=np.where(rows["in_domain"], rows["identifiable"], 1.0))
     assert (
-        _judge(e6_claims.X1, cfg, unflagged, ClaimContext(tables={"frontier": frontier})).verdict == "refuted"
+        _judge(e6_claims.X1, cfg, unflagged, ClaimContext(tables={"frontier": frontier})).outcome == "refuted"
     )
 
 

@@ -5,8 +5,9 @@ scale settings), ``experiment.py`` (the grid and ``execute``), ``analysis.py`` (
 Each is declared (lazily, by ``module:object``) in :data:`entropic_bound.registry.EXPERIMENTS`.
 """
 
+from ..defaults import SCALES
 from ..registry import EXPERIMENTS
-from .base import SCALES, Analysis, Experiment, Verdict, derive_seed
+from .base import Experiment
 from .e1_linear_surrogate.config import E1Config
 from .e1_linear_surrogate.experiment import E1LinearSurrogate
 from .e2_recovery.config import E2Config
@@ -21,6 +22,8 @@ from .e6_predictability.config import E6Config
 from .e6_predictability.experiment import E6Predictability
 from .e7_language.config import E7Config
 from .e7_language.experiment import E7Language
+from .grid import derive_seed
+from .verdict import Analysis, Verdict
 
 
 def declared_claims() -> list:

@@ -29,8 +29,9 @@ from ..training import FixedData, TrainConfig, TrainOutcome
 from ..training.evaluation import signal_power
 from ..training.trainer import DTYPES
 from ..validation import check_ranks
-from .base import derive_seed, spec_params
 from .device import train_on
+from .grid import derive_seed
+from .params import from_params
 
 TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
 STUDENT_RUNG = {"linear": "B1", "softmax": "B2"}  # names in STUDENTS
@@ -119,7 +120,7 @@ class GroupSetup:
     def of(cls, experiment, group: list[RunSpec]) -> GroupSetup:
         """``experiment``: the :class:`~.base.Experiment` whose name the group's seeds derive from."""
         p0, seed = group[0].params, group[0].seed
-        kind, task_params = p0["teacher"], spec_params(group[0], "task")
+        kind, task_params = p0["teacher"], from_params(group[0], "task")
         task, teacher = draw_teacher(experiment.name, kind, task_params, seed)
         train = experiment.train_config(group[0])
         dtype = DTYPES[train.dtype]

@@ -20,8 +20,8 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from .base import ClaimContext, Verdict
-from .claim_slices import Setting, boundary, confirmed_settings_wording, most_settings_wording
+from .claim_slices import Setting, boundary, most_settings_wording
+from .verdict import ClaimContext, Verdict
 
 
 class Formats(Protocol):
@@ -52,7 +52,8 @@ class Claim:
     digits, ``{key:pct}`` a percentage) or a function ``(evidence, formats) -> str`` for nested evidence.
     ``default_setting(cfg)`` names the setting of the main verdict; ``grid(cfg, rows, context)`` lists
     the other settings; ``statistic`` is the evidence key each setting reports; ``holds_when`` words the
-    region where the claim holds from every ``(setting, verdict)``; ``annotate`` adds evidence to the
+    region where the claim holds from every ``(setting, verdict)`` (None: the boundary lists the
+    confirmed settings, ``summarise_boundary``'s own wording); ``annotate`` adds evidence to the
     main verdict only (numbers that summarise several settings at once).
     """
 
@@ -62,7 +63,7 @@ class Claim:
     default_setting: Callable[[Any], dict]
     statistic: str | None
     grid: Grid = no_grid
-    holds_when: HoldsWhen = most_settings_wording
+    holds_when: HoldsWhen | None = most_settings_wording
     annotate: Callable[[Any, pd.DataFrame, ClaimContext, Verdict], Verdict] | None = None
 
     def judge(self, cfg: Any, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
@@ -72,7 +73,8 @@ class Claim:
         if self.annotate is not None:
             main = self.annotate(cfg, rows, context, main)
         default = (self.default_setting(cfg), main)
-        return boundary(default, others, self.statistic, self.holds_when([default, *others]))
+        wording = self.holds_when([default, *others]) if self.holds_when is not None else None
+        return boundary(default, others, self.statistic, wording)
 
 
 def needs_rows(claim: str, experiment: str, decide_on_rows: Decide) -> Decide:
@@ -92,7 +94,6 @@ __all__ = [
     "ClaimContext",
     "Formats",
     "Setting",
-    "confirmed_settings_wording",
     "most_settings_wording",
     "needs_rows",
     "no_grid",

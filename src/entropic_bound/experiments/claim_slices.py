@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from ..config import apply_overrides
-from .base import Verdict
 from .robustness import SettingOutcome, describe_setting, summarise_boundary
+from .verdict import Verdict
 
 
 def _plain(value: Any) -> Any:
@@ -33,7 +33,7 @@ def outcome_of(setting: dict, verdict: Verdict, statistic: str | None) -> Settin
     number = (
         float(value) if isinstance(value, (int, float, np.number)) and not isinstance(value, bool) else None
     )
-    return SettingOutcome({k: _plain(v) for k, v in setting.items()}, verdict.verdict, number)
+    return SettingOutcome({k: _plain(v) for k, v in setting.items()}, verdict.outcome, number)
 
 
 def row_slices(
@@ -91,17 +91,12 @@ def boundary(
 def most_settings_wording(outcomes: list[tuple[dict, Verdict]]) -> str | None:
     """ "every setting tried except …" when most settings, the default among them, are confirmed;
     None (list the confirmed settings) otherwise."""
-    misses = [(i, s, v) for i, (s, v) in enumerate(outcomes) if v.verdict != "confirmed"]
+    misses = [(i, s, v) for i, (s, v) in enumerate(outcomes) if v.outcome != "confirmed"]
     if not misses or len(misses) * 2 >= len(outcomes) or misses[0][0] == 0:
         return None
     return "every setting tried except " + "; ".join(
-        f"{describe_setting({k: _plain(x) for k, x in s.items()})} ({v.verdict})" for _, s, v in misses
+        f"{describe_setting({k: _plain(x) for k, x in s.items()})} ({v.outcome})" for _, s, v in misses
     )
-
-
-def confirmed_settings_wording(outcomes: list[tuple[dict, Verdict]]) -> None:
-    """Always list the confirmed settings (``summarise_boundary``'s own wording)."""
-    return None
 
 
 def with_option(cfg: Any, changes: Mapping[str, Any]) -> Any:

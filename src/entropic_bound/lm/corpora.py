@@ -44,6 +44,7 @@ from .sources import LagCopySource, MarkovSource, MQARSource, RecallSource
 CorpusFactory = Callable[[int, int], "Corpus"]
 CORPORA: Registry[CorpusFactory] = Registry("corpus")
 KINDS = ("natural", "code", "synthetic")
+ROLES = (*KINDS, "control")
 VOCAB = 256
 EXCLUDED_PARTS = frozenset({"site-packages", "dist-packages", "test", "tests", "idle_test", "__pycache__"})
 
@@ -73,6 +74,45 @@ class Corpus:
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
 
+    @property
+    def role(self) -> CorpusRole:
+        """What E7 uses this corpus for (:func:`corpus_role`)."""
+        return corpus_role(self.name)
+
+
+@dataclass(frozen=True)
+class CorpusRole:
+    """What a registered corpus is for in E7, known from its name without loading it.
+
+    ``role`` is one of :data:`ROLES`: a corpus's ``kind``, or ``control`` for a positive control of
+    C13, a source of known routing whose models must show the head categories ``expected_mixing``
+    (an MQAR recall control content routing, a lag copy positional or local, a Markov source local).
+    ``recall_control``: an MQAR source, trained with E7's recall model and training on its own token
+    count. ``exact_target``: its exact entropy rate is a loss a model can reach (a k-gram resample's
+    Monte Carlo rate is not).
+    """
+
+    role: str
+    kind: str
+    expected_mixing: tuple[str, ...] = ()
+    recall_control: bool = False
+    exact_target: bool = True
+
+    def __post_init__(self) -> None:
+        assert self.role in ROLES and self.kind in KINDS, (self.role, self.kind)
+        assert (self.role == "control") == bool(self.expected_mixing), self
+
+
+NATURAL = CorpusRole("natural", "natural")
+CODE = CorpusRole("code", "code")
+SYNTHETIC = CorpusRole("synthetic", "synthetic")
+#: registered name → its role (every entry of :data:`CORPORA` has one)
+CORPUS_ROLES: dict[str, CorpusRole] = {}
+
+
+def _control(*expected_mixing: str, recall: bool = False) -> CorpusRole:
+    return CorpusRole("control", "synthetic", expected_mixing, recall_control=recall)
+
 
 def _synthetic(name: str, tokens: np.ndarray, rate: float, demand: int, source: str) -> Corpus:
     data = np.asarray(tokens, dtype=np.uint8).tobytes()
@@ -85,6 +125,7 @@ def markov_name(vocab_size: int, order: int, alpha: float) -> str:
 
 def _register_markov(vocab_size: int, order: int, alpha: float) -> None:
     name = markov_name(vocab_size, order, alpha)
+    CORPUS_ROLES[name] = _control("local")
 
     def factory(n_tokens: int, seed: int) -> Corpus:
         source = MarkovSource.from_seed(vocab_size, order, alpha, seed)
@@ -100,6 +141,7 @@ def _register_markov(vocab_size: int, order: int, alpha: float) -> None:
 
 def _register_recall(pairs: int) -> None:
     name = f"recall_m{pairs}"
+    CORPUS_ROLES[name] = SYNTHETIC
 
     def factory(n_tokens: int, seed: int) -> Corpus:
         source = RecallSource(pairs)
@@ -122,6 +164,8 @@ KGRAM_DELTA = 1e-3  # small: a larger δ drowns once-seen long contexts in unifo
 
 #: The source behind each registered ``mqar-*`` corpus (its episodes start at token 0).
 MQAR_SOURCES: dict[str, MQARSource] = {}
+#: The source behind each registered ``lagcopy-*`` corpus.
+LAG_SOURCES: dict[str, LagCopySource] = {}
 
 
 def _register_mqar(pairs: int, queries: int | None = None) -> None:
@@ -130,6 +174,7 @@ def _register_mqar(pairs: int, queries: int | None = None) -> None:
     replace_ = queries is not None
     queries = queries or pairs
     name = f"mqar-p{pairs}" + ("r" if replace_ else "")
+    CORPUS_ROLES[name] = _control("content", recall=True)
     MQAR_SOURCES[name] = MQARSource(pairs, queries, MQAR_KEYS, MQAR_VALUES, distinct_queries=not replace_)
 
     def factory(n_tokens: int, seed: int) -> Corpus:
@@ -157,9 +202,11 @@ def _register_mqar(pairs: int, queries: int | None = None) -> None:
 
 def _register_lagcopy(lag: int) -> None:
     name = f"lagcopy-L{lag}"
+    CORPUS_ROLES[name] = _control("positional", "local")
+    LAG_SOURCES[name] = LagCopySource(lag, LAG_VOCAB, LAG_NOISE)
 
     def factory(n_tokens: int, seed: int) -> Corpus:
-        source = LagCopySource(lag, LAG_VOCAB, LAG_NOISE)
+        source = LAG_SOURCES[name]
         tokens = source.sample(n_tokens, np.random.default_rng([seed, 5]))
         info = f"copy at lag {lag}, {LAG_VOCAB} symbols, noise {LAG_NOISE:g}, seed {seed}"
         return _synthetic(name, tokens, source.entropy_rate(), lag, info)
@@ -171,6 +218,7 @@ def _register_lagcopy(lag: int) -> None:
 
 def _register_kgram(order: int) -> None:
     name = f"shakespeare-kgram{order}"
+    CORPUS_ROLES[name] = CorpusRole("synthetic", "synthetic", exact_target=False)
 
     def factory(n_tokens: int, seed: int) -> Corpus:
         model = KGramModel.fit(shakespeare_bytes(), order, KGRAM_DELTA)
@@ -290,6 +338,11 @@ def pydoc_prose_corpus(n_tokens: int, seed: int = 0) -> Corpus:
     return byte_corpus("pydoc_prose", "natural", data, "pydoc_data.topics (prose lines)")
 
 
+CORPUS_ROLES.update(
+    {"stdlib_code": CODE, "tinyshakespeare": NATURAL, "shakespeare-shuffled": NATURAL, "pydoc_prose": NATURAL}
+)
+
+
 def text_corpus(path: str | Path, n_tokens: int) -> Corpus:
     """The first ``n_tokens`` bytes of a text file, byte-level tokens; name ``text:<file stem>``."""
     path = Path(path)
@@ -312,13 +365,24 @@ def file_digest(path: str | Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-def corpus_kind(name: str) -> str:
-    """The kind of a corpus name without loading it: a user's text file is natural language."""
+def corpus_role(name: str) -> CorpusRole:
+    """The role of a corpus name without loading it: a user's text file (``text:<stem>``) is natural
+    language; a name no corpus is registered under fails listing the registered ones."""
     if name.startswith("text:"):
-        return "natural"
-    if name.startswith(("markov_", "recall_", "mqar-", "lagcopy-", "shakespeare-kgram")):
-        return "synthetic"
-    return "code" if name == "stdlib_code" else "natural"
+        return NATURAL
+    CORPORA.get(name)
+    return CORPUS_ROLES[name]
+
+
+def corpus_kind(name: str) -> str:
+    """The kind of a corpus name without loading it (a name not registered counts as natural)."""
+    return CORPUS_ROLES.get(name, NATURAL).kind
+
+
+def expected_mixing(name: str) -> tuple[str, ...]:
+    """The head categories a control corpus's models must show; empty for any other source name."""
+    role = CORPUS_ROLES.get(name)
+    return role.expected_mixing if role is not None else ()
 
 
 def load_corpus(name: str, n_tokens: int, seed: int, path: str | None = None) -> Corpus:

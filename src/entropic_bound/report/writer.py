@@ -20,7 +20,8 @@ import pandas as pd
 from ..atomic import remove_stale_temporaries
 from ..config import flatten
 from ..errors import UserInputError
-from ..experiments.base import Analysis, Experiment
+from ..experiments.base import Experiment
+from ..experiments.verdict import Analysis
 from ..ownership import OutputFolder, claim_output_folder
 from ..plotting import to_png
 from ..registry import EXPERIMENTS

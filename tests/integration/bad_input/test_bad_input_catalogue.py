@@ -161,9 +161,9 @@ CASES: dict[str, Case] = {
     "reproduce-override-without-experiment": Case(
         lambda w, s: ["reproduce", "--only", "E1", "--out", f"{w}/o", "--set", "train.lr=1e-3"], "E1.train.lr"
     ),
-    "reproduce-e7-old-flat-key": Case(
-        lambda w, s: ["reproduce", "--only", "E7", "--out", f"{w}/o", "--set", "E7.c13_share=0.6"],
-        "it is now 'verdict.c13_share'",
+    "reproduce-e7-old-key": Case(
+        lambda w, s: ["reproduce", "--only", "E7", "--out", f"{w}/o", "--set", "E7.checkpoints=minilm"],
+        "it is now 'released_models'",
     ),
     # -- run: the output folder and the store ----------------------------------------------------
     "run-out-is-a-file": Case(

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 
 from entropic_bound.experiments import E1Config
-from entropic_bound.experiments.base import ClaimContext
 from entropic_bound.experiments.e1_linear_surrogate.claims import verdict_c1, verdict_c2
+from entropic_bound.experiments.verdict import ClaimContext
 
 
 def e1_table(ratio_below=1.0, rel_above=1e-4, at_r_star=1e-5):
@@ -34,15 +34,15 @@ def e1_table(ratio_below=1.0, rel_above=1e-4, at_r_star=1e-5):
 
 def test_c1_confirmed_then_refuted_when_training_misses_the_bound():
     cfg = E1Config()
-    assert verdict_c1(cfg, e1_table(1.02), ClaimContext()).verdict == "confirmed"
-    assert verdict_c1(cfg, e1_table(1.5), ClaimContext()).verdict == "refuted"
-    assert verdict_c1(cfg, e1_table().iloc[0:0], ClaimContext()).verdict == "inconclusive"
+    assert verdict_c1(cfg, e1_table(1.02), ClaimContext()).outcome == "confirmed"
+    assert verdict_c1(cfg, e1_table(1.5), ClaimContext()).outcome == "refuted"
+    assert verdict_c1(cfg, e1_table().iloc[0:0], ClaimContext()).outcome == "inconclusive"
 
 
 def test_c2_needs_the_floor_and_a_sharp_transition():
     cfg = E1Config()
-    assert verdict_c2(cfg, e1_table(), ClaimContext()).verdict == "confirmed"
-    assert verdict_c2(cfg, e1_table(rel_above=0.05), ClaimContext()).verdict == "refuted"  # misses the floor
+    assert verdict_c2(cfg, e1_table(), ClaimContext()).outcome == "confirmed"
+    assert verdict_c2(cfg, e1_table(rel_above=0.05), ClaimContext()).outcome == "refuted"  # misses the floor
     assert (
-        verdict_c2(cfg, e1_table(at_r_star=0.009), ClaimContext()).verdict == "refuted"
+        verdict_c2(cfg, e1_table(at_r_star=0.009), ClaimContext()).outcome == "refuted"
     )  # 0.5/0.009 < 100: not sharp

@@ -4,11 +4,11 @@ import pandas as pd
 import pytest
 
 from entropic_bound.experiments import E2Config
-from entropic_bound.experiments.base import ClaimContext
 from entropic_bound.experiments.e2_recovery import claims
 from entropic_bound.experiments.e2_recovery.analysis import recovery_table
 from entropic_bound.experiments.e2_recovery.config import E2Task, E2Verdict
 from entropic_bound.experiments.e2_recovery.experiment import E2Recovery
+from entropic_bound.experiments.verdict import ClaimContext
 from entropic_bound.training import TrainConfig
 
 
@@ -46,7 +46,7 @@ def test_c3_small_init_finds_low_rank_where_the_data_leave_room(small_vs_large):
     cfg, rows, records = small_vs_large
     v = claims.C3.judge(cfg, rows, ClaimContext(records))
     e = v.evidence
-    assert v.verdict == "confirmed" and e["contrast"] >= cfg.verdict.c3_contrast
+    assert v.outcome == "confirmed" and e["contrast"] >= cfg.verdict.c3_contrast
     assert (
         e["estimator"] == "energy_threshold_rank_90"
         and e["estimator_on_truth"]["r*=1, flat"]["noiseless"] == 1
@@ -67,11 +67,11 @@ def test_c3_small_init_finds_low_rank_where_the_data_leave_room(small_vs_large):
 def test_c3_too_few_runs_is_inconclusive(small_vs_large):
     cfg, rows, records = small_vs_large
     v = claims.C3.judge(cfg, rows[rows["seed"] == 0], ClaimContext(records))
-    assert v.verdict == "inconclusive" and "too few" in v.evidence["reason"]
+    assert v.outcome == "inconclusive" and "too few" in v.evidence["reason"]
 
 
 def test_c3_refuted_when_the_small_init_is_no_more_low_rank_than_the_large():
     # init 0.4 called "small": GD from it keeps its residue like init 0.5 does
     cfg, rows, records = e2_runs((0.4, 0.5), small_init_max=0.4, large_init_min=0.5)
     v = claims.C3.judge(cfg, rows, ClaimContext(records))
-    assert v.verdict == "refuted" and v.evidence["contrast"] <= 0
+    assert v.outcome == "refuted" and v.evidence["contrast"] <= 0

@@ -65,31 +65,31 @@ def c4(**kw):
 
 def test_c4_confirmed_when_the_jump_is_at_b1_and_controls_reach_the_floor():
     v = c4(spread=0.001)
-    assert v.verdict == "confirmed"
+    assert v.outcome == "confirmed"
     assert v.evidence["full_rank"]["known"]["B1"] == pytest.approx(1.0)  # median over seeds
     assert v.evidence["ratio_c"]["learned"] == pytest.approx(0.01 / (1.0 - 1e-5))
 
 
 def test_c4_refuted_when_a_rung_learns_or_softmax_makes_a_difference():
-    assert c4(B1=0.3).verdict == "refuted"  # no jump at B1
-    assert c4(B3=0.4).verdict == "refuted"  # B3 fails the 0.5 threshold (and the ratio)
+    assert c4(B1=0.3).outcome == "refuted"  # no jump at B1
+    assert c4(B3=0.4).outcome == "refuted"  # B3 fails the 0.5 threshold (and the ratio)
     v = c4(B2=0.7)  # B2 far from B1: (c) ratio 0.3 > 0.1
-    assert v.verdict == "refuted" and v.evidence["ratio_holds"] is False and v.evidence["jump_holds"] is True
+    assert v.outcome == "refuted" and v.evidence["ratio_holds"] is False and v.evidence["jump_holds"] is True
 
 
 def test_c4_caps_values_above_the_zero_predictor():
     v = c4(B2=1.06, B3=1.2)  # V known can push B2/B3 above 1: no more signal recovered than B1
-    assert v.verdict == "confirmed" and v.evidence["ratio_c"]["known"] == pytest.approx(0.0, abs=1e-9)
+    assert v.outcome == "confirmed" and v.evidence["ratio_c"]["known"] == pytest.approx(0.0, abs=1e-9)
 
 
 def test_c4_inconclusive_when_a_control_fails_or_runs_are_missing():
     v = c4(B0=0.05)
-    assert v.verdict == "inconclusive" and "control" in v.evidence["reason"]
-    assert c4(control=0.2).verdict == "inconclusive"
+    assert v.outcome == "inconclusive" and "control" in v.evidence["reason"]
+    assert c4(control=0.2).outcome == "inconclusive"
     table = ladder_table()
     v = c4_on_summary(CFG, summary_table(table[table["rung"] != "B3"]))
-    assert v.verdict == "inconclusive" and "B3" in v.evidence["reason"]
-    assert c4_on_summary(CFG, summary_table(table.iloc[0:0])).verdict == "inconclusive"
+    assert v.outcome == "inconclusive" and "B3" in v.evidence["reason"]
+    assert c4_on_summary(CFG, summary_table(table.iloc[0:0])).outcome == "inconclusive"
 
 
 def x2_table(b1_pos=0.005, b2_pos=0.004):
@@ -108,32 +108,32 @@ def x2_table(b1_pos=0.005, b2_pos=0.004):
 def test_x2_confirmed_refuted_or_inconclusive_by_floor_and_run_length():
     short, long = CFG, replace(CFG, x2_train=replace(CFG.x2_train, steps=6000))
     v = x2_on_summary(short, summary_table(x2_table()), x2_table())
-    assert v.verdict == "confirmed"
+    assert v.outcome == "confirmed"
     pair = v.evidence["pairs"]["B2/row_stochastic"]
     assert pair["best_setting"]["rank"] == 8 and pair["min_rank_reaching_floor"] == 8
     assert pair["gap_closed"] == pytest.approx(1 - 0.004 / 0.8)
     assert v.evidence["pairs"]["B2/low_rank"]["decides_verdict"] is False
     v = x2_on_summary(short, summary_table(x2_table(b2_pos=0.03)))
-    assert v.verdict == "inconclusive" and "6000" in v.evidence["reason"]
+    assert v.outcome == "inconclusive" and "6000" in v.evidence["reason"]
     failing = x2_table(b2_pos=0.03)
-    assert x2_on_summary(long, summary_table(failing), failing).verdict == "refuted"
+    assert x2_on_summary(long, summary_table(failing), failing).outcome == "refuted"
     # the same numbers from runs still improving, or with no curve: cannot refute
     for flag in (0.0, np.nan):
         v = x2_on_summary(long, summary_table(failing), failing.assign(converged=flag))
-        assert v.verdict == "inconclusive" and "still improving" in v.evidence["reason"]
-    assert x2_on_summary(long, summary_table(failing)).verdict == "inconclusive"
+        assert v.outcome == "inconclusive" and "still improving" in v.evidence["reason"]
+    assert x2_on_summary(long, summary_table(failing)).outcome == "inconclusive"
     no_b1 = x2_table()[lambda t: t["rung"] != "B1"]
-    assert x2_on_summary(long, summary_table(no_b1), no_b1).verdict == "inconclusive"
+    assert x2_on_summary(long, summary_table(no_b1), no_b1).outcome == "inconclusive"
 
 
 def test_c4_failure_of_b1_b3_needs_converged_runs():
     table = ladder_table()
-    assert c4_on_summary(CFG, summary_table(table), table).verdict == "confirmed"
+    assert c4_on_summary(CFG, summary_table(table), table).outcome == "confirmed"
     v = c4_on_summary(CFG, summary_table(table), table.assign(converged=0.0))
-    assert v.verdict == "inconclusive" and v.evidence["convergence_B1_B3_full_rank"]["still_improving"] == 18
+    assert v.outcome == "inconclusive" and v.evidence["convergence_B1_B3_full_rank"]["still_improving"] == 18
     # a refutation (no jump at B1) reads "B1 reached the floor": no convergence needed
     low = ladder_table(B1=0.3)
-    assert c4_on_summary(CFG, summary_table(low), low.assign(converged=0.0)).verdict == "refuted"
+    assert c4_on_summary(CFG, summary_table(low), low.assign(converged=0.0)).outcome == "refuted"
 
 
 # ----- the grid
@@ -311,10 +311,10 @@ def test_x2_real_runs_still_improving_cannot_refute(x2_short):
     positional = rows[rows["positional"] == "learned_absolute"]
     assert (positional["rel_excess"] > 0.02).all() and (positional["relative_drop"] >= 0.1).any()
     v = _x2(cfg, rows)
-    assert v.verdict == "inconclusive" and "still improving" in v.evidence["reason"]
+    assert v.outcome == "inconclusive" and "still improving" in v.evidence["reason"]
     assert v.evidence["convergence_failing_pairs"]["still_improving"] >= 1
     # the same runs, were their last-quarter drop called converged (tolerance above it): refuted
     loose = float(positional["relative_drop"].max()) + 0.01
-    assert _x2(cfg, rows, convergence_tol=loose).verdict == "refuted"
+    assert _x2(cfg, rows, convergence_tol=loose).outcome == "refuted"
     # and a floor they reached: confirmed
-    assert _x2(cfg, rows, eps_floor=float(positional["rel_excess"].max()) + 0.01).verdict == "confirmed"
+    assert _x2(cfg, rows, eps_floor=float(positional["rel_excess"].max()) + 0.01).outcome == "confirmed"

@@ -13,12 +13,12 @@ from entropic_bound.experiments.attention_teachers import (
     draw_teacher,
     uniform_attention_excess,
 )
-from entropic_bound.experiments.base import ClaimContext
 from entropic_bound.experiments.claim_slices import with_option
 from entropic_bound.experiments.e4_attention_teacher.analysis import paired_ratios, transition_table
 from entropic_bound.experiments.e4_attention_teacher.claims import verdict_c5, verdict_c6
 from entropic_bound.experiments.e4_attention_teacher.config import E4Config, E4Verdict
 from entropic_bound.experiments.e4_attention_teacher.experiment import E4AttentionTeacher
+from entropic_bound.experiments.verdict import ClaimContext
 from entropic_bound.models.base import MemberSpec
 from entropic_bound.training.evaluation import held_out_excess
 
@@ -109,18 +109,18 @@ def synthetic(below: float, at: float, soft_below: float | None = None, soft_k0:
 
 def test_c5_confirmed_and_refuted():
     cfg = E4Config()
-    assert verdict_c5(cfg, synthetic(0.3, 1e-4), CTX).verdict == "confirmed"
+    assert verdict_c5(cfg, synthetic(0.3, 1e-4), CTX).outcome == "confirmed"
     # r >= r* misses the floor and has stopped improving: achievability fails
-    assert verdict_c5(cfg, synthetic(0.3, 0.05).assign(converged=1.0), CTX).verdict == "refuted"
+    assert verdict_c5(cfg, synthetic(0.3, 0.05).assign(converged=1.0), CTX).outcome == "refuted"
     # the same misses still improving (or with no curve to tell): they cannot refute
     v = verdict_c5(cfg, synthetic(0.3, 0.05).assign(converged=0.0), CTX)
-    assert v.verdict == "inconclusive" and "still improving" in v.evidence["reason"]
-    assert verdict_c5(cfg, synthetic(0.3, 0.05), CTX).verdict == "inconclusive"
+    assert v.outcome == "inconclusive" and "still improving" in v.evidence["reason"]
+    assert verdict_c5(cfg, synthetic(0.3, 0.05), CTX).outcome == "inconclusive"
     # r < r* above the floor but not clearly (< 3 eps): deficient, not by the margin
-    assert verdict_c5(cfg, synthetic(0.02, 1e-4), CTX).verdict == "inconclusive"
+    assert verdict_c5(cfg, synthetic(0.02, 1e-4), CTX).outcome == "inconclusive"
     # r < r* reaching the floor: deficiency fails
-    assert verdict_c5(cfg, synthetic(0.005, 1e-4), CTX).verdict == "refuted"
-    assert verdict_c5(cfg, synthetic(0.3, 1e-4).iloc[:0], CTX).verdict == "inconclusive"
+    assert verdict_c5(cfg, synthetic(0.005, 1e-4), CTX).outcome == "refuted"
+    assert verdict_c5(cfg, synthetic(0.3, 1e-4).iloc[:0], CTX).outcome == "inconclusive"
 
 
 def test_c6_normalisations_and_flip():
@@ -132,21 +132,21 @@ def test_c6_normalisations_and_flip():
     table = synthetic(0.4, 1e-4, soft_below=0.2, soft_k0=0.5)
     pairs = paired_ratios(transition_table(table))
     assert np.allclose(pairs["ratio_signal"], 0.5) and np.allclose(pairs["ratio_k0"], 1.0)
-    assert verdict_c6(cfg_sig, table, CTX).verdict == "confirmed"
+    assert verdict_c6(cfg_sig, table, CTX).outcome == "confirmed"
     v = verdict_c6(cfg_k0, table, CTX)
-    assert v.verdict == "refuted" and v.evidence["other_normalisation_verdict"] == "confirmed"
-    assert verdict_c6(E4Config(verdict=E4Verdict(c6_normalisation="signal")), table, CTX).verdict == (
+    assert v.outcome == "refuted" and v.evidence["other_normalisation_verdict"] == "confirmed"
+    assert verdict_c6(E4Config(verdict=E4Verdict(c6_normalisation="signal")), table, CTX).outcome == (
         "inconclusive"  # two pairs < the default four: not decided
     )
     # compressed under both normalisations
     table = synthetic(0.4, 1e-4, soft_below=0.1, soft_k0=0.8)
-    assert verdict_c6(cfg_k0, table, CTX).verdict == "confirmed"
+    assert verdict_c6(cfg_k0, table, CTX).outcome == "confirmed"
     # compressed, but the softmax loses the boundary (does not reach the floor at r*)
     lost = table.copy()
     lost.loc[(lost["teacher"] == "softmax") & (lost["rank"] == lost["task.r_star"]), "rel_excess"] = 0.05
-    assert verdict_c6(cfg_k0, lost.assign(converged=1.0), CTX).verdict == "refuted"
-    assert verdict_c6(cfg_k0, lost.assign(converged=0.0), CTX).verdict == "inconclusive"  # still improving
-    assert verdict_c6(cfg_k0, table.iloc[:0], CTX).verdict == "inconclusive"
+    assert verdict_c6(cfg_k0, lost.assign(converged=1.0), CTX).outcome == "refuted"
+    assert verdict_c6(cfg_k0, lost.assign(converged=0.0), CTX).outcome == "inconclusive"  # still improving
+    assert verdict_c6(cfg_k0, table.iloc[:0], CTX).outcome == "inconclusive"
 
 
 def _trained(steps: int, init: float, lr_final: float | None) -> tuple[E4Config, pd.DataFrame]:
@@ -174,14 +174,14 @@ def _trained(steps: int, init: float, lr_final: float | None) -> tuple[E4Config,
 def test_c5_convergence_rule_on_real_trainings():
     # 300 cosine steps (the quick schedule): r >= r* students reach 1e-2 and stop improving
     cfg, rows = _trained(300, 1e-3, 1e-4)
-    assert verdict_c5(cfg, rows, CTX).verdict == "confirmed"
+    assert verdict_c5(cfg, rows, CTX).outcome == "confirmed"
     far = with_option(cfg, {"verdict.eps_floor": 1e-4})  # a floor below where they settled
     v = verdict_c5(far, rows, CTX)
     # refuted although one run is still improving: too few would reach it even if that one did
-    assert v.verdict == "refuted" and "stopped improving" in v.evidence["reason"]
+    assert v.outcome == "refuted" and "stopped improving" in v.evidence["reason"]
     # 30 constant-lr steps: far from the floor and still falling fast: not a refutation
     cfg, short = _trained(30, 0.1, None)
     assert (short["converged"] == 0).all() and (short["last_quarter_drop"] > 0.1).all()
     v = verdict_c5(cfg, short, CTX)
-    assert v.verdict == "inconclusive" and v.evidence["still_improving"] == 6
+    assert v.outcome == "inconclusive" and v.evidence["still_improving"] == 6
     assert "train longer" in v.evidence["reason"]

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from entropic_bound.errors import ConfigError
-from entropic_bound.experiments.base import ClaimContext
 from entropic_bound.experiments.e6_predictability.analysis import (
     frontier_table,
     in_domain,
@@ -20,6 +19,7 @@ from entropic_bound.experiments.e6_predictability.claims import verdict_c9, verd
 from entropic_bound.experiments.e6_predictability.config import E6Config, E6Task
 from entropic_bound.experiments.e6_predictability.contamination import verdict_c8
 from entropic_bound.experiments.e6_predictability.experiment import E6Predictability, cells, draw, settings
+from entropic_bound.experiments.verdict import ClaimContext
 from entropic_bound.predict import predict_r_star
 
 CFG = E6Config()
@@ -220,22 +220,22 @@ def _c9_rows(rate_unknown=1.0, flag_16=True, seeds=10):
 
 
 def test_c9_confirmed_then_flips_with_the_rate_and_the_flags():
-    assert verdict_c9(CFG, _table(_c9_rows()), ClaimContext()).verdict == "confirmed"
+    assert verdict_c9(CFG, _table(_c9_rows()), ClaimContext()).outcome == "confirmed"
     v = verdict_c9(CFG, _table(_c9_rows(rate_unknown=0.8)), ClaimContext())
-    assert v.verdict == "refuted" and v.evidence["linear_v_unknown/n=16"]["rate_by_r_star"][4] == 0.8
+    assert v.outcome == "refuted" and v.evidence["linear_v_unknown/n=16"]["rate_by_r_star"][4] == 0.8
     v = verdict_c9(CFG, _table(_c9_rows(flag_16=False)), ClaimContext())
-    assert v.verdict == "refuted" and v.evidence["linear_v_unknown/n=16"]["out_of_domain_flagged"] == 0.0
+    assert v.outcome == "refuted" and v.evidence["linear_v_unknown/n=16"]["out_of_domain_flagged"] == 0.0
     assert (
-        verdict_c9(CFG, _table(_c9_rows(rate_unknown=0.9)), ClaimContext()).verdict == "confirmed"
+        verdict_c9(CFG, _table(_c9_rows(rate_unknown=0.9)), ClaimContext()).outcome == "confirmed"
     )  # the bound is inclusive
 
 
 def test_c9_ignores_noise_above_sigma_max_and_needs_both_methods():
     rows = _c9_rows() + [_row("linear", "linear_v_known", "known", 4, sigma=0.3, r_hat=1)]
-    assert verdict_c9(CFG, _table(rows), ClaimContext()).verdict == "confirmed"
+    assert verdict_c9(CFG, _table(rows), ClaimContext()).outcome == "confirmed"
     rows = [r for r in _c9_rows() if r["method"] == "linear_v_known"]
     v = verdict_c9(CFG, _table(rows), ClaimContext())
-    assert v.verdict == "inconclusive" and v.evidence["missing"] == ["linear_v_unknown"]
+    assert v.outcome == "inconclusive" and v.evidence["missing"] == ["linear_v_unknown"]
 
 
 # C10: test_verdicts_on_quick_rows.py decides its sub-claims on real quick rows.
@@ -269,11 +269,11 @@ def test_c8_on_real_predictions_contaminated_and_not():
     v = verdict_c8(cfg, rows, ClaimContext())
     e = v.evidence
     assert e["pairs"] == 4 and e["numerical_rank_degradation"] >= 1.0
-    assert v.verdict == "confirmed" and e["energy_degradation"] <= 0.5 * e["numerical_rank_degradation"]
+    assert v.outcome == "confirmed" and e["energy_degradation"] <= 0.5 * e["numerical_rank_degradation"]
     # c = 0.1: nearly linear logits, no contamination for the numerical rank to show: nothing to detect
     cfg, rows = _linearised(0.1)
     v = verdict_c8(cfg, rows, ClaimContext())
-    assert v.verdict == "inconclusive" and v.evidence["numerical_rank_degradation"] < 1.0
+    assert v.outcome == "inconclusive" and v.evidence["numerical_rank_degradation"] < 1.0
     assert "no softmax contamination" in v.evidence["reason"]
 
 
@@ -334,16 +334,16 @@ def _x1(rows):
 
 def test_x1_confirmed_then_flips():
     v = _x1(_x1_rows())
-    assert v.verdict == "confirmed" and v.evidence["exact_inside"] and v.evidence["flagged_outside"]
+    assert v.outcome == "confirmed" and v.evidence["exact_inside"] and v.evidence["flagged_outside"]
     assert v.evidence["frontier"]["n=16/r*=4"]["min_N_exact"] == 64.0  # N = 8 failed at σ = 0.1
     v = _x1(_x1_rows(miss_sigma=0.01))  # 9/10 at r* = 8: still >= 0.9
-    assert v.verdict == "confirmed"
+    assert v.outcome == "confirmed"
     rows = _x1_rows(miss_sigma=0.01)
     rows += [_row("softmax", "softmax_log_attention", "known", 8, sigma=0.01, seed=99, r_hat=7)]
-    assert _x1(rows).verdict == "refuted"  # 9/11 < 0.9
-    assert _x1(_x1_rows(miss_sigma=0.1)).verdict == "confirmed"  # σ = 0.1 > sigma_max is reported, not judged
+    assert _x1(rows).outcome == "refuted"  # 9/11 < 0.9
+    assert _x1(_x1_rows(miss_sigma=0.1)).outcome == "confirmed"  # σ = 0.1 > sigma_max is reported, not judged
     v = _x1(_x1_rows(flag_outside=False))
-    assert v.verdict == "refuted" and v.evidence["out_of_domain_flagged"]["n=48/V known"] == 0.0
+    assert v.outcome == "refuted" and v.evidence["out_of_domain_flagged"]["n=48/V known"] == 0.0
 
 
 def test_rate_table_counts_runs_and_flags():

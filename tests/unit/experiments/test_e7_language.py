@@ -95,35 +95,35 @@ def test_c11_exact_test_below_ten_corpora_flips_each_way():
     kw = {"criterion_info": INFO11, "n_boot": 400, "seed": 0, "min_corpora": 4}
     down, up = c11_on_corpora(_corpora(-1.0), **kw), c11_on_corpora(_corpora(+1.0), **kw)
     assert down.evidence["test"] == up.evidence["test"] == "exact_permutation"
-    assert down.verdict == "confirmed" and down.evidence["p_value"] == pytest.approx(2 / 5040)
-    assert up.verdict == "refuted" and up.evidence["rho"] == pytest.approx(
+    assert down.outcome == "confirmed" and down.evidence["p_value"] == pytest.approx(2 / 5040)
+    assert up.outcome == "refuted" and up.evidence["rho"] == pytest.approx(
         1.0, abs=1e-12
     )  # significant on the other side
     for key in ("rho", "p_value", "ci_low", "ci_high", "half_width", "corpus_table"):
         assert key in down.evidence
     assert {"name", "kind", "seeds", "complexity_bits", "rank"} <= set(down.evidence["corpus_table"][0])
     flat = c11_on_corpora(_corpora(0.0, noise=1.0), **kw)  # no relation: not significant
-    assert flat.verdict == "inconclusive" and flat.evidence["p_value"] >= 0.05
+    assert flat.outcome == "inconclusive" and flat.evidence["p_value"] >= 0.05
     assert flat.evidence["points_needed"] is None or flat.evidence["points_needed"] > 7
     # few points: 4 corpora at rho = -1 (a bootstrap says [-1, -1]); exact two-sided p = 2/24
     four = c11_on_corpora(_corpora(-1.0, n=4), **kw)
     assert four.evidence["rho"] == pytest.approx(-1.0, abs=1e-12) and four.evidence[
         "p_value"
     ] == pytest.approx(2 / 24)
-    assert four.verdict == "inconclusive" and four.evidence["points_needed"] >= 4
-    assert c11_on_corpora(_corpora(-1.0, n=3), **kw).verdict == "inconclusive"
+    assert four.outcome == "inconclusive" and four.evidence["points_needed"] >= 4
+    assert c11_on_corpora(_corpora(-1.0, n=3), **kw).outcome == "inconclusive"
 
 
 def test_c11_bootstrap_from_ten_corpora():
     kw = {"criterion_info": INFO11, "n_boot": 400, "seed": 0, "min_corpora": 4}
     down = c11_on_corpora(_corpora(-1.0, n=12), **kw)
     assert (
-        down.evidence["test"] == "bootstrap" and down.verdict == "confirmed" and down.evidence["ci_high"] < 0
+        down.evidence["test"] == "bootstrap" and down.outcome == "confirmed" and down.evidence["ci_high"] < 0
     )
     up = c11_on_corpora(_corpora(+1.0, n=12), **kw)
-    assert up.verdict == "refuted" and up.evidence["ci_low"] > 0
+    assert up.outcome == "refuted" and up.evidence["ci_low"] > 0
     flat = c11_on_corpora(_corpora(0.0, n=12, noise=3.0), **kw)
-    assert flat.verdict == "inconclusive" and flat.evidence["ci_low"] < 0 < flat.evidence["ci_high"]
+    assert flat.outcome == "inconclusive" and flat.evidence["ci_low"] < 0 < flat.evidence["ci_high"]
     assert flat.evidence["half_width"] == pytest.approx(
         (flat.evidence["ci_high"] - flat.evidence["ci_low"]) / 2
     )
@@ -161,11 +161,11 @@ def _points(driver: str, runs: int = 8, T: int = 9, seed: int = 0) -> pd.DataFra
 
 def test_c12_confirmed_only_when_rank_tracks_progress_beyond_the_drifting_controls():
     kw = {"controls": ["step", "weight_norm"], "min_abs_rho": 0.3, "n_boot": 200, "seed": 0, "info": INFO12}
-    assert c12_on_points(_points("progress"), **kw).verdict == "confirmed"
+    assert c12_on_points(_points("progress"), **kw).outcome == "confirmed"
     by_step = c12_on_points(_points("step"), **kw)  # drifts with training but says nothing about progress
-    assert by_step.verdict == "refuted" and abs(by_step.evidence["rho"]) < 0.3
-    assert c12_on_points(_points("complexity"), **kw).verdict == "refuted"  # tracks the corpus, not progress
-    assert c12_on_points(_points("progress", runs=2), **kw).verdict == "inconclusive"
+    assert by_step.outcome == "refuted" and abs(by_step.evidence["rho"]) < 0.3
+    assert c12_on_points(_points("complexity"), **kw).outcome == "refuted"  # tracks the corpus, not progress
+    assert c12_on_points(_points("progress", runs=2), **kw).outcome == "inconclusive"
 
 
 B, N, D = 12, 16, 8
@@ -258,17 +258,17 @@ def test_planted_heads_are_read_as_planted():
 
 def test_c13_flips_each_way_with_the_model_as_unit():
     structural = _decide(_heads({f"s{i}": {f"m{i}": ["local"] * 7 + ["noise"]} for i in range(3)}))
-    assert structural.verdict == "confirmed" and structural.evidence["unit"] == "model"
+    assert structural.outcome == "confirmed" and structural.evidence["unit"] == "model"
     assert structural.evidence["ci_low"] > 0.5 and structural.evidence["kernel_ci"][1] < 0.5
     routed = _decide(_heads({f"s{i}": {f"m{i}": ["kernel"] * 7 + ["local"]} for i in range(3)}))
-    assert routed.verdict == "refuted" and routed.evidence["kernel_share"] == pytest.approx(7 / 8)
+    assert routed.outcome == "refuted" and routed.evidence["kernel_share"] == pytest.approx(7 / 8)
     # content routing without one kernel: structure fails (refuted), the kernel half is not to blame
     scattered = _decide(_heads({f"s{i}": {f"m{i}": ["noise"] * 7 + ["local"]} for i in range(3)}))
-    assert scattered.verdict == "refuted" and scattered.evidence["kernel_share"] == pytest.approx(
+    assert scattered.outcome == "refuted" and scattered.evidence["kernel_share"] == pytest.approx(
         0.0, abs=1e-12
     )
     mixed = _decide(_heads({"a": {"m0": ["local"] * 4}, "b": {"m1": ["noise"] * 4}}))
-    assert mixed.verdict == "inconclusive"  # two sources that disagree: the interval spans the threshold
+    assert mixed.outcome == "inconclusive"  # two sources that disagree: the interval spans the threshold
 
 
 def test_c13_weighs_every_source_equally_not_every_head():
@@ -285,12 +285,12 @@ def test_c13_weighs_every_source_equally_not_every_head():
 
 def test_c13_is_inconclusive_when_a_control_disagrees():
     heads = _heads({f"s{i}": {f"m{i}": ["local"] * 7 + ["noise"]} for i in range(3)})
-    assert _decide(heads).verdict == "confirmed"
+    assert _decide(heads).outcome == "confirmed"
     bad = {"mqar-p2": {"agrees": False, "shares_by_category": {}}}
     assert (
-        _decide(heads, bad).verdict == "inconclusive" and not _decide(heads, bad).evidence["controls_agree"]
+        _decide(heads, bad).outcome == "inconclusive" and not _decide(heads, bad).evidence["controls_agree"]
     )
-    assert _decide(heads, {}).verdict == "inconclusive"  # no control in the grid: nothing shown
+    assert _decide(heads, {}).outcome == "inconclusive"  # no control in the grid: nothing shown
 
 
 def test_a_control_that_is_not_required_is_reported_but_does_not_block_the_verdict():
@@ -298,9 +298,9 @@ def test_a_control_that_is_not_required_is_reported_but_does_not_block_the_verdi
     recall = {"agrees": True, "shares_by_category": {}}
     copyable = {"agrees": False, "required": False, "shares_by_category": {"content": 0.5}}
     required = {"agrees": False, "required": True, "shares_by_category": {"content": 0.5}}
-    assert _decide(heads, {"mqar-p2": recall, "markov_v4_k3_a0.1": copyable}).verdict == "confirmed"
-    assert _decide(heads, {"mqar-p2": recall, "markov_v8_k2_a0.1": required}).verdict == "inconclusive"
-    assert _decide(heads, {"markov_v4_k3_a0.1": copyable}).verdict == "inconclusive"  # none required
+    assert _decide(heads, {"mqar-p2": recall, "markov_v4_k3_a0.1": copyable}).outcome == "confirmed"
+    assert _decide(heads, {"mqar-p2": recall, "markov_v8_k2_a0.1": required}).outcome == "inconclusive"
+    assert _decide(heads, {"markov_v4_k3_a0.1": copyable}).outcome == "inconclusive"  # none required
 
 
 def test_the_copyable_markov_sources_are_the_high_recurrence_ones():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..base import Analysis, ClaimContext, Verdict, draw_figures
+from ..decision import draw_figures
+from ..verdict import Analysis, ClaimContext, Verdict
 from .plots import plot_excess_vs_rank, plot_learned_spectra
 
 RESULT_COLUMNS = [

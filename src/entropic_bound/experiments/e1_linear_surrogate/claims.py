@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..base import ClaimContext, Verdict, decide
 from ..claim import Claim
 from ..claim_slices import grid_setting, sliced
+from ..verdict import ClaimContext, Verdict, decide
 
 #: C1/C2 boundary axes: (config key, result column); each value is decided again on its own rows.
 AXES = (("spectra", "task.spectrum"), ("v_settings", "v"), ("r_stars", "task.r_star"), ("seed", "seed"))

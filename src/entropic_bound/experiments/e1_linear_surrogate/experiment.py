@@ -27,8 +27,10 @@ from ...theory import (
 )
 from ...training import FixedData, FreshData, MomentData
 from ...training.trainer import DTYPES
-from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_params
+from ..base import Experiment
 from ..device import train_on
+from ..grid import member_result
+from ..params import from_params, to_params
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E1Config
@@ -42,17 +44,13 @@ class E1LinearSurrogate(Experiment):
     member_params = ("rank",)
     config_class = E1Config
     full_batch_moments = True
-    renamed_keys = {
-        **moved_keys("task", "n d r_stars spectra decay sigma"),
-        **moved_keys("verdict", "eps_floor c1_low c1_high sharpness"),
-    }
 
     scale_settings = SCALE_SETTINGS
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        task = config_params(c.task, "task", ("n", "d", "decay", "sigma"))
-        fixed = {**task, "init_scale": c.init_scale, **flat_params(c.train, "train")}
+        task = to_params(c.task, "task", ("n", "d", "decay", "sigma"))
+        fixed = {**task, "init_scale": c.init_scale, **to_params(c.train, "train")}
         out = []
         for r_star in c.task.r_stars:  # the student ranks depend on r*
             grid = {"task.spectrum": c.task.spectra, "v": c.v_settings, "rank": c.student_ranks(r_star)}
@@ -64,7 +62,7 @@ class E1LinearSurrogate(Experiment):
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         p0, seed = group[0].params, group[0].seed
-        task = FixedOperatorTask(**spec_params(group[0], "task"))
+        task = FixedOperatorTask(**from_params(group[0], "task"))
         teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, seed)))
         truth = teacher.truth
         train = self.train_config(group[0])

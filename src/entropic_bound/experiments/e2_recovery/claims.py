@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..base import ClaimContext, Verdict
 from ..claim import Claim, Formats
 from ..claim_slices import grid_setting, options, sliced
+from ..verdict import ClaimContext, Verdict
 from .recovery import estimator_rule, rank_over_training, rank_statuses, status_counts
 
 #: C3 boundary: estimators decided again as explicit (non-standard) overrides of the rule's choice.

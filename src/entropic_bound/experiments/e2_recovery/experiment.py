@@ -21,8 +21,10 @@ from ...tasks import FixedOperatorTask
 from ...theory import clean_signal, population_excess_risk
 from ...training import MomentData, TrainConfig
 from ...training.trainer import DTYPES
-from ..base import Experiment, config_params, flat_params, member_result, moved_keys, spec_params
+from ..base import Experiment
 from ..device import train_on
+from ..grid import member_result
+from ..params import from_params, to_params
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E2Config
@@ -36,21 +38,17 @@ class E2Recovery(Experiment):
     member_params = ("init_scale",)
     config_class = E2Config
     full_batch_moments = True
-    renamed_keys = {
-        **moved_keys("task", "n d r_stars spectra decay sigma"),
-        **moved_keys("verdict", "c3_estimator small_init_max c3_rate"),
-    }
 
     scale_settings = SCALE_SETTINGS
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        task = config_params(c.task, "task", ("n", "d", "decay", "sigma"))
+        task = to_params(c.task, "task", ("n", "d", "decay", "sigma"))
         grid = {"task.r_star": c.task.r_stars, "task.spectrum": c.task.spectra, "init_scale": c.init_scales}
         out = []
         for n_samples in c.sample_counts:
             for opt in c.optimizers:
-                train = flat_params(self._train(opt, n_samples), "train")
+                train = to_params(self._train(opt, n_samples), "train")
                 out += grid_specs(self.name, grid, range(c.seeds), {**task, **train})
         return out
 
@@ -67,7 +65,7 @@ class E2Recovery(Experiment):
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         seed = group[0].seed
-        task = FixedOperatorTask(**spec_params(group[0], "task"))
+        task = FixedOperatorTask(**from_params(group[0], "task"))
         teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, seed)))
         truth = teacher.truth
         train = self.train_config(group[0])

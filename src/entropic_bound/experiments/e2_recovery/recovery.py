@@ -21,7 +21,7 @@ from ...spectra import estimate_all, round_estimate, singular_values
 from ...stats.estimator_choice import choose_estimator, ground_truth_cases
 from ...stats.transients import classify_rank_curve
 from ...tasks.operators import make_spectrum
-from ..base import curves_by_run
+from ..decision import curves_by_run
 
 NOISE_DRAWS = 2  # noisy truths per (r*, spectrum, identified N)
 

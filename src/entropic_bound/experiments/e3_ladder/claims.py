@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..base import ClaimContext, Verdict, decide
 from ..claim import Claim, Formats
 from ..claim_slices import Setting, grid_setting, sliced, with_option
+from ..verdict import ClaimContext, Verdict, decide
 from .analysis import summary_table
 
 ATTENTION = ("B1", "B2", "B3")

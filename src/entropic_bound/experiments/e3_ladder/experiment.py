@@ -31,16 +31,11 @@ from ...theory import clean_signal, population_excess_risk
 from ...training import FixedData, FreshData, TrainConfig
 from ...training.evaluation import held_out_excess
 from ...training.trainer import DTYPES, learning_rate
-from ..base import (
-    ClaimContext,
-    Experiment,
-    config_params,
-    derive_seed,
-    flat_params,
-    member_result,
-    moved_keys,
-)
+from ..base import Experiment
 from ..device import train_on
+from ..grid import derive_seed, member_result
+from ..params import to_params
+from ..verdict import ClaimContext
 from .analysis import analyse, fill_settings
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E3Config
@@ -60,20 +55,13 @@ class E3Ladder(Experiment):
     member_params = ("rank",)
     seeds_share_group = True  # all seeds and ranks of one (role, task, rung, V, positional, heads, training)
     config_class = E3Config
-    renamed_keys = {
-        "n_mix": "n_mixer",
-        "task_seed": "task.seed",
-        "teacher_c": "task.c",
-        **moved_keys("task", "n d r_star spectrum sigma logit_scale"),
-        **moved_keys("verdict", "eps_floor c4_fail c4_ratio x2_min_steps"),
-    }
 
     scale_settings = SCALE_SETTINGS
 
     # -- the grid --------------------------------------------------------------------------
     def _task_params(self, kind: str, operator: str = "low_rank") -> dict:
         c = self.cfg
-        p = {"task.kind": kind, **config_params(c.task, "task", ("n", "d", "r_star", "spectrum", "sigma"))}
+        p = {"task.kind": kind, **to_params(c.task, "task", ("n", "d", "r_star", "spectrum", "sigma"))}
         if kind == "linear_qk_teacher":
             p["task.c"] = c.task.c
         else:
@@ -104,7 +92,7 @@ class E3Ladder(Experiment):
             "v": v,
             "positional": positional,
             "init_scale": c.b0_init_scale if student.fixed_mixer else c.init_scale,
-            **flat_params(train, "train"),
+            **to_params(train, "train"),
         }
         # a run's params hold only the options its student accepts (run ids hash the params)
         if "n_heads" in student.accepts:
@@ -205,7 +193,7 @@ EXCESS_POINTS, EXCESS_SAMPLES = 16, 256
 
 class ExcessCurve:
     """``on_step`` hook: the held-out relative excess of every member at :data:`EXCESS_POINTS` evenly spaced
-    steps (on the first :data:`EXCESS_SAMPLES` held-out samples), for the convergence rule (issue 19 item 3).
+    steps (on the first :data:`EXCESS_SAMPLES` held-out samples), for the convergence rule.
     It only reads the model, so the trained parameters and every stored number are unchanged."""
 
     def __init__(self, model, test, train: TrainConfig) -> None:

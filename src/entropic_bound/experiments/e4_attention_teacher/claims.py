@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..base import ClaimContext, Verdict
 from ..claim import Claim, Formats
 from ..claim_slices import Setting, grid_setting, sliced, with_option
+from ..verdict import ClaimContext, Verdict
 from .analysis import median_interval, paired_ratios, transition_table
 
 
@@ -34,7 +34,7 @@ def c6_holds_when(outcomes: list[tuple[dict, Verdict]]) -> str:
             x
             for x in cs
             if any(
-                s.get("c6_normalisation") == norm and s["c"] == x and v.verdict == "confirmed"
+                s.get("c6_normalisation") == norm and s["c"] == x and v.outcome == "confirmed"
                 for s, v in outcomes
             )
         ]

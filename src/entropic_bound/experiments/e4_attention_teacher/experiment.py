@@ -31,7 +31,11 @@ from ..attention_teachers import (
     saturation_stats,
     uniform_attention_excess,
 )
-from ..base import ClaimContext, Experiment, curves_by_run, flat_params, member_result, moved_keys
+from ..base import Experiment
+from ..decision import curves_by_run
+from ..grid import member_result
+from ..params import to_params
+from ..verdict import ClaimContext
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E4Config
@@ -46,10 +50,6 @@ class E4AttentionTeacher(Experiment):
     config_class = E4Config
     student_of = attention_student
     scale_settings = SCALE_SETTINGS
-    renamed_keys = {
-        **moved_keys("task", "n d teachers r_stars spectra decay c sigma"),
-        **moved_keys("verdict", "eps_floor c5_margin c5_rate c6_normalisation c6_factor"),
-    }
 
     def prepare(self, table, ok, records):
         """The rows with ``converged`` read from each run's stored training curve where a store
@@ -67,7 +67,7 @@ class E4AttentionTeacher(Experiment):
     def specs(self) -> list[RunSpec]:
         c = self.cfg
         fixed = {**attention_task_params(c.task), "init_scale": c.init_scale, "n_test": c.n_test}
-        fixed.update(flat_params(c.train, "train"))
+        fixed.update(to_params(c.train, "train"))
         out = []
         for kind in c.task.teachers:
             for r_star in c.task.r_stars:  # the student ranks depend on r*

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..base import ClaimContext, Verdict
 from ..claim import Claim, Formats
 from ..claim_slices import Setting, grid_setting, options, sliced
+from ..verdict import ClaimContext, Verdict
 from .analysis import identified
 
 

@@ -26,7 +26,9 @@ from ..attention_teachers import (
     saturation_stats,
     teacher_mixers,
 )
-from ..base import Experiment, flat_params, member_result, moved_keys
+from ..base import Experiment
+from ..grid import member_result
+from ..params import to_params
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E5Config
@@ -41,17 +43,11 @@ class E5AttentionRecovery(Experiment):
     config_class = E5Config
     student_of = attention_student
     scale_settings = SCALE_SETTINGS
-    renamed_keys = {
-        **moved_keys("task", "n d teachers r_stars spectra decay c sigma"),
-        **moved_keys(
-            "verdict", "small_init_max c7_contrast c7_fit c7_estimator c7_tolerance c7_rate c8_margin"
-        ),
-    }
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
         fixed = {**attention_task_params(c.task), "n_test": c.n_test, "n_mixer": c.n_mixer}
-        fixed.update(flat_params(c.train, "train"))
+        fixed.update(to_params(c.train, "train"))
         grid = {
             "teacher": c.task.teachers,
             "task.r_star": c.task.r_stars,

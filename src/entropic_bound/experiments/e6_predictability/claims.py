@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..base import ClaimContext, Verdict, decide
 from ..claim import Claim, Formats, needs_rows
 from ..claim_slices import Setting, grid_setting, options, sliced
+from ..verdict import ClaimContext, Verdict, decide
 from .analysis import PAPER_ESTIMATORS
 from .contamination import c8_sentence, verdict_c8
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..base import ClaimContext, Verdict
+from ..verdict import ClaimContext, Verdict
 from .analysis import TRUE_COLUMN
 
 KERNEL_ESTIMATORS = (

@@ -38,7 +38,8 @@ from ...registry import TASKS
 from ...results import RunResult, RunSpec
 from ...spectra import energy_effective_rank, estimate_all
 from ...tasks import ATTENTION_TEACHERS
-from ..base import Experiment, derive_seed, moved_keys
+from ..base import Experiment
+from ..grid import derive_seed
 from .analysis import analyse, prepare
 from .claims import CLAIMS
 from .config import METHOD_SETTINGS, PREDICT_TEACHER, SCALE_SETTINGS, E6Config
@@ -97,10 +98,6 @@ class E6Predictability(Experiment):
     analysis_function = analyse
     config_class = E6Config
     scale_settings = SCALE_SETTINGS
-    renamed_keys = {
-        **moved_keys("task", "d d_v ns teachers r_stars spectra decay c sigmas sigma_ref"),
-        **moved_keys("verdict", "rate sigma_max flag_rate c10_tolerance c10_v"),
-    }
     member_params = ("method", "v")  # the predictors of one data draw share it
     devices = ("cpu",)  # nothing trains here: the predictors are closed-form float64 numpy
     max_group = 256

@@ -19,7 +19,9 @@ from ...inspect.logit_field import LOGIT_FIELD_COLUMNS
 from ...lm.checkpoint_probe import checkpoint_d_head, is_random_control
 from ...lm.corpora import corpus_kind
 from ...lm.structure import head_categories
-from ..base import Analysis, ClaimContext, Verdict, curves_by_run, flat_params
+from ..decision import curves_by_run
+from ..params import to_params
+from ..verdict import Analysis, ClaimContext, Verdict
 from .config import DEFAULT_INIT_STD, MEASURE_COLUMN
 from .plots import plot_loss_curves, plot_rank_vs_complexity, plot_rank_vs_progress, plot_structure
 
@@ -50,7 +52,7 @@ def main_shape(cfg, runs: pd.DataFrame) -> np.ndarray:
     """Runs of the grid's main model shape and training (``cfg.model``, ``cfg.train``): kernel ranks
     are compared across corpora only at one shape (the recall control trains wider and longer)."""
     same = np.ones(len(runs), dtype=bool)
-    for k, v in {**flat_params(cfg.model, "model"), **flat_params(cfg.train, "train")}.items():
+    for k, v in {**to_params(cfg.model, "model"), **to_params(cfg.train, "train")}.items():
         if k in runs:  # a run spec leaves the init keys out at their default (experiment.specs)
             col = runs[k].fillna(DEFAULT_INIT_STD) if k in ("model.init_std", "model.emb_std") else runs[k]
             same &= (col == v).to_numpy()
@@ -324,8 +326,8 @@ def _notes(cfg, runs: pd.DataFrame, n_ckpt: int) -> list[str]:
         f"estimator {cfg.verdict.rank_estimator}; both measures are stored for every head and checkpoint.",
     ]
     notes += short_corpora(cfg, runs)
-    if not n_ckpt and cfg.checkpoints:
+    if not n_ckpt and cfg.released_models:
         notes.append(
-            f"No released checkpoint was measured ({', '.join(cfg.checkpoints)} not installed): C13 rests on the trained LMs."
+            f"No released checkpoint was measured ({', '.join(cfg.released_models)} not installed): C13 rests on the trained LMs."
         )
     return notes

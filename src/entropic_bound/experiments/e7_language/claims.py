@@ -26,14 +26,15 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ..base import ClaimContext, Verdict, decide
-from ..claim import Claim, Formats, Setting, confirmed_settings_wording, needs_rows
+from ...lm.corpora import expected_mixing
+from ..claim import Claim, Formats, Setting, needs_rows
 from ..claim_slices import with_option
+from ..verdict import ClaimContext, Verdict, decide
 from .analysis import categorise, corpus_table, main_shape, progress_points
 from .config import COMPLEXITY_MEASURES
 from .local_controls import not_local_only
 from .statistics import cluster_partials, spearman_test
-from .structure_verdict import CONTROLS, c13_on_heads, c13_sentence, control_report, routing_kernel
+from .structure_verdict import c13_on_heads, c13_sentence, control_report, routing_kernel
 
 C11_STATEMENT = "static kernel rank anti-correlates with predicted task complexity"
 
@@ -187,7 +188,7 @@ def verdict_c13(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     seeds_kept = rows[rows["seed"] < cfg.seeds]["run_id"]
     heads = heads[heads["run_id"].isin(seeds_kept) | heads["kind"].str.contains("checkpoint")]
     chosen = heads[heads["kind"].isin(v.c13_sources)]
-    control_names = [c for c in dict.fromkeys(rows["corpus"]) if any(c.startswith(k) for k in CONTROLS)]
+    control_names = [c for c in dict.fromkeys(rows["corpus"]) if expected_mixing(c)]
     info = {
         "sources": list(v.c13_sources),
         "content_tv": v.c13_content_tv,
@@ -293,7 +294,7 @@ def c11_every_measure(cfg, rows: pd.DataFrame, context: ClaimContext, verdict: V
             else verdict_c11(with_option(cfg, {"verdict.complexity_measure": m}), rows, context)
         )
         by[m] = {k: v.evidence.get(k) for k in ("rho", "ci_low", "ci_high", "corpora")} | {
-            "verdict": v.verdict
+            "verdict": v.outcome
         }
     return replace(verdict, evidence={**verdict.evidence, "rho_by_measure": by})
 
@@ -314,7 +315,7 @@ C11 = Claim(
     default_setting=lambda cfg: grids(cfg)["C11"][0],
     statistic="rho",
     grid=_grid_of("C11"),
-    holds_when=confirmed_settings_wording,
+    holds_when=None,
     annotate=c11_every_measure,
 )
 C12 = Claim(
@@ -325,7 +326,7 @@ C12 = Claim(
     default_setting=lambda cfg: grids(cfg)["C12"][0],
     statistic="rho",
     grid=_grid_of("C12"),
-    holds_when=confirmed_settings_wording,
+    holds_when=None,
 )
 C13 = Claim(
     "C13",
@@ -334,6 +335,6 @@ C13 = Claim(
     default_setting=lambda cfg: grids(cfg)["C13"][0],
     statistic="share_structural",
     grid=_grid_of("C13"),
-    holds_when=confirmed_settings_wording,
+    holds_when=None,
 )
 CLAIMS = (C11, C12, C13)

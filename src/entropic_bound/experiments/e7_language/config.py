@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ...config import param
 from ...errors import ConfigError
-from ...lm.corpora import CORPORA, KINDS
+from ...lm.corpora import CORPORA, KINDS, corpus_role
 from ...lm.structure import MIN_MOVED
 from ...lm.trainer import LMTrainConfig
 from ...spectra import ESTIMATOR_KEYS
@@ -201,13 +201,13 @@ class E7Config:
     model: E7Model = field(default_factory=E7Model)
     seeds: int = param(2, ge=1, le=1000, doc="models per corpus (init and batch order)")
     # 8: quick's 22 main-shape models train as three ensembles (8, 8, 6) that pack with the recall
-    # ensemble and the checkpoints onto two workers; a member-step costs the same at 8 as at 11
+    # ensemble and the released models onto two workers; a member-step costs the same at 8 as at 11
     ensemble_size: int = param(8, ge=1, le=4096, doc="language models trained at once in one batched model")
     probe_windows: int = param(16, ge=2, le=4096, doc="held-out windows for the realised mixers")
     locality_window: int = param(2, ge=0, doc="locality mass counts attention within ±w tokens")
-    checkpoints: tuple[str, ...] = param(
+    released_models: tuple[str, ...] = param(
         ("minilm", "minilm-random"),
-        doc="released checkpoints for C13 ('minilm', 'minilm-random' = re-initialised weights, or a folder)",
+        doc="released models measured for C13 ('minilm', 'minilm-random' = re-initialised weights, or a folder)",
     )
     checkpoint_text: str = param("tinyshakespeare", choices=("tinyshakespeare", "pydoc_prose"))
     checkpoint_windows: int = param(16, ge=2, le=1024)
@@ -232,7 +232,9 @@ class E7Config:
     def model_for(self, corpus: str) -> tuple[E7Model, LMTrainConfig]:
         """The model shape and training of ``corpus``'s runs."""
         return (
-            (self.recall_model, self.recall_train) if corpus.startswith("mqar-") else (self.model, self.train)
+            (self.recall_model, self.recall_train)
+            if corpus_role(corpus).recall_control
+            else (self.model, self.train)
         )
 
     def check(self) -> None:

@@ -18,10 +18,9 @@ from ...inspect.logit_field import LOGIT_FIELD_COLUMNS, fit_layer
 from ...lm.checkpoint_probe import RANDOM_SEED, checkpoint_mixers, is_random_control, resolve_checkpoint
 from ...lm.complexity import kgram_heldout_bits, order_estimate
 from ...lm.controls import answer_accuracy, episode_starts
-from ...lm.corpora import LAG_NOISE, LAG_VOCAB, MQAR_SOURCES, VOCAB, Corpus, load_corpus
+from ...lm.corpora import LAG_SOURCES, MQAR_SOURCES, VOCAB, Corpus, load_corpus
 from ...lm.model import EnsembleLM
 from ...lm.probe import KernelProbe, content_ablation_bits, ensemble_lm_fields, mixer_stats
-from ...lm.sources import LagCopySource
 from ...lm.structure import structure_summary
 from ...lm.trainer import (
     EnsembleOutcome,
@@ -33,7 +32,8 @@ from ...lm.trainer import (
     windows,
 )
 from ...sweep.spec import RunResult, RunSpec
-from ..base import derive_seed, spec_params
+from ..grid import derive_seed
+from ..params import from_params
 from .config import DEFAULT_INIT_STD
 
 CORPUS_METRICS = (
@@ -71,7 +71,7 @@ def corpus_metrics(corpus: Corpus, train: np.ndarray, val: np.ndarray, max_order
     nan = float("nan")
     # a k-gram resample's Monte Carlo rate (k >= 4) is below what a model can learn from the sample:
     # its learned filter uses the held-out k-gram reference, the rate stays its complexity
-    target = None if corpus.name.startswith("shakespeare-kgram") else corpus.entropy_rate_bits
+    target = corpus.entropy_rate_bits if corpus.role.exact_target else None
     return {
         "entropy_rate_bits": nan if corpus.entropy_rate_bits is None else corpus.entropy_rate_bits,
         "mixing_known": nan if corpus.mixing_demand is None else float(corpus.mixing_demand),
@@ -188,7 +188,7 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
     probe_idx, answer_rows = _probe_windows(group, members, pools, n_ctx, p["probe_windows"])  # (E, P, n)
     recorder = _Recorder(model, probe_idx, p["locality_window"], answer_rows)
     gens = [torch.Generator().manual_seed(derive_seed("E7/data", s.run_id)) for s in group]
-    cfg = LMTrainConfig(**spec_params(group[0], "train"))
+    cfg = LMTrainConfig(**from_params(group[0], "train"))
     outcome = train_lm_ensemble(model, [(m[1], m[2]) for m in members], cfg, gens, recorder, pools)
     extra = _final_measures(model, group, members, probe_idx, pools)
     wall = (time.perf_counter() - start) / len(group)
@@ -204,8 +204,9 @@ def window_floor(name: str, n_ctx: int) -> float | None:
     recall = MQAR_SOURCES.get(name)  # a registered recall corpus: its episodes start at token 0
     if recall is not None:
         return recall.aligned_window_bits(n_ctx)
-    if name.startswith("lagcopy-L"):
-        return LagCopySource(int(name.removeprefix("lagcopy-L")), LAG_VOCAB, LAG_NOISE).window_entropy(n_ctx)
+    lag_copy = LAG_SOURCES.get(name)
+    if lag_copy is not None:
+        return lag_copy.window_entropy(n_ctx)
     return None
 
 

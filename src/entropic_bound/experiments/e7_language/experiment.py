@@ -1,11 +1,12 @@
 """E7 — natural language (the paper's Appendix B): small causal LMs on corpora of different complexity.
 
 One run is one (corpus, seed) language model; runs of one shape train together as an ensemble
-(:mod:`.e7_execute`). Corpora have a ``kind``: natural language (tinyshakespeare shipped in the
-package, the prose of ``pydoc_data.topics``, the user's own text files), code (stdlib source), and
-synthetic sources of known entropy rate and mixing demand (order-k Markov, associative recall). One
-more run per released checkpoint (default: MiniLM, when its package is installed) measures a real
-model's heads on natural text for C13. Claims: C11 kernel rank anti-correlates with complexity,
+(:mod:`.execute`). Every corpus has a role (:class:`~entropic_bound.lm.corpora.CorpusRole`):
+natural language (tinyshakespeare shipped in the package, the prose of ``pydoc_data.topics``, the
+user's own text files), code (stdlib source), synthetic sources of known entropy rate and mixing
+demand (associative recall, a k-gram ladder), and controls of known routing (MQAR, lag copy, Markov)
+with the mixing their models must show. One more run per released model (``released_models``,
+default: MiniLM, when its package is installed) measures a real model's heads on natural text for C13. Claims: C11 kernel rank anti-correlates with complexity,
 C12 it tracks optimisation progress beyond a drifting control, C13 content-independent structure
 dominates the realised mixers (see :mod:`.claims`).
 """
@@ -16,9 +17,10 @@ import sys
 from pathlib import Path
 
 from ...lm.checkpoint_probe import resolve_checkpoint
-from ...lm.corpora import file_digest, text_name
+from ...lm.corpora import corpus_role, file_digest, text_name
 from ...sweep.spec import RunResult, RunSpec
-from ..base import Experiment, flat_params, moved_keys
+from ..base import Experiment
+from ..params import to_params
 from .analysis import analyse, prepare
 from .claims import CLAIMS
 from .config import DEFAULT_INIT_STD, SCALE_SETTINGS, VERSIONED, E7Config
@@ -37,22 +39,6 @@ class E7Language(Experiment):
     analysis_function = analyse
     config_class = E7Config
     devices = ("cpu", "cuda")  # the language models train on a GPU with --device cuda
-    renamed_keys = {
-        **moved_keys("task", "corpora corpus_paths val_fraction kgram_max_order"),
-        "corpus_tokens": "task.tokens",
-        "corpus_seed": "task.seed",
-        **moved_keys("model", "n_ctx d_model n_layers n_heads"),
-        **moved_keys(
-            "verdict",
-            "learned_max_gap_fraction learned_min_uniform_tv kernel_measure rank_estimator complexity_measure "
-            "bootstrap bootstrap_seed c11_kinds c11_min_corpora c12_kinds c12_controls c12_min_abs_rho "
-            "c13_sources c13_content_tv c13_sink_threshold c13_locality_threshold c13_structure_tv c13_share "
-            "robustness_grid",
-        ),
-    }
-
-    # session 6: an absolute rank bound became a share of each head's d_head
-    retired_keys = {"verdict.c13_kernel_max_rank": "verdict.c13_kernel_rank_fraction"}
 
     scale_settings = SCALE_SETTINGS
 
@@ -94,7 +80,7 @@ class E7Language(Experiment):
 
     def _checkpoint_specs(self) -> list[RunSpec]:
         c, out = self.cfg, []
-        for name in c.checkpoints:
+        for name in c.released_models:
             resolved = resolve_checkpoint(name)
             if resolved is None:  # not installed here: the analysis says C13 ran without it
                 continue
@@ -122,11 +108,11 @@ class E7Language(Experiment):
         lms = []
         for corpus in self._corpus_params():
             model, train = c.model_for(corpus["corpus.name"])
-            shape = {**flat_params(model, "model"), **flat_params(train, "train")}
+            shape = {**to_params(model, "model"), **to_params(train, "train")}
             for key in ("model.init_std", "model.emb_std"):  # named only off the default: ids stay
                 if shape[key] == DEFAULT_INIT_STD:
                     del shape[key]
-            if corpus["corpus.name"].startswith("mqar-"):  # at 100k tokens it memorises its episodes
+            if corpus_role(corpus["corpus.name"]).recall_control:  # at 100k tokens it memorises its episodes
                 shape["corpus.tokens"] = c.recall_tokens
             lms += [RunSpec(self.name, {**corpus, **common, **shape}, s) for s in range(c.seeds)]
         return lms + self._checkpoint_specs()

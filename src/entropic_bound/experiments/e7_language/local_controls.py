@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ...lm.corpora import load_corpus
+from ...lm.corpora import expected_mixing, load_corpus
 from ...lm.recurrence import context_recurrence
-from ..base import derive_seed
+from ..grid import derive_seed
 
 
 @lru_cache(maxsize=64)
@@ -28,7 +28,7 @@ def markov_recurrences(cfg, names: list[str]) -> dict[str, float]:
     return {
         n: markov_recurrence(n, cfg.task.tokens, cfg.task.seed, cfg.model.n_ctx)
         for n in names
-        if n.startswith("markov_")
+        if expected_mixing(n) == ("local",)  # a Markov source: its mixing demand is its order
     }
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from matplotlib import colormaps
 
+from ...lm.corpora import expected_mixing
 from ...plotting import figure_grid, legend_below
 
 _MARKERS = {"natural": "o", "code": "s", "synthetic": "^", "checkpoint": "D", "random_checkpoint": "d"}
@@ -109,16 +110,13 @@ def plot_rank_vs_progress(points: pd.DataFrame):
     return fig
 
 
-_CONTROL_PREFIXES = ("mqar-", "lagcopy-", "markov_")
-
-
 def _source_order(heads: pd.DataFrame) -> list[str]:
     """Natural text and checkpoints first, then the other trained sources, then the controls."""
     sources = list(dict.fromkeys(heads["source"]))
     kinds = dict(zip(heads["source"], heads["kind"]))
 
     def rank(s: str) -> int:
-        if s.startswith(_CONTROL_PREFIXES):
+        if expected_mixing(s):
             return 3
         return {"natural": 0, "checkpoint": 1, "random_checkpoint": 1}.get(kinds[s], 2)
 
@@ -126,7 +124,7 @@ def _source_order(heads: pd.DataFrame) -> list[str]:
 
 
 def _label(s: str) -> str:
-    return f"{s.split(':')[-1]} (control)" if s.startswith(_CONTROL_PREFIXES) else s.split(":")[-1]
+    return f"{s.split(':')[-1]} (control)" if expected_mixing(s) else s.split(":")[-1]
 
 
 def plot_structure(heads: pd.DataFrame):
@@ -147,7 +145,7 @@ def plot_structure(heads: pd.DataFrame):
         )
         axes[0][0].bar(x, share, bottom=bottom, color=colour, label=cat)
         bottom += share
-    n_controls = sum(s.startswith(_CONTROL_PREFIXES) for s in sources)
+    n_controls = sum(bool(expected_mixing(s)) for s in sources)
     for ax in axes[0]:
         if 0 < n_controls < len(sources):
             ax.axvline(len(sources) - n_controls - 0.5, color="black", lw=0.8, ls="--")

@@ -32,20 +32,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...lm.corpora import expected_mixing
 from ...lm.structure import CATEGORIES, MIN_MOVED, STRUCTURAL
-from ..base import Verdict, decide
 from ..claim import Formats
+from ..verdict import Verdict, decide
 from .config import ABLATION_BITS
 from .statistics import source_share
 
 C13_STATEMENT = "structural priors (sink, locality, position) dominate the realised mixers"
 
-#: Control corpora by name prefix: the categories their models' heads must show (see module doc).
-CONTROLS = {
-    "mqar-": ("content",),
-    "lagcopy-": ("positional", "local"),
-    "markov_": ("local",),
-}
 HEAD_COLUMNS = (
     "source",
     "kind",
@@ -145,7 +140,7 @@ def control_report(
     reported but not required to agree."""
     out, not_required = {}, not_required or {}
     for name in names:
-        expected = next(v for k, v in CONTROLS.items() if name.startswith(k))
+        expected = expected_mixing(name)
         g = controls[controls["source"] == name]
         models = [m for _, m in g.groupby("run_id", sort=False)]
         ranks = g["logit_field_rank_90"].to_numpy(float) if len(g) else np.array([])
