@@ -23,6 +23,13 @@ RUNGS = tuple(
 POSITIONAL_RUNGS = tuple(s for s in RUNGS if STUDENTS.get(s).supports_positional)
 
 
+def ladder_parts() -> tuple[str, tuple[str, ...]]:
+    """The ladder as the registry declares it: the fixed-mixer rung it starts from (B0) and the
+    input-conditioned rungs above it in ladder order (B1, B2, B3, and any rung registered later)."""
+    fixed = [r for r in RUNGS if STUDENTS.get(r).fixed_mixer]
+    return fixed[0], tuple(r for r in RUNGS if not STUDENTS.get(r).fixed_mixer)
+
+
 OPERATORS = ("low_rank", "row_stochastic")
 
 
