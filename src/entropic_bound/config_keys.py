@@ -129,7 +129,12 @@ def _field_spec(tp: Any, metadata: Mapping[str, Any]) -> dict | None:
     name = next((k for k, v in _TYPES.items() if v is tp), None)
     if name is None:
         return None
-    meta = {k: (list(v) if k == "choices" and v else v) for k, v in metadata.items() if k != "doc"}
+    # choices declared as a function (read from a registry) are left to the full validation
+    meta = {
+        k: (None if callable(v) else list(v) if k == "choices" and v else v)
+        for k, v in metadata.items()
+        if k != "doc"
+    }
     return {**spec, "type": name, "meta": meta}
 
 

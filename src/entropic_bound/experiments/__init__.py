@@ -21,6 +21,13 @@ def declared_claims() -> list:
     return [claim for name in EXPERIMENTS for claim in EXPERIMENTS.get(name).declared_claims]
 
 
+def tiny_settings(name: str) -> dict:
+    """``name``'s ``TINY_SETTINGS`` (in its ``config.py``, beside ``SCALE_SETTINGS``): the overrides of a
+    tiny grid that decides every claim in seconds, which the tests that run every experiment use."""
+    config_module = importlib.import_module(EXPERIMENTS.get(name).config_class.__module__)
+    return dict(config_module.TINY_SETTINGS)
+
+
 def _experiment_class(name: str):
     """``E3Ladder`` → E3's registered class; ``E3Config`` → its ``config_class``; None for other names."""
     for registered in EXPERIMENTS:
@@ -42,4 +49,4 @@ def __getattr__(name: str):
     return found
 
 
-__all__ = ["declared_claims", *_BASE]
+__all__ = ["declared_claims", "tiny_settings", *_BASE]
