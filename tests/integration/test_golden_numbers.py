@@ -153,6 +153,20 @@ def test_tiny_grid_numbers_match_the_golden_file(tmp_path):
     check_against_golden(stored_numbers(tmp_path))
 
 
+def test_a_new_panel_key_adds_columns_but_no_stored_metric_may_go(monkeypatch):
+    """The golden file holds the metrics of the estimators registered when it was written: the columns
+    of a panel key registered since are new (accepted), a stored metric that is gone is not, and
+    neither is a new metric that is not a panel key's column."""
+    stored = {"A_stable_rank": "0x1p+0", "rel_excess": "0x1p-3"}
+    monkeypatch.setattr(sys.modules[__name__], "ESTIMATOR_KEYS", (*ESTIMATOR_KEYS, "half_top_rank"))
+    assert metric_names_agree(
+        stored, {**stored, "A_half_top_rank": "0x1p+1", "mixer_half_top_rank": "0x0p+0"}
+    )
+    assert not metric_names_agree(stored, {"A_stable_rank": "0x1p+0", "A_half_top_rank": "0x1p+1"})
+    assert not metric_names_agree(stored, {**stored, "A_stable_rank_squared": "0x1p+0"})
+    assert not metric_names_agree(stored, {**stored, "new_metric": "0x1p+0"})
+
+
 def _jiggle(a: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """``a`` with every entry moved by -PERTURB_ULPS, 0 or +PERTURB_ULPS ulps (relative), at random."""
     a = np.asarray(a, dtype=np.float64)
