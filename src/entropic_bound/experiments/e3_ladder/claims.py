@@ -12,7 +12,7 @@ from ..base import ClaimContext, Verdict, decide
 from ..claim import Claim, Formats
 from ..claim_slices import Setting, grid_setting, sliced, with_option
 from .analysis import summary_table
-from .config import ladder_parts
+from .config import OPERATORS, POSITIONAL_RUNGS, ladder_parts
 
 
 def _and(names) -> str:
@@ -213,8 +213,8 @@ def x2_on_summary(cfg, summary: pd.DataFrame, rows: pd.DataFrame | None = None) 
         "x2_min_steps": cfg.verdict.x2_min_steps,
         "pairs": {},
     }
-    for student in ("B1", "B2"):
-        for operator in ("low_rank", "row_stochastic"):
+    for student in POSITIONAL_RUNGS:  # every rung that takes positions; REPRESENTABLE decides
+        for operator in OPERATORS:
             res = _x2_pair(cfg, x2, student, operator) if len(x2) else None
             if res is not None:
                 res["decides_verdict"] = (student, operator) in REPRESENTABLE
