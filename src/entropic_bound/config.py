@@ -16,7 +16,7 @@ import dataclasses
 import math
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,16 +55,20 @@ def param(
     gt: float | None = None,
     le: float | None = None,
     lt: float | None = None,
-    choices: Iterable[Any] | None = None,
+    choices: Iterable[Any] | Callable[[], Iterable[Any]] | None = None,
     doc: str = "",
 ) -> Any:
-    """A dataclass field with constraints checked by :func:`validate`."""
+    """A dataclass field with constraints checked by :func:`validate`.
+
+    ``choices`` may be a function returning them: it is called when a value is checked, so choices
+    read from a registry (the estimators' panel keys, the ladder's students) include every entry
+    registered by then and importing the config imports none of them."""
     meta = {
         "ge": ge,
         "gt": gt,
         "le": le,
         "lt": lt,
-        "choices": tuple(choices) if choices else None,
+        "choices": choices if callable(choices) else (tuple(choices) if choices else None),
         "doc": doc,
     }
     if isinstance(default, (list, dict, set)):
@@ -132,6 +136,12 @@ def _coerce(key: str, tp: Any, value: Any) -> Any:
     raise AssertionError(f"unsupported config type {tp} for {key}")
 
 
+def field_choices(meta: Mapping[str, Any]) -> tuple | None:
+    """A field's allowed values (a function's answer when they are declared lazily), or None."""
+    choices = meta.get("choices")
+    return tuple(choices()) if callable(choices) else choices
+
+
 def _check_field(key: str, tp: Any, meta: Mapping[str, Any], value: Any) -> None:
     if value is None:
         return
@@ -139,7 +149,7 @@ def _check_field(key: str, tp: Any, meta: Mapping[str, Any], value: Any) -> None
         for v in value:
             _check_field(key, None, meta, v)
         return
-    choices = meta.get("choices")
+    choices = field_choices(meta)
     if choices is not None and value not in choices:
         opts = ", ".join(repr(c) for c in choices)
         raise ConfigError(

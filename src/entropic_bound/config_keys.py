@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 import types
 import typing
@@ -29,6 +30,7 @@ from . import config as cfglib
 from .config import load_yaml, parse_assignment
 from .errors import ConfigError, did_you_mean
 
+_EXPERIMENT_NAME = re.compile(r"E[0-9]+")
 _TYPES = {"int": int, "float": float, "bool": bool, "str": str}
 
 SCHEMA = Path(__file__).with_name("config_keys.json")
@@ -55,9 +57,26 @@ def split_by_experiment(items: dict, names: Sequence[str]) -> dict[str, dict]:
     return out
 
 
-def strip_experiment(name: str, items: dict) -> dict:
-    """``run E1 --set E1.train.lr=…``: the prefix ``reproduce`` needs is accepted by ``run`` too."""
+def strip_experiment(name: str, items: dict, names: Sequence[str]) -> dict:
+    """``run E1 --set E1.train.lr=…``: the prefix ``reproduce`` needs is accepted by ``run`` too; a
+    prefix naming another experiment (``names``), or one shaped like an experiment's name that names
+    none, is refused in one line (config keys are lower case, experiment names ``E<number>``)."""
     prefix = f"{name}."
+    for key in items:
+        head, _, rest = key.partition(".")
+        if head == name or not rest or not _EXPERIMENT_NAME.fullmatch(head):
+            continue
+        if head in names:
+            raise ConfigError(
+                f"The override '{key}' is for {head}, but this command runs {name}: run {head} "
+                f"('entropic-bound run {head} --set {rest}=…') or both ('entropic-bound reproduce "
+                f"--only {name},{head} --set {key}=…'). Got '{key}' for run {name} instead."
+            )
+        raise ConfigError(
+            f"The override '{key}' starts with '{head}', which names no experiment (experiments: "
+            f"{', '.join(names)}); an override of run {name} is one of its config keys, e.g. "
+            f"train.lr=1e-3 or {name}.train.lr=1e-3.{did_you_mean(head, names)}"
+        )
     return {(k[len(prefix) :] if k.startswith(prefix) else k): v for k, v in items.items()}
 
 
@@ -110,7 +129,12 @@ def _field_spec(tp: Any, metadata: Mapping[str, Any]) -> dict | None:
     name = next((k for k, v in _TYPES.items() if v is tp), None)
     if name is None:
         return None
-    meta = {k: (list(v) if k == "choices" and v else v) for k, v in metadata.items() if k != "doc"}
+    # choices declared as a function (read from a registry) are left to the full validation
+    meta = {
+        k: (None if callable(v) else list(v) if k == "choices" and v else v)
+        for k, v in metadata.items()
+        if k != "doc"
+    }
     return {**spec, "type": name, "meta": meta}
 
 

@@ -95,6 +95,10 @@ class Registry(Generic[T]):
     def names(self) -> list[str]:
         return sorted(self._items)
 
+    def declared(self) -> list[str]:
+        """The names in the order they were registered (``registry.py``'s lines first)."""
+        return list(self._items)
+
     def unregister(self, name: str) -> None:
         """Forget ``name`` (a plug-in or test that registered a throw-away entry cleans up)."""
         self._items.pop(name, None)
@@ -118,7 +122,8 @@ PREDICTORS: Registry = Registry("predictor")
 ARCHITECTURES: Registry = Registry("architecture")
 
 _P = "entropic_bound."
-# registry, name, target (module:object under entropic_bound), one-line summary
+# registry, name, target (module:object under entropic_bound), one-line summary; the estimators in
+# the order the report lists their panel rows
 _BUILT_IN: tuple[tuple[Registry, str, str, str], ...] = (
     (EXPERIMENTS, "E1", "experiments.e1_linear_surrogate.experiment:E1LinearSurrogate",
      "linear surrogate: excess risk vs rank against the tail-energy closed form (C1, C2)"),
@@ -148,22 +153,22 @@ _BUILT_IN: tuple[tuple[Registry, str, str, str], ...] = (
      "Y = (X K* X^T / sqrt(d)) X V* / n + E with a rank-r* kernel K*"),
     (TASKS, "softmax_teacher", "tasks.attention_teachers:SoftmaxTeacherTask",
      "Y = softmax(X K* X^T / sqrt(d)) X V* + E with a rank-r* kernel K*"),
-    (ESTIMATORS, "energy_effective_rank", "spectra.estimators:energy_effective_rank.estimator",
-     "Energy effective rank ``exp(H(p))`` with ``p_i = s_i² / Σ_j s_j²`` (Shannon entropy, nats)."),
-    (ESTIMATORS, "energy_threshold_rank", "spectra.estimators:energy_threshold_rank.estimator",
-     "Smallest ``k`` with ``Σ_{i≤k} s_i² ≥ τ · Σ_i s_i²`` (share ``τ`` of the energy)."),
-    (ESTIMATORS, "entropy_effective_rank", "spectra.estimators:entropy_effective_rank.estimator",
-     "Effective rank ``exp(H(q))`` with ``q_i = s_i / Σ_j s_j`` (Shannon entropy, nats)."),
-    (ESTIMATORS, "largest_gap_rank", "spectra.estimators:largest_gap_rank.estimator",
-     "The cut ``k`` at the largest relative gap: ``argmax_i log(s_i / s_{i+1})`` (1-based ``k = i``)."),
     (ESTIMATORS, "numerical_rank", "spectra.estimators:numerical_rank.estimator",
      "Numerical rank ``#{i : s_i > tol · s_1}`` with a tolerance relative to the top singular value."),
-    (ESTIMATORS, "optimal_hard_threshold", "spectra.estimators:optimal_hard_threshold.estimator",
-     "Gavish–Donoho optimal hard threshold: the number of singular values above the threshold."),
-    (ESTIMATORS, "participation_ratio", "spectra.estimators:participation_ratio.estimator",
-     "Participation ratio ``(Σ s_i²)² / Σ s_i⁴`` of the energies ``s_i²``."),
+    (ESTIMATORS, "energy_effective_rank", "spectra.estimators:energy_effective_rank.estimator",
+     "Energy effective rank ``exp(H(p))`` with ``p_i = s_i² / Σ_j s_j²`` (Shannon entropy, nats)."),
+    (ESTIMATORS, "entropy_effective_rank", "spectra.estimators:entropy_effective_rank.estimator",
+     "Effective rank ``exp(H(q))`` with ``q_i = s_i / Σ_j s_j`` (Shannon entropy, nats)."),
     (ESTIMATORS, "stable_rank", "spectra.estimators:stable_rank.estimator",
      "Stable rank ``Σ_i s_i² / s_1² = ||A||_F² / ||A||_2²``."),
+    (ESTIMATORS, "participation_ratio", "spectra.estimators:participation_ratio.estimator",
+     "Participation ratio ``(Σ s_i²)² / Σ s_i⁴`` of the energies ``s_i²``."),
+    (ESTIMATORS, "energy_threshold_rank", "spectra.estimators:energy_threshold_rank.estimator",
+     "Smallest ``k`` with ``Σ_{i≤k} s_i² ≥ τ · Σ_i s_i²`` (share ``τ`` of the energy)."),
+    (ESTIMATORS, "largest_gap_rank", "spectra.estimators:largest_gap_rank.estimator",
+     "The cut ``k`` at the largest relative gap: ``argmax_i log(s_i / s_{i+1})`` (1-based ``k = i``)."),
+    (ESTIMATORS, "optimal_hard_threshold", "spectra.estimators:optimal_hard_threshold.estimator",
+     "Gavish–Donoho optimal hard threshold: the number of singular values above the threshold."),
     (PREDICTORS, "linear_v_known", "predict.linear_v_known:linear_v_known",
      "linear QK, V known: least squares for K, rank of K̂"),
     (PREDICTORS, "linear_v_unknown", "predict.linear_v_unknown:linear_v_unknown",

@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 import torch
-from test_experiment_smoke import TINY_BY_NAME
 
+from entropic_bound.experiments import tiny_settings
 from entropic_bound.experiments.device import MovedBatches, to_device, train_on
 from entropic_bound.models import LinearOperatorEnsemble, MemberSpec
 from entropic_bound.pipeline import configure, run_experiments
@@ -81,7 +81,7 @@ def _close(a: float, b: float) -> bool:
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="PyTorch sees no CUDA device")
 @pytest.mark.parametrize("name", [n for n in EXPERIMENTS.names() if n != "E6"])
 def test_a_tiny_grid_on_cuda_matches_the_cpu(name, tmp_path):
-    overrides = {name: TINY_BY_NAME[name]}
+    overrides = {name: tiny_settings(name)}
     run_experiments([name], overrides=overrides, out=tmp_path / "cpu", workers=1)
     run_experiments([name], overrides=overrides, out=tmp_path / "cuda", workers=1, device="cuda")
     cpu, gpu = _numbers(tmp_path / "cpu"), _numbers(tmp_path / "cuda")

@@ -1,7 +1,7 @@
 """A tiny-config run of every experiment in ``EXPERIMENTS``: sweep, store, report, verdicts, resume.
 
-The tiny overrides are those of the golden-numbers test (E1–E6) and of E7's CLI test; a newly
-registered experiment fails here until it gets a tiny config in ``TINY_BY_NAME``.
+Each experiment's tiny overrides are its ``TINY_SETTINGS`` (in its ``config.py``); a newly registered
+experiment fails here until its config declares them.
 """
 
 from __future__ import annotations
@@ -10,26 +10,19 @@ import json
 
 import pandas as pd
 import pytest
-from test_cli_e7 import TINY as E7_ASSIGNMENTS
 from test_figures_honest import figure_problems
-from test_golden_numbers import TINY
 
-from entropic_bound.config import parse_assignment
+from entropic_bound.experiments import tiny_settings
 from entropic_bound.experiments.verdict import VERDICTS
 from entropic_bound.pipeline import configure, run_experiments
 from entropic_bound.registry import EXPERIMENTS
 from entropic_bound.report.writer import analyse_store
 from entropic_bound.store import RunStore
 
-# E7 without its released models: test_cli_e7 and test_cli_inspect read MiniLM (its tokenizer
-# and logit-field fits are most of this test's time, and nothing here is specific to them)
-TINY_BY_NAME = {**TINY, "E7": {**dict(parse_assignment(a) for a in E7_ASSIGNMENTS), "released_models": ()}}
-
 
 @pytest.mark.parametrize("name", EXPERIMENTS.names())
 def test_tiny_run_stores_every_run_decides_every_claim_and_draws_honest_figures(name, tmp_path):
-    assert name in TINY_BY_NAME, f"{name} has no tiny config for the smoke test"
-    overrides = {name: TINY_BY_NAME[name]}
+    overrides = {name: tiny_settings(name)}
     first = run_experiments([name], overrides=overrides, out=tmp_path)
     n_specs = len(configure(name, "quick", overrides[name]).specs())
     assert first.summaries[name].total == n_specs and first.summaries[name].ran == n_specs

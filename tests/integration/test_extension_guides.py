@@ -1,13 +1,23 @@
-"""The "Adding an estimator / a student / an experiment" guides of docs/architecture.md, followed
-from outside the package: a throw-away estimator, student and experiment in a temporary package,
+"""The "Adding …" guides of docs/architecture.md, kept true.
+
+From outside the package: a throw-away estimator, student and experiment in a temporary package,
 each declared to its registry by one lazy ``module:object`` line, listed by ``entropic-bound list``
-and run end to end by ``entropic-bound run``. If a guide stops being true, this test fails.
+and run end to end by ``entropic-bound run``. Inside a copy of the package: a throw-away estimator,
+student, ladder rung and experiment added by each guide's edits alone touch the number of files the
+guide states, and the registry-generated tests pass against the copy without another edit.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
+import shutil
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +34,7 @@ from entropic_bound.spectra.estimators import _register
 def half_top_rank(s):
     """Singular values above half the largest."""
     s = np.asarray(s, dtype=np.float64)
-    return (s > s[..., :1] / 2).sum(-1).astype(np.float64)
+    return (s > s.max(-1, keepdims=True) / 2).sum(-1).astype(np.float64)
 '''
 
 STUDENT = '''
@@ -142,3 +152,271 @@ def test_a_throwaway_estimator_student_and_experiment_are_listed_and_run(throwaw
     assert main(["run", "E9", "--out", str(out), "--quiet"]) == 0
     verdicts = json.loads((out / "verdicts.json").read_text())
     assert "C99" in json.dumps(verdicts)
+
+
+# -- The guides followed inside a copy of the package: every file they touch is counted -------------
+
+GUIDE_ESTIMATOR = '''
+import numpy as np
+
+from .estimators import _register
+
+
+@_register(formula="#{i : s_i > s_1 / 2}", reference="a test", integer=True)
+def half_top_rank(s):
+    """Singular values above half the largest."""
+    s = np.asarray(s, dtype=np.float64)
+    return (s > s.max(-1, keepdims=True) / 2).sum(-1).astype(np.float64)
+'''
+
+GUIDE_STUDENT = '''
+from .base import PlotStyle
+from .linear_operator import LinearOperatorEnsemble
+
+
+class CopiedOperatorEnsemble(LinearOperatorEnsemble):
+    """B0 under another name, off the ladder."""
+
+    rung = "B8"
+    ladder_step = -1
+    plot_style = PlotStyle(colour="#CC79A7", marker="v", offset=2**0.2)
+'''
+
+GUIDE_RUNG = '''
+from .base import PlotStyle
+from .block import TransformerBlockEnsemble
+
+
+class SecondBlockEnsemble(TransformerBlockEnsemble):
+    """B3 as a fifth rung of the ladder."""
+
+    rung = "B4"
+    ladder_step = 4
+    plot_style = PlotStyle(colour="#56B4E9", marker="P", offset=2**0.2 + 0.01)
+'''
+
+GUIDE_EXPERIMENT = {
+    "__init__.py": '"""E8: a throw-away experiment (C14)."""\n',
+    "config.py": """
+from dataclasses import dataclass, field
+
+from ...config import param
+from ...training import TrainConfig
+
+
+@dataclass(frozen=True)
+class E8Task:
+    n: int = param(6, ge=2)
+    d: int = param(3, ge=1)
+
+
+@dataclass(frozen=True)
+class E8Verdict:
+    rate: float = param(0.5, gt=0.0, le=1.0, doc="C14: share of runs with a rank >= 1")
+
+
+@dataclass(frozen=True)
+class E8Config:
+    task: E8Task = field(default_factory=E8Task)
+    ranks: tuple[int, ...] = param((1, 2, 6), ge=1)
+    verdict: E8Verdict = field(default_factory=E8Verdict)
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=30, n_samples=32))
+
+
+SCALE_SETTINGS = {"paper": {"ranks": (1, 2, 3, 6)}}
+TINY_SETTINGS = {"ranks": (1, 6), "train.steps": 10}
+""",
+    "experiment.py": """
+import torch
+
+from ...models import MemberSpec
+from ...registry import ESTIMATORS, STUDENTS, TASKS
+from ...results import RunSpec
+from ...training import FixedData, train_ensemble
+from ..base import Experiment
+from ..grid import member_result
+from ..params import to_params
+from .analysis import analyse
+from .claims import CLAIMS
+from .config import SCALE_SETTINGS, E8Config
+
+
+class E8Floor(Experiment):
+    title = "A throw-away experiment"
+    config_class = E8Config
+    scale_settings = SCALE_SETTINGS
+    declared_claims = CLAIMS
+    analysis_function = analyse
+    member_params = ("rank",)
+
+    def student_of(self, spec):
+        return "B0"
+
+    def specs(self):
+        train = to_params(self.cfg.train, "train")
+        return [RunSpec(self.name, {"rank": r, **train}, 0) for r in self.cfg.ranks]
+
+    def execute(self, group):
+        task = TASKS.build("fixed_operator", n=self.cfg.task.n, d=self.cfg.task.d, r_star=2)
+        teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher")))
+        train = self.train_config(group[0])
+        batch = teacher.sample(train.n_samples, torch.Generator().manual_seed(self.seed("data")))
+        members = [MemberSpec(s.params["rank"], 0.1, self.seed("init", s.run_id)) for s in group]
+        model = STUDENTS.build("B0", members, n=task.n, d=task.d, d_v=task.d_out, dtype=torch.float64)
+        outcome = train_ensemble(model, FixedData(batch.X, batch.Y), train)
+        ranks = ESTIMATORS.get("numerical_rank")(model.spectra()["A"])
+        return [member_result(s, m, outcome, {"top_rank": float(ranks[m])}) for m, s in enumerate(group)]
+""",
+    "analysis.py": """
+from ..verdict import Analysis
+
+
+def analyse(cfg, table, rows, context, verdicts):
+    return Analysis(results=table, verdicts=verdicts)
+""",
+    "plots.py": '"""E8 draws no figure."""\n',
+    "claims.py": """
+from ..verdict import Verdict, decide
+from ..claim import Claim
+
+
+def verdict_c14(cfg, rows, context):
+    share = float((rows["top_rank"] >= 1).mean()) if len(rows) else None
+    holds = None if share is None else share >= cfg.verdict.rate
+    evidence = {"share": share, "runs": len(rows)}
+    return Verdict("C14", decide(holds), "most models have a rank >= 1", evidence, "E8", "throw-away claim")
+
+
+CLAIMS = (
+    Claim("C14", decide=verdict_c14, sentence="{runs:n} runs", default_setting=lambda cfg: {}, statistic="runs"),
+)
+""",
+}
+
+REGISTRY_LINES = {
+    "estimator": '(ESTIMATORS, "half_top_rank", "spectra.half_top_rank:half_top_rank.estimator", "above half the top"),',
+    "student": '(STUDENTS, "B8", "models.copied_operator:CopiedOperatorEnsemble", "B0 under another name"),',
+    "rung": '(STUDENTS, "B4", "models.second_block:SecondBlockEnsemble", "a second pre-LN block"),',
+    "experiment": '(EXPERIMENTS, "E8", "experiments.e8_floor.experiment:E8Floor", "a throw-away experiment (C14)"),',
+}
+
+REPO = Path(__file__).resolve().parents[2]
+GUIDES = {  # kind → the "### Adding …" section of docs/architecture.md that states its files touched
+    "estimator": "Adding an estimator",
+    "student": "Adding a student",
+    "rung": "Adding a ladder rung",
+    "experiment": "Adding an experiment",
+}
+
+
+def _stated_files(section: str) -> int:
+    text = (REPO / "docs" / "architecture.md").read_text()
+    body = text.split(f"### {section}\n", 1)[1].split("\n### ", 1)[0]
+    return int(re.search(r"Files touched: (\d+)", body).group(1))
+
+
+def _digests(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def _add_registry_line(package: Path, line: str) -> None:
+    registry = package / "registry.py"
+    text = registry.read_text()
+    anchor = ")  # fmt: skip"
+    registry.write_text(text.replace(anchor, f"    {line}\n{anchor}", 1))
+
+
+def _follow(package: Path, kind: str) -> None:
+    """The edits the guide of ``kind`` lists, and nothing else."""
+    if kind == "estimator":
+        (package / "spectra" / "half_top_rank.py").write_text(GUIDE_ESTIMATOR)
+    elif kind == "student":
+        (package / "models" / "copied_operator.py").write_text(GUIDE_STUDENT)
+    elif kind == "rung":
+        (package / "models" / "second_block.py").write_text(GUIDE_RUNG)
+    else:
+        folder = package / "experiments" / "e8_floor"
+        folder.mkdir()
+        for name, source in GUIDE_EXPERIMENT.items():
+            (folder / name).write_text(textwrap.dedent(source))
+    _add_registry_line(package, REGISTRY_LINES[kind])
+    if kind == "experiment":  # the early key check's schema (docs/architecture.md, config row)
+        env = {**os.environ, "PYTHONPATH": str(package.parent)}
+        write = [sys.executable, "-m", "entropic_bound.config_keys", "--write"]
+        subprocess.run(write, check=True, env=env, capture_output=True)
+
+
+CHECK = """
+from entropic_bound.config_keys import check_keys
+from entropic_bound.experiments.e3_ladder.claims import c4_on_summary
+from entropic_bound.experiments.e3_ladder.config import E3Config, ladder_parts
+from entropic_bound.pipeline import configure
+from entropic_bound.spectra import ESTIMATOR_KEYS
+import pandas as pd
+
+assert "half_top_rank" in ESTIMATOR_KEYS
+for name, key in (("E2", "verdict.c3_estimator"), ("E5", "verdict.c7_estimator")):
+    check_keys(name, {key: "half_top_rank"})
+    configure(name, "quick", {key: "half_top_rank"})
+assert ladder_parts()[1][-1] == "B4"
+empty = pd.DataFrame(columns=["role", "rung", "v", "rank", "rel_excess_median"])
+assert "B4" in c4_on_summary(E3Config(), empty).criterion
+"""
+
+
+@pytest.mark.slow
+def test_each_guide_touches_the_files_it_states_and_nothing_else_is_needed(tmp_path):
+    """A copy of the package gets a throw-away estimator, student, ladder rung and experiment, each by
+    its guide's edits alone; each touches the number of files the guide states, and then the tests that
+    enumerate the registries pass against the copy, as does a run of the new experiment."""
+    src = tmp_path / "src"
+    shutil.copytree(
+        REPO / "src" / "entropic_bound", src / "entropic_bound", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    package = src / "entropic_bound"
+    touched = {}
+    for kind in GUIDES:
+        before = _digests(package)
+        _follow(package, kind)
+        after = _digests(package)
+        touched[kind] = sorted(k for k in after if before.get(k) != after[k])
+    assert {kind: len(files) for kind, files in touched.items()} == {
+        kind: _stated_files(section) for kind, section in GUIDES.items()
+    }, touched
+
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    subprocess.run([sys.executable, "-c", CHECK], check=True, env=env, cwd=tmp_path)
+    memory = "tests/unit/test_memory_estimate.py::test_the_estimate_is_within_2x_of_the_measured_peak"
+    tests = [
+        "tests/unit/test_registry.py",
+        "tests/unit/test_student_contract.py",
+        "tests/unit/test_cli_imports.py",
+        "tests/unit/test_estimator_contract.py",
+        *(f"{memory}[{case}]" for case in ("B4", "B8", "B8-moments")),
+    ]
+    run = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *tests]
+    result = subprocess.run(run, env=env, cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:]
+    out = tmp_path / "out"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "entropic_bound",
+            "run",
+            "E8",
+            "--out",
+            str(out),
+            "--quiet",
+            "--scale",
+            "quick",
+        ],
+        check=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert json.loads((out / "verdicts.json").read_text())["C14"]["verdict"] == "confirmed"

@@ -108,10 +108,14 @@ def test_every_default_value_passes_the_early_check():
 
 
 def test_run_accepts_the_experiment_prefix_reproduce_needs(capsys):
-    assert config_keys.strip_experiment("E1", {"E1.train.lr": 1, "train.steps": 2, "E2.x": 3}) == {
+    names = EXPERIMENTS.names()
+    assert config_keys.strip_experiment("E1", {"E1.train.lr": 1, "train.steps": 2}, names) == {
         "train.lr": 1,
         "train.steps": 2,
-        "E2.x": 3,
     }
+    with pytest.raises(ConfigError, match=r"'E2.x' is for E2, but this command runs E1"):
+        config_keys.strip_experiment("E1", {"E2.x": 3}, names)
+    with pytest.raises(ConfigError, match=r"starts with 'E99', which names no experiment"):
+        config_keys.strip_experiment("E1", {"E99.train.lr": 3}, names)
     assert main(["run", "E1", "--set", "E1.train.stepz=3", "--out", "/nonexistent/x"]) == 2
     assert "Unknown config key 'train.stepz'" in capsys.readouterr().err

@@ -55,14 +55,21 @@ estimate = ensemble_memory(cls, cfg, n=n, d=d, d_v=d, moments=moments).total(M)
 print(json.dumps({"measured": measured, "estimate": estimate}))
 """
 
-# student, n, d, models, samples, batch, trained from moments
-CASES = [
-    ("B0", 32, 32, 8, 256, 0, 1),
-    ("B0", 32, 16, 4, 512, 128, 0),
-    ("B1", 32, 32, 4, 256, 128, 0),
-    ("B2", 32, 32, 4, 256, 128, 0),
-    ("B3", 32, 32, 4, 256, 128, 0),
-]
+
+def _cases() -> list[tuple]:
+    """(student, n, d, models, samples, batch, trained from moments): a mini-batch case for every
+    registered student, and a full-batch case from moments for those that train from them."""
+    from entropic_bound.registry import STUDENTS
+
+    cases = []
+    for name in STUDENTS:
+        cases.append((name, 32, 16, 4, 512, 128, 0))
+        if hasattr(STUDENTS.get(name), "moment_loss"):
+            cases.append((name, 32, 32, 8, 256, 0, 1))
+    return cases
+
+
+CASES = _cases()
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")

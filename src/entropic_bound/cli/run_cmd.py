@@ -138,12 +138,12 @@ def _execute(names: list[str], overrides: dict, args) -> int:
 
 def _run(args) -> int:
     from ..config_keys import check_keys, gather_overrides, strip_experiment
+    from ..registry import EXPERIMENTS
 
     # Override keys are checked before the experiments (and torch) are imported: a typo fails at once.
-    overrides = strip_experiment(args.experiment, gather_overrides(args.assignments, args.config))
+    items = gather_overrides(args.assignments, args.config)
+    overrides = strip_experiment(args.experiment, items, EXPERIMENTS.names())
     check_keys(args.experiment, overrides)
-    from ..pipeline import EXPERIMENTS
-
     EXPERIMENTS.get(args.experiment)
     return _execute([args.experiment], {args.experiment: overrides}, args)
 
@@ -152,7 +152,12 @@ def _reproduce(args) -> int:
     from ..config_keys import check_keys, experiment_names, gather_overrides, split_by_experiment
 
     items = gather_overrides(args.assignments, args.config)
-    only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
+    only = None if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
+    if only == []:
+        raise UserInputError(
+            "The '--only' option must name at least one experiment, e.g. --only E1,E2 (without it "
+            f"every experiment runs). Got {args.only!r} instead."
+        )
     early = only or experiment_names()  # checked before the experiments (and torch) are imported
     if early:
         for name, keys in split_by_experiment(items, early).items():

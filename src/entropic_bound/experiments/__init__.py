@@ -2,28 +2,25 @@
 scale settings), ``experiment.py`` (the grid and ``execute``), ``analysis.py`` (tables, figures, notes),
 ``plots.py`` and ``claims.py`` (each claim's criterion, report sentence and robustness grid).
 
-Each is declared (lazily, by ``module:object``) in :data:`entropic_bound.registry.EXPERIMENTS`.
+Each is declared (lazily, by ``module:object``) in :data:`entropic_bound.registry.EXPERIMENTS`, and
+this package imports none of them: ``EXPERIMENTS.get("E3")`` imports E3 alone, and importing one
+experiment's ``config.py`` imports no other experiment. The names below are looked up on first use.
 """
 
-from ..defaults import SCALES
+from __future__ import annotations
+
+import importlib
+
 from ..registry import EXPERIMENTS
-from .base import Experiment
-from .e1_linear_surrogate.config import E1Config
-from .e1_linear_surrogate.experiment import E1LinearSurrogate
-from .e2_recovery.config import E2Config
-from .e2_recovery.experiment import E2Recovery
-from .e3_ladder.config import E3Config
-from .e3_ladder.experiment import E3Ladder
-from .e4_attention_teacher.config import E4Config
-from .e4_attention_teacher.experiment import E4AttentionTeacher
-from .e5_attention_recovery.config import E5Config
-from .e5_attention_recovery.experiment import E5AttentionRecovery
-from .e6_predictability.config import E6Config
-from .e6_predictability.experiment import E6Predictability
-from .e7_language.config import E7Config
-from .e7_language.experiment import E7Language
-from .grid import derive_seed
-from .verdict import Analysis, Verdict
+
+#: shared names, each from the module that defines it
+_SHARED = {
+    "SCALES": "..defaults",
+    "Analysis": ".verdict",
+    "Verdict": ".verdict",
+    "Experiment": ".base",
+    "derive_seed": ".grid",
+}
 
 
 def declared_claims() -> list:
@@ -31,25 +28,32 @@ def declared_claims() -> list:
     return [claim for name in EXPERIMENTS for claim in EXPERIMENTS.get(name).declared_claims]
 
 
-__all__ = [
-    "Analysis",
-    "E1Config",
-    "E1LinearSurrogate",
-    "E2Config",
-    "E2Recovery",
-    "E3Config",
-    "E3Ladder",
-    "E4AttentionTeacher",
-    "E4Config",
-    "E5AttentionRecovery",
-    "E5Config",
-    "E6Config",
-    "E6Predictability",
-    "E7Config",
-    "E7Language",
-    "Experiment",
-    "SCALES",
-    "Verdict",
-    "declared_claims",
-    "derive_seed",
-]
+def tiny_settings(name: str) -> dict:
+    """``name``'s ``TINY_SETTINGS`` (in its ``config.py``, beside ``SCALE_SETTINGS``): the overrides of a
+    tiny grid that decides every claim in seconds, which the tests that run every experiment use."""
+    config_module = importlib.import_module(EXPERIMENTS.get(name).config_class.__module__)
+    return dict(config_module.TINY_SETTINGS)
+
+
+def _experiment_class(name: str):
+    """``E3Ladder`` → E3's registered class; ``E3Config`` → its ``config_class``; None for other names."""
+    for registered in EXPERIMENTS:
+        if name.startswith(registered) and name[len(registered) : len(registered) + 1].isalpha():
+            cls = EXPERIMENTS.get(registered)
+            if name == cls.__name__:
+                return cls
+            if name == f"{registered}Config":
+                return cls.config_class
+    return None
+
+
+def __getattr__(name: str):
+    if name in _SHARED:
+        return getattr(importlib.import_module(_SHARED[name], __name__), name)
+    found = _experiment_class(name)
+    if found is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return found
+
+
+__all__ = ["declared_claims", "tiny_settings", *_SHARED]

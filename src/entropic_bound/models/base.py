@@ -59,6 +59,14 @@ def stack_padded(factors: Sequence[Tensor], width: int) -> Tensor:
     return torch.stack(out)
 
 
+def _students_with(flag: str) -> str:
+    """The registered students whose class sets ``flag``, as ``B1 and B2`` (for a refusal's message)."""
+    from ..registry import STUDENTS  # the registry's entries are these classes' subclasses
+
+    names = [name for name in STUDENTS if getattr(STUDENTS.get(name), flag)]
+    return f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
 class EnsembleStudent(nn.Module):
     """Base class: ``M`` models with a leading model axis on every parameter.
 
@@ -124,11 +132,13 @@ class EnsembleStudent(nn.Module):
         check_choice("positional", positional, POSITIONAL)
         if positional != "none" and not self.supports_positional:
             raise UserInputError(
-                f"The 'positional' option is only available for B1 and B2{self.positional_note}. "
-                f"Got {positional!r} for {self.rung}."
+                f"The 'positional' option is only available for {_students_with('supports_positional')}"
+                f"{self.positional_note}. Got {positional!r} for {self.rung}."
             )
         if n_heads != 1 and not self.supports_heads:
-            raise UserInputError(f"The 'n_heads' option is for B1–B3. Got {n_heads} for {self.rung}.")
+            raise UserInputError(
+                f"The 'n_heads' option is for {_students_with('supports_heads')}. Got {n_heads} for {self.rung}."
+            )
         if not members:
             raise UserInputError("An ensemble needs at least one member. Got 0 instead.")
         side, why = self.rank_bound

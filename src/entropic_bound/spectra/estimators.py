@@ -66,6 +66,8 @@ class Estimator:
     reference: str
     integer: bool
     defaults: dict = dataclasses.field(default_factory=dict)
+    #: ``{key: params}``: the rows this estimator adds to the standard panel (``spectra.panel``).
+    panel: dict = dataclasses.field(default_factory=dict)
 
     def __call__(self, s: Any, **params: Any) -> np.ndarray:
         allowed = set(inspect.signature(self.fn).parameters) - {"s"}
@@ -78,9 +80,11 @@ class Estimator:
         return self.fn(s, **params)
 
 
-def _register(*, formula: str, reference: str, integer: bool) -> Callable:
+def _register(*, formula: str, reference: str, integer: bool, panel: dict | None = None) -> Callable:
     """Register ``fn`` as an :class:`Estimator` named after it; defaults are read from its keyword-only
-    signature; its registry entry and summary are declared in ``registry.py``."""
+    signature; its registry entry and summary are declared in ``registry.py``. ``panel`` is
+    ``{key: params}``, the rows it adds to the standard panel every experiment reports (default: one
+    row under its own name with its defaults; ``{}`` keeps it off the panel)."""
 
     def decorator(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
         name = fn.__name__
@@ -89,7 +93,8 @@ def _register(*, formula: str, reference: str, integer: bool) -> Callable:
             for p in inspect.signature(fn).parameters.values()
             if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is not inspect.Parameter.empty
         }
-        est = Estimator(name, fn, formula, reference, integer, defaults)
+        rows = {name: {}} if panel is None else dict(panel)
+        est = Estimator(name, fn, formula, reference, integer, defaults, rows)
         fn.estimator = est  # the registry's lazy entry (registry.py) names it
         return fn
 
@@ -137,6 +142,7 @@ def _entropy_exp(w: np.ndarray) -> np.ndarray:
     formula="#{i : s_i > tol * s_1}",
     reference="Golub & Van Loan, Matrix Computations (4th ed.), §5.4.1 (numerical rank)",
     integer=True,
+    panel={"numerical_rank": {"tol": 1e-2}},
 )
 def numerical_rank(s: Any, *, tol: float = 1e-2) -> np.ndarray:
     """Numerical rank ``#{i : s_i > tol · s_1}`` with a tolerance relative to the top singular value.
@@ -219,6 +225,7 @@ def participation_ratio(s: Any) -> np.ndarray:
     formula="min{k : sum_{i<=k} s_i^2 >= tau * sum_i s_i^2}",
     reference="Energy (explained-variance) criterion, I. T. Jolliffe, Principal Component Analysis (2nd ed.), §6.1.1",
     integer=True,
+    panel={"energy_threshold_rank_90": {"tau": 0.9}, "energy_threshold_rank_99": {"tau": 0.99}},
 )
 def energy_threshold_rank(s: Any, *, tau: float = 0.9) -> np.ndarray:
     """Smallest ``k`` with ``Σ_{i≤k} s_i² ≥ τ · Σ_i s_i²`` (share ``τ`` of the energy).

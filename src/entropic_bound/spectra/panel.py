@@ -1,7 +1,10 @@
 """The standard panel of rank estimates every experiment reports.
 
-``PANEL`` fixes the keys, the estimators behind them and their parameters, in report order. The
-Gavish–Donoho keys need the original matrix shape; the known-noise variant also needs σ.
+``PANEL`` fixes the keys, the estimators behind them and their parameters, in report order: each
+registered estimator's ``panel`` rows (``@_register(panel=…)``, by default one row under its name), in
+the order ``registry.py`` declares the estimators, so a new estimator joins the panel with its
+registry line. The Gavish–Donoho keys need the original matrix shape; the known-noise variant also
+needs σ.
 """
 
 from __future__ import annotations
@@ -14,18 +17,27 @@ from ..errors import DataError, UserInputError
 from ..registry import ESTIMATORS
 from .svd import as_float64_tensor
 
-#: ``(key, estimator_name, params)`` in report order. Treat as read-only.
-PANEL: list[tuple[str, str, dict[str, Any]]] = [
-    ("numerical_rank", "numerical_rank", {"tol": 1e-2}),
-    ("energy_effective_rank", "energy_effective_rank", {}),
-    ("entropy_effective_rank", "entropy_effective_rank", {}),
-    ("stable_rank", "stable_rank", {}),
-    ("participation_ratio", "participation_ratio", {}),
-    ("energy_threshold_rank_90", "energy_threshold_rank", {"tau": 0.9}),
-    ("energy_threshold_rank_99", "energy_threshold_rank", {"tau": 0.99}),
-    ("largest_gap_rank", "largest_gap_rank", {}),
-    ("optimal_hard_threshold", "optimal_hard_threshold", {}),
-]
+
+def _panel_rows() -> list[tuple[str, str, dict[str, Any]]]:
+    """Every registered estimator's panel rows (its ``panel``), in the order ``registry.py`` declares them."""
+    rows = []
+    for name in ESTIMATORS.declared():
+        for key, params in getattr(ESTIMATORS.get(name), "panel", {}).items():
+            rows.append((key, name, params))
+    return rows
+
+
+#: ``(key, estimator_name, params)`` in report order: what the registered estimators declare. Treat as
+#: read-only.
+PANEL: list[tuple[str, str, dict[str, Any]]] = _panel_rows()
+
+
+def panel_keys() -> tuple[str, ...]:
+    """The panel's keys as the registry declares them now: the choices of the config keys that pick an
+    estimator (``verdict.c3_estimator``, ``verdict.c7_estimator``, …), read when a value is checked."""
+    return tuple(key for key, _, _ in _panel_rows())
+
+
 #: The panel's keys in report order (the columns ``<prefix>_<key>`` experiments store).
 ESTIMATOR_KEYS: tuple[str, ...] = tuple(key for key, _, _ in PANEL)
 KNOWN_NOISE_KEY = "optimal_hard_threshold_known_noise"

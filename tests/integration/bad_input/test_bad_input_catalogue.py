@@ -155,6 +155,20 @@ CASES: dict[str, Case] = {
     "run-zero-workers": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--workers", "0"], "workers"),
     "run-bad-scale": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--scale", "huge"], "huge"),
     "run-unknown-flag": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--sett", "x=1"], "--sett"),
+    "run-override-of-another-experiment": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "E2.train.lr=0.1"],
+        "is for E2, but this command runs E1",
+    ),
+    "run-override-of-no-experiment": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "E9.x=1"],
+        "names no experiment (experiments: E1,",
+    ),
+    "reproduce-only-empty": Case(
+        lambda w, s: ["reproduce", "--only", "", "--out", f"{w}/o"], "must name at least one experiment"
+    ),
+    "reproduce-only-commas": Case(
+        lambda w, s: ["reproduce", "--only", ",", "--out", f"{w}/o"], "must name at least one experiment"
+    ),
     "reproduce-unknown-experiment": Case(
         lambda w, s: ["reproduce", "--only", "E1,E9", "--out", f"{w}/o"], "E9"
     ),

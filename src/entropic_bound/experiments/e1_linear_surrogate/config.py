@@ -75,3 +75,16 @@ SCALE_SETTINGS = {
         "train": TrainConfig(optimizer="adam", lr=1e-2, lr_final=1e-4, steps=2000, n_samples=128),
     },
 }
+
+
+#: A tiny grid for the tests that run every experiment (smoke, golden numbers): seconds, every
+#: claim decided.
+TINY_SETTINGS = {
+    "task.r_stars": (2,),
+    "task.spectra": ("flat", "geometric"),
+    "ranks": (1, 2, 3),
+    "task.n": 8,
+    "task.d": 4,
+    "train.steps": 60,
+    "train.n_samples": 24,
+}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...config import param
-from ...spectra import ESTIMATOR_KEYS
+from ...spectra.panel import panel_keys
 from ...tasks.operators import SPECTRA
 from ...training import TrainConfig
 from ...validation import check_ranks
@@ -32,7 +32,7 @@ class E2Verdict:
 
     c3_estimator: str | None = param(
         None,
-        choices=ESTIMATOR_KEYS,
+        choices=panel_keys,
         doc="None: the estimator the stated rule picks on the ground truth (stats.estimator_choice); "
         "a key overrides it and marks the verdict non-standard",
     )
@@ -78,4 +78,17 @@ SCALE_SETTINGS = {
         "seeds": 3,
         "train": TrainConfig(optimizer="gd", lr=0.1, steps=5000, checkpoints=32),
     },
+}
+
+
+#: A tiny grid for the tests that run every experiment (smoke, golden numbers): seconds, every
+#: claim decided.
+TINY_SETTINGS = {
+    "task.r_stars": (2,),
+    "task.n": 8,
+    "task.d": 2,
+    "sample_counts": (2, 32),
+    "init_scales": (0.001, 1.0),
+    "train.steps": 60,
+    "train.checkpoints": 4,
 }

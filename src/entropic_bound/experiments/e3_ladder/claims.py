@@ -12,8 +12,11 @@ from ..claim import Claim, Formats
 from ..claim_slices import Setting, grid_setting, sliced, with_option
 from ..verdict import ClaimContext, Verdict, decide
 from .analysis import summary_table
+from .config import OPERATORS, POSITIONAL_RUNGS, ladder_parts
 
-ATTENTION = ("B1", "B2", "B3")
+
+def _and(names) -> str:
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
 
 
 REPRESENTABLE = (
@@ -77,19 +80,24 @@ def _full(cfg, summary: pd.DataFrame, role: str, rung: str, v: str) -> float | N
 
 def c4_on_summary(cfg, summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> Verdict:
     """C4 from the full-rank medians of every rung and V setting, with controls (a), (b) and (c); ``runs``
-    (the runs, with ``converged``) decide whether B1–B3's failure may be read (convergence rule)."""
+    (the runs, with ``converged``) decide whether the attention rungs' failure may be read (convergence
+    rule). The rungs are the registry's ladder (:func:`ladder_parts`)."""
+    base, attention = ladder_parts()
+    span = f"{attention[0]}–{attention[-1]}"
+    steps = ", ".join(f"|{b}−{a}|" for a, b in zip(attention, attention[1:]))
     criterion = (
-        f"at full rank (r = n for B0, r = d for B1–B3), for every V setting: B1, B2 and B3 have relative excess "
-        f">= {cfg.verdict.c4_fail:g}; (c) max(|B2−B1|, |B3−B2|) / (B1 − B0) <= {cfg.verdict.c4_ratio:g}, each value capped at 1 "
-        "(the zero predictor; a fixed V* can push B2/B3 above it). Located only when "
-        f"(a) B0 and (b) B1 on a B1-teacher task both reach the floor (< eps_floor = {cfg.verdict.eps_floor:g}); "
-        "otherwise inconclusive. Medians over seeds. A full-rank B1–B3 run above the floor that is still improving "
+        f"at full rank (r = n for {base}, r = d for {span}), for every V setting: {_and(attention)} have relative excess "
+        f">= {cfg.verdict.c4_fail:g}; (c) max({steps}) / ({attention[0]} − {base}) <= {cfg.verdict.c4_ratio:g}, each value capped at 1 "
+        f"(the zero predictor; a fixed V* can push {'/'.join(attention[1:])} above it). Located only when "
+        f"(a) {base} and (b) B1 on a B1-teacher task both reach the floor (< eps_floor = {cfg.verdict.eps_floor:g}); "
+        f"otherwise inconclusive. Medians over seeds. A full-rank {span} run above the floor that is still improving "
         f"(held-out excess fell by >= {cfg.verdict.convergence_tol:.0%} over the last quarter of training time; "
         "stats.convergence) cannot count as "
         "failing: the jump then reads inconclusive."
     )
     statement = (
-        "excess risk jumps at B1 even at full rank and stays at B2, B3: the cause is input conditioning"
+        f"excess risk jumps at {attention[0]} even at full rank and stays at {', '.join(attention[1:])}: "
+        "the cause is input conditioning"
     )
     ladder = summary[summary["role"] == "ladder"] if len(summary) else summary
     ev: dict = {
@@ -100,27 +108,23 @@ def c4_on_summary(cfg, summary: pd.DataFrame, runs: pd.DataFrame | None = None) 
     }
     missing = []
     for v in cfg.v_settings:
-        rows = {r: _full(cfg, summary, "ladder", r, v) for r in ("B0", *ATTENTION)}
+        rows = {r: _full(cfg, summary, "ladder", r, v) for r in (base, *attention)}
         ev["full_rank"][v] = rows
-        ev["control_a_B0"][v] = rows["B0"]
+        ev["control_a_B0"][v] = rows[base]
         ev["control_b_B1_teacher"][v] = _full(cfg, summary, "control_b", "B1", v)
         missing += [f"{r} (V {v})" for r, x in rows.items() if x is None]
         if ev["control_b_B1_teacher"][v] is None:
             missing.append(f"control (b) (V {v})")
         if None not in rows.values():
             cap = {r: min(x, 1.0) for r, x in rows.items()}  # above 1 = worse than predicting 0: no signal
-            jump = cap["B1"] - cap["B0"]
-            ev["ratio_c"][v] = max(abs(cap["B2"] - cap["B1"]), abs(cap["B3"] - cap["B2"])) / max(jump, 1e-12)
-            raw = max(abs(rows["B2"] - rows["B1"]), abs(rows["B3"] - rows["B2"])) / max(
-                rows["B1"] - rows["B0"], 1e-12
-            )
-            ev.setdefault("ratio_c_uncapped", {})[v] = raw
+            ev["ratio_c"][v] = _ratio_c(cap, base, attention)
+            ev.setdefault("ratio_c_uncapped", {})[v] = _ratio_c(rows, base, attention)
     full_attention = [
-        x for v in cfg.v_settings for r, x in ev["full_rank"][v].items() if r != "B0" and x is not None
+        x for v in cfg.v_settings for r, x in ev["full_rank"][v].items() if r != base and x is not None
     ]
     ev["min_full_rank_B1_B3"] = min(full_attention) if full_attention else None
     if len(ladder):
-        swept = ladder[ladder["rung"].isin(ATTENTION)]
+        swept = ladder[ladder["rung"].isin(attention)]
         ev["min_over_ranks_B1_B3"] = float(swept["rel_excess_median"].min()) if len(swept) else None
     if missing or not cfg.v_settings:
         ev["reason"] = "missing runs: " + ", ".join(missing or ["no V setting"])
@@ -135,7 +139,7 @@ def c4_on_summary(cfg, summary: pd.DataFrame, runs: pd.DataFrame | None = None) 
             "a control did not reach the floor, so a failure at B1 cannot be attributed to the task"
         )
         return Verdict("C4", "inconclusive", criterion, ev, "E3", statement)
-    jump_ok = all(ev["full_rank"][v][r] >= cfg.verdict.c4_fail for v in cfg.v_settings for r in ATTENTION)
+    jump_ok = all(ev["full_rank"][v][r] >= cfg.verdict.c4_fail for v in cfg.v_settings for r in attention)
     ratio_ok = all(ev["ratio_c"][v] <= cfg.verdict.c4_ratio for v in cfg.v_settings)
     ev["jump_holds"], ev["ratio_holds"] = jump_ok, ratio_ok
     failing = None if runs is None else runs[_full_rank_attention(cfg, runs)]
@@ -146,9 +150,16 @@ def c4_on_summary(cfg, summary: pd.DataFrame, runs: pd.DataFrame | None = None) 
     return Verdict("C4", decide(jump_ok and ratio_ok), criterion, ev, "E3", statement)
 
 
+def _ratio_c(values: dict, base: str, attention: tuple[str, ...]) -> float:
+    """(c): the largest step between neighbouring attention rungs over the jump from the base rung."""
+    steps = [abs(values[b] - values[a]) for a, b in zip(attention, attention[1:])]
+    return max(steps, default=0.0) / max(values[attention[0]] - values[base], 1e-12)
+
+
 def _full_rank_attention(cfg, rows: pd.DataFrame) -> pd.Series:
     full = rows["rank"].astype(float) == float(cfg.task.d)
-    return (rows["role"] == "ladder") & rows["rung"].isin(ATTENTION) & full & rows["v"].isin(cfg.v_settings)
+    attention = ladder_parts()[1]
+    return (rows["role"] == "ladder") & rows["rung"].isin(attention) & full & rows["v"].isin(cfg.v_settings)
 
 
 def _x2_pair(cfg, x2: pd.DataFrame, rung: str, operator: str) -> dict | None:
@@ -202,8 +213,8 @@ def x2_on_summary(cfg, summary: pd.DataFrame, rows: pd.DataFrame | None = None) 
         "x2_min_steps": cfg.verdict.x2_min_steps,
         "pairs": {},
     }
-    for student in ("B1", "B2"):
-        for operator in ("low_rank", "row_stochastic"):
+    for student in POSITIONAL_RUNGS:  # every rung that takes positions; REPRESENTABLE decides
+        for operator in OPERATORS:
             res = _x2_pair(cfg, x2, student, operator) if len(x2) else None
             if res is not None:
                 res["decides_verdict"] = (student, operator) in REPRESENTABLE

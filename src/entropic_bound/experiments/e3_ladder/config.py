@@ -12,15 +12,26 @@ from ...tasks.operators import SPECTRA
 from ...training import TrainConfig
 from ...validation import check_rank, check_ranks
 
-# The ladder is the students with a place on it, in their order; positions are for those that take them.
-RUNGS = tuple(
-    sorted(
-        (s for s in STUDENTS if STUDENTS.get(s).ladder_step >= 0), key=lambda s: STUDENTS.get(s).ladder_step
-    )
-)
+
+def ladder() -> tuple[str, ...]:
+    """The ladder: the registered students with a place on it (``ladder_step >= 0``), in their order."""
+    on_ladder = [s for s in STUDENTS if STUDENTS.get(s).ladder_step >= 0]
+    return tuple(sorted(on_ladder, key=lambda s: STUDENTS.get(s).ladder_step))
+
+
+# Positions are for the rungs that take them.
+RUNGS = ladder()
 
 
 POSITIONAL_RUNGS = tuple(s for s in RUNGS if STUDENTS.get(s).supports_positional)
+
+
+def ladder_parts() -> tuple[str, tuple[str, ...]]:
+    """The ladder as the registry declares it: the fixed-mixer rung it starts from (B0) and the
+    input-conditioned rungs above it in ladder order (B1, B2, B3, and any rung registered later)."""
+    rungs = ladder()
+    fixed = [r for r in rungs if STUDENTS.get(r).fixed_mixer]
+    return fixed[0], tuple(r for r in rungs if not STUDENTS.get(r).fixed_mixer)
 
 
 OPERATORS = ("low_rank", "row_stochastic")
@@ -87,7 +98,7 @@ class E3Verdict:
 @dataclass(frozen=True)
 class E3Config:
     task: E3Task = field(default_factory=E3Task)
-    rungs: tuple[str, ...] = param(RUNGS, choices=RUNGS, doc="ladder rungs")
+    rungs: tuple[str, ...] = param(RUNGS, choices=ladder, doc="ladder rungs")
     ranks: tuple[int, ...] = param(
         (1, 2, 4, 8), ge=1, doc="swept ranks (<= d); the full rank is always added"
     )
@@ -101,7 +112,7 @@ class E3Config:
     n_mixer: int = param(64, ge=1, le=100_000, doc="held-out inputs the stored mean mixer averages over")
     control_b: bool = param(True, doc="control (b): B1 on a linear_qk_teacher task")
     positional_rungs: tuple[str, ...] = param(
-        POSITIONAL_RUNGS, choices=RUNGS, doc="X2: rungs run with learned_absolute positions (empty: no X2)"
+        POSITIONAL_RUNGS, choices=ladder, doc="X2: rungs run with learned_absolute positions (empty: no X2)"
     )
     x2_operators: tuple[str, ...] = param(
         OPERATORS, choices=OPERATORS, doc="X2: A* signed low-rank / row-stochastic"
@@ -157,4 +168,21 @@ SCALE_SETTINGS = {
         "train": _train(2000, 1e-2),
         "x2_train": _train(12000, 3e-2),  # B1 signed: 0.0126 at 6000 steps, 0.0046 at 18000
     },
+}
+
+
+#: A tiny grid for the tests that run every experiment (smoke, golden numbers): seconds, every
+#: claim decided.
+TINY_SETTINGS = {
+    "task.n": 8,
+    "task.d": 8,
+    "task.r_star": 2,
+    "ranks": (2,),
+    "seeds": 1,
+    "v_settings": ("known",),
+    "train.steps": 30,
+    "x2_train.steps": 20,
+    "x2_ranks": (8,),
+    "n_test": 64,
+    "n_mixer": 8,
 }

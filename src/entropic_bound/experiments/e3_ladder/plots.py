@@ -9,7 +9,7 @@ from ...models.base import PlotStyle
 from ...plotting import figure_grid, legend_below, mark_floor, panel_grid
 from ...registry import STUDENTS
 from ..decision import curves_by_run
-from .config import POSITIONAL_RUNGS
+from .config import POSITIONAL_RUNGS, ladder_parts
 
 FLOOR = 1e-6  # plotted values are clipped here on log axes
 
@@ -58,8 +58,11 @@ def plot_full_rank_bars(cfg, rows: pd.DataFrame):
         mark_floor(ax, cfg.verdict.eps_floor, "ε_floor")
         ax.set_title(f"full rank, V {v}", fontsize=9)
         ax.set_ylabel("relative excess risk (held out)")
+    base, attention = ladder_parts()
     fig.suptitle(
-        f"E3: the ladder at full rank (r = {cfg.task.n} for B0, r = {cfg.task.d} for B1–B3)", fontsize=10
+        f"E3: the ladder at full rank (r = {cfg.task.n} for {base}, r = {cfg.task.d} for "
+        f"{attention[0]}–{attention[-1]})",
+        fontsize=10,
     )
     return fig
 

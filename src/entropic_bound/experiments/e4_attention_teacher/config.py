@@ -113,3 +113,18 @@ SCALE_SETTINGS = {
         ),
     },
 }
+
+
+#: A tiny grid for the tests that run every experiment (smoke, golden numbers): seconds, every
+#: claim decided.
+TINY_SETTINGS = {
+    "task.n": 6,
+    "task.d": 8,
+    "task.r_stars": (2,),
+    "task.spectra": ("flat",),
+    "v_settings": ("known",),
+    "n_test": 64,
+    "train.n_samples": 32,
+    "train.steps": 20,
+    "train.checkpoints": 3,
+}

@@ -9,6 +9,7 @@ import pandas as pd
 from ...config import param
 from ...errors import ConfigError
 from ...spectra import ESTIMATOR_KEYS
+from ...spectra.panel import panel_keys
 from ...training import TrainConfig
 from ..attention_teachers import (
     AttentionTask,
@@ -24,7 +25,7 @@ class E5Verdict:
     c7_fit: float = param(2.0, gt=0.0, doc="C7: learned when final train loss <= c7_fit·max(sigma², 1e-4)")
     c7_estimator: str = param(
         "energy_threshold_rank_99",
-        choices=ESTIMATOR_KEYS,
+        choices=panel_keys,
         doc="estimator the C7 verdict uses (largest-gap and numerical rank read the fitted noise or the init "
         "residue of under-identified runs as rank)",
     )
@@ -92,4 +93,21 @@ SCALE_SETTINGS = {
             optimizer="gd", lr=10.0, steps=300, n_samples=256, checkpoints=16, dtype="float32"
         ),
     },
+}
+
+
+#: A tiny grid for the tests that run every experiment (smoke, golden numbers): seconds, every
+#: claim decided.
+TINY_SETTINGS = {
+    "task.n": 6,
+    "task.d": 8,
+    "task.r_stars": (2,),
+    "task.spectra": ("flat",),
+    "init_scales": (0.001,),
+    "c7_sample_counts": (),
+    "n_test": 64,
+    "n_mixer": 8,
+    "train.n_samples": 32,
+    "train.steps": 20,
+    "train.checkpoints": 3,
 }

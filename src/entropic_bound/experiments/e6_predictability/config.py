@@ -128,3 +128,19 @@ SCALE_SETTINGS = {
         "seeds": 3,
     },
 }
+
+
+#: A tiny grid for the tests that run every experiment (smoke, golden numbers): seconds, every
+#: claim decided.
+TINY_SETTINGS = {
+    "task.d": 8,
+    "task.d_v": 8,
+    "task.ns": (6,),
+    "task.r_stars": (1, 3),
+    "task.spectra": ("flat",),
+    "sample_counts": (4, 48),
+    "task.sigmas": (0.0, 0.1),
+    "task.sigma_ref": 0.0,
+    "x1_ns": (),
+    "seeds": 1,
+}

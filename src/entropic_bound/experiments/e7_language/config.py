@@ -10,7 +10,7 @@ from ...errors import ConfigError
 from ...lm.corpora import CORPORA, KINDS, corpus_role
 from ...lm.structure import MIN_MOVED
 from ...lm.trainer import LMTrainConfig
-from ...spectra import ESTIMATOR_KEYS
+from ...spectra.panel import panel_keys
 
 #: C11's ladder (natural text, its word-shuffled and k-gram-resampled versions, code, Markov
 #: sources) and C13's controls (recall: content routing; lag copy: positional; Markov: local).
@@ -132,9 +132,7 @@ class E7Verdict:
     kernel_measure: str = param(
         "folded", choices=("folded", "delta"), doc="K with LN gain folded, or K_t - K_0"
     )
-    rank_estimator: str = param(
-        "energy_effective_rank", choices=ESTIMATOR_KEYS, doc="kernel rank for C11/C12"
-    )
+    rank_estimator: str = param("energy_effective_rank", choices=panel_keys, doc="kernel rank for C11/C12")
     complexity_measure: str = param("information", choices=COMPLEXITY_MEASURES, doc="C11's complexity axis")
     bootstrap: int = param(1000, ge=100, le=1_000_000, doc="bootstrap resamples for C11/C12 intervals")
     bootstrap_seed: int = param(0, ge=0)
@@ -265,4 +263,46 @@ SCALE_SETTINGS = {
         "train": LMTrainConfig(steps=3000, batch_size=32, lr=5e-3, warmup=100, checkpoints=16),
         "recall_train": LMTrainConfig(steps=3000, batch_size=32, lr=3e-3, warmup=100, checkpoints=16),
     },
+}
+
+
+#: A tiny grid for the tests that run every experiment (smoke): seconds, every claim decided;
+#: nothing learns in 12 steps, so the learned-run filters let every run count, and no released
+#: checkpoint is read.
+TINY_SETTINGS = {
+    "task.corpora": (
+        "tinyshakespeare",
+        "pydoc_prose",
+        "stdlib_code",
+        "markov_v4_k3_a0.1",
+        "recall_m2",
+        "mqar-p2r",
+        "lagcopy-L4",
+    ),
+    "task.tokens": 4000,
+    "task.kgram_max_order": 3,
+    "model.n_ctx": 16,
+    "model.d_model": 16,
+    "model.n_heads": 2,
+    "model.n_layers": 1,
+    "probe_windows": 4,
+    "train.steps": 12,
+    "train.batch_size": 8,
+    "train.checkpoints": 4,
+    "train.eval_windows": 4,
+    "recall_tokens": 4000,
+    "recall_model.n_ctx": 16,
+    "recall_model.d_model": 16,
+    "recall_model.n_layers": 1,
+    "recall_train.steps": 12,
+    "recall_train.batch_size": 8,
+    "recall_train.checkpoints": 4,
+    "recall_train.eval_windows": 4,
+    "verdict.bootstrap": 100,
+    "verdict.learned_max_gap_fraction": 100,
+    "verdict.learned_min_uniform_tv": 0,
+    "verdict.learned_min_answer_accuracy": 0,
+    "checkpoint_windows": 4,
+    "checkpoint_window_len": 24,
+    "released_models": (),
 }
