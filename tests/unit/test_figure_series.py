@@ -157,3 +157,24 @@ def test_the_sink_heatmap_marks_the_threshold_and_outlines_the_sink_heads():
     assert outlined == [(-0.5, 0.5), (0.5, -0.5)]  # (layer 1, head 0) and (layer 0, head 1)
     assert any(np.allclose(line.get_ydata(), SINK_THRESHOLD) for line in bar.get_lines())
     assert "sink head, score > 0.3" in ax.get_xlabel()
+
+
+def test_e4_reference_levels_are_legend_entries_not_labels_on_top_of_each_other():
+    from entropic_bound.experiments.e4_attention_teacher.plots import plot_excess_vs_rank
+    from entropic_bound.pipeline import configure
+
+    rows = [
+        {"task.r_star": 2, "teacher": kind, "task.spectrum": "flat", "v": "known", "rank": r}
+        | {"rel_excess": 10.0**-r, "noise_floor": 0.011, "signal": 1.0, "k0_rel_excess": 1.0}
+        for kind in ("linear", "softmax")
+        for r in (1, 2, 3)
+    ]
+    fig = plot_excess_vs_rank(configure("E4", "quick").cfg, pd.DataFrame(rows))  # ε_floor 0.01: close
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert all(not ax.texts for ax in panels)  # nothing written on the lines
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert {"ε_floor", "noise σ² / signal", "K = 0 model", "r = r*"} <= set(labels)
+    looks = {
+        line.get_label(): (line.get_color(), str(line.get_linestyle())) for line in panels[0].get_lines()
+    }
+    assert looks["ε_floor"] != looks["noise σ² / signal"]
