@@ -196,9 +196,8 @@ def run_experiments(
         exp.device = device if device in exp.devices else "cpu"
         if max_memory_mb is not None:
             exp.max_memory_bytes = int(max_memory_mb * 2**20)
-        groups[exp.name] = exp.groups(
-            specs[exp.name]
-        )  # a model that fits no budget fails here, before any work
+        # a model that fits no budget (or no memory) fails here, before any work
+        groups[exp.name] = exp.groups(specs[exp.name])
     folder = claim_out(out_dir, force)
     analysed: dict[str, tuple] = {}
     with RunStore(store_path) as run_store:
