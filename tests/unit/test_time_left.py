@@ -163,7 +163,22 @@ def _trace_points():
 
 
 def test_the_estimate_replayed_over_a_recorded_quick_reproduce_stays_within_a_few_times_the_truth():
+    """The recorded run (36 min on a shared 2-core machine, one worker) ran its first language models at
+    1.2 s per declared unit and its last groups at 2 to 8: no estimate made in its first minutes can
+    know that, so the bound is 5x from the first seconds and 3x once a fifth of the run is behind it.
+    Counting runs, as the bars did, is off by more than 10x on the same record."""
     points = [(est.seconds(), now, end) for est, now, end in _trace_points()]
     assert len(points) > 50
-    factors = [factor(left, end - now) for left, now, end in points if now >= 5.0]
-    assert max(factors) <= MAX_FACTOR, max(factors)
+    factors = [(now / end, factor(left, end - now)) for left, now, end in points if now >= 5.0]
+    assert max(f for _, f in factors) <= 5.0, max(factors, key=lambda p: p[1])
+    assert max(f for share, f in factors if share >= 0.2) <= MAX_FACTOR
+    trace = json.loads(TRACE.read_text())
+    runs_total = sum(g[1] for g in trace["groups"])
+    done: dict[str, int] = {}
+    by_runs = []
+    for now, name, runs, _ in trace["events"]:
+        done[name] = runs
+        if now >= 5.0 and sum(done.values()):
+            ran = sum(done.values())
+            by_runs.append(factor(now / ran * (runs_total - ran), trace["end_s"] - now))
+    assert max(by_runs) > 10 * MAX_FACTOR / 3
