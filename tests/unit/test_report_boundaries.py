@@ -28,7 +28,7 @@ def test_one_setting_is_said_as_one_setting_not_as_a_condition():
     assert confirmed_text(rob) == "at the one setting tried"
     mixed = _rob(({"seeds": 1}, "confirmed", 0.9), ({"seeds": 3}, "inconclusive", None))
     assert across_text(mixed["settings"]) == "confirmed at 1 of 2, inconclusive at 1"
-    assert confirmed_text(mixed) == "only at seeds = 1"
+    assert confirmed_text(mixed) == "only with the first seed"
 
 
 def test_one_notation_for_settings_and_a_labelled_statistic():
@@ -41,7 +41,17 @@ def test_one_notation_for_settings_and_a_labelled_statistic():
     assert "task.r_stars = 4, 8: <b" in page and "[4" not in page and "r_stars=" not in page
     assert ", statistic 0.123" in page and "(0.123)" not in page
     assert "statistic: the number the claim&#x27;s criterion compares" in page
-    assert confirmed_text(rob) == "only at task.r_stars = 4, 8"
+    assert confirmed_text(rob) == "only with task.r_stars = 4, 8"
+
+
+def test_most_settings_confirmed_reads_as_everywhere_but_the_misses():
+    rob = _rob(
+        ({"r_stars": [2, 4]}, "confirmed", 1.0),
+        ({"r_stars": [2]}, "confirmed", 1.0),
+        ({"r_stars": [4]}, "inconclusive", 0.0),
+        holds_when="every setting tried except r_stars=[4] (inconclusive)",
+    )
+    assert confirmed_text(rob) == "everywhere except r_stars = 4 (inconclusive)"
 
 
 def test_a_claims_own_wording_of_where_it_holds_is_kept():
@@ -54,7 +64,10 @@ def test_a_claims_own_wording_of_where_it_holds_is_kept():
 def test_many_settings_fold_into_one_line_of_counts():
     rob = _rob(*[({"c": c}, "confirmed" if c < 3 else "refuted", None) for c in range(6)])
     page = boundary_table_html([{"claim": "C6", "robustness": rob}])
-    assert "<details><summary>6 settings: confirmed at 3 of 6, refuted at 3</summary>" in page
+    assert (
+        "<td>confirmed at 3 of 6, refuted at 3</td>" in page
+        and "<details><summary>the 6 settings</summary>" in page
+    )
 
 
 def test_table_columns_are_explained_in_a_legend_and_tooltips():

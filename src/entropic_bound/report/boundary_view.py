@@ -26,18 +26,28 @@ def _value(value) -> str:
     return "default" if value is None else value_text(value, digits=4)
 
 
+def _item(key: str, value) -> str:
+    """One key of a setting; a setting that keeps part of the seeds says so (it is less data, not a
+    condition under which the claim holds)."""
+    if key == "seeds":
+        return "the first seed" if value == 1 else f"the first {_value(value)} seeds"
+    if key == "seed":
+        return f"seed {_value(value)} alone"
+    return f"{key} = {_value(value)}"
+
+
 def setting_text(setting: dict) -> str:
     """``{"task.r_stars": [4], "c3_estimator": None}`` → ``task.r_stars = 4, c3_estimator = default``."""
-    return ", ".join(f"{k} = {_value(v)}" for k, v in setting.items()) or "the default setting"
+    return ", ".join(_item(k, v) for k, v in setting.items()) or "the default setting"
 
 
-def _outcome(entry: dict) -> str:
+def _outcome(entry: dict, default: bool = False) -> str:
     verdict = str(entry.get("verdict", "?"))
     colour = _COLOURS.get(verdict, "#57606a")
     stat = entry.get("statistic")
     stat_text = f", statistic {number(stat)}" if stat is not None else ""
     return (
-        f"<span class=outcome>{html.escape(setting_text(entry.get('setting') or {}))}: "
+        f"<span class=outcome>{'default, ' if default else ''}{html.escape(setting_text(entry.get('setting') or {}))}: "
         f"<b style='color:{colour}'>{html.escape(verdict)}</b>{html.escape(stat_text)}</span>"
     )
 
@@ -57,21 +67,27 @@ def across_text(settings: list[dict]) -> str:
 
 
 def confirmed_text(rob: dict) -> str:
-    """Where the claim came out confirmed, in the table's notation. A grid's own wording of it
-    (``holds_when`` other than the settings listed) is kept as the claim states it."""
-    from ..experiments.robustness import describe_setting  # the grid's default wording, to recognise it
+    """Where the claim came out confirmed, in the table's notation. A claim's own wording of it
+    (``holds_when`` other than the grid's generic forms) is kept as the claim states it."""
+    from ..experiments.robustness import describe_setting  # the grid's generic wording, to recognise it
 
     settings = rob.get("settings") or []
     confirmed = [e for e in settings if e.get("verdict") == "confirmed"]
+    misses = [e for e in settings if e.get("verdict") != "confirmed"]
     listed = "; ".join(describe_setting(e.get("setting") or {}) for e in confirmed)
     stated = str(rob.get("holds_when") or "")
-    if stated and stated not in (listed, "every setting tried", "nowhere in the grid"):
+    generic = stated in (listed, "every setting tried", "nowhere in the grid")
+    if stated and not generic and not stated.startswith("every setting tried except "):
         return stated
     if not confirmed:
         return "at none of the settings tried"
     if len(confirmed) == len(settings):
         return "at every setting tried" if len(settings) > 1 else "at the one setting tried"
-    return "only at " + "; ".join(setting_text(e.get("setting") or {}) for e in confirmed)
+    if len(misses) < len(confirmed):
+        return "everywhere except " + "; ".join(
+            f"{setting_text(e['setting'])} ({e['verdict']})" for e in misses
+        )
+    return "only with " + "; ".join(setting_text(e.get("setting") or {}) for e in confirmed)
 
 
 def boundary_rows(verdicts: list[dict]) -> list[dict]:
@@ -80,10 +96,11 @@ def boundary_rows(verdicts: list[dict]) -> list[dict]:
 
 
 def _outcomes_cell(settings: list[dict]) -> str:
-    chips = "".join(_outcome(e) for e in settings)
+    """Each setting's verdict; the first setting is the default, whose verdict is the claim's."""
+    chips = "".join(_outcome(e, default=i == 0) for i, e in enumerate(settings))
     if len(settings) <= INLINE_SETTINGS:
         return chips
-    return f"<details><summary>{len(settings)} settings: {html.escape(across_text(settings))}</summary>{chips}</details>"
+    return f"<details><summary>the {len(settings)} settings</summary>{chips}</details>"
 
 
 def boundary_table_html(verdicts: list[dict]) -> str:

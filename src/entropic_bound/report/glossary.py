@@ -52,8 +52,9 @@ TERMS = {
     "K = 0 model": "the model with its attention kernel K at zero (uniform attention for the softmax, a "
     "zero output for linear attention): ΔR(K = 0) is what attention can remove at all",
     "k0 / signal normalisation": "an excess risk divided by the K = 0 model's excess (k0) or by the signal",
-    "median interval": "the distribution-free interval [lo, hi] of a median from order statistics; "
-    "'coverage' is its exact probability",
+    "median interval (k0 interval)": "the distribution-free interval [lo, hi] of a median from order "
+    "statistics, 'coverage' its exact probability; the k0 interval is that of the median ratio normalised "
+    "by the K = 0 excess",
     "transient": "a run whose rank equalled r* at some checkpoint and ended above it while the loss kept "
     "falling into the noise floor (it fitted noise late): counted as a low-rank answer",
     "flagged / confidently wrong": "a prediction that answers 'not identifiable' / one that claims "
