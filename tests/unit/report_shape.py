@@ -32,7 +32,10 @@ def _write(out: Path) -> None:
     with RunStore(out / "runs.sqlite", readonly=True) as store:
         for exp, scale, analysis in analyse_store(store):
             tables = {
-                name: {"rows": len(t), "head": json.loads(t.head(ROWS_KEPT).to_json(orient="split", index=False))}
+                name: {
+                    "rows": len(t),
+                    "head": json.loads(t.head(ROWS_KEPT).to_json(orient="split", index=False)),
+                }
                 for name, t in analysis.tables.items()
             }
             figures = {name: _png_size(out / "figures" / f"{name}.png") for name in analysis.figures}
