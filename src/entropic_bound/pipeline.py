@@ -16,6 +16,7 @@ from .registry import EXPERIMENTS
 from .report.writer import analyse_store, check_out_dir, write_report
 from .store import OldSchemaError, RunStore, is_run_store
 from .sweep.runner import Backend, SweepSummary, default_workers, make_backend, run_sweeps
+from .time_left import TimeLeft, plan_groups
 from .validation import check_choice
 
 ProgressFn = Callable[[int, int, str], None]
@@ -93,26 +94,51 @@ def check_device(device: str) -> None:
 
 class OverallProgress:
     """Forwards each experiment's ``progress(done, total, description)`` and keeps an ``all`` line
-    counting the runs of every experiment of the command (its time left is estimated from them).
-    Experiments sweep at the same time, so ``all`` sums what each last reported."""
+    counting the runs of every experiment of the command. Experiments sweep at the same time, so
+    ``all`` sums what each last reported. With a :class:`~.time_left.TimeLeft`, a display that
+    accepts it (``accepts_time_left``) is also given the estimated seconds left as ``left=``."""
 
-    def __init__(self, progress: ProgressFn | None, total: int, experiments: int) -> None:
+    def __init__(
+        self, progress: ProgressFn | None, total: int, experiments: int, time_left: TimeLeft | None = None
+    ) -> None:
         self.progress, self.total, self.experiments = progress, total, experiments
+        self.time_left = time_left
         self.done: dict[int, float] = {}  # runs done (stored or in-group fractions) per experiment
 
-    def for_experiment(self, _executor=None) -> ProgressFn | None:
+    def for_experiment(self, executor=None) -> ProgressFn | None:
         if self.progress is None:
             return None
-        key = len(self.done)
+        key, name = len(self.done), getattr(executor, "name", None)
         self.done[key] = 0
 
         def update(done: int, total: int, description: str) -> None:
             self.done[key] = done
-            self.progress(done, total, description)
+            if self.time_left is not None and name is not None:
+                self.time_left.update(name, done, total)
+            self._show(done, total, description, name)
             if self.experiments > 1:
-                self.progress(sum(self.done.values()), self.total, f"all: {self.experiments} experiments")
+                self._show(sum(self.done.values()), self.total, f"all: {self.experiments} experiments", None)
 
         return update
+
+    def analysed(self, name: str) -> None:
+        """``name``'s analysis is done: the estimate counts its cost as done."""
+        if self.time_left is not None:
+            self.time_left.analysed(name)
+
+    def _show(self, done: float, total: int, description: str, name: str | None) -> None:
+        if self.time_left is not None and getattr(self.progress, "accepts_time_left", False):
+            self.progress(done, total, description, left=self.time_left.seconds(name))
+        else:
+            self.progress(done, total, description)
+
+
+def estimate_time_left(bound: Sequence, groups: dict[str, list], stored: set, workers: int) -> TimeLeft:
+    """The sweep's :class:`~.time_left.TimeLeft`: the groups still to run, in the sweep's order, with
+    their declared costs, and each experiment's analysis cost."""
+    planned = plan_groups([(exp, groups[exp.name]) for exp in bound], stored)
+    analysis = {exp.name: float(getattr(exp, "analysis_cost", 0.0)) for exp in bound}
+    return TimeLeft(planned, analysis, parallel=min(workers, default_workers()))
 
 
 def analyse_now(run_store: RunStore, name: str) -> tuple:
@@ -165,24 +191,32 @@ def run_experiments(
     overrides = overrides or {}
     bound = [configure(n, scale, overrides.get(n)) for n in names]
     specs = {exp.name: exp.specs() for exp in bound}
+    groups = {}
     for exp in bound:
         exp.device = device if device in exp.devices else "cpu"
         if max_memory_mb is not None:
             exp.max_memory_bytes = int(max_memory_mb * 2**20)
-        exp.groups(specs[exp.name])  # a model that fits no budget (or no memory) fails here, before any work
+        # a model that fits no budget (or no memory) fails here, before any work
+        groups[exp.name] = exp.groups(specs[exp.name])
     folder = claim_out(out_dir, force)
-    overall = OverallProgress(progress, sum(len(s) for s in specs.values()), len(bound))
     analysed: dict[str, tuple] = {}
     with RunStore(store_path) as run_store:
         for exp in bound:
             run_store.put_experiment(exp.name, scale, to_dict(exp.cfg))
+        time_left = estimate_time_left(bound, groups, run_store.finished_ids(), workers) if progress else None
+        overall = OverallProgress(progress, sum(len(s) for s in specs.values()), len(bound), time_left)
+
+        def on_done(exp, _summary) -> None:
+            analysed[exp.name] = analyse_now(run_store, exp.name)
+            overall.analysed(exp.name)
+
         done = run_sweeps(
             [(exp, specs[exp.name]) for exp in bound],
             run_store,
             progress=overall.for_experiment,
             workers=workers,
             backend=backend,
-            on_done=lambda exp, _: analysed.update({exp.name: analyse_now(run_store, exp.name)}),
+            on_done=on_done,
         )
         summaries = {exp.name: summary for exp, summary in zip(bound, done)}
         report = write_report(run_store, folder, steps=steps, analysed=analysed)

@@ -6,7 +6,7 @@ plotting is safe in worker processes and never opens a window.
 One palette for every figure: :func:`colour` maps a setting's value (a spectrum, a teacher, a
 student, an optimiser, an estimator, ``"V known"``…) to the same colour wherever it appears, and
 :func:`sweep_colour` maps a numeric sweep value (r*, init scale, N, σ) to a fixed position of one
-sequential colormap (a fixed log range per quantity), so two figures that share a setting draw it alike.
+ordered colormap (a fixed log range per quantity), so two figures that share a setting draw it alike.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import textwrap
 import zlib
 
 import numpy as np
-from matplotlib import colormaps
+from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
@@ -60,6 +60,41 @@ _CYCLE = [
 ]
 
 
+#: Twelve colours told apart at a glance (Okabe–Ito and Tol's muted), for a figure of many series.
+DISTINCT = [
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#D55E00",
+    "#56B4E9",
+    "#882255",
+    "#999933",
+    "#332288",
+    "#EE3377",
+    "#000000",
+    "#661100",
+]
+SERIES_MARKERS = ("o", "s", "^", "D", "v", "P")
+SERIES_LINESTYLES = ("-", "--", "-.", ":")
+
+
+def series_styles(names, markers: dict | None = None) -> dict[str, dict]:
+    """A ``color``, ``marker`` and ``ls`` per distinct name, no two alike: the twelve
+    :data:`DISTINCT` colours in order, then again with the next line style (and marker, unless
+    ``markers`` gives a name its own, e.g. one per corpus kind)."""
+    styles = {}
+    for i, name in enumerate(dict.fromkeys(names)):
+        lap = i // len(DISTINCT)
+        marker = (markers or {}).get(name, SERIES_MARKERS[lap % len(SERIES_MARKERS)])
+        styles[name] = {
+            "color": DISTINCT[i % len(DISTINCT)],
+            "marker": marker,
+            "ls": SERIES_LINESTYLES[lap % len(SERIES_LINESTYLES)],
+        }
+    return styles
+
+
 def colour(setting) -> str:
     """The palette colour of a named setting; unknown names get a fixed colour from their text."""
     key = str(setting)
@@ -68,7 +103,12 @@ def colour(setting) -> str:
     return _CYCLE[zlib.crc32(key.encode()) % len(_CYCLE)]
 
 
-# Numeric sweeps: a fixed log range per quantity, so a value has one colour in every figure.
+# Numeric sweeps: a fixed log range per quantity, so a value has one colour in every figure, on a
+# map whose hue turns at every step (indigo, blue, green, gold, orange, wine): two values a decade
+# apart never read as the same blue, as on viridis' long blue-teal stretch.
+SWEEP_CMAP = LinearSegmentedColormap.from_list(
+    "sweep", ["#332288", "#0077BB", "#009E73", "#C8A400", "#D55E00", "#882255"]
+)
 SWEEP_RANGES = {"init": (1e-4, 10.0), "r_star": (1.0, 64.0), "N": (1.0, 4096.0), "sigma": (1e-3, 1.0)}
 
 
@@ -84,7 +124,7 @@ def sweep_colour(value: float, quantity: str) -> str:
     lo, hi = SWEEP_RANGES[quantity]
     v = min(max(float(value), lo), hi)
     t = (np.log(v) - np.log(lo)) / (np.log(hi) - np.log(lo))
-    rgba = colormaps["viridis"](0.92 - 0.84 * t)
+    rgba = SWEEP_CMAP(t)
     return "#{:02x}{:02x}{:02x}".format(*(int(255 * c) for c in rgba[:3]))
 
 

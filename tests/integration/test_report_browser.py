@@ -3,12 +3,16 @@
 A tiny report (one experiment, a wide and a long table, deeply nested evidence, a boundary, two
 figures) must stay within the height bound, have no table wider than the page (none scrolls
 sideways), load every image at no less than half its natural size, resolve every in-page link
-and show every evidence value whole.
+and show every evidence value whole. The quick report's content (its verdicts, notes, tables and
+figure sizes, tests/data/quick_report_shape.json.gz) laid out by today's page code stays within
+the height bound at 1,280 px.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -26,6 +30,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 HEIGHT_BOUND = 25_000
+QUICK_SHAPE = Path(__file__).resolve().parents[1] / "data" / "quick_report_shape.json.gz"
 
 
 def _figure(ncols: int):
@@ -152,3 +157,39 @@ def test_large_tables_are_previews_linking_the_full_csv(measured):
     assert page.count("<tr>") < 200  # 200-row tables are not inlined whole
     assert "results/E1_wide.csv" in page and "first 10 of 200 rows" in page
     assert "figures/four_panels.png" in page and "base64" not in page
+
+
+def _quick_shaped_report(out: Path) -> Path:
+    """The quick report's content (see tests/unit/report_shape.py) as today's code lays it out,
+    each figure a blank PNG of the size the quick report drew."""
+    from PIL import Image
+
+    from entropic_bound.pipeline import configure
+    from entropic_bound.report.html import render_report
+
+    shape = json.loads(gzip.decompress(QUICK_SHAPE.read_bytes()))
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    reports = []
+    for e in shape["experiments"]:
+        files = {}
+        for name, (width, height) in e["figures"].items():
+            Image.new("RGB", (width, height), "white").save(out / "figures" / f"{name}.png")
+            files[name] = f"figures/{name}.png"
+        tables = {
+            name: pd.DataFrame(t["head"]["data"], columns=t["head"]["columns"])
+            for name, t in e["tables"].items()
+        }
+        results = pd.DataFrame(index=range(e["runs"]))
+        analysis = Analysis(results=results, verdicts=[], tables=tables, notes=e["notes"])
+        reports.append(ExperimentReport(configure(e["name"], e["scale"]), e["scale"], analysis, files))
+    page = render_report(reports, out_dir=out, store_path="runs.sqlite", verdicts=shape["verdicts"])
+    (out / "report.html").write_text(page)
+    return out / "report.html"
+
+
+def test_the_quick_reports_content_fits_the_height_bound_at_1280_px(tmp_path):
+    from entropic_bound.report.browser_check import measure
+
+    m = measure(_quick_shaped_report(tmp_path), width=1280)
+    assert len(m["images"]) >= 20 and m["broken_links"] == []
+    assert m["height"] <= HEIGHT_BOUND, m["height"]

@@ -1,5 +1,5 @@
-"""Figures and tables that do not mislead: E6 draws no empty panel and shows a method outside its
-domain by its flag rate; results tables keep every swept setting as a key (E2, E4)."""
+"""Figures and tables that do not mislead: E6 draws no empty panel, shows a method outside its
+domain by its flag rate and a confidently wrong answer in red; results tables keep every swept setting as a key (E2, E4)."""
 
 from __future__ import annotations
 
@@ -14,36 +14,71 @@ from entropic_bound.experiments.e4_attention_teacher.analysis import saturation_
 from entropic_bound.experiments.e6_predictability.plots import plot_estimates, plot_rate_heatmaps
 
 
-def _rates() -> pd.DataFrame:
+def _rates(wrong_cell: bool = False) -> pd.DataFrame:
     """Softmax teacher: log-attention (V known: in domain, exact; V unknown: outside, all flagged)
-    at n = 6 and an X1-only n = 8; the linearised method only at n = 6."""
+    at n = 6 and an X1-only n = 8; the linearised method only at n = 6. With ``wrong_cell``, half the
+    runs of log-attention, V unknown, n = 8, r* = 3, N = 4 claim identifiability and miss r*."""
     rows = []
     cells = [("softmax_log_attention", v, n) for v in ("known", "unknown") for n in (6, 8)]
     cells += [("softmax_linearised", "known", 6)]
     for (method, v, n), r, N in itertools.product(cells, (1, 3), (4, 48)):
         inside = method == "softmax_log_attention" and v == "known"
+        wrong = (
+            0.5
+            if wrong_cell and (method, v, n, r, N) == ("softmax_log_attention", "unknown", 8, 3, 4)
+            else 0.0
+        )
         rows.append(
             {"teacher": "softmax", "method": method, "v": v, "task.n": n, "task.spectrum": "flat"}
             | {"task.r_star": r, "n_samples": N, "task.sigma": 0.0, "rate": float(inside), "runs": 2}
-            | {"flagged": 0.0 if inside else 1.0, "in_domain": inside}
+            | {"flagged": 0.0 if inside else 1.0 - wrong, "confident_wrong": wrong, "in_domain": inside}
         )
     return pd.DataFrame(rows)
 
 
 def _panels(fig):
-    return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+    return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>" and ax.images]
 
 
-def test_e6_heatmaps_draw_one_panel_per_cell_with_runs_and_flag_rates_outside_the_domain():
+def _drawn_colour(ax, row: int, col: int) -> tuple:
+    """The colour the figure shows at cell (row, col): the topmost image not masked there."""
+    shown = None
+    for image in ax.get_images():
+        value = np.ma.masked_invalid(image.get_array())[row, col]
+        if value is not np.ma.masked:
+            shown = tuple(np.round(image.to_rgba(float(value)), 3))
+    return shown
+
+
+def test_e6_heatmaps_draw_the_cells_with_something_to_see_and_name_the_right_abstentions():
     figures = plot_rate_heatmaps(_rates(), sigma_ref=0.0)
     assert set(figures) == {"e6_rate_vs_N_softmax", "e6_rate_vs_sigma_softmax"}
-    panels = _panels(figures["e6_rate_vs_N_softmax"])
-    assert len(panels) == 5  # linearised n = 8 has no run: no panel
-    titles = {ax.get_title(): ax for ax in panels}
-    outside = titles["softmax log attention, V unknown\nn = 8, flat: flagged not identifiable"]
-    assert {t.get_text() for t in outside.texts} == {"flag 1"}  # never a 0 % recovery
-    inside = titles["softmax log attention, V known\nn = 6, flat: exact recovery"]
-    assert {t.get_text() for t in inside.texts} == {"1"}
+    fig = figures["e6_rate_vs_N_softmax"]
+    titles = {ax.get_title(): ax for ax in _panels(fig)}
+    # in domain: drawn; outside it with every run flagged (the right answer): named, not drawn
+    assert set(titles) == {
+        "softmax log attention, V known\nn = 6, flat",
+        "softmax log attention, V known\nn = 8, flat",
+    }
+    assert {t.get_text() for t in titles["softmax log attention, V known\nn = 6, flat"].texts} == {"1"}
+    note = " ".join(fig.get_supxlabel().split())
+    assert "softmax log attention, V unknown (n = 6 flat, n = 8 flat)" in note
+    assert "softmax linearised, V known (n = 6 flat)" in note
+
+
+def test_e6_a_confidently_wrong_cell_looks_wrong_not_flagged():
+    fig = plot_rate_heatmaps(_rates(wrong_cell=True), sigma_ref=0.0)["e6_rate_vs_N_softmax"]
+    ax = {ax.get_title(): ax for ax in _panels(fig)}["softmax log attention, V unknown\nn = 8, flat"]
+    # rows r* = 1, 3; columns N = 4, 48: the wrong cell is (1, 0), its neighbours are flagged
+    wrong, flagged = _drawn_colour(ax, 1, 0), _drawn_colour(ax, 1, 1)
+    assert flagged is not None and wrong is not None and wrong != flagged
+    red, green, blue, _ = wrong
+    assert red > 0.5 and red > 1.5 * max(green, blue)  # a red, not a grey
+    assert {t.get_text() for t in ax.texts} == {"wrong 0.5", "flag 1"}
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert len(hatched) == 1 and hatched[0].get_xy() == pytest.approx((-0.5, 0.5))
+    colour_bars = [a.get_xlabel() for a in fig.axes if not a.get_images()]
+    assert any("confidently wrong" in label for label in colour_bars), colour_bars
 
 
 def test_e6_estimates_keep_each_panel_legible():

@@ -84,3 +84,17 @@ def test_report_steps_are_printed_unless_quiet():
     steps("analysing E1 (12 runs)")
     assert stream.getvalue() == "report: analysing E1 (12 runs)\n"
     assert report_steps(True, stream) is None
+
+
+def test_a_given_estimate_is_printed_and_counts_down_between_updates():
+    stream, clock = io.StringIO(), FakeClock()
+    progress = PlainProgress(stream, clock=clock)
+    assert progress.accepts_time_left
+    progress(0, 100, "E6: start", left=600.0)
+    clock.now += HEARTBEAT_S + 10  # nothing reported: the heartbeat line counts the estimate down
+    progress.tick()
+    lines = stream.getvalue().splitlines()
+    assert lines == [
+        "E6: 0/100 runs (start), elapsed 0:00:00, left ~0:10:00",
+        "E6: 0/100 runs (start), elapsed 0:00:40, left ~0:09:20",
+    ]

@@ -1,7 +1,8 @@
 """Progress of sweeps on stderr (silent with ``--quiet``): one line per experiment and, when a
-command runs several, an ``all`` line; each shows the time elapsed and an estimate of the time left
-(from the speed so far: runs of one experiment cost alike, runs of different experiments do not,
-so the ``all`` estimate firms up as the sweep goes on).
+command runs several, an ``all`` line; each shows the time elapsed and an estimate of the time left.
+The pipeline estimates it from the work the groups declare (:mod:`entropic_bound.time_left`) and
+passes it as ``left=`` (seconds); without one, it is extrapolated from the runs done so far. Between
+two updates the estimate counts down.
 
 On a terminal these are rich progress bars. Elsewhere (a log file, CI, ``nohup``) bars would be
 drawn once at the end, so :class:`PlainProgress` prints plain lines instead —
@@ -16,18 +17,14 @@ import contextlib
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TextIO
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import Progress, Task, TaskID
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
 
 HEARTBEAT_S = 30.0  # a non-terminal sees a line at least this often while a sweep runs
 MIN_GAP_S = 5.0  # and at most one line per experiment this often (the first and last always)
@@ -38,6 +35,17 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
+def _left(estimate: tuple[float, float] | None, now: float, elapsed: float, done: float, total: int) -> str:
+    """The time left as ``h:mm:ss``: the estimate counted down since it was made, else the runs'
+    own speed so far (``?`` before the first run)."""
+    if done >= total:
+        return _clock(0)
+    if estimate is not None:
+        seconds, when = estimate
+        return _clock(seconds - (now - when))
+    return _clock(elapsed / done * (total - done)) if 0 < done else "?"
+
+
 class PlainProgress:
     """Plain progress lines for a stream that is not a terminal (module docstring). ``clock`` is
     injectable so that tests drive time; :meth:`tick` is what the heartbeat thread calls."""
@@ -45,15 +53,20 @@ class PlainProgress:
     def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic) -> None:
         self.stream, self.clock = stream, clock
         self.state: dict[str, tuple[int, int, str]] = {}  # name -> (done, total, description)
+        self.estimates: dict[str, tuple[float, float]] = {}  # name -> (seconds left, when estimated)
         self.started: dict[str, float] = {}
         self.printed: dict[str, float] = {}
         self.last_line = clock()
         self.lock = threading.Lock()
 
-    def __call__(self, done: int, total: int, description: str) -> None:
+    accepts_time_left = True  # the pipeline passes its estimate as ``left=``
+
+    def __call__(self, done: int, total: int, description: str, left: float | None = None) -> None:
         name = description.split(":", 1)[0]
         with self.lock:
             now = self.clock()
+            if left is not None:
+                self.estimates[name] = (left, now)
             first = name not in self.started
             self.started.setdefault(name, now)
             ended = done >= total and self.state.get(name, (0, 1, ""))[0] < total  # first time at total
@@ -74,7 +87,7 @@ class PlainProgress:
     def _line(self, name: str, now: float) -> None:
         done, total, description = self.state[name]
         elapsed = now - self.started[name]
-        left = _clock(elapsed / done * (total - done)) if 0 < done else "?"
+        left = _left(self.estimates.get(name), now, elapsed, done, total)
         detail = description.split(":", 1)[1].strip() if ":" in description else ""
         what = f" ({detail})" if detail and done < total else ""
         # a group in training reports fractions of a run: whole runs are what is shown
@@ -108,6 +121,53 @@ def report_steps(quiet: bool, stream: TextIO | None = None) -> Callable[[str], N
     return lambda text: print(f"report: {text}", file=out, flush=True)
 
 
+BAR_WIDTHS = (10, 40)  # the bar is drawn only when this much room is left, and never wider
+
+
+class FittedProgress(Progress):
+    """Rich bars laid out for the console's width, one row per experiment: the counts, elapsed and
+    time left always whole; the bar is dropped first, then the description cut (an ellipsis)."""
+
+    def make_tasks_table(self, tasks: Iterable[Task]) -> Table:
+        tasks = [task for task in tasks if task.visible]
+        if not tasks:  # also while rich builds its display, before ``console`` exists
+            return Table.grid()
+        numbers = [self._numbers(task) for task in tasks]
+        room = self.console.width - max(map(len, numbers)) - 1
+        text_width = max(len(task.description) for task in tasks)
+        bar = min(BAR_WIDTHS[1], room - text_width - 1)
+        table = Table.grid(padding=(0, 1), expand=True)
+        table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
+        if bar >= BAR_WIDTHS[0]:
+            table.add_column(no_wrap=True, width=bar)
+        table.add_column(no_wrap=True, justify="right")
+        for task, text in zip(tasks, numbers):
+            drawn = [ProgressBar(task.total, task.completed, width=bar)] if bar >= BAR_WIDTHS[0] else []
+            table.add_row(Text(task.description), *drawn, Text(text))
+        return table
+
+    def _numbers(self, task: Task) -> str:
+        done, total = task.completed, int(task.total or 0)
+        left = _left(task.fields.get("left"), self.get_time(), task.elapsed or 0.0, done, total)
+        return f"{int(done)}/{total} elapsed {_clock(task.elapsed or 0)} left ~{left}"
+
+
+def rich_bars(console: Console) -> tuple[FittedProgress, Callable[..., None]]:
+    """The bars on ``console`` and their ``update(done, total, description, left=None)``."""
+    bar = FittedProgress(console=console, transient=False)
+    tasks: dict[str, TaskID] = {}
+
+    def update(done: int, total: int, description: str, left: float | None = None) -> None:
+        name = description.split(":", 1)[0]
+        if name not in tasks:
+            tasks[name] = bar.add_task(name, total=total)
+        fields = {"left": (left, bar.get_time())} if left is not None else {}
+        bar.update(tasks[name], completed=done, total=total, description=description, **fields)
+
+    update.accepts_time_left = True  # type: ignore[attr-defined]
+    return bar, update
+
+
 @contextlib.contextmanager
 def sweep_progress(
     quiet: bool, stream: TextIO | None = None
@@ -123,25 +183,6 @@ def sweep_progress(
         with _heartbeat(plain):
             yield plain
         return
-    console = Console(file=stream)
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("elapsed"),
-        TimeElapsedColumn(),
-        TextColumn("left ~"),
-        TimeRemainingColumn(elapsed_when_finished=False),
-        console=console,
-        transient=False,
-    )
-    tasks: dict[str, int] = {}
-
-    def update(done: int, total: int, description: str) -> None:
-        name = description.split(":", 1)[0]
-        if name not in tasks:
-            tasks[name] = bar.add_task(name, total=total)
-        bar.update(tasks[name], completed=done, total=total, description=description)
-
+    bar, update = rich_bars(Console(file=stream))
     with bar:
         yield update

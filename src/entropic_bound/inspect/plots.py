@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..plotting import plot_spectrum, to_png
+from .mixers import SINK_THRESHOLD
 
 
 def _pyplot():
@@ -20,12 +21,17 @@ def _pyplot():
     return plt
 
 
-def head_heatmap(table: pd.DataFrame, value: str = "energy_effective_rank", *, title: str | None = None):
-    """Layer × head heatmap of the column ``value`` of a per-head ``table`` (columns layer, head, value)."""
+def head_heatmap(
+    table: pd.DataFrame, value: str = "energy_effective_rank", *, title: str | None = None, threshold=None
+):
+    """Layer × head heatmap of the column ``value`` of a per-head ``table`` (columns layer, head, value).
+
+    ``(level, name)`` as ``threshold`` marks ``level`` on the colour bar and outlines every head
+    above it (the sink heads above ε = 0.3 of a sink-score map)."""
     grid = table.pivot(index="layer", columns="head", values=value).astype(float)  # (layers, heads)
     plt = _pyplot()
     fig, ax = plt.subplots(
-        figsize=(1.0 + 0.4 * grid.shape[1], 1.0 + 0.4 * grid.shape[0]), constrained_layout=True
+        figsize=(1.6 + 0.4 * grid.shape[1], 1.2 + 0.4 * grid.shape[0]), constrained_layout=True
     )
     im = ax.imshow(grid.to_numpy(), aspect="auto", cmap="viridis", origin="upper")
     ax.set_xlabel("head")
@@ -33,8 +39,30 @@ def head_heatmap(table: pd.DataFrame, value: str = "energy_effective_rank", *, t
     ax.set_xticks(range(grid.shape[1]), [str(h) for h in grid.columns])
     ax.set_yticks(range(grid.shape[0]), [str(layer) for layer in grid.index])
     ax.set_title(title or value.replace("_", " "))
-    fig.colorbar(im, ax=ax, label=value)
+    bar = fig.colorbar(im, ax=ax, label=value)
+    if threshold is not None:
+        _mark_threshold(ax, bar, grid.to_numpy(), *threshold)
     return fig
+
+
+THRESHOLD_COLOUR = "#D55E00"
+
+
+def _mark_threshold(ax, bar, values: np.ndarray, level: float, name: str) -> None:
+    """``level`` as a line across the colour bar and an outline round every cell above it."""
+    from matplotlib.patches import Rectangle
+
+    bar.ax.axhline(level, color=THRESHOLD_COLOUR, lw=2)
+    lo, hi = bar.ax.get_ylim()
+    ticks = [t for t in bar.get_ticks() if lo <= t <= hi and abs(t - level) > 0.06 * (hi - lo)]
+    bar.set_ticks(sorted([*ticks, level]))
+    for label in bar.ax.get_yticklabels():
+        if np.isclose(float(label.get_position()[1]), level):
+            label.set(color=THRESHOLD_COLOUR, fontweight="bold")
+    for (i, j), v in np.ndenumerate(values):
+        if np.isfinite(v) and v > level:
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec=THRESHOLD_COLOUR, lw=2))
+    ax.set_xlabel(f"head (outlined: {name}, score > {level:g})")
 
 
 def spectra_table(singular_values: np.ndarray) -> pd.DataFrame:
@@ -105,7 +133,10 @@ def write_figures(result, out: str | Path) -> list[Path]:
     if "sink_score" in result.table:
         definition = (result.text_info or {}).get("sink_definition", "ours")
         figures["sink_score_heatmap.png"] = head_heatmap(
-            result.table, "sink_score", title=f"attention-sink score ({definition})"
+            result.table,
+            "sink_score",
+            title=f"attention-sink score ({definition})",
+            threshold=(SINK_THRESHOLD, "sink head"),
         )
         figures["locality_mass_heatmap.png"] = head_heatmap(
             result.table, "locality_mass", title="locality mass"

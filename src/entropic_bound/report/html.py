@@ -4,8 +4,8 @@ Layout, top to bottom: the verdict table (claim, verdict, one line of key eviden
 boundaries when verdicts carry them, a table of contents, then each experiment — its claims with
 their full evidence in a collapsible block, its settings in words, its figures (files in
 ``figures/`` beside the page, shown at most at their natural size, a click opens the full image)
-and previews of its tables (the full tables are the CSVs in ``results/``). Provenance closes the
-page. Nothing is wider than the window: tables wrap (headers break after ``_``; very wide tables are
+and previews of its tables, each folded to one line until opened (the full tables are the CSVs in
+``results/``). The terms the page uses, then provenance, close it. Nothing is wider than the window: tables wrap (headers break after ``_``; very wide tables are
 shown transposed, ``tables.py``) and keep a scrolling box only as a last resort.
 """
 
@@ -20,6 +20,7 @@ from ..provenance import provenance
 from .boundary_view import boundary_table_html
 from .evidence import evidence_html, evidence_line
 from .format import settings
+from .glossary import TERMS
 from .overrides import non_standard_line
 from .tables import key_value_html, table_preview
 
@@ -45,6 +46,9 @@ ul.settings{columns:2;column-gap:2.5em;font-size:.88em;padding-left:1.2em;margin
 ul.settings li{break-inside:avoid}td.outcomes{font-size:.85em;line-height:1.5}span.outcome{display:inline-block;margin-right:1.2em;white-space:nowrap}
 .claim{border-left:4px solid #d0d7de;padding-left:.8em;margin:.8em 0}
 table.kv th{white-space:nowrap}code{font-size:.9em;background:#f6f8fa;padding:0 3px}
+details.table{margin:.2em 0}details.table>summary{color:#1f2328}p.legend{max-width:none}
+dl.terms{font-size:.88em;columns:2;column-gap:2.5em}dl.terms dt{font-weight:600;break-after:avoid}
+dl.terms dd{margin:0 0 .5em 1em;break-inside:avoid}
 """
 
 
@@ -142,6 +146,7 @@ def _toc(reports, has_boundaries: bool) -> str:
             + (f" <span class=small>({html.escape(claims)})</span>" if claims else "")
             + "</li>"
         )
+    items.append("<li><a href='#terms'>Terms</a></li>")
     items.append("<li><a href='#provenance'>Provenance</a></li>")
     return f"<nav id=contents><h2>Contents</h2><ol>{''.join(items)}</ol></nav>"
 
@@ -152,6 +157,12 @@ def _provenance(store_path: str) -> str:
     rows = [("generated", when), ("run store", store_path), ("git commit", str(prov.get("git_commit")))]
     rows += [(k, str(v)) for k, v in (prov.get("versions") or {}).items()]
     return f"<h2 id=provenance>Provenance</h2>{key_value_html(rows)}"
+
+
+def _terms() -> str:
+    """The terms the claim lines, boundaries and tables use, defined once (:mod:`.glossary`)."""
+    items = "".join(f"<dt>{html.escape(t)}</dt><dd>{html.escape(m)}</dd>" for t, m in TERMS.items())
+    return f"<h2 id=terms>Terms</h2><dl class=terms>{items}</dl>"
 
 
 def _non_standard(verdicts: list[dict]) -> list[str]:
@@ -180,6 +191,7 @@ def render_report(reports, *, out_dir: Path, store_path: str, verdicts: list[dic
         ]
     body.append(_toc(reports, bool(boundaries)))
     body += [_section(r, verdicts, Path(out_dir)) for r in reports]
+    body.append(_terms())
     body.append(_provenance(store_path))
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"

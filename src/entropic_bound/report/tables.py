@@ -1,5 +1,6 @@
 """Tables in the report: previews of at most ``PREVIEW_ROWS`` rows that link to the full CSV, and
-small key/value tables (settings, provenance). No table is wider than the page: headers break after
+small key/value tables (settings, provenance). A column whose name does not say what it holds
+(:mod:`.glossary`) has its meaning as the header's tooltip and in a legend above the rows. No table is wider than the page: headers break after
 ``_`` and ``.``, long cells wrap (CSS in ``html.py``), and a table with more than ``MAX_COLUMNS``
 columns is shown transposed (one row per column), which a 10-row preview keeps narrow."""
 
@@ -11,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .format import number
+from .glossary import column_meaning
 
 PREVIEW_ROWS = 10
 MAX_COLUMNS = 16  # ≈ 1,288 px of page / ~80 px per wrapped numeric column
@@ -43,19 +45,33 @@ def dataframe_html(df: pd.DataFrame, max_rows: int = PREVIEW_ROWS) -> str:
     if shown.shape[1] > MAX_COLUMNS:
         head = "<tr><th>column</th>" + "".join(f"<th>row {i + 1}</th>" for i in range(len(shown))) + "</tr>"
         rows = [
-            f"<tr><th>{breakable(c)}</th>" + "".join(f"<td>{_cell(v)}</td>" for v in shown[c]) + "</tr>"
+            f"<tr>{_header(c)}" + "".join(f"<td>{_cell(v)}</td>" for v in shown[c]) + "</tr>"
             for c in shown.columns
         ]
         return f"<div class=scroll><table class='data transposed'>{head}{''.join(rows)}</table></div>"
-    head = "".join(f"<th>{breakable(c)}</th>" for c in df.columns)
+    head = "".join(_header(c) for c in df.columns)
     rows = []
     for values in shown.itertuples(index=False):
         rows.append("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in values) + "</tr>")
     return f"<div class=scroll><table class=data><tr>{head}</tr>{''.join(rows)}</table></div>"
 
 
+def _header(column) -> str:
+    meaning = column_meaning(str(column))
+    title = f" title='{html.escape(meaning, quote=True)}'" if meaning else ""
+    return f"<th{title}>{breakable(column)}</th>"
+
+
+def column_legend(columns) -> str:
+    """A line naming what each column of ``columns`` found in the glossary holds (none: nothing)."""
+    known = [(c, column_meaning(str(c))) for c in columns]
+    items = [f"<b>{html.escape(str(c))}</b>: {html.escape(m)}" for c, m in known if m]
+    return f"<p class='small legend'>Columns. {'; '.join(items)}.</p>" if items else ""
+
+
 def table_preview(df: pd.DataFrame, csv_href: str, title: str, anchor: str) -> str:
-    """A titled preview with a link to the full CSV (which holds every row)."""
+    """A titled preview, collapsed to one line (name, size, the full CSV) until opened; opened, it
+    shows the legend of its columns and the first rows."""
     shown = min(len(df), PREVIEW_ROWS)
     note = (
         f"all {len(df)} rows"
@@ -66,8 +82,9 @@ def table_preview(df: pd.DataFrame, csv_href: str, title: str, anchor: str) -> s
         note += f" (shown transposed: {df.shape[1]} columns, one per row)"
     link = f'<a href="{html.escape(csv_href)}">{html.escape(csv_href)}</a>'
     return (
-        f"<h4 id='{html.escape(anchor)}'>{html.escape(title)}</h4>"
-        f"<p class=small>{note}: {link}</p>{dataframe_html(df, PREVIEW_ROWS)}"
+        f"<details class=table id='{html.escape(anchor)}'><summary><b>{html.escape(title)}</b> "
+        f"<span class=small>{len(df)} rows × {df.shape[1]} columns</span></summary>"
+        f"<p class=small>{note}: {link}</p>{column_legend(df.columns)}{dataframe_html(df, PREVIEW_ROWS)}</details>"
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...plotting import colour, figure_grid, legend_below, mark_floor, panel_grid
+from ...plotting import colour, figure_grid, legend_below, panel_grid
 
 
 def plot_excess_vs_rank(cfg, rows: pd.DataFrame):
@@ -31,10 +31,13 @@ def plot_excess_vs_rank(cfg, rows: pd.DataFrame):
                     lw=0.9,
                     label=f"{spectrum}, V {v}",
                 )
-            ax.axvline(r_star, color="tab:red", lw=0.8, ls=":")
-            mark_floor(ax, cfg.verdict.eps_floor, "ε_floor")
+            # the reference levels go in the legend, each its own line style: labels written on
+            # the lines sat on top of each other where the two floors are close
+            ax.axvline(r_star, color="tab:red", lw=0.8, ls=":", label="r = r*")
+            ax.axhline(cfg.verdict.eps_floor, color="tab:gray", lw=0.8, ls="--", label="ε_floor")
             if len(g):
-                mark_floor(ax, float(g["noise_floor"].median() / g["signal"].median()), "noise σ² / signal")
+                noise = float(g["noise_floor"].median() / g["signal"].median())
+                ax.axhline(noise, color="#6A3D9A", lw=0.9, ls=(0, (1, 1.5)), label="noise σ² / signal")
                 ax.axhline(
                     float(g["k0_rel_excess"].median()),
                     color="tab:olive",
@@ -46,8 +49,8 @@ def plot_excess_vs_rank(cfg, rows: pd.DataFrame):
             ax.set_title(f"{kind} teacher ({'B1' if kind == 'linear' else 'B2'}), r* = {r_star}", fontsize=9)
             ax.set_xlabel("student rank r")
             ax.set_ylabel("relative excess risk (held out)")
-    legend_below(fig, axes, ncol=5)
-    fig.suptitle(f"E4: held-out excess risk vs rank (c = {cfg.task.c:g}; r* dotted)", fontsize=10)
+    legend_below(fig, axes, ncol=6)
+    fig.suptitle(f"E4: held-out excess risk vs rank (c = {cfg.task.c:g})", fontsize=10)
     return fig
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from matplotlib import colormaps
+from matplotlib.lines import Line2D
 
 from ...lm.corpora import expected_mixing
-from ...plotting import figure_grid, legend_below
+from ...plotting import figure_grid, legend_below, series_styles
 
 _MARKERS = {"natural": "o", "code": "s", "synthetic": "^", "checkpoint": "D", "random_checkpoint": "d"}
 _CATEGORY_COLOURS = {
@@ -19,43 +19,63 @@ _CATEGORY_COLOURS = {
 }
 
 
-def _colour(i: int):
-    return colormaps["tab10"](i % 10)
+def _key(*texts: str) -> list[Line2D]:
+    """Legend entries, in black, for what a line style or marker means (``"--|dashed: reference"``)."""
+    handles = []
+    for text in texts:
+        style, label = text.split("|")
+        handles.append(Line2D([], [], color="black", lw=0.8, ms=4, label=label, **_style(style)))
+    return handles
+
+
+def _style(style: str) -> dict:
+    marker = style.lstrip("-.:") or None
+    return {"ls": style[: len(style) - len(marker or "")] or "none", "marker": marker}
 
 
 def plot_loss_curves(runs: pd.DataFrame, curves: dict[str, dict]):
-    """Training-batch and held-out loss (bits/token) per run against step, reference dashed."""
+    """Training-batch and held-out loss (bits/token) per run against step, each corpus its own
+    colour and marker, the corpus's reference dashed; a run set aside as not learned dotted."""
     fig, axes = figure_grid(1, 2, width=4.4, height=3.2)
-    names = list(dict.fromkeys(runs["corpus"]))
+    styles = series_styles(runs["corpus"])
     for _, run in runs.iterrows():
-        c, colour = curves.get(run["run_id"], {}), _colour(names.index(run["corpus"]))
-        style = "-" if run["learned"] else ":"
+        c, style = curves.get(run["run_id"], {}), styles[run["corpus"]]
+        ls = "-" if run["learned"] else ":"
         label = run["corpus"] if run["seed"] == runs["seed"].min() else None
         axes[0][0].plot(
             c.get("curve_step", []),
             np.asarray(c.get("batch_loss", []), float) / np.log(2),
-            style,
-            color=colour,
+            ls=ls,
+            color=style["color"],
+            marker=style["marker"],
+            markevery=0.2,
+            ms=3,
             lw=0.8,
             label=label,
         )
         steps = np.maximum(np.asarray(c.get("step", []), float), 1)
-        axes[0][1].plot(
-            steps,
-            np.asarray(c.get("val_loss", []), float) / np.log(2),
-            style + "o",
-            color=colour,
-            ms=2,
-            lw=0.8,
-        )
-        axes[0][1].axhline(run["reference_bits"], color=colour, ls="--", lw=0.5)
+        val = np.asarray(c.get("val_loss", []), float) / np.log(2)
+        axes[0][1].plot(steps, val, ls=ls, color=style["color"], marker=style["marker"], ms=3, lw=0.8)
+        axes[0][1].axhline(run["reference_bits"], color=style["color"], ls="--", lw=0.5)
     axes[0][0].set_ylabel("training batch loss (bits/token)", fontsize=8)
-    axes[0][1].set_ylabel("held-out loss (bits/token); dashed: reference", fontsize=8)
+    axes[0][1].set_ylabel("held-out loss (bits/token)", fontsize=8)
     axes[0][1].set_xscale("log")
     for ax in axes[0]:
         ax.set_xlabel("step", fontsize=9)
-    axes[0][0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    fig.suptitle("E7: loss curves (dotted: run set aside as not learned)", fontsize=10)
+    set_aside = bool(len(runs)) and not runs["learned"].all()
+    key = [
+        "-|learned run",
+        *([":|set aside as not learned"] if set_aside else []),
+        "--|reference (bits/token)",
+    ]
+    axes[0][1].legend(handles=_key(*key), fontsize=8, loc="upper right", frameon=False)
+    axes[0][0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="corpus")
+    what = (
+        "solid: learned runs; dotted: set aside as not learned" if set_aside else "every run learned (solid)"
+    )
+    fig.suptitle(
+        f"E7: loss curves, one colour and marker per corpus ({what}; dashed: its reference)", fontsize=10
+    )
     return fig
 
 
@@ -63,18 +83,22 @@ def plot_rank_vs_complexity(corpora: pd.DataFrame, rank_label: str):
     """Final head-mean kernel rank (mean ± sd over learned seeds) vs each complexity measure."""
     measures = ("information", "compression", "mixing_known", "mixing_data")
     fig, axes = figure_grid(1, len(measures), width=3.0, height=3.0)
+    names = list(corpora["name"]) if len(corpora) else []
+    kinds = dict(zip(names, corpora["kind"])) if len(corpora) else {}
+    styles = series_styles(names, markers={n: _MARKERS.get(k, "o") for n, k in kinds.items()})
     for ax, m in zip(axes[0], measures):
         if not len(corpora) or m not in corpora:
             ax.text(0.5, 0.5, "no learned corpus\nof the main shape", ha="center", va="center", fontsize=8)
             ax.set_axis_off()
             continue
-        for i, row in corpora.reset_index(drop=True).iterrows():
+        for _, row in corpora.iterrows():
+            style = styles[row["name"]]
             ax.errorbar(
                 row[m],
                 row["rank"],
                 yerr=row["rank_sd"],
-                fmt=_MARKERS.get(row["kind"], "o"),
-                color=_colour(i),
+                fmt=style["marker"],
+                color=style["color"],
                 label=row["name"],
                 ms=5,
                 capsize=2,
@@ -82,31 +106,38 @@ def plot_rank_vs_complexity(corpora: pd.DataFrame, rank_label: str):
         ax.set_xlabel(
             f"{m} ({'bits/token' if m in ('information', 'compression') else 'tokens'})", fontsize=8
         )
-    axes[0][0].set_ylabel(rank_label, fontsize=8)
+    axes[0][0].set_ylabel(f"{rank_label}\n(mean; error bar ± 1 sd over learned seeds)", fontsize=8)
     if len(corpora):
         axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    fig.suptitle("E7: kernel rank vs predicted complexity (o natural, s code, ^ synthetic)", fontsize=10)
+    shown = [f"{marker} {kind}" for kind, marker in _MARKERS.items() if kind in set(kinds.values())]
+    fig.suptitle(
+        f"E7: kernel rank vs predicted complexity, one colour per corpus ({', '.join(shown)}); "
+        "error bars ± 1 sd over learned seeds",
+        fontsize=10,
+    )
     return fig
 
 
 def plot_rank_vs_progress(points: pd.DataFrame):
-    """Kernel rank against optimisation progress and against log step, one line per run."""
+    """Kernel rank against optimisation progress and against log step, one line per run, one
+    colour and marker per corpus."""
     fig, axes = figure_grid(1, 2, width=4.0, height=3.0)
-    names = list(dict.fromkeys(points["corpus"])) if len(points) else []
+    styles = series_styles(points["corpus"]) if len(points) else {}
     labelled = set()
     for _, g in points.groupby("run_id", sort=False):
         corpus = g["corpus"].iloc[0]
-        colour, label = _colour(names.index(corpus)), None if corpus in labelled else corpus
+        style, label = styles[corpus], None if corpus in labelled else corpus
         labelled.add(corpus)
-        axes[0][0].plot(g["progress"], g["rank"], "-o", color=colour, ms=2, lw=0.8, label=label)
-        axes[0][1].plot(np.exp(g["step"]), g["rank"], "-", color=colour, lw=0.8)
+        common = dict(color=style["color"], marker=style["marker"], ls=style["ls"], ms=3, lw=0.8)
+        axes[0][0].plot(g["progress"], g["rank"], label=label, **common)
+        axes[0][1].plot(np.exp(g["step"]), g["rank"], **common)
     axes[0][0].set_xlabel("optimisation progress (L0 - Lt)/(L0 - Lref)")
     axes[0][1].set_xlabel("step")
     axes[0][1].set_xscale("log")
     for ax in axes[0]:
         ax.set_ylabel("head-mean kernel rank", fontsize=8)
     legend_below(fig, axes, ncol=4, fontsize=7)
-    fig.suptitle("E7: kernel rank over training (learned runs)", fontsize=10)
+    fig.suptitle("E7: kernel rank over training (learned runs; one line per seed)", fontsize=10)
     return fig
 
 
@@ -162,11 +193,22 @@ def plot_structure(heads: pd.DataFrame):
             colours = [_CATEGORY_COLOURS.get(c, "black") for c in g["category"]]
             axes[0][1].scatter(i + rng.uniform(-0.25, 0.25, len(r)), r, s=9, c=colours)
     axes[0][1].set_ylabel("logit-field rank for 90% (per head)", fontsize=9)
-    axes[0][1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    shown = set(heads["category"]) if "category" in heads else set()
+    dots = [
+        Line2D([], [], ls="none", marker="o", ms=4, color=c, label=f"{cat} head")
+        for cat, c in _CATEGORY_COLOURS.items()
+        if cat in shown
+    ]
+    band = axes[0][1].get_legend_handles_labels()[0]
+    axes[0][1].legend(
+        handles=band + dots, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False
+    )
     for ax in axes[0]:
         ax.tick_params(axis="y", labelsize=8)
-    fig.suptitle(
-        "E7: head categories and logit-field rank; natural text and checkpoints left, controls right of the dashes",
-        fontsize=9,
-    )
+    split = ""
+    if 0 < n_controls < len(sources):
+        kinds = dict(zip(heads["source"], heads["kind"]))
+        left = dict.fromkeys(kinds[s].replace("_", " ") for s in sources if not expected_mixing(s))
+        split = f"; left of the dashed line: {', '.join(left)} sources, right: controls"
+    fig.suptitle(f"E7: head categories and logit-field rank per source{split}", fontsize=9)
     return fig
