@@ -26,6 +26,7 @@ from .data import check_arrays
 from .goodness import (
     FREE_SIGMA_SAMPLES,
     HOLD_FRACTION,
+    MAX_TESTED,
     MIN_HELD,
     class_test,
     held_out,
@@ -60,7 +61,7 @@ def _estimates(fit: Fit, r_cut: int) -> tuple[dict[str, float], dict[str, Any]]:
     return estimates, params
 
 
-def _goodness_of_fit(fit: Fit, X, Y, V, held, r_hat: int, split: dict) -> dict[str, Any]:
+def _goodness_of_fit(fit: Fit, X, Y, V, held, r_hat: int, split: dict, seed: int) -> dict[str, Any]:
     """The held-out test of the teacher class (:mod:`.goodness`), or why it was not run."""
     if held is None:
         return not_tested(
@@ -70,7 +71,8 @@ def _goodness_of_fit(fit: Fit, X, Y, V, held, r_hat: int, split: dict) -> dict[s
         )
     train = np.flatnonzero(~held)[:FREE_SIGMA_SAMPLES]
     free = outside_row_sigma(X[train], Y[train], V)
-    result = class_test(fit, X[held], Y[held], r_hat, free)
+    tested = np.flatnonzero(held)[:MAX_TESTED]
+    result = class_test(fit, X[tested], Y[tested], r_hat, free, np.random.default_rng([seed, 29]))
     if result is None:
         why = fit.untested_reason if fit.singular_values.size else f"nothing was fitted ({fit.reason})"
         return not_tested(f"not tested: {why}", split)
@@ -132,7 +134,7 @@ def predict_r_star(
                 + did_you_mean(estimator, estimates)
             )
         r_hat = int(round_estimate(estimates[estimator]))
-    gof = _goodness_of_fit(fit, X, Y, V, held, int(r_hat), split_description(N, held, seed))
+    gof = _goodness_of_fit(fit, X, Y, V, held, int(r_hat), split_description(N, held, seed), seed)
     identifiable, reason = fit.identifiable, fit.reason
     if identifiable and fit.rank_cap is not None and r_hat >= fit.rank_cap:
         identifiable, reason = False, fit.cap_reason

@@ -120,3 +120,27 @@ def null_draws(
     R_m = eq.ref.gather(2, eq.m[..., None])[:, None]  # (c, 1, n, 1)
     u = eq.w[:, None] * (eps / eq.ref[:, None] - eps_m / R_m)  # (c, draws, n, n) = w η
     return outer_sum(X, back_project(X, eq.x_m, u))
+
+
+def bootstrap_rhs(
+    X: torch.Tensor,
+    P: torch.Tensor,
+    w: torch.Tensor,
+    m: torch.Tensor,
+    A_true: torch.Tensor,
+    sigma: float,
+    rng: np.random.Generator,
+    draws: int,
+) -> torch.Tensor:
+    """``draws`` right-hand sides ``Σ w ℓ* φ`` of data simulated from ``A_true (c, n, n)`` at noise σ,
+    with the fit's own mask, weights and references (``w``, ``m``) and the *exact* logs of the noisy
+    ``Â* = A_true + E P`` (their bias included, unlike :func:`null_draws`) → ``(draws, d, d)``. An
+    entry the noise pushed to ``Â* ≤ 0`` has no log and leaves the sum."""
+    c, n, _ = X.shape
+    E = torch.from_numpy(sigma * rng.standard_normal((c, draws * n, P.shape[1])))
+    A = A_true[:, None] + torch.bmm(E, P).reshape(c, draws, n, n)  # (c, draws, n, n)
+    A_m = A.gather(3, m[:, None, :, None].expand(-1, draws, -1, 1))  # (c, draws, n, 1)
+    ok = (w[:, None] > 0) & (A > 0) & (A_m > 0)
+    ell = torch.log(torch.where(ok, A, 1.0)) - torch.log(torch.where(ok, A_m, 1.0))
+    x_m = X.gather(1, m[..., None].expand(-1, -1, X.shape[2]))  # (c, n, d)
+    return outer_sum(X, back_project(X, x_m, torch.where(ok, w[:, None] * ell, 0.0)))
