@@ -118,7 +118,7 @@ def test_the_simulated_null_matches_the_exact_law_without_estimation_error():
 SEEDS = 50
 # Saturated attention (logit scale 10): the training fit's estimation error is large and varies across
 # samples, which a null without it mistakes for a wrong class.
-SMALL = {"N": 200, "n": 8, "d": 12, "d_v": 12, "r": 2, "sigma": 0.05, "scale": 5.0}
+SMALL = {"N": 120, "n": 6, "d": 8, "d_v": 8, "r": 2, "sigma": 0.05, "scale": 5.0}
 ISSUE = {"N": 400, "n": 12, "d": 16, "d_v": 16, "r": 3, "sigma": 0.05}
 
 
