@@ -45,7 +45,7 @@ def spectrum_figure(pred: Prediction) -> Figure:
     label_spectrum_axes(ax, OPERATOR.get(pred.method, "K̂"))
     trust = "identifiable" if pred.identifiable else "NOT identifiable"
     where = "the largest gap" if pred.cut.get("chosen") == "gap" else "the noise threshold τ"
-    ax.set_title(f"r_hat = {pred.r_hat} ({trust}, read at {where}) — {pred.method}")
+    ax.set_title(f"r_hat = {pred.r_hat} ({trust}, read at {where})\nmethod: {pred.method}")
     ax.set_xlim(0.5, s.size + 0.5)
     ax.legend(loc="upper right", frameon=False)
     return fig
