@@ -293,7 +293,9 @@ def test_plot_draws_the_spectrum_with_the_cut_and_r_hat(tmp_path, capsys):
     assert ax.get_yscale() == "log" and len(ax.lines[0].get_xdata()) == len(pred.singular_values)
     make_legible(fig)
     assert smallest_display_pt(fig) >= 8.0
+    fig.draw_without_rendering()
     box = fig.bbox  # no text runs off the picture (the title names the method on its own line)
-    for text in fig.findobj(lambda a: hasattr(a, "get_text") and a.get_visible() and a.get_text()):
+    labels = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.get_legend().get_texts()]
+    for text in labels:
         extent = text.get_window_extent()
         assert box.x0 - 1 <= extent.x0 and extent.x1 <= box.x1 + 1, text.get_text()
