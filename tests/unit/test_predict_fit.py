@@ -162,3 +162,15 @@ def test_power_on_the_other_class_data(kind, read_as):
     seeds = 10
     rejected, _, fits = _outcomes(kind, read_as, seeds, **{**SMALL, "scale": 1.0})
     assert rejected >= seeds - 1, [f["reason"] for f in fits]
+
+
+@pytest.mark.parametrize("kind", ["softmax", "linear-qk"])
+def test_power_on_misspecified_noise(kind):
+    """Noise whose level varies from sample to sample (σ_i from 0.01 to 0.1) is not the class's iid noise."""
+    seeds, rejected = 10, []
+    for seed in range(seeds):
+        X, clean, V, _ = teacher_data(kind, seed=seed, **{**SMALL, "scale": 1.0, "sigma": 0.0})
+        rng = np.random.default_rng(seed)
+        Y = clean + rng.uniform(0.01, 0.1, size=(clean.shape[0], 1, 1)) * rng.standard_normal(clean.shape)
+        rejected.append(predict_r_star(X, Y, teacher=kind, V=V, seed=seed).fit["teacher_rejected"])
+    assert sum(map(bool, rejected)) >= seeds - 1, rejected
