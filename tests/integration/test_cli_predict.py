@@ -277,7 +277,7 @@ def test_plot_draws_the_spectrum_with_the_cut_and_r_hat(tmp_path, capsys):
     from entropic_bound.predict import predict_r_star
     from entropic_bound.predict.plot import spectrum_figure
 
-    X, Y, V = _data(teacher="softmax", sigma=1e-2)
+    X, Y, V = _data(N=64, n=6, d=8, d_v=8, teacher="softmax", sigma=1e-2)
     np.savez(tmp_path / "d.npz", X=X, Y=Y, V=V)
     code, out, err = _run(capsys, tmp_path / "d.npz", "--teacher", "softmax", "--plot", tmp_path / "s.png")
     assert code == 0, err
