@@ -22,7 +22,8 @@ the training fit, ``||E_i + Δ*_i||² / σ̂² = (z + ||Δ*_i|| / σ̂)² + χ²
 of ``NULL_DRAWS`` simulated held-out sets exactly, without more fits (the model-free ``σ̂²_free`` is
 ``σ̂² χ²_dof / dof``). Each statistic's threshold is its null's ``1 − ALPHA / T`` quantile (``T``
 statistics: the check as a whole rejects a true class with probability ``ALPHA``), and ``p_value``
-is the smallest null tail probability times ``T``.
+is the smallest null tail probability times ``T``. The softmax refits overstate the error where
+attention saturates, so there the check errs on the safe side (:func:`.log_ratios.bootstrap_rhs`).
 
 Noise-free data have no noise to disperse: held-out residuals at float64 round-off (``EXACT_RTOL``
 of ``Y``'s RMS) accept the class outright (``test: exact_fit``), since no other class reproduces the
@@ -76,7 +77,7 @@ def split_description(N: int, held: np.ndarray | None, seed: int) -> dict:
         "held_out": int(held.sum()) if held is not None else 0,
         "train": N - (int(held.sum()) if held is not None else 0),
         "rule": f"seeded random {HOLD_FRACTION:g} of the samples (seed {seed}); the rank uses all samples, "
-        "the tested model only the training ones",
+        f"the tested model only the training ones; the test reads at most {MAX_TESTED} held-out samples",
     }
 
 
@@ -164,9 +165,9 @@ def dispersion_test(
     tests = {name: (value, *_monte_carlo(value, null[name], level)) for name, value in observed.items()}
     name = max(tests, key=lambda t: tests[t][0] / tests[t][1] if tests[t][1] > 0 else np.inf)
     statistic, threshold, _ = tests[name]
-    p_value = min(1.0, len(tests) * min(t[2] for t in tests.values()))
     # A NaN statistic (residuals that overflowed) tested nothing: unknown, like an untested class.
     nan = any(np.isnan(t[0]) for t in tests.values())
+    p_value = None if nan else min(1.0, len(tests) * min(t[2] for t in tests.values()))
     rejected = None if nan else bool(any(t[0] > t[1] for t in tests.values()))
     if name == "dispersion":
         how = f"vary {statistic:.3g}× more across held-out samples than noise at their level"
@@ -186,7 +187,8 @@ def dispersion_test(
         "threshold": threshold,
         "p_value": p_value,
         "level": ALPHA,
-        "reason": f"{what} {how} (threshold {threshold:.3g}, p = {p_value:.2g}): {verdict}.",
+        "reason": f"{what} {how} (threshold {threshold:.3g}, p = {'n/a' if nan else f'{p_value:.2g}'}): "
+        f"{verdict}.",
         "test": name,
         "tests": {t: {"statistic": v[0], "threshold": v[1], "p_value": v[2]} for t, v in tests.items()},
         "null": f"{null[name].size} simulated held-out sets ({null_rule}); each threshold at level "
