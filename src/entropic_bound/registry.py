@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from .errors import UnknownNameError, did_you_mean
+from .teacher_definitions import LINEAR_QK_TEACHER, SOFTMAX_TEACHER
 
 T = TypeVar("T")
 
@@ -150,9 +151,9 @@ _BUILT_IN: tuple[tuple[Registry, str, str, str], ...] = (
     (TASKS, "fixed_operator", "tasks.fixed_operator:FixedOperatorTask",
      "Y = A* X V* + E with a rank-r* token mixer A* (the linear surrogate's task)"),
     (TASKS, "linear_qk_teacher", "tasks.attention_teachers:LinearQKTeacherTask",
-     "Y = (X K* X^T / sqrt(d)) X V* / n + E with a rank-r* kernel K*"),
+     f"{LINEAR_QK_TEACHER} with a rank-r* kernel K*"),
     (TASKS, "softmax_teacher", "tasks.attention_teachers:SoftmaxTeacherTask",
-     "Y = softmax(X K* X^T / sqrt(d)) X V* + E with a rank-r* kernel K*"),
+     f"{SOFTMAX_TEACHER} with a rank-r* kernel K*"),
     (ESTIMATORS, "numerical_rank", "spectra.estimators:numerical_rank.estimator",
      "Numerical rank ``#{i : s_i > tol · s_1}`` with a tolerance relative to the top singular value."),
     (ESTIMATORS, "energy_effective_rank", "spectra.estimators:energy_effective_rank.estimator",

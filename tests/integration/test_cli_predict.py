@@ -156,6 +156,26 @@ def _bad_cases(tmp):
         "Did you mean 'stable_rank'",
     )
     cases["no data"] = (["--teacher", "linear-qk"], "Got neither")
+    np.save(tmp / "x.npy", X)
+    cases["--x without --y"] = (
+        ["--x", tmp / "x.npy", "--teacher", "linear-qk"],
+        f"Got --x {tmp / 'x.npy'} without --y Y.npy.",
+    )
+    cases["--v alone"] = (["--v", tmp / "x.npy", "--teacher", "softmax"], "without --x X.npy and --y Y.npy")
+    (tmp / "make.py").write_text("import numpy as np\nnp.savez('d.npz', X=X, Y=Y)\n")
+    cases["a text file"] = (
+        [tmp / "make.py", "--teacher", "softmax"],
+        "Expected a NumPy .npz archive (np.savez) or .npy array (np.save)",
+    )
+    cases["method of the other teacher"] = (
+        npz("m", X=X, Y=Y, V=V) + ["--teacher", "softmax", "--method", "linear_v_known"],
+        "Method 'linear_v_known' fits the linear-qk teacher, not --teacher softmax. Expected one of "
+        "softmax_log_attention, softmax_linearised",
+    )
+    cases["plot not a png"] = (npz("p1", X=X, Y=Y) + ["--plot", tmp / "s.jpg"], "ending in .png")
+    cases["plot in no folder"] = (npz("p2", X=X, Y=Y) + ["--plot", tmp / "no" / "s.png"], "Found no folder")
+    cases["plot is a folder"] = (npz("p3", X=X, Y=Y) + ["--plot", tmp / "dir.png"], "Got the directory")
+    (tmp / "dir.png").mkdir()
     return cases
 
 
@@ -166,6 +186,8 @@ def test_each_bad_input_exits_2_with_one_line(tmp_path, capsys):
         lines = err.strip().splitlines()
         assert len(lines) == 1 and "Traceback" not in err, (name, err)
         assert fragment in lines[0], (name, lines[0])
+        if name == "a text file":  # says what it found, not NumPy's pickle advice
+            assert "Found a text file" in lines[0] and "pickle" not in lines[0], lines[0]
 
 
 def test_bad_input_subprocess_has_no_traceback(tmp_path):
@@ -207,3 +229,73 @@ def test_json_fit_key_flags_the_wrong_teacher(tmp_path, capsys, teacher, rejecte
     assert result["cut"]["chosen"] in ("null", "gap") and "null_rank" in result["cut"]
     code, out, _ = _run(capsys, path, "--teacher", teacher, "--v-known")
     assert ("WARNING: the linear-qk teacher does not fit" in out) is rejected
+
+
+def test_the_teacher_definitions_are_stated_once_and_are_what_the_tasks_compute(capsys):
+    """`list` (the registry's summaries) and `predict --help` show the same definitions, and the
+    tasks' teachers compute exactly them (with the 1/√d and the linear teacher's 1/n)."""
+    import torch
+
+    from entropic_bound.registry import TASKS
+    from entropic_bound.tasks import LinearQKTeacherTask, SoftmaxTeacherTask
+    from entropic_bound.teacher_definitions import LINEAR_QK_TEACHER, SOFTMAX_TEACHER
+
+    assert TASKS.summary("linear_qk_teacher").startswith(LINEAR_QK_TEACHER)
+    assert TASKS.summary("softmax_teacher").startswith(SOFTMAX_TEACHER)
+    with pytest.raises(SystemExit):
+        main(["predict", "--help"])
+    predict_help = " ".join(capsys.readouterr().out.split())
+    assert f"linear-qk: {LINEAR_QK_TEACHER}" in predict_help and f"softmax: {SOFTMAX_TEACHER}" in predict_help
+    assert main(["list"]) == 0
+    listed = capsys.readouterr().out
+    assert LINEAR_QK_TEACHER in listed and SOFTMAX_TEACHER in listed
+    n, d = 6, 8
+    for task, mixer in (
+        (LinearQKTeacherTask, lambda L: L / (np.sqrt(d) * n)),
+        (SoftmaxTeacherTask, lambda L: torch.softmax(torch.from_numpy(L / np.sqrt(d)), -1).numpy()),
+    ):
+        teacher = task(n=n, d=d, d_v=d, r_star=2, sigma=0.0).teacher(torch.Generator().manual_seed(0))
+        batch = teacher.sample(4, torch.Generator().manual_seed(1))
+        X, K, V = batch.X.numpy(), teacher.truth["K"], teacher.V.numpy()
+        expected = mixer(X @ K @ X.transpose(0, 2, 1)) @ X @ V
+        np.testing.assert_allclose(batch.Y.numpy(), expected, rtol=1e-6, atol=1e-9)
+
+
+def test_every_method_belongs_to_one_teacher_and_the_defaults_to_theirs():
+    from entropic_bound.cli.predict_cmd import TEACHER_METHODS
+    from entropic_bound.predict import PREDICTORS, default_method
+
+    owned = [m for methods in TEACHER_METHODS.values() for m in methods]
+    assert sorted(owned) == sorted(PREDICTORS.names()) and len(set(owned)) == len(owned)
+    for teacher, methods in TEACHER_METHODS.items():
+        for n, v_known in ((4, True), (4, False), (40, True)):
+            assert default_method(teacher, n, 8, 8, v_known) in methods
+
+
+def test_plot_draws_the_spectrum_with_the_cut_and_r_hat(tmp_path, capsys):
+    from entropic_bound.plotting import make_legible, smallest_display_pt
+    from entropic_bound.predict import predict_r_star
+    from entropic_bound.predict.plot import spectrum_figure
+
+    X, Y, V = _data(N=64, n=6, d=8, d_v=8, teacher="softmax", sigma=1e-2)
+    np.savez(tmp_path / "d.npz", X=X, Y=Y, V=V)
+    code, out, err = _run(capsys, tmp_path / "d.npz", "--teacher", "softmax", "--plot", tmp_path / "s.png")
+    assert code == 0, err
+    png = (tmp_path / "s.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
+    pred = predict_r_star(X, Y, teacher="softmax", V=V)
+    fig = spectrum_figure(pred)
+    fig.draw_without_rendering()
+    texts = " ".join(t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text")))
+    assert f"r_hat = {pred.r_hat}" in texts and f"τ = {pred.threshold:.3g}" in texts
+    assert f"r_gap = {pred.cut['gap_rank']}" in texts
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log" and len(ax.lines[0].get_xdata()) == len(pred.singular_values)
+    make_legible(fig)
+    assert smallest_display_pt(fig) >= 8.0
+    fig.draw_without_rendering()
+    box = fig.bbox  # no text runs off the picture (the title names the method on its own line)
+    labels = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.get_legend().get_texts()]
+    for text in labels:
+        extent = text.get_window_extent()
+        assert box.x0 - 1 <= extent.x0 and extent.x1 <= box.x1 + 1, text.get_text()

@@ -1,8 +1,10 @@
 """``predict``: the intrinsic rank r* from data alone (no training), with the evidence for it.
 
 entropic-bound predict DATA.npz --teacher linear-qk|softmax [--v-known] [--json]
-                       [--estimator NAME] [--method NAME]
+                       [--estimator NAME] [--method NAME] [--plot FILE.png]
 entropic-bound predict --x X.npy --y Y.npy [--v V.npy] --teacher ...
+
+The teachers are those of ``entropic-bound list`` (:mod:`entropic_bound.teacher_definitions`).
 
 Exit status: 0 when r* is identifiable, 3 when these data (or this method) cannot identify it —
 the output then says why and what would make it identifiable — and 2 for a user mistake.
@@ -12,14 +14,25 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 from ..errors import DataError, UserInputError
+from ..teacher_definitions import PREDICT_TEACHERS
 
 # The parser's names, spelled here so that `--help` does not import the predictors (torch, scipy);
 # tests/unit/test_cli_imports.py checks them against entropic_bound.predict.
-TEACHERS = ("linear-qk", "softmax")
+TEACHERS = tuple(PREDICT_TEACHERS)
 NOT_IDENTIFIABLE = 3  # the exit status when r* is not identifiable (documented in --help and README)
-METHODS = ("linear_v_known", "linear_v_unknown", "softmax_linearised", "softmax_log_attention")
+# The methods that fit each teacher's class (the library also runs the others, as E6's controls do).
+TEACHER_METHODS = {
+    "linear-qk": ("linear_v_known", "linear_v_unknown"),
+    "softmax": ("softmax_log_attention", "softmax_linearised"),
+}
+METHODS = tuple(sorted(m for methods in TEACHER_METHODS.values() for m in methods))
+TEACHER_HELP = (
+    "; ".join(f"{name}: {definition}" for name, definition in PREDICT_TEACHERS.items())
+    + " (linear_qk also accepted). r* = rank K*: the fitted kernel absorbs any scale, the 1/√d and 1/n included"
+)
 
 
 def add_parser(sub) -> None:
@@ -44,14 +57,24 @@ def add_parser(sub) -> None:
         required=True,
         choices=TEACHERS,
         type=lambda name: name.replace("_", "-"),  # linear_qk, the student's spelling, is accepted too
-        help="linear-qk or softmax (linear_qk also accepted): Y = (X K Xᵀ) X V or softmax(X K Xᵀ) X V",
+        help=TEACHER_HELP,
     )
     p.add_argument("--v-known", action="store_true", help="require V (error if the data hold none)")
-    p.add_argument("--method", metavar="NAME", help=f"predictor: {', '.join(METHODS)} (default: per setting)")
+    p.add_argument(
+        "--method",
+        metavar="NAME",
+        help="predictor (default: per setting): "
+        + "; ".join(f"{t}: {', '.join(ms)}" for t, ms in TEACHER_METHODS.items()),
+    )
     p.add_argument(
         "--estimator", metavar="NAME", help="take r_hat from this estimate (default: noise_calibrated_rank)"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="also draw the singular values (log scale) with the cut τ, r_gap and r_hat to this PNG",
+    )
     p.set_defaults(func=_predict)
 
 
@@ -63,19 +86,51 @@ def _load(args):
     if args.data:
         return load_npz(args.data)
     if not (args.x and args.y):
-        raise UserInputError("Expected DATA.npz or both --x X.npy and --y Y.npy. Got neither.")
+        given = [f"--{k} {getattr(args, k)}" for k in ("x", "y", "v") if getattr(args, k)]
+        missing = " and ".join(f"--{k} {k.upper()}.npy" for k in ("x", "y") if not getattr(args, k))
+        got = f"Got {', '.join(given)} without {missing}." if given else "Got neither."
+        raise UserInputError(f"Expected DATA.npz or both --x X.npy and --y Y.npy. {got}")
     V = load_npy(args.v, "V") if args.v else None
     return load_npy(args.x, "X"), load_npy(args.y, "Y"), V
 
 
-def _predict(args) -> int:
-    from ..predict import PREDICTORS, predict_r_star
+def _check_method(method: str | None, teacher: str) -> None:
+    """A method must fit the named teacher's class: another one would answer for a class not asked about."""
+    if method is None or method in TEACHER_METHODS[teacher]:
+        return
+    from ..predict import PREDICTORS
 
+    PREDICTORS.get(method)  # unknown name → one line with the choices
+    owner = next(t for t, methods in TEACHER_METHODS.items() if method in methods)
+    raise UserInputError(
+        f"Method '{method}' fits the {owner} teacher, not --teacher {teacher}. Expected one of "
+        f"{', '.join(TEACHER_METHODS[teacher])} (or no --method)."
+    )
+
+
+def _check_plot_path(path: str | None) -> None:
+    """Refuse a --plot path that cannot take a PNG before any work is done."""
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not path.lower().endswith(".png"):
+        raise UserInputError(f"--plot expects a file name ending in .png. Got '{path}'.")
+    if os.path.isdir(path):
+        raise UserInputError(f"--plot expects a file name ending in .png. Got the directory '{path}'.")
+    if not os.path.isdir(folder):
+        raise UserInputError(f"--plot expects a file in an existing folder. Found no folder '{folder}'.")
+    if not os.access(folder, os.W_OK):
+        raise UserInputError(f"--plot expects a file in a writable folder. Cannot write to '{folder}'.")
+
+
+def _predict(args) -> int:
+    from ..predict import predict_r_star
+
+    _check_method(args.method, args.teacher)
+    _check_plot_path(args.plot)
     X, Y, V = _load(args)
     if args.v_known and V is None:
         raise DataError("--v-known expects an array V (d, d_v) in the data (or --v V.npy). Found none.")
-    if args.method is not None:
-        PREDICTORS.get(args.method)  # unknown name → one line with the choices
     pred = predict_r_star(X, Y, teacher=args.teacher, V=V, method=args.method, estimator=args.estimator)
     if pred.too_few_samples:  # a sample-count problem the user can fix: an error, not a verdict
         raise DataError(f"Expected more equations than unknowns for '{pred.method}'. Found {pred.reason}")
@@ -87,7 +142,30 @@ def _predict(args) -> int:
         )
     else:
         _print_table(pred, args.teacher)
+    if args.plot:
+        _write_plot(pred, args.plot)
     return 0 if pred.identifiable else NOT_IDENTIFIABLE
+
+
+def _write_plot(pred, path: str) -> None:
+    import sys
+
+    from ..plotting import to_png
+    from ..predict.plot import spectrum_figure
+
+    if not pred.singular_values:
+        print(
+            f"--plot: nothing was fitted ({pred.reason}), so there is no spectrum to draw.", file=sys.stderr
+        )
+        return
+    png = to_png(spectrum_figure(pred))
+    try:
+        with open(path, "wb") as handle:
+            handle.write(png)
+    except OSError as exc:
+        raise UserInputError(
+            f"--plot expects a writable file. Could not write '{path}': {exc.strerror}."
+        ) from None
 
 
 def to_identify(pred) -> str:

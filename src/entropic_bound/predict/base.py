@@ -39,6 +39,10 @@ class Fit:
         heldout_model: ``(X_h, r) -> Ŷ_h``, the teacher class fitted on the training samples only with
             its kernel truncated to rank ``r``; ``None`` when the method cannot fit its class
             (``untested_reason`` says why).
+        heldout_error: ``(X_h, r, rng) -> (B, N_h)``, the parametric bootstrap of ``heldout_model``'s
+            estimation error: ``||Δ*_i||²`` on each held-out sample for ``B`` refits of the training
+            fit on data simulated from the fitted model (rank ``r``, noise ``sigma``), through the
+            method's own equations and weights; the goodness-of-fit null (:mod:`.goodness`).
         heldout_constraint: ``(X_h, Y_h) -> (R, what, k)``, residuals the teacher class fixes without a
             fit (``k`` dof of ``N(0, σ²)`` noise per sample under the class), used when there is no
             ``heldout_model``.
@@ -59,6 +63,7 @@ class Fit:
     extra: dict[str, float] = dataclasses.field(default_factory=dict)
     params: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     heldout_model: Callable[[np.ndarray, int], np.ndarray] | None = None
+    heldout_error: Callable[[np.ndarray, int, np.random.Generator], np.ndarray] | None = None
     heldout_constraint: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, str, int]] | None = None
     untested_reason: str = "no training-only fit of the teacher class (too few training samples?)"
 

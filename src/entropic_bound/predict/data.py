@@ -73,6 +73,7 @@ def _load_one(path: str) -> Any:
         raise DataError(f"Expected a .npz or .npy file at '{path}'. Found no such file.")
     if os.path.isdir(path):
         raise DataError(f"Expected a .npz or .npy file at '{path}'. Found a directory.")
+    _check_file_kind(path)
     try:
         _check_declared_sizes(path)
         return np.load(path, allow_pickle=False)
@@ -84,6 +85,38 @@ def _load_one(path: str) -> Any:
         ) from None
     except (OSError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as exc:
         raise DataError(f"Expected a NumPy .npz or .npy file at '{path}'. Could not read it: {exc}") from None
+
+
+NPY_MAGIC = b"\x93NUMPY"
+ZIP_MAGIC = b"PK\x03\x04"
+PICKLE_PROTOCOL = 0x80  # a pickle of protocol 2 or later opens with this byte
+
+
+def _check_file_kind(path: str) -> None:
+    """Refuse a file that is neither an ``.npy`` array nor an ``.npz`` (zip) archive by what it holds
+    (a script, a CSV, a pickle), before NumPy tries to read it as a pickle."""
+    with open(path, "rb") as handle:
+        head = handle.read(512)
+    if head.startswith((NPY_MAGIC, ZIP_MAGIC)) or zipfile.is_zipfile(path):
+        return
+    if head[:1] == bytes([PICKLE_PROTOCOL]):
+        found = "a Python pickle (pickles are not loaded)"
+    elif not head:
+        found = "an empty file"
+    else:
+        found = "a text file" if _is_text(head) else "a file of another format"
+    raise DataError(
+        f"Expected a NumPy .npz archive (np.savez) or .npy array (np.save) at '{path}'. Found {found}."
+    )
+
+
+def _is_text(head: bytes) -> bool:
+    """Whether the first bytes of a file read as UTF-8 (a character cut at the end still counts)."""
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(head) - 3
+    return b"\x00" not in head
 
 
 def _declared_bytes(handle) -> tuple[tuple, int]:

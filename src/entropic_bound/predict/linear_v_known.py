@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Fit, chunks, not_identifiable
-from .goodness import truncate
+from .goodness import REFITS, truncate
 from .normal_equations import KronSystem, kernel_noise_draws, top_singular_values
 
 NOISE_DRAWS = 16
@@ -71,12 +71,13 @@ def add_split(systems: dict, held: np.ndarray, X: np.ndarray, B: np.ndarray, T: 
             systems[flag].add(X[rows], B[rows], T[rows])
 
 
-def train_kernel(system: KronSystem) -> np.ndarray | None:
-    """``K̂`` from the training samples alone (the goodness-of-fit model), or ``None``."""
+def train_kernel(system: KronSystem) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(K̂, L)`` from the training samples alone (the goodness-of-fit model; ``L`` the Cholesky
+    factor of their normal matrix), or ``None``."""
     if system.n_equations <= system.d**2:
         return None
     solved = system.solve()
-    return None if solved is None else solved[0]
+    return None if solved is None else solved[:2]
 
 
 def linear_model(K: np.ndarray | None, V: np.ndarray):
@@ -89,6 +90,26 @@ def linear_model(K: np.ndarray | None, V: np.ndarray):
         return (Xh @ truncate(K, r) @ Xh.transpose(0, 2, 1)) @ U
 
     return model
+
+
+def linear_error(trained: tuple[np.ndarray, np.ndarray] | None, sigma: float, V: np.ndarray):
+    """The bootstrap of :func:`linear_model`'s estimation error (``Fit.heldout_error``), exact here:
+    least squares on data simulated at rank ``r`` and noise σ̂ gives ``K̂* = K̂_r + σ̂ L⁻ᵀ z``
+    whatever ``K̂_r``, so a refit is one Gaussian draw; ``(X_h, r, rng) ↦ ||Δ*_i||² (REFITS, N_h)``."""
+    if trained is None:
+        return None
+    K, L = trained
+
+    def error(Xh: np.ndarray, r: int, rng: np.random.Generator) -> np.ndarray:
+        Kr = truncate(K, r)
+        B = Xh.transpose(0, 2, 1) @ (Xh @ V)  # (N_h, d, d_v)
+        out = np.empty((REFITS, Xh.shape[0]))
+        for b, delta in enumerate(kernel_noise_draws(L, sigma, rng, REFITS)):  # (d, d) each
+            Delta = (Xh @ (truncate(Kr + delta, r) - Kr)) @ B  # (N_h, n, d_v)
+            out[b] = np.sum(Delta**2, axis=(1, 2))
+        return out
+
+    return error
 
 
 def linear_v_known(
@@ -108,5 +129,7 @@ def linear_v_known(
         add_split(systems, mask[sl], Xc, B, Y[sl])
     fit = solve_kernel(systems[False].merged(systems[True]), rng, what="linear QK with V known")[0]
     if held is not None and fit.identifiable:
-        fit.heldout_model = linear_model(train_kernel(systems[False]), V)
+        trained = train_kernel(systems[False])
+        fit.heldout_model = linear_model(None if trained is None else trained[0], V)
+        fit.heldout_error = linear_error(trained, fit.sigma, V)
     return fit

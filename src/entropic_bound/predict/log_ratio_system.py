@@ -33,11 +33,13 @@ PRODUCT_BLOCK = 512
 class Solution:
     """``K̂ (d, d)`` from all samples, the Cholesky factor ``L`` of the float32 ``G`` (float64 array; for
     the null draws, whose own sampling error dwarfs 10⁻⁷), and ``K̂`` from the training samples alone
-    (``None`` without a held-out split or when they do not determine K)."""
+    (``None`` without a held-out split or when they do not determine K) with the Cholesky factor
+    ``L_train`` of their float32 ``G``."""
 
     K: torch.Tensor
     L: np.ndarray
     K_train: torch.Tensor | None
+    L_train: torch.Tensor | None = None
 
 
 class LogRatioSystem:
@@ -115,7 +117,8 @@ class LogRatioSystem:
         Ls = [torch.from_numpy(f) for f in factors]
         B, flags = torch.stack(rhs), torch.tensor(train_only)
         K = self._pcg(B, Ls, flags) if refine else _precondition(B, Ls)
-        return Solution(K=K[0], L=L, K_train=K[1] if len(Ls) > 1 else None)
+        trained = len(Ls) > 1
+        return Solution(K=K[0], L=L, K_train=K[1] if trained else None, L_train=Ls[1] if trained else None)
 
     def _pcg(self, B: torch.Tensor, Ls: list[torch.Tensor], train_only: torch.Tensor) -> torch.Tensor:
         """Preconditioned conjugate gradients for ``G_j K_j = B_j``, all systems in each pass."""
@@ -138,6 +141,12 @@ class LogRatioSystem:
             P = Z + torch.where(rz > 0, rz_next / rz, 0.0)[:, None, None] * P
             rz = rz_next
         return K
+
+    def training_blocks(self):
+        """``(X, w, m)`` of the training samples, block by block (the equations :meth:`add` kept)."""
+        for X, w, m, held in self._blocks():
+            if bool((~held).any()):
+                yield X[~held], w[~held], m[~held]
 
     def noise(self, L: np.ndarray) -> np.ndarray:
         """Null draws ``G⁻¹ b_k`` of ``K̂``'s estimation noise → ``(draws, d, d)``."""

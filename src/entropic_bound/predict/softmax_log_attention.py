@@ -36,11 +36,13 @@ import torch
 from .base import Fit, chunks, not_identifiable
 from .goodness import truncate
 from .log_ratio_system import LogRatioSystem
-from .log_ratios import MASK_LEVELS, equations, null_draws
+from .log_ratios import MASK_LEVELS, bootstrap_rhs, equations, null_draws
 from .normal_equations import top_singular_values
 
 FIRST_PASS_SAMPLES = 512
 NOISE_DRAWS = 16
+# Refits of the goodness-of-fit bootstrap (each a pass over the training equations, like a null draw).
+BOOTSTRAP_REFITS = 16
 # The null is simulated on the first NULL_SAMPLES (training) samples and scaled by √(N / NULL_SAMPLES):
 # b_k is a sum of independent per-sample terms, and 10⁵–10⁶ log-ratio equations (n = 16…32) pin its
 # covariance down.
@@ -178,6 +180,35 @@ def _heldout_model(K_train: torch.Tensor | None, V: np.ndarray):
     return model
 
 
+def _heldout_error(system: LogRatioSystem, solution, V: np.ndarray, sigma: float):
+    """The parametric bootstrap of :func:`_heldout_model`'s estimation error (``Fit.heldout_error``):
+    ``BOOTSTRAP_REFITS`` training sets simulated from the fitted ``softmax(X_i K̂_r X_iᵀ) X_i V`` at σ̂,
+    each refitted through the fit's own mask, weights and references with the exact logs
+    (:func:`.log_ratios.bootstrap_rhs`; the bias of the log of a noisy entry, which the cut's
+    first-order null leaves out, dominates the error of a saturated fit) and truncated to rank r;
+    ``(X_h, r, rng) ↦ ||Δ*_i||² (BOOTSTRAP_REFITS, N_h)``."""
+    if solution.K_train is None:
+        return None
+    Vt = _t(V)
+
+    def error(Xh: np.ndarray, r: int, rng: np.random.Generator) -> np.ndarray:
+        Kr = _t(truncate(solution.K_train.numpy(), r))
+        rhs = torch.zeros(BOOTSTRAP_REFITS, system.d, system.d, dtype=torch.float64)
+        for X, w, m in system.training_blocks():
+            A_true = torch.softmax(X @ Kr @ X.transpose(1, 2), dim=2)
+            rhs += bootstrap_rhs(X, pinv_rows(X @ Vt), w, m, A_true, sigma, rng, BOOTSTRAP_REFITS)
+        refits = torch.cholesky_solve(rhs.reshape(BOOTSTRAP_REFITS, -1).T, solution.L_train).T
+        U = Xh @ V  # (N_h, n, d_v)
+        fitted = softmax_rows(Xh @ Kr.numpy() @ Xh.transpose(0, 2, 1)) @ U
+        out = np.empty((BOOTSTRAP_REFITS, Xh.shape[0]))
+        for b, K_b in enumerate(refits.reshape(-1, system.d, system.d).numpy()):
+            refit = softmax_rows(Xh @ truncate(K_b, r) @ Xh.transpose(0, 2, 1)) @ U
+            out[b] = np.sum((refit - fitted) ** 2, axis=(1, 2))
+        return out
+
+    return error
+
+
 def _rowsum_constraint(V: np.ndarray):
     """``(X_h, Y_h) ↦`` the row sums ``(Â_i 1 − 1) / ||P_i 1||`` (``N(0, σ²)`` under any softmax teacher)."""
 
@@ -239,4 +270,5 @@ def softmax_log_attention(
         n_equations=system.kept,
         n_unknowns=n_unk,
         heldout_model=_heldout_model(solution.K_train, V),
+        heldout_error=_heldout_error(system, solution, V, sigma),
     )
