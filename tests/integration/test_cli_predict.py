@@ -273,7 +273,9 @@ def test_every_method_belongs_to_one_teacher_and_the_defaults_to_theirs():
 
 
 def test_plot_draws_the_spectrum_with_the_cut_and_r_hat(tmp_path, capsys):
-    from entropic_bound.plotting import make_legible, smallest_display_pt
+    from matplotlib.text import Text
+
+    from entropic_bound.plotting import display_scale, make_legible
     from entropic_bound.predict import predict_r_star
     from entropic_bound.predict.plot import spectrum_figure
 
@@ -292,7 +294,8 @@ def test_plot_draws_the_spectrum_with_the_cut_and_r_hat(tmp_path, capsys):
     ax = fig.axes[0]
     assert ax.get_yscale() == "log" and len(ax.lines[0].get_xdata()) == len(pred.singular_values)
     make_legible(fig)
-    assert smallest_display_pt(fig) >= 8.0
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert min(sizes) * display_scale(fig) >= 8.0  # points as the figure is shown
     fig.draw_without_rendering()
     box = fig.bbox  # no text runs off the picture (the title names the method on its own line)
     labels = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.get_legend().get_texts()]
