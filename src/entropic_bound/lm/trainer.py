@@ -25,6 +25,7 @@ from ..config import param
 from ..errors import DataError
 from ..group_progress import report_step
 from ..training.schedules import checkpoint_steps, cosine_lr
+from .flat import FlatAdamW
 from .model import EnsembleLM
 
 
@@ -147,16 +148,13 @@ def clip_per_member(params: list[torch.Tensor], max_norm: float) -> None:
         g.mul_(scale.view(-1, *([1] * (g.dim() - 1))))
 
 
-def _optimizer(model: EnsembleLM, cfg: LMTrainConfig) -> torch.optim.AdamW:
-    decay = [p for p in model.parameters() if p.dim() >= 3]  # weight matrices (member axis first)
-    no_decay = [p for p in model.parameters() if p.dim() < 3]
-    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.99))
+def _optimizer(model: EnsembleLM, cfg: LMTrainConfig) -> FlatAdamW:
+    return FlatAdamW(model, lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.99))
 
 
 def _step(
     model: EnsembleLM,
-    opt,
+    opt: FlatAdamW,
     x: torch.Tensor,
     y: torch.Tensor,
     alive: torch.Tensor,
@@ -167,9 +165,9 @@ def _step(
     ``w (E, B, n)``: optional per-target loss weights (:meth:`EnsembleLM.member_losses`)."""
     losses = model.member_losses(x, y, w)  # (E,)
     live = alive.to(losses.device) & torch.isfinite(losses).detach()
-    opt.zero_grad(set_to_none=True)
-    torch.where(live, losses, torch.zeros_like(losses)).sum().backward()
-    clip_per_member(list(model.parameters()), clip)
+    opt.zero_grad()
+    opt.backward(torch.where(live, losses, torch.zeros_like(losses)).sum())
+    opt.clip_per_member(clip)
     opt.step()
     return losses.detach().double().cpu()
 

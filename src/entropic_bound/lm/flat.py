@@ -1,0 +1,98 @@
+"""AdamW over an ensemble's parameters kept in flat member-major buffers: a few kernels per step.
+
+An :class:`~entropic_bound.lm.model.EnsembleLM` has ~30 small parameters; a per-parameter AdamW
+launches ~10 kernels for each (and the per-member clipping two more), which at E7's sizes costs
+more than the arithmetic. Here every parameter of one weight-decay group is re-homed as a view of
+one buffer ``(E, P)`` (member ``e``'s numbers in row ``e``), and its gradient as a view of a matching
+gradient buffer, so autograd accumulates straight into the flat gradient, the clipping reads one
+row per member and ``torch.optim.AdamW`` updates two tensors. AdamW and the clipping scale are
+elementwise and per member, so member ``e`` still follows the path it would follow alone; only the
+order of the per-member squared-norm sum differs from a per-parameter loop (float32 round-off).
+
+The module keeps its parameters (names, shapes, values): probes and evaluation read them as
+before. Build the optimizer after the model is on its device (``.to`` would copy the parameters
+out of the buffers).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import nn
+
+from .model import EnsembleLM
+
+
+def weight_decay_groups(model: nn.Module) -> tuple[list[nn.Parameter], list[nn.Parameter]]:
+    """Decayed (weight matrices, embeddings and the heads' QKV biases: a member axis and at least two
+    more) and undecayed parameters (gains and the other biases)."""
+    decay = [p for p in model.parameters() if p.dim() >= 3]
+    return decay, [p for p in model.parameters() if p.dim() < 3]
+
+
+class FlatBuffer:
+    """``params`` (each ``(E, ...)``) re-homed as views of one leaf buffer ``(E, P)`` whose ``grad``
+    is a flat gradient buffer the parameters' own ``.grad`` views point into."""
+
+    def __init__(self, params: list[nn.Parameter]) -> None:
+        first = params[0]
+        sizes = [p[0].numel() for p in params]
+        self.data = torch.empty(first.shape[0], sum(sizes), dtype=first.dtype, device=first.device)
+        self.data.grad = torch.zeros_like(self.data)
+        self.pairs, offset = [], 0
+        with torch.no_grad():
+            for p, size in zip(params, sizes):
+                view = self.data[:, offset : offset + size].view(p.shape)
+                view.copy_(p)
+                p.data = view
+                self.pairs.append((p, self.data.grad[:, offset : offset + size].view(p.shape)))
+                offset += size
+        self.attach_grads()
+
+    def attach_grads(self) -> None:
+        """Point every parameter's ``.grad`` at its slice of the flat gradient (again, if anything
+        replaced it), so backward accumulates into the buffer."""
+        for p, grad in self.pairs:
+            if p.grad is not grad:
+                p.grad = grad
+
+
+class FlatAdamW:
+    """``torch.optim.AdamW`` on an ensemble's two weight-decay groups, each one :class:`FlatBuffer`.
+
+    ``param_groups`` is AdamW's (the trainer sets ``lr`` there); :meth:`zero_grad`, then backward,
+    then :meth:`clip_per_member` and :meth:`step`."""
+
+    def __init__(self, model: EnsembleLM, lr: float, weight_decay: float, betas=(0.9, 0.99)) -> None:
+        decay, no_decay = weight_decay_groups(model)
+        self.buffers = [FlatBuffer(params) for params in (decay, no_decay) if params]
+        wds = [wd for wd, params in ((weight_decay, decay), (0.0, no_decay)) if params]
+        groups = [{"params": [b.data], "weight_decay": wd} for b, wd in zip(self.buffers, wds)]
+        self.adamw = torch.optim.AdamW(groups, lr=lr, betas=betas)
+        self.param_groups = self.adamw.param_groups
+        self.norm_terms = [g for _, g in model.views(lambda p: p.grad)]  # views of the flat gradients
+
+    def zero_grad(self) -> None:
+        for buffer in self.buffers:
+            buffer.data.grad.zero_()
+            buffer.attach_grads()
+
+    def backward(self, loss: torch.Tensor) -> None:
+        """``loss.backward()`` into the flat gradients. Autograd warns that a parameter slice of a
+        wider buffer is not dense (its in-place accumulation is what is wanted here): silenced."""
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="grad and param do not obey the gradient layout")
+            loss.backward()
+
+    def clip_per_member(self, max_norm: float) -> None:
+        """Scale member ``e``'s gradient so that its global norm is at most ``max_norm``. The squared
+        norm is summed parameter by parameter in the model's order (:meth:`EnsembleLM.views` of the
+        gradients), so the scale is a per-parameter loop's to the last bit."""
+        sq = sum(g.pow(2).flatten(1).sum(dim=1) for g in self.norm_terms)  # (E,)
+        scale = (max_norm / (sq.sqrt() + 1e-6)).clamp(max=1.0)
+        for buffer in self.buffers:
+            buffer.data.grad.mul_(scale[:, None])
+
+    def step(self) -> None:
+        self.adamw.step()
