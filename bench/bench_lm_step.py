@@ -10,9 +10,10 @@ on the same batches, each an AdamW step (β 0.9/0.99, weight decay on the matric
 gradient clipping:
 
 - **ensemble**: the trainer's step (``lm/trainer.py``: batched matmuls over the member axis, fused
-  QKV, AdamW over flat member-major buffers, ``lm/flat.py``);
+  QKV, AdamW over flat member-major buffers, chunks of members whose activations stay in cache,
+  ``lm/flat.py``);
 - **previous**: the same ensemble step as it was before: ``[W_Q | W_K | W_V]`` concatenated every
-  step, one ``torch.optim.AdamW`` over the ~30 parameters, clipping parameter by parameter;
+  step, one ``torch.optim.AdamW`` over the ~40 parameters, all members in one chunk;
 - **per_model**: one nanoGPT module per member (``lm/reference.py``), ``torch.optim.AdamW`` and
   ``clip_grad_norm_``, trained one after another (what a PyTorch user writes);
 - **vmap**: the torch.func ensembling recipe over those modules (``stack_module_state`` +
@@ -30,8 +31,9 @@ B n`` tokens and ``N = L (4 d² + 2 d d_mlp) + d V`` the matrix parameters (embe
 biases and norms ignored); the attention term counts the full ``n × n`` scores of the forward and
 backward. ``gflops = member_steps_per_s × flops / 1e9``; ``fraction_of_peak`` divides it by the GEMM peak.
 
-``profile`` is the ensemble step's breakdown: CPU ms of forward, backward, clipping and AdamW, and
-the aten operators launched per step with the heaviest by self time (torch.profiler).
+``profile`` is the ensemble step's breakdown: CPU ms of forward, backward, clipping and AdamW, the
+member chunks it runs in (``lm/flat.py``), the aten operators launched per step (views included)
+and the heaviest by self time (torch.profiler, wall-clock shares).
 """
 
 from __future__ import annotations
@@ -215,17 +217,26 @@ def bench_shape(name: str, rounds: int, steps: int, device: str) -> dict:
 
 
 def profile(step: EnsembleStep, x: torch.Tensor, y: torch.Tensor, device: str, reps: int = 5) -> dict:
-    """CPU ms of the ensemble step's phases (medians of ``reps``) and its aten operators."""
-    model, opt, phases = step.model, step.opt, {"forward": [], "backward": [], "clip": [], "adamw": []}
-    holder = {}
-    forward = lambda: holder.update(loss=model.member_losses(x, y).sum())
+    """CPU ms of the ensemble step's phases (medians of ``reps``; forward and backward summed over
+    its member chunks) and its aten operators."""
+    opt, phases = step.opt, {"forward": [], "backward": [], "clip": [], "adamw": []}
+    chunks = opt.member_chunks(BATCH * N_CTX)
     for _ in range(reps):
-        phases["forward"].append(timed(forward, device))
         opt.zero_grad()
-        phases["backward"].append(timed(lambda: opt.backward(holder["loss"]), device))
+        forward = backward = 0.0
+        for rows, sub in chunks:
+            holder = {}
+            forward += timed(
+                lambda sub=sub, rows=rows, h=holder: h.update(loss=sub.member_losses(x[rows], y[rows]).sum()),
+                device,
+            )
+            backward += timed(lambda h=holder: opt.backward(h["loss"]), device)
+        phases["forward"].append(forward)
+        phases["backward"].append(backward)
         phases["clip"].append(timed(lambda: opt.clip_per_member(CLIP), device))
         phases["adamw"].append(timed(opt.step, device))
     out = {f"{k}_ms": round(statistics.median(v) * 1e3, 2) for k, v in phases.items()}
+    out["member_chunks"] = len(chunks)
     with torch.profiler.profile() as prof:
         for _ in range(reps):
             step(x, y)

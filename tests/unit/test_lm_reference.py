@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from entropic_bound.lm import trainer
+from entropic_bound.lm import flat, trainer
 from entropic_bound.lm.model import EnsembleLM
 from entropic_bound.lm.reference import ReferenceLM, member_state, reference_optimizer, reference_step
 
@@ -86,3 +86,42 @@ def test_the_flat_adamw_takes_the_per_parameter_adamws_steps():
     for (name, a), (_, b) in zip(flat_model.named_parameters(), loop_model.named_parameters()):
         torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7, msg=name)
     assert flat_model.blocks[0].W_QKV.stride(0) > flat_model.blocks[0].W_QKV[0].numel()  # in the buffer
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="PyTorch sees no CUDA device")
+def test_the_ensemble_step_on_cuda_follows_the_cpu():
+    models = {device: _ensemble().to(device) for device in ("cpu", "cuda")}
+    opts = {device: trainer._optimizer(m, trainer.LMTrainConfig(lr=1e-2)) for device, m in models.items()}
+    gen = torch.Generator().manual_seed(3)
+    for _ in range(3):
+        x, y = torch.randint(0, 37, (2, 3, 8, 12), generator=gen)
+        losses = {
+            device: trainer._step(
+                m, opts[device], x.to(device), y.to(device), torch.ones(3, dtype=torch.bool), 1.0
+            )
+            for device, m in models.items()
+        }
+        torch.testing.assert_close(losses["cuda"], losses["cpu"], rtol=1e-3, atol=1e-4)
+    torch.testing.assert_close(models["cuda"].W_U.cpu(), models["cpu"].W_U, rtol=1e-3, atol=1e-4)
+
+
+def test_member_chunks_change_no_number(monkeypatch):
+    """The step chunk by chunk of members (here 1 or 2 members a chunk) against the whole ensemble
+    at once: members are independent, so the same losses and parameters."""
+    torch.set_num_threads(1)
+    whole, E = _ensemble(E=4), 4
+    chunked = _ensemble(E=4)
+    cfg = trainer.LMTrainConfig(lr=1e-2)
+    opts = [trainer._optimizer(whole, cfg), trainer._optimizer(chunked, cfg)]
+    gen, alive = torch.Generator().manual_seed(4), torch.tensor([True, True, False, True])
+    for step in range(3):
+        x, y = torch.randint(0, 37, (2, E, 8, 12), generator=gen)
+        want = trainer._step(whole, opts[0], x, y, alive, 0.5)
+        monkeypatch.setattr(flat, "CHUNK_BYTES", (step + 1) * 8 * 12 * 64 * 4)  # 1, 2, 3 members a chunk
+        got = trainer._step(chunked, opts[1], x, y, alive, 0.5)
+        monkeypatch.undo()
+        assert len(opts[1].member_chunks(8 * 12)) == 1 and len(opts[1]._chunks[1]) == 1
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=0)
+    for (name, a), (_, b) in zip(chunked.named_parameters(), whole.named_parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7, msg=name)

@@ -162,14 +162,18 @@ def _step(
     w: torch.Tensor | None = None,
 ):
     """One AdamW step on the live members' summed losses; the members' losses ``(E,)`` (float64, CPU).
-    ``w (E, B, n)``: optional per-target loss weights (:meth:`EnsembleLM.member_losses`)."""
-    losses = model.member_losses(x, y, w)  # (E,)
-    live = alive.to(losses.device) & torch.isfinite(losses).detach()
+    ``w (E, B, n)``: optional per-target loss weights (:meth:`EnsembleLM.member_losses`). The forward
+    and backward run chunk by chunk of members (:meth:`FlatAdamW.member_chunks`), into one gradient."""
     opt.zero_grad()
-    opt.backward(torch.where(live, losses, torch.zeros_like(losses)).sum())
+    losses = []
+    for rows, sub in opt.member_chunks(x.shape[1] * x.shape[2]):
+        chunk = sub.member_losses(x[rows], y[rows], None if w is None else w[rows])  # (members,)
+        live = alive[rows].to(chunk.device) & torch.isfinite(chunk).detach()
+        opt.backward(torch.where(live, chunk, torch.zeros_like(chunk)).sum())
+        losses.append(chunk.detach())
     opt.clip_per_member(clip)
     opt.step()
-    return losses.detach().double().cpu()
+    return torch.cat(losses).double().cpu()
 
 
 def _weight_tensors(loss_weights, train: list[torch.Tensor]) -> list[torch.Tensor] | None:
