@@ -60,6 +60,22 @@ SHAPES = {  # name: (members, d_model, n_heads)
 VOCAB, N_CTX, LAYERS, BATCH, CLIP, CFG = 256, 32, 2, 32, 1.0, trainer.LMTrainConfig(lr=3e-3)
 
 
+#: What else was measured on the 2-core machine (one thread, CPU time) and why the step does not use it.
+NOTES = (
+    "A fixed-seed training is chaotic at float32 round-off: summing the clipping norm in another order "
+    "(a 1-ulp change of the scale) moved a member's held-out loss by 0.005 bits/token after 300 steps. "
+    "So the step keeps every number bit for bit (fused QKV, flat AdamW, member chunks change none) and "
+    "leaves out what would round differently.",
+    "torch.compile of the loss (inductor, gcc): compiles, ~70 s wall cold per shape, no steady-state gain "
+    "at the paper shape (the GEMMs and SDPA are library calls either way).",
+    "AdamW(fused=True) on the CPU differs from the for-loop AdamW in the last bit (not used); "
+    "foreach=True is bit-identical but gains nothing over two flat tensors.",
+    "Splitting the batch into micro-batches (gradient accumulation) is 5-10 % faster at 2 micro-batches "
+    "but sums the gradient in another order; chunks of members give a similar locality gain and change no number.",
+    "Explicit softmax attention instead of SDPA's CPU flash kernel: the same speed at these shapes.",
+)
+
+
 def flops_per_member_step(d: int) -> int:
     """``6 N T + 12 L n d T`` (module docstring)."""
     tokens, matrices = BATCH * N_CTX, LAYERS * (4 * d * d + 2 * d * 4 * d) + d * VOCAB
@@ -273,6 +289,7 @@ def main() -> None:
         "clock": "wall" if args.device.startswith("cuda") else "process CPU",
         "flop_formula": "6 N T + 12 L n d T; T = batch × n_ctx, N = L (4 d² + 2 d d_mlp) + d V",
         "shapes": {name: bench_shape(name, args.rounds, args.steps, args.device) for name in shapes},
+        "notes": list(NOTES),
     }
     if args.json:
         print(json.dumps(result, indent=1))

@@ -34,8 +34,9 @@ def weight_decay_groups(model: nn.Module) -> tuple[list[nn.Parameter], list[nn.P
 
 
 #: Most bytes of one member chunk's MLP activations (members × tokens × d_mlp floats). Measured on
-#: one thread: paper's 14 members at d_model 64 (2 MiB each at batch 32) step 14 % faster as two
-#: chunks of 7 than as one; quick's 8 members at d_model 32 gain nothing from chunks.
+#: one thread: paper's 14 members at d_model 64 (1 MiB each at batch 32) step 7-14 % faster as two
+#: chunks of 7 than as one, and slower again in 4 or more; quick's shapes stay one chunk (2 chunks
+#: of its 8 members at d_model 32 measured within noise).
 CHUNK_BYTES = 8 * 2**20
 
 
