@@ -12,7 +12,7 @@ gradient clipping:
 - **ensemble**: the trainer's step (``lm/trainer.py``: batched matmuls over the member axis, fused
   QKV, AdamW over flat member-major buffers, chunks of members whose activations stay in cache,
   ``lm/flat.py``);
-- **previous**: the same ensemble step as it was before: ``[W_Q | W_K | W_V]`` concatenated every
+- **unfused**: the same ensemble without those three: ``[W_Q | W_K | W_V]`` concatenated every
   step, one ``torch.optim.AdamW`` over the ~40 parameters, all members in one chunk;
 - **per_model**: one nanoGPT module per member (``lm/reference.py``), ``torch.optim.AdamW`` and
   ``clip_grad_norm_``, trained one after another (what a PyTorch user writes);
@@ -97,8 +97,8 @@ def timed(fn, device: str) -> float:
     return clock() - start
 
 
-def previous_qkv(self: Block, x: torch.Tensor):
-    """The QKV product as it was: the three per-head weights concatenated into one matrix each step."""
+def unfused_qkv(self: Block, x: torch.Tensor):
+    """The QKV product from per-head weights: the three concatenated into one matrix each step."""
     E, B, n, d = x.shape
     H, dk = self.n_heads, self.d_head
     W = torch.cat([self.W_Q, self.W_K, self.W_V], dim=1).permute(0, 2, 1, 3).reshape(E, d, 3 * H * dk)
@@ -107,13 +107,13 @@ def previous_qkv(self: Block, x: torch.Tensor):
     return qkv.view(E, B, n, 3 * H, dk).transpose(2, 3).split(H, dim=2)
 
 
-class PreviousStep:
-    """The ensemble step before the flat AdamW and the fused QKV parameter."""
+class UnfusedStep:
+    """The ensemble step with per-head QKV weights, a per-parameter AdamW and no member chunks."""
 
     def __init__(self, model: EnsembleLM) -> None:
         self.model = model
         for block in model.blocks:
-            block.qkv = previous_qkv.__get__(block)
+            block.qkv = unfused_qkv.__get__(block)
         decay = [p for p in model.parameters() if p.dim() >= 3]
         groups = [
             {"params": decay, "weight_decay": CFG.weight_decay},
@@ -135,7 +135,7 @@ class EnsembleStep:
         self.alive = torch.ones(model.n_members, dtype=torch.bool, device=model.W_U.device)
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor) -> None:
-        trainer._step(self.model, self.opt, x, y, self.alive, CLIP)
+        trainer._step(self.opt, x, y, self.alive, CLIP)
 
 
 class PerModelStep:
@@ -179,7 +179,7 @@ class VmapStep:
         self.opt.step()
 
 
-SIDES = {"ensemble": EnsembleStep, "previous": PreviousStep, "per_model": PerModelStep, "vmap": VmapStep}
+SIDES = {"ensemble": EnsembleStep, "unfused": UnfusedStep, "per_model": PerModelStep, "vmap": VmapStep}
 
 
 def gemm_seconds(a: torch.Tensor, b: torch.Tensor, device: str, reps: int) -> float:
@@ -225,7 +225,7 @@ def bench_shape(name: str, rounds: int, steps: int, device: str) -> dict:
             "fraction_of_peak": round(rate * flops / 1e9 / peak, 3),
         }
     per_round = lambda other: [o / s for o, s in zip(seconds[other], seconds["ensemble"])]
-    for other in ("previous", "per_model", "vmap"):
+    for other in ("unfused", "per_model", "vmap"):
         out[f"ratio_vs_{other}"] = round(med[other] / med["ensemble"], 2)
         out[f"ratios_vs_{other}_per_round"] = [round(r, 2) for r in per_round(other)]
     out["profile"] = profile(sides["ensemble"], x, y, device)

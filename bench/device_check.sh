@@ -75,7 +75,7 @@ for meta in sorted(work.glob("*.meta")):
                 "ratio_vs_vmap", "ratio", "ratios_vs_vmap_per_round", "gemm_peak_gflops")
         entry |= {k: bench[k] for k in keep if k in bench} | {"batch": bench["workload"]["batch"]}
     elif name == "lm_step" and rc == 0:
-        keep = ("ratio_vs_previous", "ratio_vs_per_model", "ratio_vs_vmap", "gemm_peak_gflops")
+        keep = ("ratio_vs_unfused", "ratio_vs_per_model", "ratio_vs_vmap", "gemm_peak_gflops")
         entry["shapes"] = {
             shape: {k: r[k] for k in keep} | {"ensemble": r["sides"]["ensemble"]}
             for shape, r in json.loads(text)["shapes"].items()

@@ -39,7 +39,7 @@ def test_the_ensemble_step_follows_each_members_reference_module(clip):
     gen, alive = torch.Generator().manual_seed(1), torch.ones(E, dtype=torch.bool)
     for _ in range(5):
         x, y = torch.randint(0, 37, (2, E, 8, 12), generator=gen)
-        losses = trainer._step(model, opt, x, y, alive, clip)
+        losses = trainer._step(opt, x, y, alive, clip)
         for e in range(E):
             ref_loss = reference_step(refs[e], ref_opts[e], x[e], y[e], clip)
             assert losses[e].item() == pytest.approx(ref_loss.item(), rel=1e-5)
@@ -77,7 +77,7 @@ def test_the_flat_adamw_takes_the_per_parameter_adamws_steps():
     gen, alive = torch.Generator().manual_seed(2), torch.ones(E, dtype=torch.bool)
     for _ in range(4):
         x, y = torch.randint(0, 37, (2, E, 8, 12), generator=gen)
-        trainer._step(flat_model, flat, x, y, alive, 0.1)
+        trainer._step(flat, x, y, alive, 0.1)
         loop.zero_grad(set_to_none=True)
         loop_model.member_losses(x, y).sum().backward()
         per_head = [SimpleNamespace(grad=g) for _, g in loop_model.views(lambda p: p.grad)]
@@ -117,9 +117,9 @@ def test_member_chunks_change_no_number(monkeypatch):
     gen, alive = torch.Generator().manual_seed(4), torch.tensor([True, True, False, True])
     for step in range(3):
         x, y = torch.randint(0, 37, (2, E, 8, 12), generator=gen)
-        want = trainer._step(whole, opts[0], x, y, alive, 0.5)
+        want = trainer._step(opts[0], x, y, alive, 0.5)
         monkeypatch.setattr(flat, "CHUNK_BYTES", (step + 1) * 8 * 12 * 64 * 4)  # 1, 2, 3 members a chunk
-        got = trainer._step(chunked, opts[1], x, y, alive, 0.5)
+        got = trainer._step(opts[1], x, y, alive, 0.5)
         monkeypatch.undo()
         assert len(opts[1].member_chunks(8 * 12)) == 1 and len(opts[1]._chunks[1]) == 1
         torch.testing.assert_close(got, want, rtol=1e-6, atol=0)

@@ -64,14 +64,7 @@ class Block(nn.Module):
     def views(self, of=lambda p: p) -> list[tuple[str, torch.Tensor]]:
         """``(name, of(parameter))`` per weight and bias, the fused QKV ones split per head (``of``:
         e.g. the gradient), in the order a member draws its init."""
-        fused = [
-            (self.W_QKV, 0),
-            (self.W_QKV, 1),
-            (self.W_QKV, 2),
-            (self.b_QKV, 0),
-            (self.b_QKV, 1),
-            (self.b_QKV, 2),
-        ]
+        fused = [(self.W_QKV, i) for i in range(3)] + [(self.b_QKV, i) for i in range(3)]
         qkv = [self._qkv_part(of(p), i) for p, i in fused]
         qkv = dict(zip("W_Q W_K W_V b_Q b_K b_V".split(), qkv[:3] + [t[:, :, 0] for t in qkv[3:]]))
         names = "ln1_w ln1_b ln2_w ln2_b W_Q W_K W_V b_Q b_K b_V W_O b_O W_in b_in W_out b_out".split()

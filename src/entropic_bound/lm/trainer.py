@@ -153,7 +153,6 @@ def _optimizer(model: EnsembleLM, cfg: LMTrainConfig) -> FlatAdamW:
 
 
 def _step(
-    model: EnsembleLM,
     opt: FlatAdamW,
     x: torch.Tensor,
     y: torch.Tensor,
@@ -161,7 +160,8 @@ def _step(
     clip: float,
     w: torch.Tensor | None = None,
 ):
-    """One AdamW step on the live members' summed losses; the members' losses ``(E,)`` (float64, CPU).
+    """One AdamW step of ``opt``'s model on the live members' summed losses; the members' losses
+    ``(E,)`` (float64, CPU).
     ``w (E, B, n)``: optional per-target loss weights (:meth:`EnsembleLM.member_losses`). The forward
     and backward run chunk by chunk of members (:meth:`FlatAdamW.member_chunks`), into one gradient."""
     opt.zero_grad()
@@ -245,7 +245,7 @@ def train_lm_ensemble(
         starts = [random_starts(len(t), n, cfg.batch_size, g, q) for t, g, q in zip(train, gens, tr_pool)]
         x, y = member_windows(train, starts, n)
         w = None if weights is None else member_windows(weights, starts, n)[1].to(device)
-        losses = _step(model, opt, x.to(device), y.to(device), alive, cfg.grad_clip, w)  # (E,) on the CPU
+        losses = _step(opt, x.to(device), y.to(device), alive, cfg.grad_clip, w)  # (E,) on the CPU
         diverged[(alive & ~torch.isfinite(losses)).numpy()] = step
         alive &= torch.isfinite(losses)
         running += torch.where(alive, losses, torch.full_like(running, float("nan")))
