@@ -7,7 +7,8 @@ the ensemble is training ``E`` models at once — the way the engine batches its
 
 Each member: token and learned absolute position embeddings, ``n_layers`` pre-LN blocks
 ``x ← x + Attn(LN1(x))``, ``x ← x + MLP(LN2(x))``, a final LN and an untied unembedding. Head ``h``
-of layer ``l`` has ``W_Q, W_K, W_V`` ``(d_model, d_head)`` and ``W_O`` ``(d_head, d_model)``, so its
+of layer ``l`` has ``W_Q, W_K, W_V`` ``(d_model, d_head)`` (views of the layer's fused ``W_QKV``, the
+columns of all heads side by side as nanoGPT's ``c_attn``) and ``W_O`` ``(d_head, d_model)``, so its
 static kernel is ``K_h = W_Q W_Kᵀ`` (rank ≤ ``d_head``); with the LN1 gain ``γ`` folded in,
 ``K_h = diag(γ) W_Q W_Kᵀ diag(γ)`` (:meth:`EnsembleLM.qk_factors`). Member ``e`` is initialised from
 its own seed, so a member's numbers do not depend on which ensemble it was trained in.
