@@ -3,10 +3,12 @@
 #
 #   bench/device_check.sh                  # on the GPU machine: the CUDA-marked tests, `bench train
 #                                          #   --device cuda` at batch 32/256/1024 against the vmap
-#                                          #   recipe, `reproduce --scale quick --device cuda`
+#                                          #   recipe, E7's LM step (bench/bench_lm_step.py) against
+#                                          #   the per-model loop and vmap, `reproduce --scale quick
+#                                          #   --device cuda`
 #   bench/device_check.sh --device cpu     # dry run of the same steps, tiny, on the CPU (no GPU needed)
 #
-# Every step has its own time limit, so the whole check ends within 5 minutes (280 s of limits) and a
+# Every step has its own time limit, so the whole check ends within 6 minutes (340 s of limits) and a
 # step that hangs is reported as timed out, not lost. Run from the repository root (PYTHON: the
 # interpreter with the project installed or on PYTHONPATH; default python).
 set -uo pipefail
@@ -31,17 +33,20 @@ step() {
 }
 
 if [[ "$DEVICE" == cuda ]]; then
-  step tests 60 "$PY" -m pytest -q -m cuda -p no:cacheprovider tests/integration/test_device.py
+  step tests 60 "$PY" -m pytest -q -m cuda -p no:cacheprovider tests/integration/test_device.py \
+    tests/unit/test_lm_reference.py
   for batch in 32 256 1024; do
     step "train_$batch" 30 "$PY" -m entropic_bound bench train --student linear_qk --device cuda \
       --batch "$batch" --models 64 --steps 20 --repeats 2 --json
   done
+  step lm_step 60 "$PY" bench/bench_lm_step.py --device cuda --rounds 3 --steps 4 --json
   step reproduce 130 "$PY" -m entropic_bound reproduce --scale quick --device cuda \
     --out "$WORK/quick" --quiet --json
 else  # the same steps, tiny: the CPU path of the device code and this script's own plumbing
   step tests 60 "$PY" -m pytest -q -p no:cacheprovider tests/integration/test_device.py
   step train_32 30 "$PY" -m entropic_bound bench train --student linear_qk --device cpu \
     --batch 32 --models 4 --n 4 --d 4 --steps 3 --repeats 1 --json
+  step lm_step 60 "$PY" bench/bench_lm_step.py --device cpu --shapes recall --rounds 1 --steps 1 --json
   step reproduce 130 "$PY" -m entropic_bound reproduce --only E1 --device cpu --out "$WORK/quick" \
     --quiet --json --set E1.task.r_stars=[2] --set E1.task.spectra=[flat] --set E1.ranks=[1,2] \
     --set E1.task.n=6 --set E1.task.d=3 --set E1.train.steps=20 --set E1.train.n_samples=24
@@ -69,6 +74,12 @@ for meta in sorted(work.glob("*.meta")):
         keep = ("ensemble_model_steps_per_s", "vmap_model_steps_per_s", "naive_model_steps_per_s",
                 "ratio_vs_vmap", "ratio", "ratios_vs_vmap_per_round", "gemm_peak_gflops")
         entry |= {k: bench[k] for k in keep if k in bench} | {"batch": bench["workload"]["batch"]}
+    elif name == "lm_step" and rc == 0:
+        keep = ("ratio_vs_unfused", "ratio_vs_per_model", "ratio_vs_vmap", "gemm_peak_gflops")
+        entry["shapes"] = {
+            shape: {k: r[k] for k in keep} | {"ensemble": r["sides"]["ensemble"]}
+            for shape, r in json.loads(text)["shapes"].items()
+        }
     elif name == "reproduce" and rc == 0:
         verdicts = json.loads(text)
         entry["verdicts"] = {claim: v["verdict"] for claim, v in verdicts.items()}

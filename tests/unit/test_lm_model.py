@@ -215,3 +215,17 @@ def test_heldout_bits_is_each_members_own_mean_loss_whatever_the_others_windows(
         logits = reference_forward(model, e, x)
         want = F.cross_entropy(logits.reshape(-1, 11), y.reshape(-1)).item() / math.log(2)
         assert got[e] == pytest.approx(want, rel=1e-5)
+
+
+def test_a_members_init_is_drawn_from_its_seed_in_a_fixed_order():
+    """Embeddings, then W_U, then per block Q, K, V weights and biases, W_O, W_in, W_out: the order
+    every trained E7 model was drawn in (its numbers, hence its run's results, depend on it)."""
+    model = EnsembleLM(11, 12, [3, 9], d_model=8, n_layers=2, n_heads=2, init_std=0.05, emb_std=0.5)
+    gen, std, resid = torch.Generator().manual_seed(9), 0.05, 0.05 / math.sqrt(4)
+    want = [(model.tok_emb, 0.5), (model.pos_emb, 0.5), (model.W_U, std)]
+    for b in model.blocks:
+        want += [(b.W_Q, std), (b.W_K, std), (b.W_V, std), (b.b_Q, std), (b.b_K, std), (b.b_V, std)]
+        want += [(b.W_O, resid), (b.W_in, std), (b.W_out, resid)]
+    for p, scale in want:
+        torch.testing.assert_close(p[1], torch.randn(p.shape[1:], generator=gen) * scale, rtol=0, atol=0)
+    assert torch.equal(model.blocks[1].ln2_w, torch.ones(2, 8)) and not model.blocks[0].b_O.any()

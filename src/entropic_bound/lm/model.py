@@ -7,7 +7,8 @@ the ensemble is training ``E`` models at once — the way the engine batches its
 
 Each member: token and learned absolute position embeddings, ``n_layers`` pre-LN blocks
 ``x ← x + Attn(LN1(x))``, ``x ← x + MLP(LN2(x))``, a final LN and an untied unembedding. Head ``h``
-of layer ``l`` has ``W_Q, W_K, W_V`` ``(d_model, d_head)`` and ``W_O`` ``(d_head, d_model)``, so its
+of layer ``l`` has ``W_Q, W_K, W_V`` ``(d_model, d_head)`` (views of the layer's fused ``W_QKV``, the
+columns of all heads side by side as nanoGPT's ``c_attn``) and ``W_O`` ``(d_head, d_model)``, so its
 static kernel is ``K_h = W_Q W_Kᵀ`` (rank ≤ ``d_head``); with the LN1 gain ``γ`` folded in,
 ``K_h = diag(γ) W_Q W_Kᵀ diag(γ)`` (:meth:`EnsembleLM.qk_factors`). Member ``e`` is initialised from
 its own seed, so a member's numbers do not depend on which ensemble it was trained in.
@@ -41,22 +42,41 @@ class Block(nn.Module):
         d_head = d_model // n_heads
         P = lambda *shape: nn.Parameter(torch.zeros(E, *shape))
         self.ln1_w, self.ln1_b, self.ln2_w, self.ln2_b = P(d_model), P(d_model), P(d_model), P(d_model)
-        self.W_Q, self.W_K, self.W_V = (P(n_heads, d_model, d_head) for _ in range(3))
-        self.b_Q, self.b_K, self.b_V = (P(n_heads, d_head) for _ in range(3))
+        # [W_Q | W_K | W_V] of every head side by side (nanoGPT's c_attn): one GEMM per step, no copy
+        self.W_QKV, self.b_QKV = P(d_model, 3 * n_heads * d_head), P(1, 3 * n_heads * d_head)
         self.W_O, self.b_O = P(n_heads, d_head, d_model), P(d_model)
         self.W_in, self.b_in = P(d_model, d_mlp), P(d_mlp)
         self.W_out, self.b_out = P(d_mlp, d_model), P(d_model)
+        self.n_heads, self.d_head = n_heads, d_head
+
+    def _qkv_part(self, tensor: torch.Tensor, i: int) -> torch.Tensor:
+        """Part ``i`` (0: Q, 1: K, 2: V) of fused columns ``(E, rows, 3·H·dk)`` as ``(E, H, rows, dk)``."""
+        E, rows = tensor.shape[:2]
+        return tensor.view(E, rows, 3, self.n_heads, self.d_head)[:, :, i].permute(0, 2, 1, 3)
+
+    # Per-head views of the fused parameters (writable: they share its storage)
+    W_Q = property(lambda self: self._qkv_part(self.W_QKV, 0))  # (E, H, d, dk)
+    W_K = property(lambda self: self._qkv_part(self.W_QKV, 1))
+    W_V = property(lambda self: self._qkv_part(self.W_QKV, 2))
+    b_Q = property(lambda self: self._qkv_part(self.b_QKV, 0)[:, :, 0])  # (E, H, dk)
+    b_K = property(lambda self: self._qkv_part(self.b_QKV, 1)[:, :, 0])
+    b_V = property(lambda self: self._qkv_part(self.b_QKV, 2)[:, :, 0])
+
+    def views(self, of=lambda p: p) -> list[tuple[str, torch.Tensor]]:
+        """``(name, of(parameter))`` per weight and bias, the fused QKV ones split per head (``of``:
+        e.g. the gradient), in the order a member draws its init."""
+        fused = [(self.W_QKV, i) for i in range(3)] + [(self.b_QKV, i) for i in range(3)]
+        qkv = [self._qkv_part(of(p), i) for p, i in fused]
+        qkv = dict(zip("W_Q W_K W_V b_Q b_K b_V".split(), qkv[:3] + [t[:, :, 0] for t in qkv[3:]]))
+        names = "ln1_w ln1_b ln2_w ln2_b W_Q W_K W_V b_Q b_K b_V W_O b_O W_in b_in W_out b_out".split()
+        return [(name, qkv[name] if name in qkv else of(getattr(self, name))) for name in names]
 
     def qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Queries, keys and values of ``x (E, B, n, d)``, each ``(E, B, H, n, d_head)``: one batched
-        matmul per member over its ``[W_Q | W_K | W_V]`` (a broadcast matmul would copy the weights
-        for every window)."""
+        matmul per member over its ``[W_Q | W_K | W_V]``."""
         E, B, n, d = x.shape
-        H, dk = self.W_Q.shape[1], self.W_Q.shape[-1]
-        W = torch.cat([self.W_Q, self.W_K, self.W_V], dim=1).permute(0, 2, 1, 3).reshape(E, d, 3 * H * dk)
-        b = torch.cat([self.b_Q, self.b_K, self.b_V], dim=1).reshape(E, 1, 3 * H * dk)
-        qkv = torch.baddbmm(b, x.reshape(E, B * n, d), W)  # (E, B·n, 3·H·dk)
-        return qkv.view(E, B, n, 3 * H, dk).transpose(2, 3).split(H, dim=2)  # 3 × (E, B, H, n, dk)
+        qkv = torch.baddbmm(self.b_QKV, x.reshape(E, B * n, d), self.W_QKV)  # (E, B·n, 3·H·dk)
+        return qkv.view(E, B, n, 3 * self.n_heads, self.d_head).transpose(2, 3).split(self.n_heads, dim=2)
 
     def attention(
         self, x: torch.Tensor, return_pattern: bool, patch: tuple[int, torch.Tensor] | None = None
@@ -136,18 +156,25 @@ class EnsembleLM(nn.Module):
     def _init_member(self, e: int, gen: torch.Generator) -> None:
         resid_std = self.init_std / math.sqrt(2 * len(self.blocks))
         with torch.no_grad():
-            for name, p in self.named_parameters():
-                leaf = name.rsplit(".", 1)[-1]
-                if leaf in ("ln1_w", "ln2_w", "lnf_w"):
+            for name, p in self.views():
+                if name in ("ln1_w", "ln2_w", "lnf_w"):
                     p[e] = 1.0
-                elif p.dim() >= 3:  # a weight matrix (member axis first)
-                    std = resid_std if leaf in ("W_O", "W_out") else self.init_std
-                    std = self.emb_std if leaf in ("tok_emb", "pos_emb") else std
+                elif p.dim() >= 3:  # a weight matrix (member axis first), or a head's bias
+                    std = resid_std if name in ("W_O", "W_out") else self.init_std
+                    std = self.emb_std if name in ("tok_emb", "pos_emb") else std
                     p[e] = torch.randn(p.shape[1:], generator=gen) * std
+
+    def views(self, of=lambda p: p) -> list[tuple[str, torch.Tensor]]:
+        """``(name, of(parameter))`` of every weight and bias, the fused QKV ones split per head
+        (:meth:`Block.views`), in the order of a member's init draws (and of a per-parameter loop)."""
+        out = [(name, of(p)) for name, p in self.named_parameters(recurse=False)]  # embeddings, LN_f, W_U
+        for block in self.blocks:
+            out += block.views(of)
+        return out
 
     @property
     def n_heads(self) -> int:
-        return self.blocks[0].W_Q.shape[1]
+        return self.blocks[0].n_heads
 
     def forward(self, idx: torch.Tensor, *, return_mixers: bool = False, patch=None):
         E, B, n = idx.shape

@@ -25,6 +25,7 @@ from ..config import param
 from ..errors import DataError
 from ..group_progress import report_step
 from ..training.schedules import checkpoint_steps, cosine_lr
+from .flat import FlatAdamW
 from .model import EnsembleLM
 
 
@@ -147,31 +148,32 @@ def clip_per_member(params: list[torch.Tensor], max_norm: float) -> None:
         g.mul_(scale.view(-1, *([1] * (g.dim() - 1))))
 
 
-def _optimizer(model: EnsembleLM, cfg: LMTrainConfig) -> torch.optim.AdamW:
-    decay = [p for p in model.parameters() if p.dim() >= 3]  # weight matrices (member axis first)
-    no_decay = [p for p in model.parameters() if p.dim() < 3]
-    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.99))
+def _optimizer(model: EnsembleLM, cfg: LMTrainConfig) -> FlatAdamW:
+    return FlatAdamW(model, lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.99))
 
 
 def _step(
-    model: EnsembleLM,
-    opt,
+    opt: FlatAdamW,
     x: torch.Tensor,
     y: torch.Tensor,
     alive: torch.Tensor,
     clip: float,
     w: torch.Tensor | None = None,
 ):
-    """One AdamW step on the live members' summed losses; the members' losses ``(E,)`` (float64, CPU).
-    ``w (E, B, n)``: optional per-target loss weights (:meth:`EnsembleLM.member_losses`)."""
-    losses = model.member_losses(x, y, w)  # (E,)
-    live = alive.to(losses.device) & torch.isfinite(losses).detach()
-    opt.zero_grad(set_to_none=True)
-    torch.where(live, losses, torch.zeros_like(losses)).sum().backward()
-    clip_per_member(list(model.parameters()), clip)
+    """One AdamW step of ``opt``'s model on the live members' summed losses; the members' losses
+    ``(E,)`` (float64, CPU).
+    ``w (E, B, n)``: optional per-target loss weights (:meth:`EnsembleLM.member_losses`). The forward
+    and backward run chunk by chunk of members (:meth:`FlatAdamW.member_chunks`), into one gradient."""
+    opt.zero_grad()
+    losses = []
+    for rows, sub in opt.member_chunks(x.shape[1] * x.shape[2]):
+        chunk = sub.member_losses(x[rows], y[rows], None if w is None else w[rows])  # (members,)
+        live = alive[rows].to(chunk.device) & torch.isfinite(chunk).detach()
+        opt.backward(torch.where(live, chunk, torch.zeros_like(chunk)).sum())
+        losses.append(chunk.detach())
+    opt.clip_per_member(clip)
     opt.step()
-    return losses.detach().double().cpu()
+    return torch.cat(losses).double().cpu()
 
 
 def _weight_tensors(loss_weights, train: list[torch.Tensor]) -> list[torch.Tensor] | None:
@@ -243,7 +245,7 @@ def train_lm_ensemble(
         starts = [random_starts(len(t), n, cfg.batch_size, g, q) for t, g, q in zip(train, gens, tr_pool)]
         x, y = member_windows(train, starts, n)
         w = None if weights is None else member_windows(weights, starts, n)[1].to(device)
-        losses = _step(model, opt, x.to(device), y.to(device), alive, cfg.grad_clip, w)  # (E,) on the CPU
+        losses = _step(opt, x.to(device), y.to(device), alive, cfg.grad_clip, w)  # (E,) on the CPU
         diverged[(alive & ~torch.isfinite(losses)).numpy()] = step
         alive &= torch.isfinite(losses)
         running += torch.where(alive, losses, torch.full_like(running, float("nan")))
