@@ -9,8 +9,10 @@ doctest lines (``>>>``, ``...``), reStructuredText directives (``.. x::``) and h
 removed, every line is stripped of its indentation and runs of blank lines are collapsed.
 
 :data:`PACKAGE_TEXTS` names, for each corpus, the package it reads and that package's licence (the
-licences are also listed in ``lm/data/SOURCES.md``); :func:`source_version` gives what a run's
-identity must carry: the package's version, since another version has other docstrings.
+licences are also listed in ``lm/data/SOURCES.md``); :func:`source_version` names the version the
+text was read from (in the corpus's ``source`` line). Run ids do not carry it, so that they stay
+the same on every machine; a store's provenance records the versions of the core packages, and
+another version of a package has somewhat other docstrings.
 """
 
 from __future__ import annotations

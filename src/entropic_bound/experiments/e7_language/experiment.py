@@ -18,7 +18,6 @@ from pathlib import Path
 
 from ...lm.checkpoint_probe import resolve_checkpoint
 from ...lm.corpora import corpus_role, file_digest, text_name
-from ...lm.docstrings import PACKAGE_TEXTS, source_version
 from ...sweep.spec import RunResult, RunSpec
 from ..base import Experiment
 from ..params import to_params
@@ -62,8 +61,6 @@ class E7Language(Experiment):
         version = f"{sys.version_info.major}.{sys.version_info.minor}"
         for name in c.task.corpora:
             extra = {"corpus.python": version} if name in VERSIONED else {}
-            if name in PACKAGE_TEXTS:  # another package version ships other docstrings
-                extra = {"corpus.source": source_version(name)}
             out.append({"corpus.name": name, "corpus.seed": c.task.seed, **extra})
         for p in c.task.corpus_paths:
             path, digest = Path(p).resolve(), file_digest(p)
