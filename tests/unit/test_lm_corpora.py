@@ -20,6 +20,7 @@ from entropic_bound.lm.corpora import (
     stdlib_files,
     text_corpus,
 )
+from entropic_bound.lm.docstrings import PACKAGE_TEXTS, docstring_bytes, prose, source_version
 from entropic_bound.lm.sources import MarkovSource, RecallSource
 
 SHAKESPEARE = Path(__file__).resolve().parents[3] / "shared" / "data" / "corpora" / "tinyshakespeare.txt"
@@ -152,6 +153,32 @@ def test_pydoc_prose_is_english_prose():
     assert sum(w.lower() in {"the", "of", "is", "a", "to"} for w in words) / len(words) > 0.08
     corpus = load_corpus("pydoc_prose", 5_000, seed=0)
     assert corpus.kind == "natural" and len(corpus.tokens) == 5_000
+
+
+@pytest.mark.parametrize("name", sorted(PACKAGE_TEXTS))
+def test_docstring_corpora_are_english_prose_of_an_installed_package(name):
+    data, source = docstring_bytes(name, 60_000)
+    text = data.decode("utf-8", errors="replace")
+    assert len(data) == 60_000 and "\n\n\n" not in text and source_version(name) in source
+    lines = text.splitlines()
+    assert not any(line.startswith((" ", ">>>")) for line in lines)
+    words = text.split()
+    assert sum(w.lower() in {"the", "of", "is", "a", "to"} for w in words) / len(words) > 0.05
+    corpus = load_corpus(name, 5_000, seed=0)
+    assert corpus.kind == "natural" and corpus_role(name).role == "natural" and len(corpus.tokens) == 5_000
+    assert PACKAGE_TEXTS[name].licence  # named here and in lm/data/SOURCES.md
+
+
+def test_docstring_prose_drops_doctests_directives_and_rules():
+    doc = "Add two numbers.\n\n    Examples\n    --------\n    >>> add(1, 2)\n    3\n    ... more\n.. note::\n\n\n\nEnd."
+    assert prose(doc) == "Add two numbers.\n\nExamples\n3\n\nEnd."
+
+
+def test_docstring_sources_are_listed_in_the_shipped_sources_file():
+    from importlib import resources
+
+    listed = resources.files("entropic_bound.lm").joinpath("data", "SOURCES.md").read_text()
+    assert all(f"`{name}`" in listed and PACKAGE_TEXTS[name].licence in listed for name in PACKAGE_TEXTS)
 
 
 @pytest.mark.parametrize("name", CORPORA.names())

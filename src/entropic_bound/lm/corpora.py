@@ -7,7 +7,9 @@ one ensemble. Registered names (:data:`CORPORA`, factories ``(n_tokens, seed) ->
 - **natural** ``tinyshakespeare`` — shipped inside the package (``lm/data/``, public domain, see
   its ``SOURCES.md``); ``pydoc_prose`` — the English prose of the standard library's
   ``pydoc_data.topics`` (the language reference topics; indented code and grammar lines and heading
-  rules removed); and any UTF-8 text file of the user's (``text:<stem>``, :func:`text_corpus`).
+  rules removed); ``<package>_docstrings`` — the English docstrings of the standard library and of
+  installed dependencies (:mod:`.docstrings`); and any UTF-8 text file of the user's
+  (``text:<stem>``, :func:`text_corpus`).
 - **code** ``stdlib_code`` — the standard library's own ``.py`` files (tests and site-packages left out).
 - **synthetic** ``markov_v{V}_k{k}_a{alpha}`` (order ``k ≥ 2`` Markov, mixing demand ``k``) and
   ``recall_m{m}`` (associative recall with ``m`` pairs, mixing demand ``m``), ``mqar-p{m}``
@@ -38,6 +40,7 @@ import numpy as np
 from ..errors import DataError, UserInputError
 from ..registry import Registry
 from .complexity import compression_bits_per_char
+from .docstrings import PACKAGE_TEXTS, docstring_bytes
 from .ladder import KGramModel, shuffle_within_sentences
 from .sources import LagCopySource, MarkovSource, MQARSource, RecallSource
 
@@ -341,6 +344,21 @@ def pydoc_prose_corpus(n_tokens: int, seed: int = 0) -> Corpus:
 CORPUS_ROLES.update(
     {"stdlib_code": CODE, "tinyshakespeare": NATURAL, "shakespeare-shuffled": NATURAL, "pydoc_prose": NATURAL}
 )
+
+
+def _register_docstrings(name: str) -> None:
+    CORPUS_ROLES[name] = NATURAL
+    owner = PACKAGE_TEXTS[name].package or "the Python standard library"
+
+    def factory(n_tokens: int, seed: int = 0) -> Corpus:  # seed unused: the text is fixed
+        data, source = docstring_bytes(name, n_tokens)
+        return byte_corpus(name, "natural", data, source)
+
+    CORPORA.register(name, summary=f"natural: English docstrings of {owner}")(factory)
+
+
+for _name in PACKAGE_TEXTS:
+    _register_docstrings(_name)
 
 
 def text_corpus(path: str | Path, n_tokens: int) -> Corpus:

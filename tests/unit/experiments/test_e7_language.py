@@ -11,8 +11,14 @@ from scipy.stats import spearmanr
 
 from entropic_bound.errors import ConfigError
 from entropic_bound.experiments.e7_language.analysis import categorise, run_table
-from entropic_bound.experiments.e7_language.claims import c11_on_corpora, c12_on_points
 from entropic_bound.experiments.e7_language.config import E7Config, E7Verdict
+from entropic_bound.experiments.e7_language.domain_verdicts import (
+    abs_interval,
+    c11_on_corpora,
+    c12_halves,
+    c12_on_points,
+    corpora_to_decide,
+)
 from entropic_bound.experiments.e7_language.experiment import E7Language
 from entropic_bound.experiments.e7_language.statistics import (
     corpus_bootstrap,
@@ -111,7 +117,32 @@ def test_c11_exact_test_below_ten_corpora_flips_each_way():
         "p_value"
     ] == pytest.approx(2 / 24)
     assert four.outcome == "inconclusive" and four.evidence["points_needed"] >= 4
+    # an exact test on 4 corpora cannot reach p < 0.05: the evidence says so and how many it needs
+    assert four.evidence["can_decide"] is False and four.evidence["corpora_to_decide"] == 5
+    assert four.evidence["smallest_p"] == pytest.approx(2 / 24) and corpora_to_decide() == 5
+    assert down.evidence["can_decide"] and down.evidence["smallest_p"] == pytest.approx(2 / 5040)
     assert c11_on_corpora(_corpora(-1.0, n=3), **kw).outcome == "inconclusive"
+
+
+def test_c11_is_decided_by_its_interval_and_the_exact_test_must_agree():
+    kw = {"criterion_info": INFO11, "n_boot": 400, "seed": 0, "min_corpora": 4}
+    down = c11_on_corpora(_corpora(-1.0), **kw)
+    d = down.evidence["decision"]
+    assert d["threshold"] == 0.0 and d["direction"] == "lower" and d["unit"] == "corpus"
+    assert d["interval"] == [down.evidence["ci_low"], down.evidence["ci_high"]] and d["margin"] > 0
+    up = c11_on_corpora(_corpora(+1.0), **kw)
+    assert up.evidence["decision"]["margin"] < 0 and up.outcome == "refuted"
+    # 5 corpora, one adjacent pair swapped: rho = -0.9; its Fisher interval lies below 0 but the exact
+    # two-sided p is 10/120 = 0.083, so the test does not agree and the verdict stays inconclusive
+    five = _corpora(-1.0, n=5, noise=0.0)
+    five.loc[[0, 1], "rank"] = five.loc[[1, 0], "rank"].to_numpy()
+    five["seed_ranks"] = [[r] * 3 for r in five["rank"]]
+    v = c11_on_corpora(five, **kw)
+    assert v.evidence["rho"] == pytest.approx(-0.9) and v.evidence["ci_high"] < 0
+    assert (
+        v.evidence["p_value"] == pytest.approx(10 / 120) and v.evidence["decision"]["test_decision"] is None
+    )
+    assert v.outcome == "inconclusive"
 
 
 def test_c11_bootstrap_from_ten_corpora():
@@ -136,8 +167,9 @@ def test_corpus_bootstrap_feels_seed_noise():
     assert noisy[2] - noisy[1] > tight[2] - tight[1]
 
 
-def _points(driver: str, runs: int = 8, T: int = 9, seed: int = 0) -> pd.DataFrame:
-    """Runs that progress at different speeds; the rank follows ``driver`` plus small noise."""
+def _points(driver: str, runs: int = 8, T: int = 9, seed: int = 0, noise: float = 0.01) -> pd.DataFrame:
+    """Runs that progress at different speeds; the rank follows ``driver`` plus ``noise``
+    (``both``: progress plus the run's complexity)."""
     rng = np.random.default_rng(seed)
     rows = []
     for r in range(runs):
@@ -145,7 +177,12 @@ def _points(driver: str, runs: int = 8, T: int = 9, seed: int = 0) -> pd.DataFra
         for t in range(1, T + 1):
             progress = 1 - np.exp(-speed * t / 3) + 0.03 * rng.normal()
             norm = 1 + 0.1 * t + 0.01 * rng.normal()
-            driver_value = {"progress": progress, "step": t, "complexity": complexity}[driver]
+            driver_value = {
+                "progress": progress,
+                "step": t,
+                "complexity": complexity,
+                "both": progress + (complexity - 2.5) / 3,
+            }[driver]
             rows.append(
                 {
                     "run_id": f"r{r}",
@@ -153,19 +190,49 @@ def _points(driver: str, runs: int = 8, T: int = 9, seed: int = 0) -> pd.DataFra
                     "progress": progress,
                     "weight_norm": norm,
                     "complexity": complexity,
-                    "rank": driver_value + 0.01 * rng.normal(),
+                    "rank": driver_value + noise * rng.normal(),
                 }
             )
     return pd.DataFrame(rows)
 
 
-def test_c12_confirmed_only_when_rank_tracks_progress_beyond_the_drifting_controls():
+def test_c12_confirmed_only_when_both_intervals_clear_the_bar():
     kw = {"controls": ["step", "weight_norm"], "min_abs_rho": 0.3, "n_boot": 200, "seed": 0, "info": INFO12}
-    assert c12_on_points(_points("progress"), **kw).outcome == "confirmed"
-    by_step = c12_on_points(_points("step"), **kw)  # drifts with training but says nothing about progress
-    assert by_step.outcome == "refuted" and abs(by_step.evidence["rho"]) < 0.3
-    assert c12_on_points(_points("complexity"), **kw).outcome == "refuted"  # tracks the corpus, not progress
+    ok = c12_on_points(_points("progress", runs=60), **kw)
+    assert ok.outcome == "confirmed" and ok.evidence["decision"]["interval"][0] >= 0.3
+    assert ok.evidence["decision_not_complexity"]["interval"][1] <= 0.3
+    by_step = c12_on_points(_points("step", runs=30), **kw)  # drifts with training, says nothing of progress
+    assert by_step.outcome == "refuted" and by_step.evidence["halves"]["tracks_progress"] == "refuted"
+    # significant but weak tracking: the whole |rho| interval below the bar
+    weak = c12_on_points(_points("progress", runs=60, noise=0.9), **kw)
+    assert weak.evidence["ci_low"] > 0 and weak.outcome == "refuted"
+    corpus = c12_on_points(_points("complexity", runs=30), **kw)  # tracks the corpus, not progress
+    assert corpus.outcome == "refuted" and corpus.evidence["halves"]["not_complexity"] == "refuted"
+    both = c12_on_points(_points("both", runs=30), **kw)  # tracks complexity too: "not complexity" fails
+    assert both.outcome == "refuted" and both.evidence["rho_complexity_ci"][0] >= 0.3
     assert c12_on_points(_points("progress", runs=2), **kw).outcome == "inconclusive"
+
+
+def test_c12_is_inconclusive_when_an_interval_straddles_the_bar():
+    kw = {"controls": ["step", "weight_norm"], "min_abs_rho": 0.3, "n_boot": 200, "seed": 0, "info": INFO12}
+    # point |rho| above 0.3, interval reaching below it: a point value no longer confirms
+    edge = c12_on_points(_points("progress", runs=60, noise=0.5), **kw)
+    assert edge.evidence["rho"] >= 0.3 and edge.evidence["ci_low"] < 0.3 < edge.evidence["ci_high"]
+    assert edge.outcome == "inconclusive" and edge.evidence["halves"]["tracks_progress"] == "inconclusive"
+    assert edge.evidence["decision"]["narrow"]
+    # progress tracked, but 8 runs leave the complexity interval straddling the bar
+    few = c12_on_points(_points("progress", runs=8), **kw)
+    assert few.evidence["halves"] == {"tracks_progress": "confirmed", "not_complexity": "inconclusive"}
+    assert few.outcome == "inconclusive"
+
+
+def test_c12_halves_on_the_stored_paper_numbers():
+    """All kinds pooled at paper scale (draw 0): rho -0.38 (-0.48 to -0.26), complexity +0.23 (0.12-0.33)."""
+    assert abs_interval(-0.48, -0.26) == (0.26, 0.48) and abs_interval(-0.1, 0.2) == (0.0, 0.2)
+    tracks, not_c, ok = c12_halves(-0.38, (-0.48, -0.26), 0.23, (0.12, 0.33), 0.3)
+    assert tracks.outcome is None and not_c.outcome is None and ok is None
+    assert c12_halves(-0.38, (-0.48, -0.31), 0.05, (-0.1, 0.2), 0.3)[2] is True
+    assert c12_halves(-0.38, (-0.48, -0.31), 0.4, (0.31, 0.5), 0.3)[2] is False
 
 
 B, N, D = 12, 16, 8

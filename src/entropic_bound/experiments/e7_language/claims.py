@@ -1,18 +1,9 @@
 """E7's claims C11-C13: each criterion, its report sentence and its robustness grid.
 
 - **C11** (paper, App. B: the measured static kernel rank *anti*-correlates with predicted task
-  complexity). One point per corpus: complexity (the chosen measure) and the final head-mean
-  kernel rank averaged over the corpus's learned seeds. Spearman rho; below 10 corpora the exact
-  permutation test (two-sided p < 0.05), from 10 on a two-stage bootstrap interval (corpora, then
-  seeds). Two-sided: confirmed if rho < 0 is significant, refuted if rho > 0 is, inconclusive
-  otherwise (with the corpora the measured effect would need) or with too few corpora.
-- **C12** (the rank tracks optimisation progress, the loss, not complexity). Pooled over learned
-  runs and checkpoints t >= 1: the partial Spearman correlation of the kernel rank with the
-  optimisation progress (L_0 - L_t)/(L_0 - L_ref) given controls that also drift over training
-  (the step, the QK weight norm), with a bootstrap interval over runs. Confirmed when the interval
-  excludes 0, |rho| reaches min_abs_rho and exceeds |rho(rank, complexity | controls)|;
-  refuted when the interval lies inside (-min_abs_rho, min_abs_rho) (no tracking beyond the
-  controls) or complexity is tracked more strongly; inconclusive otherwise.
+  complexity) and **C12** (the rank tracks optimisation progress, the loss, not complexity):
+  decided by their intervals on the natural-language corpora, the other kinds reported beside
+  (:mod:`.domain_verdicts` states both rules).
 - **C13** (structural priors dominate the realised mixers; no single identifiable low-rank routing
   kernel). Heads categorised by :func:`entropic_bound.lm.structure.head_categories` and fitted by one
   logit-field kernel; both shares with the model as unit, gated by the controls (:mod:`.structure_verdict`).
@@ -26,103 +17,21 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ...lm.corpora import expected_mixing
-from ..claim import Claim, Formats, Setting, needs_rows
+from ...lm.corpora import KINDS, expected_mixing
+from ..claim import Claim, Setting, needs_rows
 from ..claim_slices import with_option
-from ..verdict import ClaimContext, Verdict, decide
+from ..verdict import ClaimContext, Verdict
 from .analysis import categorise, corpus_table, main_shape, progress_points
 from .config import COMPLEXITY_MEASURES
+from .domain_verdicts import (
+    c11_on_corpora,
+    c11_sentence,
+    c12_on_points,
+    c12_sentence,
+    side_summary,
+)
 from .local_controls import not_local_only
-from .statistics import cluster_partials, spearman_test
 from .structure_verdict import c13_on_heads, c13_sentence, control_report, routing_kernel
-
-C11_STATEMENT = "static kernel rank anti-correlates with predicted task complexity"
-
-
-C12_STATEMENT = "the static kernel rank tracks optimisation progress (loss), not task complexity"
-
-
-def c11_on_corpora(
-    corpora: pd.DataFrame, *, criterion_info: dict, n_boot: int, seed: int, min_corpora: int
-) -> Verdict:
-    """C11 from one row per corpus: ``name, kind, seeds, complexity_bits, rank, seed_ranks`` (+ extras)."""
-    criterion = (
-        f"Spearman rho between the predicted complexity ({criterion_info['measure']}) and the final head-mean "
-        f"{criterion_info['estimator']} of the {criterion_info['kernel']} kernel W_Q W_K^T over corpora (learned runs "
-        f"only); below 10 corpora the exact permutation test (two-sided p < 0.05), from 10 on a 95% two-stage "
-        f"bootstrap ({n_boot} resamples of corpora, then seeds): confirmed if rho < 0 is significant, refuted if "
-        f"rho > 0 is, inconclusive otherwise or with fewer than {min_corpora} corpora"
-    )
-    usable = (
-        corpora[np.isfinite(corpora["complexity_bits"]) & (corpora["seeds"] > 0)] if len(corpora) else corpora
-    )
-    evidence = {"corpora": int(len(usable)), **criterion_info}
-    evidence["corpus_table"] = [
-        {k: (v if k != "seed_ranks" else list(v)) for k, v in row.items()}
-        for row in corpora.to_dict("records")
-    ]
-    nan = float("nan")
-    if len(usable) < min_corpora or usable["complexity_bits"].nunique() < 3:
-        evidence.update(rho=nan, ci_low=nan, ci_high=nan, test="none", p_value=nan, half_width=nan)
-        evidence["points_needed"] = None
-        return Verdict("C11", "inconclusive", criterion, evidence, "E7", C11_STATEMENT)
-    test = spearman_test(
-        usable["complexity_bits"].to_numpy(float),
-        usable["rank"].to_numpy(float),
-        seed=seed,
-        replicates=list(usable["seed_ranks"]),
-        n_boot=n_boot,
-        expected_sign=-1,
-    )
-    keys = ("test", "rho", "p_value", "p_less", "p_greater", "ci_low", "ci_high", "half_width")
-    evidence.update({k: test[k] for k in keys})
-    # how many corpora the measured effect would need (80% power, two-sided 5%) when undecided
-    evidence["points_needed"] = test["points_needed"] if test["decision"] is None else None
-    return Verdict("C11", decide(test["decision"]), criterion, evidence, "E7", C11_STATEMENT)
-
-
-def c11_sentence(e: dict, fmt: Formats) -> str:
-    test = "exact permutation test" if e.get("test") == "exact_permutation" else "bootstrap"
-    out = (
-        f"Spearman ρ(rank, complexity) = {fmt.number(e['rho'])} over {e['corpora']} corpora ({test}, two-sided "
-        f"p = {fmt.number(e.get('p_value'))}; 95% CI {fmt.number(e['ci_low'])} to {fmt.number(e['ci_high'])}, half-width "
-        f"{fmt.number(e.get('half_width'))}; {e['runs_set_aside']} runs set aside as not learned)"
-    )
-    if e.get("points_needed"):
-        out += f"; the measured effect would need about {e['points_needed']} corpora to decide"
-    return out
-
-
-def c12_on_points(
-    points: pd.DataFrame, *, controls: list[str], min_abs_rho: float, n_boot: int, seed: int, info: dict
-) -> Verdict:
-    """C12 from pooled checkpoint points: ``run_id, rank, progress, complexity`` and the control columns."""
-    criterion = (
-        f"partial Spearman rho of the head-mean {info['estimator']} ({info['kernel']} kernel) with optimisation "
-        f"progress (L0 - Lt)/(L0 - Lref) given {' and '.join(controls)}, pooled over learned runs' checkpoints, "
-        f"95% bootstrap over runs: confirmed if the interval excludes 0, |rho| >= {min_abs_rho:g} and |rho| exceeds "
-        f"|partial rho(rank, complexity)|; refuted if the interval lies inside (-{min_abs_rho:g}, {min_abs_rho:g}) or "
-        "complexity is tracked more strongly; inconclusive otherwise"
-    )
-    runs = int(points["run_id"].nunique()) if len(points) else 0
-    evidence = {"runs": runs, "points": int(len(points)), "controls": list(controls), **info}
-    if runs < 3:
-        evidence.update(rho=float("nan"), ci_low=float("nan"), ci_high=float("nan"))
-        return Verdict("C12", "inconclusive", criterion, evidence, "E7", C12_STATEMENT)
-    rho, lo, hi = cluster_partials(points, "progress", controls, n_boot, seed)
-    rc, rc_lo, rc_hi = cluster_partials(points, "complexity", controls, n_boot, seed + 1)
-    evidence.update(rho=rho, ci_low=lo, ci_high=hi, rho_complexity=rc, rho_complexity_ci=[rc_lo, rc_hi])
-    if not np.isfinite(lo):
-        return Verdict("C12", "inconclusive", criterion, evidence, "E7", C12_STATEMENT)
-    excludes_zero = lo > 0 or hi < 0
-    complexity_wins = np.isfinite(rc) and (rc_lo > 0 or rc_hi < 0) and abs(rc) > max(abs(lo), abs(hi))
-    if excludes_zero and abs(rho) >= min_abs_rho and not (np.isfinite(rc) and abs(rc) >= abs(rho)):
-        ok = True
-    elif (-min_abs_rho < lo and hi < min_abs_rho) or complexity_wins:
-        ok = False
-    else:
-        ok = None
-    return Verdict("C12", decide(ok), criterion, evidence, "E7", C12_STATEMENT)
 
 
 def verdict_c11(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
@@ -140,13 +49,16 @@ def verdict_c11(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         "runs_used": int(points["learned"].sum()),
         "runs_set_aside": int((~points["learned"]).sum()),
     }
-    return c11_on_corpora(
+    verdict = c11_on_corpora(
         corpora,
         criterion_info=info,
         n_boot=cfg.verdict.bootstrap,
         seed=cfg.verdict.bootstrap_seed,
         min_corpora=cfg.verdict.c11_min_corpora,
     )
+    names = list(corpora["name"]) if len(corpora) else []
+    domain = {"decides": list(cfg.verdict.c11_kinds), "corpora": names}
+    return replace(verdict, evidence={**verdict.evidence, "domain": domain})
 
 
 def verdict_c12(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
@@ -161,7 +73,7 @@ def verdict_c12(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         "kinds": list(cfg.verdict.c12_kinds),
         "runs_set_aside": int((~sel["learned"]).sum()),
     }
-    return c12_on_points(
+    verdict = c12_on_points(
         points,
         controls=list(cfg.verdict.c12_controls),
         min_abs_rho=cfg.verdict.c12_min_abs_rho,
@@ -169,6 +81,9 @@ def verdict_c12(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         seed=cfg.verdict.bootstrap_seed,
         info=info,
     )
+    names = list(dict.fromkeys(sel[sel["learned"] & main_shape(cfg, sel)]["corpus"]))
+    domain = {"decides": list(cfg.verdict.c12_kinds), "corpora": names}
+    return replace(verdict, evidence={**verdict.evidence, "domain": domain})
 
 
 def verdict_c13(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
@@ -239,7 +154,6 @@ def grids(cfg) -> dict[str, list[dict]]:
         {"kernel_measure": "delta" if cfg.verdict.kernel_measure == "folded" else "folded"},
         {"complexity_measure": "compression"},
         {"complexity_measure": "mixing_data"},
-        {"c11_kinds": ["natural", "code"]},
         {"seeds": 1},
     ]
     c12 = [
@@ -250,7 +164,6 @@ def grids(cfg) -> dict[str, list[dict]]:
         },
         {"c12_controls": ["step"]},
         {"kernel_measure": "delta" if cfg.verdict.kernel_measure == "folded" else "folded"},
-        {"c12_kinds": ["natural"]},
         {"seeds": 1},
     ]
     c13 = [
@@ -266,7 +179,7 @@ def grids(cfg) -> dict[str, list[dict]]:
     ]
     if paper:
         c11 += [{"rank_estimator": e} for e in ("stable_rank", "numerical_rank", "entropy_effective_rank")]
-        c11 += [{"complexity_measure": "mixing_known"}, {"c11_kinds": ["synthetic"]}]
+        c11 += [{"complexity_measure": "mixing_known"}]
         c12 += [{"rank_estimator": e} for e in ("stable_rank", "numerical_rank")] + [
             {"c12_controls": ["weight_norm"]}
         ]
@@ -296,7 +209,31 @@ def c11_every_measure(cfg, rows: pd.DataFrame, context: ClaimContext, verdict: V
         by[m] = {k: v.evidence.get(k) for k in ("rho", "ci_low", "ci_high", "corpora")} | {
             "verdict": v.outcome
         }
-    return replace(verdict, evidence={**verdict.evidence, "rho_by_measure": by})
+    side = _side_domains(
+        cfg, rows, context, "c11_kinds", verdict_c11, ("rho", "ci_low", "ci_high", "corpora")
+    )
+    evidence = {**verdict.evidence, "rho_by_measure": by}
+    return replace(verdict, evidence={**evidence, "domain": {**evidence["domain"], "side": side}})
+
+
+def c12_side_domains(cfg, rows: pd.DataFrame, context: ClaimContext, verdict: Verdict) -> Verdict:
+    """The main C12 verdict with the same rule's verdict on every other kind and on all pooled."""
+    keys = ("rho", "ci_low", "ci_high", "rho_complexity", "rho_complexity_ci", "runs", "halves")
+    side = _side_domains(cfg, rows, context, "c12_kinds", verdict_c12, keys)
+    domain = {**verdict.evidence["domain"], "side": side}
+    return replace(verdict, evidence={**verdict.evidence, "domain": domain})
+
+
+def _side_domains(cfg, rows, context, key: str, decide_on, keys: tuple[str, ...]) -> dict:
+    """``{kind: summary}`` for each kind the verdict was not decided on, and ``all`` (every kind)."""
+    decided = tuple(getattr(cfg.verdict, key))
+    domains = {k: (k,) for k in KINDS if k not in decided}
+    if set(decided) != set(KINDS):
+        domains["all"] = KINDS
+    return {
+        name: side_summary(decide_on(with_option(cfg, {f"verdict.{key}": kinds}), rows, context), keys)
+        for name, kinds in domains.items()
+    }
 
 
 def _grid_of(claim: str):
@@ -321,12 +258,12 @@ C11 = Claim(
 C12 = Claim(
     "C12",
     decide=needs_rows("C12", "E7", verdict_c12),
-    sentence="partial ρ(rank, loss | drifting controls) = {rho:n} (95% CI {ci_low:n} to {ci_high:n}) over {points} "
-    "checkpoints of {runs} learned runs ({runs_set_aside} set aside); ρ(rank, complexity) = {rho_complexity:n}",
+    sentence=c12_sentence,
     default_setting=lambda cfg: grids(cfg)["C12"][0],
     statistic="rho",
     grid=_grid_of("C12"),
     holds_when=None,
+    annotate=c12_side_domains,
 )
 C13 = Claim(
     "C13",

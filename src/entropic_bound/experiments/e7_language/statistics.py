@@ -1,6 +1,7 @@
 """The statistics behind E7's claims C11–C13 (claims.py) — pure functions of arrays.
 
-- **C11**: :func:`entropic_bound.stats.spearman_test` — below 10 corpora the exact permutation test
+- **C11** (decided on the natural corpora by :mod:`.domain_verdicts`):
+  :func:`entropic_bound.stats.spearman_test` — below 10 corpora the exact permutation test
   (a percentile bootstrap collapses there: 4 corpora at ρ = −1 give [−1, −1]), from 10 on a
   two-stage bootstrap (corpora, then each corpus's seeds); the interval's half-width and the
   corpora the measured effect would need (``points_needed``).
