@@ -4,7 +4,8 @@
 release through the CLI (``entropic-bound run EK --set …`` with the assignments in ``runs.json``,
 spelled with today's key names). Resuming them must find every run (nothing trains again), and the
 report, which rebuilds each experiment from the config stored beside its runs, must reach the
-verdicts the release wrote.
+verdicts in ``runs.json``: the release's, except where a criterion has since changed (C12 is now
+decided on natural-language corpora alone, which the tiny grid has too few of: inconclusive).
 """
 
 from __future__ import annotations
