@@ -122,10 +122,21 @@ def test_tiny_checkpoint_static_and_with_text(capsys, tmp_path, tiny, name):
     static = run_json(capsys, tiny / name)
     assert len(static["heads"]) == 8 and "text" in static and static["text"] is None
     assert not MIXER_KEYS & set(static["heads"][0])
+    err = one_line_error(capsys, tiny / name, "--text", tiny / "text.txt")
+    assert "no tokenizer" in err and "--byte-tokens" in err  # not its tokens: refused unless asked for
     realised = run_json(
-        capsys, tiny / name, "--text", tiny / "text.txt", "--window-len", "16", "--out", tmp_path
+        capsys,
+        tiny / name,
+        "--text",
+        tiny / "text.txt",
+        "--byte-tokens",
+        "--window-len",
+        "16",
+        "--out",
+        tmp_path,
     )
     assert realised["text"]["tokenizer"] == "bytes modulo vocab_size" and realised["text"]["window_len"] == 16
+    assert realised["text"]["first_token"].startswith("the window's first text token")
     for a, b in zip(static["heads"], realised["heads"]):
         assert a["singular_values"] == b["singular_values"]
         assert MIXER_KEYS <= set(b) and 0 <= b["sink_score"] <= 1 and 0 <= b["locality_mass"] <= 1
@@ -139,7 +150,7 @@ def test_tiny_checkpoint_static_and_with_text(capsys, tmp_path, tiny, name):
 
 def test_builtin_text_and_fold_ln_change_what_they_should(capsys, tiny):
     raw = run_json(capsys, tiny / "gpt2")
-    folded = run_json(capsys, tiny / "gpt2", "--fold-ln", "--text")  # --text alone: built-in sample
+    folded = run_json(capsys, tiny / "gpt2", "--fold-ln", "--byte-tokens", "--text")  # --text alone: built-in
     assert folded["fold_ln"] and folded["text"]["source"] == "built-in sample"
     # a fresh GPT-2 has ln_1 = 1 and 0, so folding must change nothing
     np.testing.assert_allclose(folded["heads"][5]["singular_values"], raw["heads"][5]["singular_values"])
@@ -210,10 +221,11 @@ def test_json_flag_is_format_json_and_gd_is_null_with_reason(capsys, minilm):
 
 
 def test_sink_definitions_ours_and_gu2025(capsys, tiny):
-    ours = run_json(capsys, tiny / "gpt2", "--text", tiny / "text.txt", "--window-len", "16")
+    ours = run_json(capsys, tiny / "gpt2", "--text", tiny / "text.txt", "--byte-tokens", "--window-len", "16")
     gu = run_json(
         capsys,
         tiny / "gpt2",
+        "--byte-tokens",
         "--text",
         tiny / "text.txt",
         "--window-len",
@@ -233,7 +245,7 @@ def test_sink_definitions_ours_and_gu2025(capsys, tiny):
 
 
 def test_third_party_progress_bars_are_silenced(capfd, tiny):
-    assert main(["inspect", str(tiny / "llama"), "--text", "--window-len", "16"]) == 0
+    assert main(["inspect", str(tiny / "llama"), "--byte-tokens", "--text", "--window-len", "16"]) == 0
     out, err = capfd.readouterr()
     assert "Loading weights" not in err + out and err == ""
     assert max(map(len, out.splitlines())) <= 120
