@@ -145,6 +145,16 @@ def test_bad_gguf_files_are_one_line_errors(tmp_path, tensors, files, capsys):
     assert "Q8_1" in err and "cannot dequantise" in err
 
 
+def test_json_of_a_quantised_gguf_names_its_types_and_the_in_step_summary(files, capsys):
+    import json
+
+    assert main(["inspect", str(files["q4_1"]), "--json", "--threads", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["arch"] == "llama" and len(out["heads"]) == 8 and out["heads"][0]["W_Q_dtype"] == "Q4_1"
+    assert out["quantisation"]["heads"] == 8 and isinstance(out["heads"][0]["rank_moves_in_quant_step"], bool)
+    assert "--threads" in one_line_error(capsys, files["q4_1"], "--threads", "0")
+
+
 def test_open_checkpoint_takes_gguf_files(files):
     ckpt = open_checkpoint(files["f32"])
     assert (
