@@ -401,3 +401,15 @@ def test_a_gguf_loaded_smollm2_equals_its_file(smollm2, tiny):
     from_file = analyse("smollm2", **options).drop(columns=storage)
     from_model = analyse(model, tokenizer=tokenizer, **options).drop(columns=storage[:2])
     assert from_file.equals(from_model)
+
+
+def test_e7_skips_a_released_model_whose_readers_are_missing(monkeypatch):
+    from entropic_bound.inspect import released
+    from entropic_bound.lm.checkpoint_probe import resolve_checkpoint, skip_message
+
+    monkeypatch.setattr(released, "_packaged_file", lambda spec: __file__)  # the file is there
+    monkeypatch.setattr(released, "missing_readers", lambda name: ["gguf"])  # its reader is not
+    assert resolve_checkpoint("smollm2") is None and resolve_checkpoint("smollm2-random") is None
+    assert skip_message("smollm2") == (
+        "released model 'smollm2' skipped: reading it needs gguf (pip install 'entropic-bound[gguf]' adds them)"
+    )

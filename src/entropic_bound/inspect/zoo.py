@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .released import RANDOM_SUFFIX, RELEASED_MODELS, locate, skip_message
+from .released import RANDOM_SUFFIX, RELEASED_MODELS, available, skip_message
 
 WINDOWS, WINDOW_LEN = 16, 64
 TEXT_CHARS = 200_000  # far more than 16 x 64 tokens need: the windows stop reading when full
@@ -222,7 +222,7 @@ def build_zoo(
 
     text, measured, skipped = zoo_text(), [], []
     for name in names or zoo_models():
-        if locate(name) is None:
+        if not available(name):
             skipped.append(skip_message(name))
             continue
         if on_model is not None:

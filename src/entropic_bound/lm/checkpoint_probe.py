@@ -21,7 +21,14 @@ from pathlib import Path
 import numpy as np
 
 from ..inspect.forward import reinitialised
-from ..inspect.released import RANDOM_SUFFIX, RELEASED_MODELS, is_released_name, locate, package_version
+from ..inspect.released import (
+    RANDOM_SUFFIX,
+    RELEASED_MODELS,
+    available,
+    is_released_name,
+    locate,
+    package_version,
+)
 from ..inspect.released import skip_message as _skip_message
 from ..inspect.source import RANDOM_SEED
 
@@ -47,7 +54,8 @@ def is_random_control(name: str) -> bool:
 def resolve_checkpoint(name: str) -> tuple[str, str] | None:
     """``(path, version)`` of a checkpoint name, or None when it is not available here.
 
-    A released name (``minilm``, ``smollm2``): the shipped folder or file and its package's version;
+    A released name (``minilm``, ``smollm2``): the shipped folder or file and its package's version
+    (None when that package, or for a GGUF file the ``gguf`` extra reading it, is not installed);
     otherwise ``name`` is a folder with a ``config.json`` or a ``.gguf`` file (version ``"local"``: the
     path is the run's identity).
     """
@@ -55,8 +63,7 @@ def resolve_checkpoint(name: str) -> tuple[str, str] | None:
         base = resolve_checkpoint(name.removesuffix(RANDOM_SUFFIX))
         return None if base is None else (base[0], f"{base[1]}+reinit{RANDOM_SEED}")
     if is_released_name(name):
-        path = locate(name)
-        return None if path is None else (str(path), package_version(name))
+        return (str(locate(name)), package_version(name)) if available(name) else None
     path = Path(name)
     found = (path / "config.json").is_file() or (path.is_file() and path.suffix.lower() == ".gguf")
     return (str(path.resolve()), "local") if found else None
