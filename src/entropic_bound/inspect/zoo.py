@@ -138,14 +138,15 @@ def per_layer_figure(measured: list[Measured]):
             stat = m.table.groupby("layer")[column]
             y = (stat.median() / m.d_head) if per_d_head else stat.mean()
             x = y.index.to_numpy() / max(m.n_layers - 1, 1)
-            style = "--" if m.name.endswith(RANDOM_SUFFIX) else "-"
             base = m.name.removesuffix(RANDOM_SUFFIX)
+            control = base != m.name  # dashed without markers, so it reads apart from the trained line
             ax.plot(
                 x,
                 y.to_numpy(),
-                style,
-                marker="o",
+                "--" if control else "-",
+                marker=None if control else "o",
                 ms=3,
+                lw=1.8 if control else 1.2,
                 color=MODEL_COLOURS.get(base, colour(base)),
                 label=m.name,
             )
@@ -201,7 +202,7 @@ def markdown(measured: list[Measured], skipped: list[str], figure: str, command:
         "",
         f"![per-layer medians]({figure})",
         "",
-        "Solid: trained weights; dashed: the random-weight control.",
+        "Solid with dots: trained weights; dashed: the random-weight control of the same colour.",
         "",
         "## References",
         "",
