@@ -177,6 +177,8 @@ _BUILT_IN: tuple[tuple[Registry, str, str, str], ...] = (
     (ARCHITECTURES, "gpt2", "inspect.architectures.gpt2:Gpt2", "GPT-2 decoders (pre-LN, fused c_attn Conv1D)"),
     (ARCHITECTURES, "llama", "inspect.architectures.llama:Llama",
      "Llama decoders (RMSNorm, grouped-query attention, RoPE)"),
+    (ARCHITECTURES, "hooked_transformer", "inspect.architectures.hooked:HookedTransformer",
+     "TransformerLens HookedTransformer objects (per-head W_Q, W_K)"),
 )  # fmt: skip
 for _registry, _name, _target, _summary in _BUILT_IN:
     _registry.register_lazy(_name, _P + _target, summary=_summary)

@@ -169,7 +169,9 @@ def test_bad_inputs_are_one_line_errors(capsys, tmp_path, tiny):
     assert "has no config.json" in one_line_error(capsys, tmp_path)
     (tmp_path / "model.bin").write_bytes(b"\x80\x04")
     assert "pickle" in one_line_error(capsys, tmp_path / "model.bin")
-    assert "Available: bert, gpt2, llama" in one_line_error(capsys, tiny / "gpt2", "--arch", "t5")
+    assert "Available: bert, gpt2, hooked_transformer, llama" in one_line_error(
+        capsys, tiny / "gpt2", "--arch", "t5"
+    )
     assert "does not divide the width" in one_line_error(capsys, tiny / "gpt2", "--n-heads", "5")
     assert "text file" in one_line_error(capsys, tiny / "gpt2", "--text", tmp_path / "nope.txt")
     bad = tmp_path / "bad"
@@ -413,3 +415,29 @@ def test_e7_skips_a_released_model_whose_readers_are_missing(monkeypatch):
     assert skip_message("smollm2") == (
         "released model 'smollm2' skipped: reading it needs gguf (pip install 'entropic-bound[gguf]' adds them)"
     )
+
+
+def test_a_hooked_transformer_gives_the_frame_of_the_gpt2_it_was_converted_from(tiny):
+    transformers = pytest.importorskip("transformers")
+    lens = pytest.importorskip("transformer_lens")
+    try:  # TransformerLens 4 removed the class (TransformerBridge replaces it); 3.x has it
+        HookedTransformer, HookedTransformerConfig = lens.HookedTransformer, lens.HookedTransformerConfig
+    except ImportError:
+        pytest.skip("this TransformerLens has no HookedTransformer")
+    from transformer_lens.pretrained.weight_conversions import convert_gpt2_weights
+
+    from entropic_bound.inspect import BUILTIN_TEXT
+
+    gpt2 = transformers.GPT2LMHeadModel.from_pretrained(tiny / "gpt2")
+    cfg = HookedTransformerConfig(
+        n_layers=2, d_model=32, n_ctx=64, d_head=8, n_heads=4, d_vocab=300, d_mlp=128, act_fn="gelu_new"
+    )
+    hooked = HookedTransformer(cfg)
+    hooked.load_state_dict(convert_gpt2_weights(gpt2, cfg), strict=False)
+    options = {"text": BUILTIN_TEXT, "byte_tokens": True, "window_len": 16, "fold_ln": True}
+    lens_frame, hf_frame = analyse(hooked, **options), analyse(tiny / "gpt2", **options)
+    assert lens_frame.attrs["arch"] == "hooked_transformer" and len(lens_frame) == 8
+    static = ["sv_1", "sv_8", "frobenius_norm", "b_Q_norm", "b_K_norm", "energy_effective_rank"]
+    np.testing.assert_allclose(lens_frame[static], hf_frame[static], rtol=1e-9)
+    realised = ["sink_score", "locality_mass", "logit_field_explained", "mixer_energy_effective_rank"]
+    np.testing.assert_allclose(lens_frame[realised], hf_frame[realised], atol=1e-5)

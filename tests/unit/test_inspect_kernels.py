@@ -51,6 +51,20 @@ def llama_weights(rng, L=2, H=4, H_kv=2, d=16, d_head=4):
     return w, cfg
 
 
+def hooked_transformer_weights(rng, L=2, H=4, H_kv=2, d=16, d_head=4):
+    """TransformerLens's state_dict names and per-head shapes; grouped key heads under ``_W_K``."""
+    w = {}
+    for i in range(L):
+        w[f"blocks.{i}.attn.W_Q"] = rng.normal(size=(H, d, d_head))
+        w[f"blocks.{i}.attn._W_K"] = rng.normal(size=(H_kv, d, d_head))
+        w[f"blocks.{i}.attn.b_Q"] = rng.normal(size=(H, d_head))
+        w[f"blocks.{i}.attn._b_K"] = rng.normal(size=(H_kv, d_head))
+        w[f"blocks.{i}.ln1.w"] = rng.normal(size=d)
+        w[f"blocks.{i}.ln1.b"] = rng.normal(size=d)
+    cfg = {"model_type": "hooked_transformer", "n_heads": H, "n_key_value_heads": H_kv, "n_layers": L}
+    return w, {**cfg, "d_model": d, "d_head": d_head}
+
+
 def dense_qk(w, arch, layer, d, H, H_kv, d_head):
     """Raw (d_model, H d_head) and (d_model, H_kv d_head) factors, read independently of the library."""
     if arch == "bert":
@@ -59,6 +73,9 @@ def dense_qk(w, arch, layer, d, H, H_kv, d_head):
     if arch == "gpt2":
         c = w[f"transformer.h.{layer}.attn.c_attn.weight"]
         return c[:, :d], c[:, d : 2 * d]
+    if arch == "hooked_transformer":
+        q, k = w[f"blocks.{layer}.attn.W_Q"], w[f"blocks.{layer}.attn._W_K"]  # (heads, d, d_head)
+        return np.concatenate(list(q), axis=1), np.concatenate(list(k), axis=1)
     base = f"model.layers.{layer}.self_attn."
     return w[base + "q_proj.weight"].T, w[base + "k_proj.weight"].T
 
@@ -85,10 +102,17 @@ def norm_scale(w, arch, layer):
         )
     if arch == "gpt2":
         return w[f"transformer.h.{layer}.ln_1.weight"]
+    if arch == "hooked_transformer":
+        return w[f"blocks.{layer}.ln1.w"]
     return w[f"model.layers.{layer}.input_layernorm.weight"]
 
 
-MAKERS = {"bert": bert_weights, "gpt2": gpt2_weights, "llama": llama_weights}
+MAKERS = {
+    "bert": bert_weights,
+    "gpt2": gpt2_weights,
+    "hooked_transformer": hooked_transformer_weights,
+    "llama": llama_weights,
+}
 
 
 def test_every_registered_architecture_has_a_synthetic_checkpoint_here():
@@ -174,7 +198,8 @@ def test_single_file_needs_heads_and_checks_divisibility():
 def test_unknown_arch_lists_supported_and_wrong_arch_is_explained():
     w, config = gpt2_weights(np.random.default_rng(6))
     with pytest.raises(
-        UserInputError, match="Unknown architecture 'gtp2'. Available: bert, gpt2, llama. Did you mean 'gpt2'"
+        UserInputError,
+        match="Unknown architecture 'gtp2'. Available: bert, gpt2, hooked_transformer, llama. Did you mean 'gpt2'",
     ):
         arch_config(w, {**config, "model_type": "gtp2"})
     with pytest.raises(UserInputError, match="really a 'llama' model"):

@@ -187,6 +187,10 @@ def run_forward(
     model = load_model_of(ckpt)
     if reinit_seed is not None:
         model = reinitialised(model, reinit_seed)
+    if hasattr(model, "run_with_cache"):  # a TransformerLens HookedTransformer
+        mixers, inputs = hooked_mixers(model, ids, cfg.n_layers)
+        without = hooked_mixers(model, ids[:, 1:], cfg.n_layers)[0] if bos_added else None
+        return Forward(mixers, inputs if with_inputs else None, without, ids, info)
     with eager_attention(model):
         if with_inputs:
             modules = query_input_modules(model, adapter(cfg.arch).anchor, cfg.n_layers)
@@ -195,6 +199,23 @@ def run_forward(
             mixers, inputs = realised_mixers(model, ids), None
         without = realised_mixers(model, ids[:, 1:]) if bos_added else None
     return Forward(mixers, inputs, without, ids, info)
+
+
+def hooked_mixers(model: Any, ids: np.ndarray, n_layers: int) -> tuple[np.ndarray, np.ndarray]:
+    """A HookedTransformer's attention patterns ``(B, L, H, n, n)`` and each layer's attention input
+    (``ln1.hook_normalized``, what ``W_Q`` multiplies) ``(B, L, n, d)``, float64, from one pass."""
+    import torch
+
+    wanted = ("attn.hook_pattern", "ln1.hook_normalized")
+    with torch.no_grad():
+        _, cache = model.run_with_cache(torch.as_tensor(ids), names_filter=lambda name: name.endswith(wanted))
+    mixers = np.stack(
+        [cache[f"blocks.{i}.attn.hook_pattern"].double().cpu().numpy() for i in range(n_layers)], 1
+    )
+    inputs = np.stack(
+        [cache[f"blocks.{i}.ln1.hook_normalized"].double().cpu().numpy() for i in range(n_layers)], 1
+    )
+    return mixers, inputs
 
 
 class eager_attention:

@@ -44,19 +44,43 @@ class ModuleWeights(Mapping[str, np.ndarray]):
         return str(self._tensors[key].dtype).removeprefix("torch.").replace("float", "F").replace("bF", "BF")
 
 
+def is_hooked_transformer(model: Any) -> bool:
+    """A TransformerLens ``HookedTransformer`` (its config is ``cfg``, its forward ``run_with_cache``)."""
+    return hasattr(model, "run_with_cache") and hasattr(model, "cfg") and hasattr(model, "state_dict")
+
+
 def is_model_object(model: Any) -> bool:
-    """A loaded model (anything with ``state_dict`` and ``config``), not a path or a name."""
-    return hasattr(model, "state_dict") and hasattr(model, "config")
+    """A loaded model (anything with ``state_dict`` and ``config``, or a HookedTransformer), not a path."""
+    return (hasattr(model, "state_dict") and hasattr(model, "config")) or is_hooked_transformer(model)
+
+
+def _hooked_config(cfg: Any) -> dict:
+    """The fields the ``hooked_transformer`` adapter reads, from a ``HookedTransformerConfig``."""
+    return {
+        "model_type": "hooked_transformer",
+        "n_heads": cfg.n_heads,
+        "n_layers": cfg.n_layers,
+        "d_model": cfg.d_model,
+        "d_head": cfg.d_head,
+        "n_key_value_heads": cfg.n_key_value_heads or cfg.n_heads,
+        "max_position_embeddings": cfg.n_ctx,
+        "vocab_size": cfg.d_vocab,
+    }
 
 
 def module_checkpoint(model: Any, tokenizer: Any = None) -> Checkpoint:
-    """``model`` (a loaded transformers model) and its ``tokenizer`` as a :class:`Checkpoint`."""
-    to_dict = getattr(model.config, "to_dict", None)
-    if to_dict is None:
-        raise UserInputError(
-            f"A {type(model).__name__} has no transformers config (model.config.to_dict()); pass a "
-            "transformers model or a checkpoint path."
-        )
-    return Checkpoint(
-        None, (), to_dict(), None, ModuleWeights(model), kind="module", model=model, tokenizer=tokenizer
-    )
+    """``model`` (a loaded transformers model or a HookedTransformer) and its ``tokenizer`` as a
+    :class:`Checkpoint` (a HookedTransformer brings its own ``tokenizer`` when it has one)."""
+    if is_hooked_transformer(model):
+        tokenizer = tokenizer if tokenizer is not None else getattr(model, "tokenizer", None)
+        config = _hooked_config(model.cfg)
+    else:
+        to_dict = getattr(model.config, "to_dict", None)
+        if to_dict is None:
+            raise UserInputError(
+                f"A {type(model).__name__} has no transformers config (model.config.to_dict()); pass a "
+                "transformers model, a HookedTransformer or a checkpoint path."
+            )
+        config = to_dict()
+    weights = ModuleWeights(model)
+    return Checkpoint(None, (), config, None, weights, kind="module", model=model, tokenizer=tokenizer)

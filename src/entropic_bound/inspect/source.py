@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..errors import UserInputError
 from .checkpoint import Checkpoint, open_checkpoint
 from .hub import resolve_model
 from .in_memory import is_model_object, module_checkpoint
@@ -37,6 +38,11 @@ def open_source(model: Any, *, cache_dir: str | Path | None = None, tokenizer: A
         return module_checkpoint(model, tokenizer)
     if isinstance(model, str) and is_released_name(model) and not Path(model).exists():
         return _released(model, tokenizer)
+    if not isinstance(model, (str, Path)):
+        raise UserInputError(
+            f"Expected a model path, a short name, or a loaded transformers model / HookedTransformer. "
+            f"Got a {type(model).__name__} instead."
+        )
     return open_checkpoint(resolve_model(model, cache_dir=cache_dir))
 
 
