@@ -36,7 +36,8 @@ def analyse(
 
     Args:
         model: a loaded transformers model (BERT, GPT-2 or Llama family, from safetensors, GGUF or
-            built here; give its ``tokenizer`` for text); a Hugging Face-format folder (``config.json``
+            built here; give its ``tokenizer`` for text) or TransformerLens ``HookedTransformer``
+            (TransformerLens 3.x); a Hugging Face-format folder (``config.json``
             + ``*.safetensors``); a ``.gguf`` file; a single ``.safetensors`` file (then give ``arch``
             and ``n_heads``); a short name the CLI knows (``"minilm"``, ``"smollm2"``, and each with
             ``-random``: its re-initialised control); or a Hugging Face model id read from the local
