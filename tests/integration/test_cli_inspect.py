@@ -169,7 +169,7 @@ def test_bad_inputs_are_one_line_errors(capsys, tmp_path, tiny):
     assert "has no config.json" in one_line_error(capsys, tmp_path)
     (tmp_path / "model.bin").write_bytes(b"\x80\x04")
     assert "pickle" in one_line_error(capsys, tmp_path / "model.bin")
-    assert "Available: bert, gpt2, hooked_transformer, llama" in one_line_error(
+    assert "Available: bert, gemma3, gpt2, hooked_transformer, llama" in one_line_error(
         capsys, tiny / "gpt2", "--arch", "t5"
     )
     assert "does not divide the width" in one_line_error(capsys, tiny / "gpt2", "--n-heads", "5")

@@ -46,6 +46,8 @@ GGUF_NAMES = {
     "mlp.down_proj": "ffn_down",
     "input_layernorm": "attn_norm",
     "post_attention_layernorm": "ffn_norm",
+    "self_attn.q_norm": "attn_q_norm",
+    "self_attn.k_norm": "attn_k_norm",
 }
 TOP_NAMES = {"model.embed_tokens": "token_embd", "model.norm": "output_norm", "lm_head": "output"}
 
@@ -67,10 +69,13 @@ def write_tiny_llama_gguf(
     qtype=None,
     arch="llama",
     raw_qk_type=None,
+    d_head=None,
 ) -> Path:
     """Write ``tensors`` (transformers names and order) as a llama.cpp GGUF: Q/K rows permuted, 2-D
     weights quantised to ``qtype`` (a ``GGMLQuantizationType``; None: float32). ``raw_qk_type`` stores the
-    query/key weights' bytes under that type unconverted (a type a reader may not dequantise)."""
+    query/key weights' bytes under that type unconverted (a type a reader may not dequantise). With
+    ``arch="gemma3"`` the rows stay in order and every norm weight is stored as ``1 + w``, as llama.cpp
+    writes Gemma; ``d_head`` is written as the key length."""
     import gguf
 
     d = tensors["model.embed_tokens.weight"].shape[1]
@@ -85,10 +90,15 @@ def write_tiny_llama_gguf(
     writer.add_rope_freq_base(10000.0)
     writer.add_layer_norm_rms_eps(1e-5)
     writer.add_vocab_size(tensors["model.embed_tokens.weight"].shape[0])
+    if d_head is not None:
+        writer.add_key_length(d_head)
+    gemma = arch == "gemma3"
     for name, weight in tensors.items():
-        if name.endswith("q_proj.weight"):
+        if gemma and name.endswith("norm.weight"):
+            weight = weight + np.float32(1)
+        elif name.endswith("q_proj.weight") and not gemma:
             weight = llama_cpp_permute(weight, heads)
-        elif name.endswith("k_proj.weight"):
+        elif name.endswith("k_proj.weight") and not gemma:
             weight = llama_cpp_permute(weight, kv_heads)
         if raw_qk_type is not None and ("q_proj" in name or "k_proj" in name):
             block, size = gguf.GGML_QUANT_SIZES[raw_qk_type]

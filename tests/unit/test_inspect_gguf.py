@@ -155,6 +155,30 @@ def test_json_of_a_quantised_gguf_names_its_types_and_the_in_step_summary(files,
     assert "--threads" in one_line_error(capsys, files["q4_1"], "--threads", "0")
 
 
+def test_gemma_norms_are_read_back_as_transformers_stores_them(tmp_path, tensors):
+    gemma = dict(tensors)
+    rng = np.random.default_rng(5)
+    for i in range(2):
+        for which in "qk":
+            gemma[f"model.layers.{i}.self_attn.{which}_norm.weight"] = rng.normal(size=16).astype(np.float32)
+    path = write_tiny_llama_gguf(tmp_path / "gemma.gguf", gemma, arch="gemma3", d_head=16)
+    weights = GGUFWeights(path)
+    # the helper writes Llama's ffn_norm, which Gemma 3 names pre_feedforward_layernorm
+    gemma["model.layers.0.pre_feedforward_layernorm.weight"] = gemma.pop(
+        "model.layers.0.post_attention_layernorm.weight"
+    )
+    gemma["model.layers.1.pre_feedforward_layernorm.weight"] = gemma.pop(
+        "model.layers.1.post_attention_layernorm.weight"
+    )
+    assert set(weights) == set(gemma)
+    for key, value in gemma.items():
+        # llama.cpp stored 1 + w; transformers' loader subtracts 1 in float32, and so does the reader
+        want = (value + np.float32(1)) - np.float32(1) if key.endswith("norm.weight") else value
+        assert np.array_equal(weights[key], want.astype(np.float64)), key  # rows not permuted for Gemma
+    cfg = arch_config(weights, weights.config)
+    assert (cfg.arch, cfg.d_head, cfg.n_kv_heads) == ("gemma3", 16, 2)
+
+
 def test_open_checkpoint_takes_gguf_files(files):
     ckpt = open_checkpoint(files["f32"])
     assert (

