@@ -46,9 +46,8 @@ def handler(args: argparse.Namespace) -> int:
         raise UserInputError(f"The '--threads' option must be an int >= 1. Got {args.threads} instead.")
     for name in args.models or ():
         if not is_released_name(name):
-            raise UserInputError(
-                f"Unknown released model '{name}'. Available: minilm, smollm2 (each with -random)."
-            )
+            known = ", ".join(RELEASED_MODELS)
+            raise UserInputError(f"Unknown released model '{name}'. Available: {known} (each with -random).")
     out = Path(args.out)
     if out.is_dir():
         raise UserInputError(f"The '--out' option needs a file path. Got the folder '{out}' instead.")
