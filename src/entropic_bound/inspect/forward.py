@@ -90,7 +90,8 @@ def load_model_of(ckpt: Checkpoint) -> Any:
 
 def reinitialised(model: Any, seed: int) -> Any:
     """``model`` with every weight drawn afresh from ``seed`` as BERT and Llama initialise them: linear and
-    embedding weights N(0, ``initializer_range``), biases 0, LayerNorm gain 1 and shift 0, RMSNorm gain 1.
+    embedding weights N(0, ``initializer_range``), biases 0, LayerNorm gain 1 and shift 0, RMSNorm gain 1
+    (weight 1; Gemma's RMSNorm scales by 1 + weight, so weight 0).
     (The model's own ``_init_weights`` leaves loaded parameters alone in transformers 5: it skips
     modules already marked initialised, so it is not used.)"""
     import torch
@@ -110,7 +111,7 @@ def reinitialised(model: Any, seed: int) -> Any:
             if type(module).__name__.endswith("RMSNorm") and isinstance(
                 getattr(module, "weight", None), nn.Parameter
             ):
-                module.weight.fill_(1.0)
+                module.weight.fill_(0.0 if type(module).__name__.startswith("Gemma") else 1.0)  # gain 1
     return model.eval()
 
 
