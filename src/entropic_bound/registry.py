@@ -183,6 +183,10 @@ _BUILT_IN: tuple[tuple[Registry, str, str, str], ...] = (
     (ARCHITECTURES, "gpt2", "inspect.architectures.gpt2:Gpt2", "GPT-2 decoders (pre-LN, fused c_attn Conv1D)"),
     (ARCHITECTURES, "llama", "inspect.architectures.llama:Llama",
      "Llama decoders (RMSNorm, grouped-query attention, RoPE)"),
+    (ARCHITECTURES, "gemma3", "inspect.architectures.gemma3:Gemma3",
+     "Gemma 3 decoders (QK-norm, norms as 1 + w, head_dim != d_model / heads, RoPE)"),
+    (ARCHITECTURES, "hooked_transformer", "inspect.architectures.hooked:HookedTransformer",
+     "TransformerLens HookedTransformer objects (per-head W_Q, W_K)"),
 )  # fmt: skip
 for _registry, _name, _target, _summary in _BUILT_IN:
     _registry.register_lazy(_name, _P + _target, summary=_summary)

@@ -24,9 +24,12 @@ class Opt(Architecture):
 
 
 def test_registry_names_and_a_miss_lists_them():
-    assert ARCHITECTURES.names() == ["bert", "gpt2", "llama"]
+    assert ARCHITECTURES.names() == ["bert", "gemma3", "gpt2", "hooked_transformer", "llama"]
     assert adapter("bert").causal is False and adapter("llama").rope and adapter("gpt2").causal
-    with pytest.raises(UnknownNameError, match=r"Unknown architecture 'lama'. Available: bert, gpt2, llama"):
+    with pytest.raises(
+        UnknownNameError,
+        match=r"Unknown architecture 'lama'. Available: bert, gemma3, gpt2, hooked_transformer, llama",
+    ):
         adapter("lama")
 
 

@@ -51,6 +51,29 @@ def llama_weights(rng, L=2, H=4, H_kv=2, d=16, d_head=4):
     return w, cfg
 
 
+def gemma3_weights(rng, L=2, H=4, H_kv=1, d=16, d_head=8):
+    """Gemma 3's names: Llama's plus per-head q_norm/k_norm gains stored as w (the norm scales by 1 + w)."""
+    w, cfg = llama_weights(rng, L=L, H=H, H_kv=H_kv, d=d, d_head=d_head)
+    for i in range(L):
+        w[f"model.layers.{i}.self_attn.q_norm.weight"] = rng.normal(size=d_head)
+        w[f"model.layers.{i}.self_attn.k_norm.weight"] = rng.normal(size=d_head)
+    return w, {**cfg, "model_type": "gemma3_text"}
+
+
+def hooked_transformer_weights(rng, L=2, H=4, H_kv=2, d=16, d_head=4):
+    """TransformerLens's state_dict names and per-head shapes; grouped key heads under ``_W_K``."""
+    w = {}
+    for i in range(L):
+        w[f"blocks.{i}.attn.W_Q"] = rng.normal(size=(H, d, d_head))
+        w[f"blocks.{i}.attn._W_K"] = rng.normal(size=(H_kv, d, d_head))
+        w[f"blocks.{i}.attn.b_Q"] = rng.normal(size=(H, d_head))
+        w[f"blocks.{i}.attn._b_K"] = rng.normal(size=(H_kv, d_head))
+        w[f"blocks.{i}.ln1.w"] = rng.normal(size=d)
+        w[f"blocks.{i}.ln1.b"] = rng.normal(size=d)
+    cfg = {"model_type": "hooked_transformer", "n_heads": H, "n_key_value_heads": H_kv, "n_layers": L}
+    return w, {**cfg, "d_model": d, "d_head": d_head}
+
+
 def dense_qk(w, arch, layer, d, H, H_kv, d_head):
     """Raw (d_model, H d_head) and (d_model, H_kv d_head) factors, read independently of the library."""
     if arch == "bert":
@@ -59,6 +82,13 @@ def dense_qk(w, arch, layer, d, H, H_kv, d_head):
     if arch == "gpt2":
         c = w[f"transformer.h.{layer}.attn.c_attn.weight"]
         return c[:, :d], c[:, d : 2 * d]
+    if arch == "gemma3":
+        base = f"model.layers.{layer}.self_attn."
+        g_q, g_k = 1 + w[base + "q_norm.weight"], 1 + w[base + "k_norm.weight"]  # QK-norm gains (d_head,)
+        return w[base + "q_proj.weight"].T * np.tile(g_q, H), w[base + "k_proj.weight"].T * np.tile(g_k, H_kv)
+    if arch == "hooked_transformer":
+        q, k = w[f"blocks.{layer}.attn.W_Q"], w[f"blocks.{layer}.attn._W_K"]  # (heads, d, d_head)
+        return np.concatenate(list(q), axis=1), np.concatenate(list(k), axis=1)
     base = f"model.layers.{layer}.self_attn."
     return w[base + "q_proj.weight"].T, w[base + "k_proj.weight"].T
 
@@ -85,10 +115,20 @@ def norm_scale(w, arch, layer):
         )
     if arch == "gpt2":
         return w[f"transformer.h.{layer}.ln_1.weight"]
+    if arch == "hooked_transformer":
+        return w[f"blocks.{layer}.ln1.w"]
+    if arch == "gemma3":
+        return 1 + w[f"model.layers.{layer}.input_layernorm.weight"]
     return w[f"model.layers.{layer}.input_layernorm.weight"]
 
 
-MAKERS = {"bert": bert_weights, "gpt2": gpt2_weights, "llama": llama_weights}
+MAKERS = {
+    "bert": bert_weights,
+    "gemma3": gemma3_weights,
+    "gpt2": gpt2_weights,
+    "hooked_transformer": hooked_transformer_weights,
+    "llama": llama_weights,
+}
 
 
 def test_every_registered_architecture_has_a_synthetic_checkpoint_here():
@@ -174,7 +214,8 @@ def test_single_file_needs_heads_and_checks_divisibility():
 def test_unknown_arch_lists_supported_and_wrong_arch_is_explained():
     w, config = gpt2_weights(np.random.default_rng(6))
     with pytest.raises(
-        UserInputError, match="Unknown architecture 'gtp2'. Available: bert, gpt2, llama. Did you mean 'gpt2'"
+        UserInputError,
+        match="Unknown architecture 'gtp2'. Available: bert, gemma3, gpt2, hooked_transformer, llama. Did you mean 'gpt2'",
     ):
         arch_config(w, {**config, "model_type": "gtp2"})
     with pytest.raises(UserInputError, match="really a 'llama' model"):

@@ -45,9 +45,11 @@ def test_compact_table_fits_and_wide_shows_everything(result):
 
 
 def test_csv_and_json_keep_nan_as_missing_with_its_reason(result):
-    csv = pd.read_csv(io.StringIO(format_csv(result)))
+    text = format_csv(result)
+    csv = pd.read_csv(io.StringIO(text))
     assert len(csv) == 48 and csv["optimal_hard_threshold"].isna().all()
-    assert (csv["optimal_hard_threshold_reason"] == GD_NOT_APPLICABLE).all()
+    # the reason is the same for every head: the JSON says it, the CSV does not repeat it on 48 rows
+    assert GD_NOT_APPLICABLE not in text and "optimal_hard_threshold_reason" not in csv
     assert csv["numerical_rank"].dtype.kind == "i"
     np.testing.assert_allclose(csv["sv_1"], result.table["sv_1"], rtol=1e-5)
     heads = json.loads(format_json(result))["heads"]

@@ -24,7 +24,7 @@ from ..atomic import NO_SPACE
 from ..errors import UserInputError
 
 # One module per sub-command, in the order ``--help`` lists them.
-COMMAND_MODULES = ("list_cmd", "run_cmd", "report_cmd", "predict_cmd", "inspect_cmd", "bench_cmd")
+COMMAND_MODULES = ("list_cmd", "run_cmd", "report_cmd", "predict_cmd", "inspect_cmd", "zoo_cmd", "bench_cmd")
 
 PROG = "entropic-bound"
 RESUMES = "finished runs are in the store and the same command resumes"

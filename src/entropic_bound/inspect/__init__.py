@@ -1,4 +1,4 @@
-"""Rank analysis of real checkpoints: safetensors loading, per-head static kernels
+"""Rank analysis of real checkpoints (safetensors, GGUF, model objects), per-head static kernels
 ``K_h = W_Q^h W_K^hᵀ`` from the factors, realised mixers on text, sink/locality/positional scores.
 
 :func:`analyse` (alias ``analyze``) is the library entry point (a pandas DataFrame, one row per head); one adapter file

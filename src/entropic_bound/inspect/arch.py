@@ -28,9 +28,20 @@ __all__ = [
 SUPPORTED_ARCHS = tuple(ARCHITECTURES.names())
 
 
+def _registered_name(arch: str) -> str:
+    """``arch`` itself, or the adapter that lists it among its ``model_types`` (``gemma3_text``)."""
+    if arch in ARCHITECTURES.names():
+        return arch
+    for name in ARCHITECTURES.names():
+        if arch in ARCHITECTURES.get(name).model_types:
+            return name
+    return arch
+
+
 def adapter(arch: str) -> Architecture:
-    """The adapter registered as ``arch``; a miss lists the available names (UnknownNameError)."""
-    return ARCHITECTURES.get(arch)()
+    """The adapter registered as ``arch`` (or reading that ``model_type``); a miss lists the available
+    names (UnknownNameError)."""
+    return ARCHITECTURES.get(_registered_name(arch))()
 
 
 def check_arch(arch: str) -> str:
@@ -95,6 +106,7 @@ def arch_config(
         if "model_type" not in config:
             raise UserInputError(f"Cannot tell the architecture: pass --arch ({', '.join(SUPPORTED_ARCHS)}).")
         arch = str(config["model_type"])
+    arch = _registered_name(arch)
     a = adapter(arch)
     prefix = _find_prefix(weights, arch, a.anchor)
     n_layers = _count_layers(weights, a.anchor, prefix)

@@ -1,8 +1,11 @@
-"""Open a Hugging Face–format checkpoint with ``safetensors`` only, streaming one tensor at a time.
+"""The one weights seam: every checkpoint is a lazy mapping ``tensor name → float64 array`` and a config.
 
-A checkpoint is either a folder (``config.json`` plus one or more ``*.safetensors`` files, sharded
-ones with ``model.safetensors.index.json``) or a single ``.safetensors`` file. Pickle checkpoints
-(``.bin``, ``.pt``, ``.pth``, ``.ckpt``, ``.pkl``) are refused: loading them runs arbitrary code.
+A checkpoint is a folder (``config.json`` plus one or more ``*.safetensors`` files, sharded ones with
+``model.safetensors.index.json``), a single ``.safetensors`` file, a ``.gguf`` file (:mod:`.gguf`), or a
+model object in memory (:mod:`.in_memory`). Pickle checkpoints (``.bin``, ``.pt``, ``.pth``, ``.ckpt``,
+``.pkl``) are refused: loading them runs arbitrary code. Every architecture adapter reads
+``checkpoint.weights`` and ``checkpoint.config`` and nothing else; the forward pass and tokenizer of
+each kind are in :mod:`.forward`.
 
 :class:`SafetensorsWeights` maps key → tensor lazily: ``weights[key]`` reads that one tensor from
 its memory-mapped file and casts it to float64, so peak memory stays near one layer's tensors.
@@ -15,6 +18,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,12 +30,20 @@ INDEX_NAME = "model.safetensors.index.json"
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """Where a checkpoint's files are: ``files`` (safetensors) and ``config`` (parsed config.json or None)."""
+    """A checkpoint's tensors (``weights``) and ``config`` (config.json's fields, or None), whatever holds them.
 
-    path: Path
+    ``kind`` is ``"safetensors"``, ``"gguf"`` or ``"module"`` (a model object in memory, ``model``, with its
+    ``tokenizer`` if one was given); ``files`` and ``config_dir`` say where the files are, if any.
+    """
+
+    path: Path | None
     files: tuple[Path, ...]
     config: dict | None
     config_dir: Path | None  # folder holding config.json (for a transformers forward pass)
+    weights: Mapping[str, np.ndarray] | None = None
+    kind: str = "safetensors"
+    model: Any = None
+    tokenizer: Any = None
 
 
 def _refuse_pickle(path: Path) -> None:
@@ -92,10 +104,10 @@ def _folder_files(folder: Path) -> tuple[Path, ...]:
 
 
 def open_checkpoint(path: str | Path) -> Checkpoint:
-    """Resolve ``path`` (a folder or a ``.safetensors`` file) into a :class:`Checkpoint`.
+    """Resolve ``path`` (a folder, a ``.safetensors`` or a ``.gguf`` file) into a :class:`Checkpoint`.
 
     Raises :class:`UserInputError` for a missing path, a pickle file, a folder without
-    ``config.json``, or a file that is not ``.safetensors``.
+    ``config.json``, a file that is neither ``.safetensors`` nor ``.gguf``, or an unreadable file.
     """
     path = Path(path)
     if not path.exists():
@@ -104,15 +116,25 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
         config = _read_config(path)
         if config is None:
             raise DataError(
-                f"The folder '{path}' has no config.json; pass a Hugging Face–format folder "
-                "or a single .safetensors file with --arch."
+                f"The folder '{path}' has no config.json; pass a Hugging Face–format folder, "
+                "a .gguf file, or a single .safetensors file with --arch."
             )
-        return Checkpoint(path, _folder_files(path), config, path)
+        files = _folder_files(path)
+        return Checkpoint(path, files, config, path, SafetensorsWeights(files))
     _refuse_pickle(path)
+    if path.suffix.lower() == ".gguf":
+        from .gguf import GGUFWeights
+
+        weights = GGUFWeights(path)
+        return Checkpoint(path, (path,), weights.config, path.parent, weights, kind="gguf")
     if path.suffix.lower() != ".safetensors":
-        raise DataError(f"Expected a .safetensors file or a model folder. Got '{path.name}' instead.")
+        raise DataError(
+            f"Expected a .safetensors or .gguf file, or a model folder. Got '{path.name}' instead."
+        )
     config = _read_config(path.parent)
-    return Checkpoint(path, (path,), config, path.parent if config is not None else None)
+    return Checkpoint(
+        path, (path,), config, path.parent if config is not None else None, SafetensorsWeights((path,))
+    )
 
 
 class SafetensorsWeights(Mapping[str, np.ndarray]):
@@ -138,11 +160,18 @@ class SafetensorsWeights(Mapping[str, np.ndarray]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._where)
 
+    def __contains__(self, key: object) -> bool:  # without reading the tensor
+        return key in self._where
+
     def __len__(self) -> int:
         return len(self._where)
 
     def shape(self, key: str) -> tuple[int, ...]:
         return tuple(self._handles[self._where[key]].get_slice(key).get_shape())
+
+    def storage(self, key: str) -> str:
+        """The tensor's dtype in the file (``F32``, ``BF16``, …)."""
+        return str(self._handles[self._where[key]].get_slice(key).get_dtype())
 
     def columns(self, key: str, start: int, stop: int) -> np.ndarray:
         """Columns ``start:stop`` of the 2-D tensor ``key``, as float64 ``(rows, stop - start)``."""

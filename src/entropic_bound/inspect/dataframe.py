@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -14,10 +15,12 @@ from .model import inspect_model
 
 
 def analyse(
-    model: str | Path,
+    model: Any,
     text: str | Path | None = None,
     fold_ln: bool = False,
     *,
+    tokenizer: Any = None,
+    byte_tokens: bool = False,
     arch: str | None = None,
     n_heads: int | None = None,
     n_kv_heads: int | None = None,
@@ -32,12 +35,19 @@ def analyse(
     """Per-head rank analysis of a real checkpoint, as a DataFrame (one row per query head).
 
     Args:
-        model: a Hugging Face-format folder (``config.json`` + ``*.safetensors``), a single
-            ``.safetensors`` file (then give ``arch`` and ``n_heads``), or a Hugging Face model id read
-            from the local cache only (``huggingface_hub``, ``local_files_only=True``).
+        model: a loaded transformers model (BERT, GPT-2 or Llama family, from safetensors, GGUF or
+            built here; give its ``tokenizer`` for text) or TransformerLens ``HookedTransformer``
+            (TransformerLens 3.x); a Hugging Face-format folder (``config.json``
+            + ``*.safetensors``); a ``.gguf`` file; a single ``.safetensors`` file (then give ``arch``
+            and ``n_heads``); a short name the CLI knows (``"minilm"``, ``"smollm2"``, and each with
+            ``-random``: its re-initialised control); or a Hugging Face model id read from the local
+            cache only (``huggingface_hub``, ``local_files_only=True``).
         text: None for the static kernels only; a string of text, or a :class:`~pathlib.Path` to a
             UTF-8 file, to add realised-mixer statistics from a forward pass (needs ``transformers``).
             :data:`entropic_bound.inspect.BUILTIN_TEXT` is a ready sample.
+        tokenizer: the tokenizer of a model object (a path brings its own).
+        byte_tokens: a model without a tokenizer reads the text as UTF-8 bytes modulo its vocabulary
+            (refused otherwise: those are not the tokens it was trained on).
         fold_ln: fold the preceding LayerNorm / RMSNorm scale into ``W_Q`` and ``W_K``.
         sink_definition: ``"ours"`` (mean over queries ``i >= 1``) or ``"gu2025"`` (all queries, Gu
             et al., ICLR 2025); a head is a sink head when its score is above ε = 0.3.
@@ -48,9 +58,12 @@ def analyse(
         Columns ``layer``, ``head``, ``kv_head`` (GQA key head), one column per rank-estimator key
         (``numerical_rank``, ``energy_effective_rank``, …, ``optimal_hard_threshold`` = NaN with
         ``optimal_hard_threshold_reason``), ``frobenius_norm``, ``b_Q_norm``, ``b_K_norm``,
-        ``sv_1..``; with text also ``sink_score``, ``sink_head``, ``locality_mass``,
-        ``positional_prior_explained``, ``mixer_<estimator>`` and ``mean_mixer_<estimator>``.
-        ``frame.attrs`` holds the architecture, notes and text settings.
+        ``sv_1..``, ``W_Q_dtype``/``W_K_dtype`` (each tensor's type: ``F32``, ``Q4_1``, …) and, for
+        quantised weights, ``rank_moves_in_quant_step``; with text also ``sink_score``, ``sink_head``
+        (and ``sink_score_without_bos`` where a BOS was put in front), ``locality_mass``,
+        ``positional_prior_explained``, ``mixer_<estimator>``, ``mean_mixer_<estimator>`` and
+        ``logit_field_*``. ``frame.attrs`` holds the architecture, notes, text settings (which token the
+        sink score measures: ``text["first_token"]``) and the quantisation summary.
 
     Raises:
         UserInputError: one-line message for a missing, unreadable or unsupported model or text.

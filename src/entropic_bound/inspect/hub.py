@@ -15,7 +15,9 @@ def _looks_like_path(model: str) -> bool:
         model.startswith((".", "/", "~"))
         or model.count("/") > 1
         or "\\" in model
-        or model.lower().endswith((".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle"))
+        or model.lower().endswith(
+            (".safetensors", ".gguf", ".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+        )
     )
 
 

@@ -52,10 +52,11 @@ def realised_mixers(model: Any, token_ids: Any) -> np.ndarray:
     ids = torch.as_tensor(np.asarray(token_ids), dtype=torch.long)
     single = ids.ndim == 1
     ids = ids[None] if single else ids  # (batch, n)
+    body = getattr(model, "base_model", model)  # without a language-model head: no (batch, n, vocab) logits
     was_training = getattr(model, "training", False)
     model.eval()
     with torch.no_grad():
-        out = model(input_ids=ids, output_attentions=True)
+        out = body(input_ids=ids, output_attentions=True)
     if was_training:
         model.train()
     attentions = getattr(out, "attentions", None)
@@ -63,7 +64,9 @@ def realised_mixers(model: Any, token_ids: Any) -> np.ndarray:
         raise UserInputError(
             "The model returned no attention weights: load it with attn_implementation='eager'."
         )
-    mixers = torch.stack([a.double() for a in attentions], dim=1).cpu().numpy()  # (batch, L, H, n, n)
+    mixers = np.empty((ids.shape[0], len(attentions), *attentions[0].shape[1:]))  # (batch, L, H, n, n)
+    for layer, a in enumerate(attentions):
+        mixers[:, layer] = a.cpu().numpy()  # float32 -> float64 exactly, one layer at a time
     return mixers[0] if single else mixers
 
 

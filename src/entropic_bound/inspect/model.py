@@ -16,15 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..errors import UserInputError
 from ..jsonable import json_safe
 from .arch import ArchConfig, adapter, arch_config
-from .checkpoint import SafetensorsWeights, open_checkpoint
-from .hub import resolve_model
 from .kernels import kernel_spectra
 from .mixers import SINK_THRESHOLD, check_sink_definition
 
@@ -47,6 +45,8 @@ class InspectResult:
     fold_ln: bool
     notes: list[str] = field(default_factory=list)
     text_info: dict | None = None
+    quantisation: dict | None = None
+    mixers: np.ndarray | None = None  # (B, L, H, n, n), kept only when asked for
 
     def header(self) -> dict:
         """Everything but the per-head rows, JSON-ready."""
@@ -63,6 +63,7 @@ class InspectResult:
             "estimator_params": _panel_params(),
             "notes": self.notes,
             "text": self.text_info,
+            "quantisation": self.quantisation,
         }
 
     def to_json(self) -> dict:
@@ -158,53 +159,67 @@ def _logit_field_info(cfg: ArchConfig) -> dict:
     }
 
 
-def _realised(
-    ckpt, cfg: ArchConfig, text: str | Path, *, window, window_len, max_windows, sink_definition, logit_field
-):
-    from .mixers import mixer_summary, query_input_modules, realised_mixers, realised_mixers_with_inputs
-    from .text import load_hf_model, load_tokenizer, max_positions, token_windows
+def _realised(ckpt, cfg: ArchConfig, text: str | Path, *, window, sink_definition, logit_field, **forward):
+    """Per-head statistics ``{name: (L*H,)}`` of the realised mixers on ``text`` and the text's ``info``."""
+    from .forward import run_forward
+    from .mixers import mixer_summary, sink_score
 
-    if ckpt.config_dir is None:
-        raise UserInputError(
-            "Realised mixers need a model folder with config.json (the forward pass builds the model from it)."
-        )
-    tokenizer = load_tokenizer(ckpt.config_dir)
-    limit = max_positions(ckpt.config)
-    n = min(window_len, limit) if limit else window_len
-    vocab = int(ckpt.config.get("vocab_size", 256))
-    ids = token_windows(text, tokenizer, vocab_size=vocab, window_len=n, max_windows=max_windows)
-    model = load_hf_model(ckpt.config_dir)
+    run = run_forward(ckpt, cfg, text, with_inputs=logit_field, **forward)
+    summary = mixer_summary(run.mixers, causal=cfg.causal, window=window, sink_definition=sink_definition)
+    if run.without_bos is not None:
+        without = sink_score(run.without_bos, sink_definition).mean(axis=0)  # (L, H)
+        summary["sink_score_without_bos"] = without
+        summary["sink_head_without_bos"] = without > SINK_THRESHOLD
     if logit_field:
-        modules = query_input_modules(model, adapter(cfg.arch).anchor, cfg.n_layers)
-        mixers, inputs = realised_mixers_with_inputs(model, ids, modules)  # (B, L, H, n, n), (B, L, n, d)
-    else:
-        mixers = realised_mixers(model, ids)  # (B, L, H, n, n)
-    summary = mixer_summary(mixers, causal=cfg.causal, window=window, sink_definition=sink_definition)
-    if logit_field:
-        summary.update(_logit_field_columns(inputs, mixers, causal=cfg.causal))
+        summary.update(_logit_field_columns(run.inputs, run.mixers, causal=cfg.causal))
     stats = {k: v.ravel() for k, v in summary.items()}
     info = {
         "source": _text_source(text),
-        "windows": int(ids.shape[0]),
-        "window_len": int(ids.shape[1]),
+        "windows": int(run.ids.shape[0]),
+        "window_len": int(run.ids.shape[1]),
         "locality_window": window,
-        "tokenizer": type(tokenizer).__name__ if tokenizer is not None else "bytes modulo vocab_size",
+        **run.info,
         "sink_definition": sink_definition,
         "sink_threshold": SINK_THRESHOLD,
         "sink_ratio": float(np.mean(stats["sink_head"])),
         "logit_field": _logit_field_info(cfg) if logit_field else None,
     }
-    return stats, info
+    if run.without_bos is not None:
+        info["sink_ratio_without_bos"] = float(np.mean(stats["sink_head_without_bos"]))
+    return stats, info, run.mixers
+
+
+def _quantisation(weights, cfg: ArchConfig, table: pd.DataFrame, fold_ln: bool) -> tuple[pd.DataFrame, dict]:
+    """The storage type columns, and for quantised weights the ``rank_moves_in_quant_step`` column."""
+    from .quantisation import PERTURBATION_SEED, is_quantised, rank_moves, storage_columns
+
+    table = pd.concat([table, pd.DataFrame(storage_columns(weights, cfg))], axis=1)
+    if not is_quantised(weights, cfg):
+        return table, {"quantised": False}
+    moves = rank_moves(weights, cfg, table, fold_ln=fold_ln)
+    moved = np.logical_or.reduce(list(moves.values()))
+    table["rank_moves_in_quant_step"] = moved
+    info = {
+        "quantised": True,
+        "heads": len(moved),
+        "heads_whose_rank_moves": int(moved.sum()),
+        "heads_whose_rank_moves_by_estimator": {key: int(m.sum()) for key, m in moves.items()},
+        "perturbation": "uniform within +-1/2 quantisation step of every quantised weight, one draw",
+        "seed": PERTURBATION_SEED,
+    }
+    return table, info
 
 
 def inspect_model(
-    path: str | Path,
+    path: Any,
     *,
     arch: str | None = None,
     n_heads: int | None = None,
     n_kv_heads: int | None = None,
     fold_ln: bool = False,
     text: str | Path | None = None,
+    tokenizer: Any = None,
+    byte_tokens: bool = False,
     window: int = 2,
     window_len: int = 64,
     max_windows: int = 8,
@@ -213,36 +228,53 @@ def inspect_model(
     logit_field: bool = True,
     cache_dir: str | Path | None = None,
     on_layer: Callable[[int, int], None] | None = None,
+    keep_mixers: bool = False,
 ) -> InspectResult:
-    """Inspect the checkpoint ``path``: a folder, a ``.safetensors`` file, or a cached Hugging Face id.
+    """Inspect ``path``: a folder, a ``.safetensors`` or ``.gguf`` file, a short name (``minilm``,
+    ``smollm2``, ``<name>-random``), a cached Hugging Face id, or a loaded transformers model.
 
     ``text`` (a string of text, or a :class:`~pathlib.Path` to a UTF-8 file) adds realised-mixer
     statistics and, with ``logit_field``, the one-kernel fit of each head's attention logits
-    (:mod:`.logit_field`). ``on_layer(layer, n_layers)`` reports progress. Raises :class:`UserInputError`.
+    (:mod:`.logit_field`); ``tokenizer`` goes with a model object; ``byte_tokens`` lets a model without
+    a tokenizer read UTF-8 bytes. ``on_layer(layer, n_layers)`` reports progress; ``keep_mixers`` keeps
+    the mixers ``(B, L, H, n, n)`` on the result. Raises :class:`UserInputError`.
     """
+    from .source import open_source, source_name
+
     check_sink_definition(sink_definition)
-    ckpt = open_checkpoint(resolve_model(path, cache_dir=cache_dir))
-    weights = SafetensorsWeights(ckpt.files)
-    cfg = arch_config(weights, ckpt.config, arch=arch, n_heads=n_heads, n_kv_heads=n_kv_heads)
     if text is not None:
         from .text import check_text
 
         check_text(text)  # fail on a missing or empty text file before the slow part
+    ckpt = open_source(path, cache_dir=cache_dir, tokenizer=tokenizer)
+    weights = ckpt.weights
+    cfg = arch_config(weights, ckpt.config, arch=arch, n_heads=n_heads, n_kv_heads=n_kv_heads)
     hook = (lambda layer: on_layer(layer, cfg.n_layers)) if on_layer else None
     spectra = kernel_spectra(weights, cfg, fold_ln=fold_ln, on_layer=hook)
-    table = kernel_table(spectra, cfg, top_k=top_k)
+    table, quant = _quantisation(weights, cfg, kernel_table(spectra, cfg, top_k=top_k), fold_ln)
     notes = [*adapter(cfg.arch).notes, f"Gavish-Donoho (optimal_hard_threshold) is {GD_NOT_APPLICABLE}."]
-    info = None
+    if quant["quantised"]:
+        by = ", ".join(f"{k} {n}" for k, n in quant["heads_whose_rank_moves_by_estimator"].items())
+        notes.append(
+            f"quantised weights: {quant['heads_whose_rank_moves']} of {quant['heads']} heads change an integer "
+            f"rank estimate when every quantised weight moves within +-1/2 its quantisation step ({by}; "
+            "column rank_moves_in_quant_step)."
+        )
+    info, mixers = None, None
     if text is not None:
-        stats, info = _realised(
+        stats, info, mixers = _realised(
             ckpt,
             cfg,
             text,
             window=window,
             window_len=window_len,
             max_windows=max_windows,
+            byte_tokens=byte_tokens,
             sink_definition=sink_definition,
             logit_field=logit_field,
         )
         table = pd.concat([table, pd.DataFrame(stats)], axis=1)
-    return InspectResult(str(path), cfg, table, spectra["singular_values"], fold_ln, notes, info)
+    result = InspectResult(source_name(path), cfg, table, spectra["singular_values"], fold_ln, notes, info)
+    result.quantisation = quant
+    result.mixers = mixers if keep_mixers else None
+    return result

@@ -90,10 +90,13 @@ def format_table(result: InspectResult, *, wide: bool = False) -> str:
         lines += _legend(shown)
     if result.text_info:
         t = result.text_info
+        without = t.get("sink_ratio_without_bos")
         lines.append(
             _wrap(
                 f"text: {t['source']}, {t['windows']} windows x {t['window_len']} tokens ({t['tokenizer']}); "
                 f"sink ({t['sink_definition']}, > {t['sink_threshold']}) in {t['sink_ratio']:.0%} of heads"
+                + (f" ({without:.0%} without the BOS)" if without is not None else "")
+                + f"; token 0 is {t['first_token']}"
             )
         )
     lines += [_wrap(f"note: {note}") for note in result.notes]
@@ -101,9 +104,13 @@ def format_table(result: InspectResult, *, wide: bool = False) -> str:
 
 
 def format_csv(result: InspectResult) -> str:
-    """The per-head table as CSV (floats to 6 significant digits, NaN as an empty field)."""
+    """The per-head table as CSV (floats to 6 significant digits, NaN as an empty field). The reason
+    Gavish–Donoho is empty is the same for every head, so it is said once, in the notes of the JSON and
+    the table, not repeated on every row."""
     buffer = io.StringIO()
-    result.table.to_csv(buffer, index=False, float_format="%.6g")
+    result.table.drop(columns=[GD_REASON_KEY], errors="ignore").to_csv(
+        buffer, index=False, float_format="%.6g"
+    )
     return buffer.getvalue()
 
 

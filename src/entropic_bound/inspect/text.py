@@ -2,14 +2,14 @@
 
 Tokenization uses the checkpoint's own tokenizer files (``tokenizer.json``, ``vocab.txt``,
 ``vocab.json`` + ``merges.txt``, ``tokenizer.model``) through ``transformers.AutoTokenizer`` when the
-folder has them, adding the model's special tokens (BERT's ``[CLS] … [SEP]``, Llama's BOS) to each
-window. Otherwise it falls back to **bytes modulo the vocabulary**: token id = UTF-8 byte value mod
-``vocab_size``, no special tokens. The fallback gives real, text-structured inputs, but not the
-tokens the model was trained on; the result states which tokenizer was used.
+folder has them, adding the model's special tokens (BERT's ``[CLS] … [SEP]``, a BOS; see
+:mod:`.forward`) to each window. A model without a tokenizer is refused unless byte tokens are asked
+for: token id = UTF-8 byte value mod ``vocab_size``, no special tokens. Those are real,
+text-structured inputs, but not the tokens the model was trained on; the result states which
+tokenizer was used.
 
-The forward pass needs the optional ``transformers`` package (``pip install 'entropic-bound[hf]'``),
-loads the model with eager attention (the fused kernels return no attention weights), and reads
-weights with ``safetensors`` only.
+The forward pass needs ``transformers``, loads the model with eager attention (the fused kernels
+return no attention weights), and reads weights with ``safetensors`` only (GGUF: :mod:`.forward`).
 """
 
 from __future__ import annotations
@@ -123,15 +123,25 @@ def special_tokens(tokenizer: Any) -> tuple[list[int], list[int]]:
 
 
 def token_windows(
-    text: str | Path, tokenizer: Any | None, *, vocab_size: int, window_len: int, max_windows: int
+    text: str | Path,
+    tokenizer: Any | None,
+    *,
+    vocab_size: int,
+    window_len: int,
+    max_windows: int,
+    prefix: list[int] | None = None,
+    suffix: list[int] | None = None,
 ) -> np.ndarray:
     """Cut ``text`` into up to ``max_windows`` non-overlapping windows: ``(windows, n)`` int64.
 
-    Every window has the same length ``n`` (= ``window_len``, or all the text when shorter), special
-    tokens included; a trailing partial window is dropped. A file is read and tokenised only until
-    the windows are full, so memory is bounded by ``max_windows × window_len`` whatever its size.
+    Every window has the same length ``n`` (= ``window_len``, or all the text when shorter), the
+    ``prefix`` and ``suffix`` ids included (default: the tokenizer's own special tokens); a trailing
+    partial window is dropped. A file is read and tokenised only until the windows are full, so memory
+    is bounded by ``max_windows × window_len`` whatever its size.
     """
-    prefix, suffix = special_tokens(tokenizer) if tokenizer is not None else ([], [])
+    own = special_tokens(tokenizer) if tokenizer is not None else ([], [])
+    prefix = own[0] if prefix is None else prefix
+    suffix = own[1] if suffix is None else suffix
     body = window_len - len(prefix) - len(suffix)
     if body < 2:
         raise UserInputError(

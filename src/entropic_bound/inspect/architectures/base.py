@@ -69,6 +69,15 @@ class Architecture:
     causal: bool = True
     rope: bool = False
     notes: tuple[str, ...] = ()
+    #: GGUF tensor stem → transformers name (``attn_q`` → ``self_attn.q_proj`` inside ``blk.{i}``, or a
+    #: top-level stem such as ``token_embd``); empty when the family is not read from GGUF files.
+    gguf_tensors: Mapping[str, str] = {}
+    #: transformers names whose rows llama.cpp permuted per head → the config field of their head count.
+    gguf_permuted: Mapping[str, str] = {}
+    #: added to every ``*norm.weight`` read from GGUF (Gemma: llama.cpp stores ``1 + w``, transformers ``w``).
+    gguf_norm_offset: float = 0.0
+    #: the ``config.json`` ``model_type`` values this adapter reads (default: its registered name).
+    model_types: tuple[str, ...] = ()
 
     def d_model(self, anchor_shape: tuple[int, ...]) -> int:
         """Model width from the query weight's shape; ``nn.Linear`` stores ``(out, in)``."""
@@ -80,6 +89,11 @@ class Architecture:
 
     def read_layer(self, weights: Mapping[str, np.ndarray], cfg: ArchConfig, layer: int) -> LayerWeights:
         raise NotImplementedError
+
+    def qk_keys(self, cfg: ArchConfig, layer: int) -> tuple[str, str]:
+        """The keys of layer ``layer``'s query and key weight tensors (the same key when fused)."""
+        query = cfg.prefix + self.anchor.format(i=layer)
+        return query, query
 
 
 def f64(weights: Mapping[str, np.ndarray], key: str) -> np.ndarray:

@@ -17,6 +17,10 @@ class Bert(Architecture):
     fields = ConfigFields("num_attention_heads", "num_hidden_layers", "hidden_size")
     causal = False
 
+    def qk_keys(self, cfg, layer):
+        base = f"{cfg.prefix}encoder.layer.{layer}.attention.self."
+        return base + "query.weight", base + "key.weight"
+
     def read_layer(self, weights, cfg, layer) -> LayerWeights:
         p = cfg.prefix
         base = f"{p}encoder.layer.{layer}.attention.self."

@@ -22,6 +22,25 @@ class Llama(Architecture):
     )
     rope = True
     notes = (ROPE_NOTE,)
+    gguf_tensors = {
+        "attn_q": "self_attn.q_proj",
+        "attn_k": "self_attn.k_proj",
+        "attn_v": "self_attn.v_proj",
+        "attn_output": "self_attn.o_proj",
+        "attn_norm": "input_layernorm",
+        "ffn_norm": "post_attention_layernorm",
+        "ffn_gate": "mlp.gate_proj",
+        "ffn_up": "mlp.up_proj",
+        "ffn_down": "mlp.down_proj",
+        "token_embd": "model.embed_tokens",
+        "output_norm": "model.norm",
+        "output": "lm_head",
+    }
+    gguf_permuted = {"self_attn.q_proj.": "num_attention_heads", "self_attn.k_proj.": "num_key_value_heads"}
+
+    def qk_keys(self, cfg, layer):
+        attn = f"{cfg.prefix}layers.{layer}.self_attn."
+        return attn + "q_proj.weight", attn + "k_proj.weight"
 
     def read_layer(self, weights, cfg, layer) -> LayerWeights:
         base = f"{cfg.prefix}layers.{layer}."

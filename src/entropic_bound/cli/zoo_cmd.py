@@ -1,0 +1,65 @@
+"""``entropic-bound zoo``: measure every released model and its random-weight control, write the page.
+
+Parsing only: the measurement and the page are :mod:`entropic_bound.inspect.zoo`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import UserInputError
+
+DEFAULT_OUT = "docs/model-zoo.md"
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "zoo",
+        help="the model-zoo table: static vs realised ranks and sinks of every released model (Markdown + PNG)",
+        description="Inspect every released model (minilm; smollm2 and gemma3-270m where installed) and its -random control on "
+        "16 windows of 64 tokens of tinyshakespeare, and write a Markdown table of the per-head distributions "
+        "beside the published figures they compare with, and a per-layer figure.",
+    )
+    p.add_argument(
+        "--out", default=DEFAULT_OUT, metavar="FILE", help=f"the Markdown page (default {DEFAULT_OUT})"
+    )
+    p.add_argument(
+        "--figure",
+        metavar="PNG",
+        help="the per-layer figure (default: figures/model-zoo-per-layer.png beside --out)",
+    )
+    p.add_argument(
+        "--models", nargs="+", metavar="NAME", help="short names to measure (default: all, each with -random)"
+    )
+    p.add_argument("--threads", type=int, default=1, help="BLAS and torch threads (default 1, as inspect)")
+    p.set_defaults(func=handler)
+
+
+def handler(args: argparse.Namespace) -> int:
+    from ..inspect.released import RELEASED_MODELS, is_released_name
+    from ..inspect.zoo import build_zoo
+    from .inspect_cmd import limit_threads
+
+    if args.threads < 1:
+        raise UserInputError(f"The '--threads' option must be an int >= 1. Got {args.threads} instead.")
+    for name in args.models or ():
+        if not is_released_name(name):
+            known = ", ".join(RELEASED_MODELS)
+            raise UserInputError(f"Unknown released model '{name}'. Available: {known} (each with -random).")
+    out = Path(args.out)
+    if out.is_dir():
+        raise UserInputError(f"The '--out' option needs a file path. Got the folder '{out}' instead.")
+    figure = Path(args.figure) if args.figure else out.parent / "figures" / "model-zoo-per-layer.png"
+    limit_threads(args.threads)
+    command = "entropic-bound zoo" + ("" if args.out == DEFAULT_OUT else f" --out {args.out}")
+    if args.models:
+        command += " --models " + " ".join(args.models)
+    skipped = build_zoo(
+        out, figure, command, args.models, on_model=lambda n: print(f"measuring {n}", file=sys.stderr)
+    )
+    for line in skipped:
+        print(line, file=sys.stderr)
+    print(f"wrote {out} and {figure}")
+    return 0

