@@ -29,6 +29,7 @@ import pandas as pd
 from ...lm.corpora import expected_mixing
 from ..claim import Claim, Formats, Setting, needs_rows
 from ..claim_slices import with_option
+from ..draws import drawn_seed
 from ..verdict import ClaimContext, Verdict, decide
 from .analysis import categorise, corpus_table, main_shape, progress_points
 from .config import COMPLEXITY_MEASURES
@@ -144,7 +145,7 @@ def verdict_c11(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         corpora,
         criterion_info=info,
         n_boot=cfg.verdict.bootstrap,
-        seed=cfg.verdict.bootstrap_seed,
+        seed=drawn_seed(cfg.draw, cfg.verdict.bootstrap_seed),
         min_corpora=cfg.verdict.c11_min_corpora,
     )
 
@@ -166,7 +167,7 @@ def verdict_c12(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         controls=list(cfg.verdict.c12_controls),
         min_abs_rho=cfg.verdict.c12_min_abs_rho,
         n_boot=cfg.verdict.bootstrap,
-        seed=cfg.verdict.bootstrap_seed,
+        seed=drawn_seed(cfg.draw, cfg.verdict.bootstrap_seed),
         info=info,
     )
 
@@ -210,7 +211,7 @@ def verdict_c13(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         ),
         info=info,
         n_boot=v.bootstrap,
-        seed=v.bootstrap_seed,
+        seed=drawn_seed(cfg.draw, v.bootstrap_seed),
     )
 
 
