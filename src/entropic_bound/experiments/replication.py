@@ -56,13 +56,3 @@ def analyse_draws(exp, table: pd.DataFrame, records: list[dict], draws: Sequence
             f"Verdicts combined over draws {', '.join(map(str, draws))}; tables and figures show draw {draws[0]}."
         )
     return first
-
-
-def draws_text(replication: dict | None) -> str:
-    """The report's draws column: "1 draw", "3 draws, agree", "draws disagree: confirmed, inconclusive"."""
-    if not replication:
-        return "1 draw"
-    n = len(replication["draws"])
-    if not replication["agree"]:
-        return f"{DISAGREE}: {', '.join(replication['verdicts'])}"
-    return "1 draw" if n == 1 else f"{n} draws, agree"
