@@ -83,6 +83,35 @@ def test_attention_teachers_and_data_move_with_the_draw():
     assert not torch.allclose(b0.X, b1.X)
 
 
+#: a number each experiment's runs compute from their teacher, data and init (E1, E7: tests above)
+DRAWN_METRIC = {
+    "E2": "train_loss",
+    "E3": "train_loss",
+    "E4": "train_loss",
+    "E5": "train_loss",
+    "E6": "noise_level",
+}
+
+
+FEWER_STEPS = {"E2": {"train.steps": 100}}  # its tiny grid trains longest; fewer steps still differ
+
+
+@pytest.mark.parametrize("name", sorted(DRAWN_METRIC))
+def test_draw_one_trains_other_numbers(name):
+    exp = configure(name, "quick", {**tiny_settings(name), **FEWER_STEPS.get(name, {})})
+    by_params = {canonical_json(s.params): s for s in exp.at_draw(1).specs()}
+    key, compared = DRAWN_METRIC[name], 0
+    for group in exp.groups(exp.specs())[:3]:  # a tiny grid's large-init groups may diverge
+        drawn = [by_params[canonical_json({**s.params, "draw": 1})] for s in group]
+        zero, one = ([r.metrics[key] for r in exp.execute(g)] for g in (group, drawn))
+        pairs = [(a, b) for a, b in zip(zero, one) if np.isfinite(a) and np.isfinite(b)]
+        assert not pairs or any(a != b for a, b in pairs), (zero, one)  # a noiseless run may give 0 twice
+        compared += len(pairs)
+        if compared:
+            break
+    assert compared
+
+
 NATURAL = ("tinyshakespeare", "pydoc_prose", "stdlib_code")
 
 
