@@ -10,6 +10,7 @@ from .config import to_dict
 from .config_keys import gather_overrides, split_by_experiment  # noqa: F401  (the pipeline's API)
 from .defaults import DEFAULT_OUT, STORE_NAME
 from .errors import UserInputError
+from .experiments.draws import draws_to_run
 from .ownership import OutputFolder, claim_output_folder
 from .plotting import to_png
 from .registry import EXPERIMENTS
@@ -166,6 +167,7 @@ def run_experiments(
     steps: Callable[[str], None] | None = None,
     force: bool = False,
     quiet: bool = False,
+    draws: Sequence[int] | None = None,
 ) -> PipelineResult:
     """Validate every config first, then sweep every experiment into the store and write the report.
 
@@ -182,7 +184,10 @@ def run_experiments(
     run's id), though CUDA kernels round differently from the CPU's. ``steps`` is told each step of
     the report building (the progress bars end with the last run). ``force`` writes into a
     non-empty folder that holds no entropic-bound output (see :mod:`.ownership`). ``quiet`` keeps a
-    Ray cluster's messages in ``OUT/ray-driver.log`` instead of the terminal.
+    Ray cluster's messages in ``OUT/ray-driver.log`` instead of the terminal. ``draws`` trains every
+    experiment on each of these draws into the one store (None: the scale's default draws, or the
+    one draw an override sets; see :func:`~.experiments.draws.draws_to_run`); its report decides
+    every claim on each draw and combines them (:mod:`.experiments.replication`).
     """
     check_device(device)
     workers = default_workers() if workers is None else workers
@@ -190,7 +195,12 @@ def run_experiments(
     backend = sweep_backend(backend, workers, address, out_dir / RAY_LOG_NAME if quiet else None)
     overrides = overrides or {}
     bound = [configure(n, scale, overrides.get(n)) for n in names]
-    specs = {exp.name: exp.specs() for exp in bound}
+    runs_of = {
+        exp.name: draws_to_run(scale, exp.draw, draws, "draw" in (overrides.get(exp.name) or {}))
+        for exp in bound
+    }
+    bound = [exp.at_draw(runs_of[exp.name][0]) for exp in bound]  # one executor trains every draw
+    specs = {exp.name: [s for d in runs_of[exp.name] for s in exp.at_draw(d).specs()] for exp in bound}
     groups = {}
     for exp in bound:
         exp.device = device if device in exp.devices else "cpu"
@@ -202,7 +212,7 @@ def run_experiments(
     analysed: dict[str, tuple] = {}
     with RunStore(store_path) as run_store:
         for exp in bound:
-            run_store.put_experiment(exp.name, scale, to_dict(exp.cfg))
+            run_store.put_experiment(exp.name, scale, to_dict(exp.cfg), list(runs_of[exp.name]))
         time_left = estimate_time_left(bound, groups, run_store.finished_ids(), workers) if progress else None
         overall = OverallProgress(progress, sum(len(s) for s in specs.values()), len(bound), time_left)
 

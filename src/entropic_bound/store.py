@@ -5,7 +5,7 @@ Layout (schema version :data:`SCHEMA_VERSION`)::
     meta(key PRIMARY KEY, value)                     -- schema_version
     runs(run_id PRIMARY KEY, experiment, params JSON, seed, status, diverged_step,
          metrics JSON, curves JSON, versions JSON, git_commit, wall_s, created_at)
-    experiments(name PRIMARY KEY, scale, config JSON, updated_at)
+    experiments(name PRIMARY KEY, scale, config JSON, updated_at)   -- config["draws"]: the draws run
 
 Every finished run is one ``INSERT OR IGNORE`` in its own transaction, so a killed sweep loses at
 most the runs in flight and a run is never stored twice. The journal is WAL, so readers (a report
@@ -325,21 +325,25 @@ class RunStore:
 
     # -- experiments ----------------------------------------------------------------------------
 
-    def put_experiment(self, name: str, scale: str, config: dict) -> None:
-        """Record (or replace) an experiment's scale and full config."""
+    def put_experiment(self, name: str, scale: str, config: dict, draws: list[int] | None = None) -> None:
+        """Record (or replace) an experiment's scale, full config and the draws its last command ran
+        (kept in the stored config under ``"draws"``; None: the config's own ``draw``)."""
+        stored = {**config, "draws": [int(d) for d in draws]} if draws is not None else config
         with self._transaction() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO experiments (name, scale, config, updated_at) VALUES (?, ?, ?, ?)",
-                (name, scale, _dumps(config), _now()),
+                (name, scale, _dumps(stored), _now()),
             )
 
     def experiment_info(self, name: str) -> dict | None:
-        """``{"name", "scale", "config", "updated_at"}`` of an experiment, or None if not recorded."""
+        """``{"name", "scale", "config", "draws", "updated_at"}`` of an experiment, or None if not
+        recorded; ``draws`` is ``[the config's draw]`` for a store written before draws existed."""
         rows = self._query("SELECT name, scale, config, updated_at FROM experiments WHERE name = ?", (name,))
         if not rows:
             return None
         info = dict(zip(("name", "scale", "config", "updated_at"), rows[0]))
         info["config"] = _loads(info["config"])
+        info["draws"] = info["config"].pop("draws", None) or [info["config"].get("draw", 0)]
         return info
 
     def experiment_config(self, name: str) -> dict | None:

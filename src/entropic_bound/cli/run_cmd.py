@@ -26,6 +26,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--config", default=None, help="YAML file of config overrides")
     p.add_argument(
+        "--draws",
+        default=None,
+        metavar="0,1,2",
+        help="train each of these random draws into the same store and decide every claim on each "
+        "(confirmed or refuted only when all agree); default: one draw (0) at quick, 0,1 at paper",
+    )
+    p.add_argument(
         "--workers",
         type=int,
         default=None,
@@ -104,10 +111,18 @@ def _check_workers(args) -> None:
     torch.set_num_threads(args.threads)
 
 
+def _draws(args) -> tuple[int, ...] | None:
+    """``--draws`` parsed (checked before any heavy import), or None when not given."""
+    from ..experiments.draws import parse_draws
+
+    return None if args.draws is None else parse_draws(args.draws)
+
+
 def _execute(names: list[str], overrides: dict, args) -> int:
     from ..pipeline import run_experiments  # heavy: imports every experiment
 
     _check_workers(args)
+    draws = _draws(args)
     with sweep_progress(args.quiet) as progress:
         result = run_experiments(
             names,
@@ -124,6 +139,7 @@ def _execute(names: list[str], overrides: dict, args) -> int:
             steps=report_steps(args.quiet),
             force=args.force,
             quiet=args.quiet,
+            draws=draws,
         )
     if not args.quiet:
         for name, s in result.summaries.items():
@@ -144,6 +160,7 @@ def _run(args) -> int:
     items = gather_overrides(args.assignments, args.config)
     overrides = strip_experiment(args.experiment, items, EXPERIMENTS.names())
     check_keys(args.experiment, overrides)
+    _draws(args)
     EXPERIMENTS.get(args.experiment)
     return _execute([args.experiment], {args.experiment: overrides}, args)
 
@@ -158,6 +175,7 @@ def _reproduce(args) -> int:
             "The '--only' option must name at least one experiment, e.g. --only E1,E2 (without it "
             f"every experiment runs). Got {args.only!r} instead."
         )
+    _draws(args)
     early = only or experiment_names()  # checked before the experiments (and torch) are imported
     if early:
         for name, keys in split_by_experiment(items, early).items():

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..report.evidence import evidence_line
-from ..report.format import natural_key
+from ..report.format import draws_text, natural_key
 from ..report.overrides import non_standard_line
 
 STYLES = {"confirmed": "bold green", "refuted": "bold red", "inconclusive": "bold yellow"}
@@ -24,6 +24,7 @@ def verdict_table(verdicts: dict) -> Table:
     table.add_column("claim", no_wrap=True)
     table.add_column("exp", no_wrap=True)
     table.add_column("verdict", no_wrap=True)
+    table.add_column("draws")
     table.add_column("key evidence", overflow="fold")
     for claim in sorted(verdicts, key=natural_key):
         v = verdicts[claim]
@@ -32,6 +33,7 @@ def verdict_table(verdicts: dict) -> Table:
             claim,
             str(v.get("experiment", "")),
             Text(verdict, style=STYLES.get(verdict, "")),
+            Text(draws_text(v.get("replication"))),
             Text(evidence_line(claim, v.get("evidence") or {})),
         )
     return table

@@ -30,6 +30,7 @@ from ..training.evaluation import signal_power
 from ..training.trainer import DTYPES
 from ..validation import check_ranks
 from .device import train_on
+from .draws import salted
 from .grid import derive_seed
 from .params import from_params
 
@@ -74,21 +75,30 @@ def attention_task_params(task: AttentionTask) -> dict:
     }
 
 
-def draw_teacher(experiment: str, kind: str, task_params: dict, seed: int):
-    """``(task, teacher)`` for ``kind``; ``K*``, ``V*`` depend on ``task_params`` and ``seed`` only."""
+def draw_teacher(experiment: str, kind: str, task_params: dict, seed: int, draw: int = 0):
+    """``(task, teacher)`` for ``kind``; ``K*``, ``V*`` depend on ``task_params``, ``seed`` and the draw only."""
     task = TASKS.build(ATTENTION_TEACHERS[kind], **task_params)
-    g = torch.Generator().manual_seed(derive_seed(f"{experiment}/teacher", sorted(task_params.items()), seed))
+    parts = salted(draw, sorted(task_params.items()), seed)
+    g = torch.Generator().manual_seed(derive_seed(f"{experiment}/teacher", *parts))
     return task, task.teacher(g)
 
 
 def draw_data(
-    experiment: str, purpose: str, teacher, task_params: dict, n_samples: int, seed: int, dtype: torch.dtype
+    experiment: str,
+    purpose: str,
+    teacher,
+    task_params: dict,
+    n_samples: int,
+    seed: int,
+    dtype: torch.dtype,
+    draw: int = 0,
 ) -> Batch:
-    """``n_samples`` samples from a generator seeded by ``(experiment, purpose, task_params, N, seed)``.
+    """``n_samples`` samples from a generator seeded by ``(experiment, purpose, task_params, N, seed)``
+    and the draw.
 
     ``purpose`` is ``"train"`` or ``"test"``; the held-out set has its own dedicated seed.
     """
-    key = derive_seed(f"{experiment}/{purpose}", sorted(task_params.items()), n_samples, seed)
+    key = derive_seed(f"{experiment}/{purpose}", *salted(draw, sorted(task_params.items()), n_samples, seed))
     return teacher.sample(n_samples, torch.Generator().manual_seed(key), dtype=dtype)
 
 
@@ -115,17 +125,21 @@ class GroupSetup:
     test: Batch
     seed: int
     device: str = "cpu"  # where the ensemble trains (the experiment's ``device``)
+    draw: int = 0  # the experiment's draw: salts the minibatch order as it salted the teacher and data
 
     @classmethod
     def of(cls, experiment, group: list[RunSpec]) -> GroupSetup:
         """``experiment``: the :class:`~.base.Experiment` whose name the group's seeds derive from."""
         p0, seed = group[0].params, group[0].seed
         kind, task_params = p0["teacher"], from_params(group[0], "task")
-        task, teacher = draw_teacher(experiment.name, kind, task_params, seed)
+        draw = experiment.draw
+        task, teacher = draw_teacher(experiment.name, kind, task_params, seed, draw)
         train = experiment.train_config(group[0])
         dtype = DTYPES[train.dtype]
-        data = draw_data(experiment.name, "train", teacher, task_params, train.n_samples, seed, dtype)
-        test = draw_data(experiment.name, "test", teacher, task_params, p0["n_test"], seed, torch.float64)
+        data = draw_data(experiment.name, "train", teacher, task_params, train.n_samples, seed, dtype, draw)
+        test = draw_data(
+            experiment.name, "test", teacher, task_params, p0["n_test"], seed, torch.float64, draw
+        )
         return cls(
             experiment.name,
             kind,
@@ -138,13 +152,14 @@ class GroupSetup:
             test,
             seed,
             experiment.device,
+            draw,
         )
 
     def train_students(self, members: list[MemberSpec], v_known: bool) -> tuple[object, TrainOutcome]:
         """Build the group's ensemble and train it on the shared data (minibatch order seeded per group)."""
         model = build_student(self.kind, members, self.teacher, v_known, self.dtype)
         gen = torch.Generator().manual_seed(
-            derive_seed(f"{self.experiment}/batches", self.task_params, self.seed)
+            derive_seed(f"{self.experiment}/batches", *salted(self.draw, self.task_params, self.seed))
         )
         data = FixedData(self.data.X, self.data.Y, self.train.batch_size, gen)
         return model, train_on(self.device, model, data, self.train)

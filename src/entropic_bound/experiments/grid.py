@@ -8,6 +8,8 @@ one ensemble, and the costs only order the groups.
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
@@ -16,6 +18,7 @@ from typing import Any
 
 from ..errors import UserInputError
 from ..results import RunResult, RunSpec
+from .draws import draw_params, salted
 from .params import from_params
 
 
@@ -27,14 +30,39 @@ def derive_seed(*parts: Any) -> int:
 
 class Grid(ABC):
     """The grid of an experiment bound to its config ``cfg``; subclasses implement :meth:`specs` and
-    :meth:`execute` and set the grouping, cost and device attributes that differ from these."""
+    :meth:`execute` and set the grouping, cost and device attributes that differ from these.
+
+    The config's ``draw`` (:mod:`.draws`) reaches every run here, so a subclass writes nothing for
+    it: every spec its :meth:`specs` returns carries the draw in its params (none for draw 0),
+    :meth:`execute` trains a group as the grid of the group's own draw (one executor trains every
+    draw of a sweep), and :meth:`seed` salts every seed by the draw."""
 
     name: str = ""
     cfg: Any
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for method, wrap in (("specs", _with_draw), ("execute", _at_group_draw)):
+            own = cls.__dict__.get(method)
+            if own is not None and not getattr(own, "__isabstractmethod__", False):
+                setattr(cls, method, wrap(own))
+
+    @property
+    def draw(self) -> int:
+        """The draw this grid's runs come from (0 for a config without one)."""
+        return int(getattr(self.cfg, "draw", 0))
+
+    def at_draw(self, draw: int) -> Grid:
+        """This grid (same device and memory settings) with its config's ``draw`` set to ``draw``."""
+        if draw == self.draw:
+            return self
+        other = copy.copy(self)
+        other.cfg = replace(self.cfg, draw=int(draw))
+        return other
+
     def seed(self, purpose: str, *parts: Any) -> int:
-        """A seed for ``purpose`` (``"teacher"``, ``"data"``, ``"init"`` …) of this experiment."""
-        return derive_seed(f"{self.name}/{purpose}", *parts)
+        """A seed for ``purpose`` (``"teacher"``, ``"data"``, ``"init"`` …) of this experiment's draw."""
+        return derive_seed(f"{self.name}/{purpose}", *salted(self.draw, *parts))
 
     @abstractmethod
     def specs(self) -> list[RunSpec]:
@@ -146,6 +174,29 @@ class Grid(ABC):
         if self.max_memory_bytes is None:
             return self.max_group
         return max(1, min(self.max_group, len(members), (budget - need.shared) // need.per_member))
+
+
+def _with_draw(specs):
+    """``specs`` of a grid with the grid's draw added to every spec's params (draw 0: unchanged)."""
+
+    @functools.wraps(specs)
+    def drawn(self) -> list[RunSpec]:
+        extra = draw_params(self.draw)
+        out = specs(self)
+        return [RunSpec(s.experiment, {**s.params, **extra}, s.seed) for s in out] if extra else out
+
+    return drawn
+
+
+def _at_group_draw(execute):
+    """``execute`` of a grid that trains ``group`` as the grid of the group's draw (its params')."""
+
+    @functools.wraps(execute)
+    def drawn(self, group: list[RunSpec]) -> list[RunResult]:
+        draw = int(group[0].params.get("draw", 0)) if group else self.draw
+        return execute(self.at_draw(draw), group)
+
+    return drawn
 
 
 def member_result(

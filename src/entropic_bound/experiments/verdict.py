@@ -28,6 +28,7 @@ class Verdict:
     experiment: str
     statement: str = ""
     robustness: dict | None = None  # see experiments/robustness.py: the claim's boundary
+    replication: dict | None = None  # see experiments/replication.py: the verdict of every draw
 
     def __post_init__(self) -> None:
         assert self.outcome in VERDICTS, self.outcome
@@ -47,6 +48,8 @@ class Verdict:
         }
         if self.robustness is not None:
             out["robustness"] = json_safe(self.robustness)
+        if self.replication is not None:
+            out["replication"] = json_safe(self.replication)
         return out
 
 

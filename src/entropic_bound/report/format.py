@@ -83,3 +83,14 @@ def settings(cfg: Any, prefix: str = "") -> list[tuple[str, str, str]]:
         doc = f.metadata.get("doc") or words(f.name)
         rows.append((key, doc, value_text(value, digits=4)))
     return rows
+
+
+def draws_text(replication: dict | None) -> str:
+    """A verdict's draws (its ``replication``, see ``experiments/replication.py``) in a few words:
+    "1 draw", "3 draws, agree", "draws disagree: confirmed, inconclusive"."""
+    if not replication:
+        return "1 draw"
+    if not replication.get("agree", True):
+        return "draws disagree: " + ", ".join(map(str, replication.get("verdicts", ())))
+    n = len(replication.get("draws", ()))
+    return "1 draw" if n <= 1 else f"{n} draws, agree"

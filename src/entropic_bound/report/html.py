@@ -19,7 +19,7 @@ from pathlib import Path
 from ..provenance import provenance
 from .boundary_view import boundary_table_html
 from .evidence import evidence_html, evidence_line
-from .format import settings
+from .format import draws_text, settings
 from .glossary import TERMS
 from .overrides import non_standard_line
 from .tables import key_value_html, table_preview
@@ -58,13 +58,14 @@ def badge(verdict: str) -> str:
 
 
 def _summary_table(verdicts: list[dict]) -> str:
-    head = "<tr><th>claim</th><th>verdict</th><th>key evidence</th><th>experiment</th></tr>"
+    head = "<tr><th>claim</th><th>verdict</th><th>draws</th><th>key evidence</th><th>experiment</th></tr>"
     rows = []
     for v in verdicts:
         claim = html.escape(v["claim"])
         rows.append(
             f"<tr><td><a href='#claim-{claim}'><b>{claim}</b></a><br><span class=small>"
             f"{html.escape(v.get('statement', ''))}</span></td><td>{badge(v['verdict'])}</td>"
+            f"<td class=small>{html.escape(draws_text(v.get('replication')))}</td>"
             f"<td>{html.escape(evidence_line(v['claim'], v.get('evidence') or {}))}</td>"
             f"<td><a href='#{html.escape(v['experiment'])}'>{html.escape(v['experiment'])}</a></td></tr>"
         )
@@ -96,10 +97,20 @@ def _claim_block(v: dict) -> str:
         f"<div class=claim id='claim-{claim}'><h3>{claim} {badge(v['verdict'])}</h3>"
         f"<p>{html.escape(v.get('statement', ''))}</p>"
         f"<p><b>Criterion.</b> {html.escape(v.get('criterion', ''))}</p>"
+        f"<p><b>Draws.</b> {html.escape(_draws_line(v.get('replication')))}</p>"
         f"<p><b>Key evidence.</b> {html.escape(evidence_line(v['claim'], v.get('evidence') or {}))}</p>"
         f"<details class=evidence><summary>full evidence for {claim}</summary>"
         f"{evidence_html(v.get('evidence') or {})}</details></div>"
     )
+
+
+def _draws_line(replication: dict | None) -> str:
+    """Which draws decided the claim and each one's verdict; the evidence shown is the first draw's."""
+    if not replication:
+        return "1 draw."
+    pairs = ", ".join(f"draw {d}: {v}" for d, v in zip(replication["draws"], replication["verdicts"]))
+    rule = "confirmed or refuted only when every draw agrees"
+    return f"{draws_text(replication)} ({pairs}); {rule}; the evidence below is draw {replication['draws'][0]}'s."
 
 
 def _settings_block(r) -> str:

@@ -21,6 +21,7 @@ from ..atomic import remove_stale_temporaries
 from ..config import flatten
 from ..errors import UserInputError
 from ..experiments.base import Experiment
+from ..experiments.replication import analyse_draws
 from ..experiments.verdict import Analysis
 from ..ownership import OutputFolder, claim_output_folder
 from ..plotting import to_png
@@ -54,8 +55,9 @@ def analyse_store(
     steps: Callable[[str], None] | None = None,
     analysed: Mapping[str, tuple] | None = None,
 ) -> list[tuple[Experiment, str, Analysis]]:
-    """Rebuild each stored experiment from its recorded config and analyse its rows (``steps``: told
-    each experiment before its analysis; ``analysed``: ``name → (experiment, scale, analysis)``
+    """Rebuild each stored experiment from its recorded config and analyse its rows, every recorded
+    draw on its own and the verdicts combined (:func:`~..experiments.replication.analyse_draws`;
+    ``steps``: told each experiment before its analysis; ``analysed``: ``name → (experiment, scale, analysis)``
     already made from this store, used as they are)."""
     out = []
     for name in EXPERIMENTS.names():
@@ -71,7 +73,8 @@ def analyse_store(
         exp = cls(cls.from_dict(info["config"]))
         if steps:
             steps(f"analysing {name} ({store.count(name)} runs)")
-        out.append((exp, info["scale"], exp.analyse(store.table(name), store.records(name))))
+        analysis = analyse_draws(exp, store.table(name), store.records(name), info["draws"])
+        out.append((exp, info["scale"], analysis))
     return out
 
 

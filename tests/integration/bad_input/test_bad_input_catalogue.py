@@ -152,6 +152,21 @@ CASES: dict[str, Case] = {
         lambda w, s: ["run", "E1", "--out", f"{w}/o", "--config", _write(w / "list.yaml", "- 1\n- 2\n")],
         "list.yaml",
     ),
+    "run-draws-empty": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--draws", ""], "--draws"),
+    "run-draws-not-an-int": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--draws", "a"], "'a'"),
+    "run-draws-negative": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--draws", "0,-1"], "'-1'"),
+    "run-draws-twice": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--draws", "1,1"], "each draw once"
+    ),
+    "run-draws-and-a-draw-override": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--draws", "0,1", "--set", "draw=2"], "not both"
+    ),
+    "run-negative-draw-override": Case(
+        lambda w, s: ["run", "E1", "--out", f"{w}/o", "--set", "draw=-1"], "draw"
+    ),
+    "reproduce-draws-not-an-int": Case(
+        lambda w, s: ["reproduce", "--only", "E1", "--out", f"{w}/o", "--draws", "0,x"], "--draws"
+    ),
     "run-zero-workers": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--workers", "0"], "workers"),
     "run-bad-scale": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--scale", "huge"], "huge"),
     "run-unknown-flag": Case(lambda w, s: ["run", "E1", "--out", f"{w}/o", "--sett", "x=1"], "--sett"),

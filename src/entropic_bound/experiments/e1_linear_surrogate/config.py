@@ -9,6 +9,7 @@ from ...errors import ConfigError
 from ...tasks.operators import SPECTRA
 from ...training import TrainConfig
 from ...validation import check_ranks
+from ..draws import Drawn
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class E1Verdict:
 
 
 @dataclass(frozen=True)
-class E1Config:
+class E1Config(Drawn):
     task: E1Task = field(default_factory=E1Task)
     ranks: tuple[int, ...] = param((), ge=1, doc="student ranks; empty = 1..n; r*-1, r*, r*+1 always added")
     v_settings: tuple[str, ...] = param(("known", "learned"), choices=("known", "learned"))

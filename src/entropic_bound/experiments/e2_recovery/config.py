@@ -9,6 +9,7 @@ from ...spectra.panel import panel_keys
 from ...tasks.operators import SPECTRA
 from ...training import TrainConfig
 from ...validation import check_ranks
+from ..draws import Drawn
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class E2Verdict:
 
 
 @dataclass(frozen=True)
-class E2Config:
+class E2Config(Drawn):
     task: E2Task = field(default_factory=E2Task)
     sample_counts: tuple[int, ...] = param(
         (2, 3, 64), ge=1, doc="fixed data set sizes N (N = 2, 3 under-identify A at n = 16, d = 4)"

@@ -11,6 +11,7 @@ from ...registry import STUDENTS
 from ...tasks.operators import SPECTRA
 from ...training import TrainConfig
 from ...validation import check_rank, check_ranks
+from ..draws import Drawn
 
 
 def ladder() -> tuple[str, ...]:
@@ -96,7 +97,7 @@ class E3Verdict:
 
 
 @dataclass(frozen=True)
-class E3Config:
+class E3Config(Drawn):
     task: E3Task = field(default_factory=E3Task)
     rungs: tuple[str, ...] = param(RUNGS, choices=ladder, doc="ladder rungs")
     ranks: tuple[int, ...] = param(

@@ -33,6 +33,7 @@ from ...training.evaluation import held_out_excess
 from ...training.trainer import DTYPES, learning_rate
 from ..base import Experiment
 from ..device import train_on
+from ..draws import salted
 from ..grid import derive_seed, member_result
 from ..params import to_params
 from ..verdict import ClaimContext
@@ -155,7 +156,7 @@ class E3Ladder(Experiment):
             p0["n_test"], torch.Generator().manual_seed(self.seed("test", task, p0["task_seed"]))
         )
         tracker = ExcessCurve(model, test, train)
-        data = training_data(teacher, task, p0["task_seed"], train)
+        data = training_data(teacher, task, p0["task_seed"], train, self.draw)
         outcome = train_on(self.device, model, data, train, on_step=tracker)
         metrics, mixers, target_mixer = evaluate(model, teacher, test, p0["n_mix"])
         results = []
@@ -245,10 +246,10 @@ def build_student(group: list[RunSpec], teacher, dtype: torch.dtype):
     )
 
 
-def training_data(teacher, task, task_seed: int, train: TrainConfig):
+def training_data(teacher, task, task_seed: int, train: TrainConfig, draw: int = 0):
     """Fresh batches (``n_samples = 0``) or one fixed data set, from a generator that depends on the
-    task only: every rung and role trained on this task sees exactly the same data."""
-    g = torch.Generator().manual_seed(derive_seed(f"{E3Ladder.name}/data", task, task_seed))
+    task (and the draw) only: every rung and role trained on this task sees exactly the same data."""
+    g = torch.Generator().manual_seed(derive_seed(f"{E3Ladder.name}/data", *salted(draw, task, task_seed)))
     dtype = DTYPES[train.dtype]
     if not train.n_samples:
         return FreshData(teacher, train.batch_size, g, dtype)

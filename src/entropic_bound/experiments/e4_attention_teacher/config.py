@@ -11,6 +11,7 @@ from ...validation import check_ranks
 from ..attention_teachers import (
     AttentionTask,
 )
+from ..draws import Drawn
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class E4Verdict:
 
 
 @dataclass(frozen=True)
-class E4Config:
+class E4Config(Drawn):
     task: AttentionTask = field(default_factory=AttentionTask)
     ranks: tuple[int, ...] = param((), ge=1, doc="student ranks; empty = 1..r*+2 and 2r*")
     v_settings: tuple[str, ...] = param(("known", "learned"), choices=("known", "learned"))

@@ -14,6 +14,7 @@ from ...training import TrainConfig
 from ..attention_teachers import (
     AttentionTask,
 )
+from ..draws import Drawn
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class E5Verdict:
 
 
 @dataclass(frozen=True)
-class E5Config:
+class E5Config(Drawn):
     task: AttentionTask = field(default_factory=AttentionTask)
     v_settings: tuple[str, ...] = param(("known",), choices=("known", "learned"))
     init_scales: tuple[float, ...] = param((1e-3, 1e-2, 1e-1), gt=0.0)

@@ -9,6 +9,7 @@ from ...errors import ConfigError
 from ...tasks import ATTENTION_TEACHERS
 from ...tasks.operators import SPECTRA
 from ...validation import check_ranks
+from ..draws import Drawn
 
 TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
 
@@ -82,7 +83,7 @@ class E6Verdict:
 
 
 @dataclass(frozen=True)
-class E6Config:
+class E6Config(Drawn):
     task: E6Task = field(default_factory=E6Task)
     x1_ns: tuple[int, ...] = param(
         (32,),

@@ -39,6 +39,7 @@ from ...results import RunResult, RunSpec
 from ...spectra import energy_effective_rank, estimate_all
 from ...tasks import ATTENTION_TEACHERS
 from ..base import Experiment
+from ..draws import salted
 from ..grid import derive_seed
 from .analysis import analyse, prepare
 from .claims import CLAIMS
@@ -139,12 +140,16 @@ def _task_params(p: dict) -> dict:
 
 
 def draw(p: dict, seed: int):
-    """``(teacher, X (N, n, d), Y (N, n, d_v))`` float64 numpy for one group's params ``p``."""
+    """``(teacher, X (N, n, d), Y (N, n, d_v))`` float64 numpy for one group's params ``p`` (its
+    ``draw``, when it has one, salts both seeds)."""
     task_params = _task_params(p)
     task = TASKS.build(ATTENTION_TEACHERS[p["teacher"]], **task_params)
     shared = sorted((k, v) for k, v in task_params.items() if k != "sigma")  # same K*, V* across σ, N, kind
-    teacher = task.teacher(torch.Generator().manual_seed(derive_seed("E6/teacher", shared, seed)))
-    gen = torch.Generator().manual_seed(derive_seed("E6/data", shared, p["n_samples"], seed))
+    salt = p.get("draw", 0)
+    teacher = task.teacher(
+        torch.Generator().manual_seed(derive_seed("E6/teacher", *salted(salt, shared, seed)))
+    )
+    gen = torch.Generator().manual_seed(derive_seed("E6/data", *salted(salt, shared, p["n_samples"], seed)))
     batch = teacher.sample(p["n_samples"], gen, dtype=torch.float64)
     return teacher, batch.X.numpy(), batch.Y.numpy()
 

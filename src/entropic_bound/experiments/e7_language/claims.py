@@ -20,6 +20,7 @@ import pandas as pd
 from ...lm.corpora import KINDS, expected_mixing
 from ..claim import Claim, Setting, needs_rows
 from ..claim_slices import with_option
+from ..draws import drawn_seed
 from ..verdict import ClaimContext, Verdict
 from .analysis import categorise, corpus_table, main_shape, progress_points
 from .config import COMPLEXITY_MEASURES
@@ -53,7 +54,7 @@ def verdict_c11(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         corpora,
         criterion_info=info,
         n_boot=cfg.verdict.bootstrap,
-        seed=cfg.verdict.bootstrap_seed,
+        seed=drawn_seed(cfg.draw, cfg.verdict.bootstrap_seed),
         min_corpora=cfg.verdict.c11_min_corpora,
     )
     names = list(corpora["name"]) if len(corpora) else []
@@ -78,7 +79,7 @@ def verdict_c12(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         controls=list(cfg.verdict.c12_controls),
         min_abs_rho=cfg.verdict.c12_min_abs_rho,
         n_boot=cfg.verdict.bootstrap,
-        seed=cfg.verdict.bootstrap_seed,
+        seed=drawn_seed(cfg.draw, cfg.verdict.bootstrap_seed),
         info=info,
     )
     names = list(dict.fromkeys(sel[sel["learned"] & main_shape(cfg, sel)]["corpus"]))
@@ -125,7 +126,7 @@ def verdict_c13(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         ),
         info=info,
         n_boot=v.bootstrap,
-        seed=v.bootstrap_seed,
+        seed=drawn_seed(cfg.draw, v.bootstrap_seed),
     )
 
 

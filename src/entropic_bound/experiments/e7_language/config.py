@@ -12,6 +12,7 @@ from ...lm.docstrings import PACKAGE_TEXTS
 from ...lm.structure import MIN_MOVED
 from ...lm.trainer import LMTrainConfig
 from ...spectra.panel import panel_keys
+from ..draws import Drawn
 
 #: C11's ladder (natural text, its word-shuffled and k-gram-resampled versions, code, Markov
 #: sources) and C13's controls (recall: content routing; lag copy: positional; Markov: local).
@@ -199,7 +200,7 @@ class E7Verdict:
 
 
 @dataclass(frozen=True)
-class E7Config:
+class E7Config(Drawn):
     task: E7Task = field(default_factory=E7Task)
     model: E7Model = field(default_factory=E7Model)
     seeds: int = param(2, ge=1, le=1000, doc="models per corpus (init and batch order)")

@@ -32,6 +32,7 @@ from ...lm.trainer import (
     windows,
 )
 from ...sweep.spec import RunResult, RunSpec
+from ..draws import drawn_seed, salted
 from ..grid import derive_seed
 from ..params import from_params
 from .config import DEFAULT_INIT_STD
@@ -93,7 +94,7 @@ def _load(spec: RunSpec) -> Corpus:
     return load_corpus(
         name,
         p["corpus.tokens"],
-        derive_seed("E7/corpus", name, p.get("corpus.seed", 0)),
+        derive_seed("E7/corpus", *salted(p.get("draw", 0), name, p.get("corpus.seed", 0))),
         p.get("corpus.path"),
     )
 
@@ -317,7 +318,7 @@ def execute_checkpoint(spec: RunSpec) -> RunResult:
         from ...errors import DataError
 
         raise DataError(f"The checkpoint '{p['probe.checkpoint']}' is not available on this machine.")
-    text_corpus = load_corpus(p["probe.text"], p["probe.text_bytes"], 0)
+    text_corpus = load_corpus(p["probe.text"], p["probe.text_bytes"], drawn_seed(p.get("draw", 0), 0))
     text = np.asarray(text_corpus.tokens, dtype=np.uint8).tobytes().decode("utf-8", errors="replace")
     random = is_random_control(p["probe.checkpoint"])
     mixers, inputs, causal, d_head = checkpoint_mixers(

@@ -13,20 +13,21 @@ from functools import lru_cache
 
 from ...lm.corpora import expected_mixing, load_corpus
 from ...lm.recurrence import context_recurrence
+from ..draws import salted
 from ..grid import derive_seed
 
 
 @lru_cache(maxsize=64)
-def markov_recurrence(name: str, tokens: int, seed: int, n_ctx: int) -> float:
+def markov_recurrence(name: str, tokens: int, seed: int, n_ctx: int, draw: int = 0) -> float:
     """Share of targets whose context recurs earlier in the window, on the corpus E7 trains on."""
-    corpus = load_corpus(name, tokens, derive_seed("E7/corpus", name, seed))
+    corpus = load_corpus(name, tokens, derive_seed("E7/corpus", *salted(draw, name, seed)))
     return context_recurrence(corpus.tokens, corpus.mixing_demand, n_ctx)[0]  # a Markov source's order
 
 
 def markov_recurrences(cfg, names: list[str]) -> dict[str, float]:
     """``{name: recurrence}`` of the Markov corpora among ``names``, in the grid's own corpus and window."""
     return {
-        n: markov_recurrence(n, cfg.task.tokens, cfg.task.seed, cfg.model.n_ctx)
+        n: markov_recurrence(n, cfg.task.tokens, cfg.task.seed, cfg.model.n_ctx, cfg.draw)
         for n in names
         if expected_mixing(n) == ("local",)  # a Markov source: its mixing demand is its order
     }

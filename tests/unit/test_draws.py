@@ -1,0 +1,185 @@
+"""Draws: the ``draw`` key salts every seed and names its runs; verdicts combine over draws.
+
+Draw 0 is the grid as it was before draws existed (``test_run_ids_stable.py`` pins its ids); here a
+fresh draw gives new run ids, a new teacher, new data and new trained numbers, and the combination
+rule flips each way on real verdicts decided on the quick rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from quick_rows import load
+
+from entropic_bound.errors import UserInputError
+from entropic_bound.experiments import tiny_settings
+from entropic_bound.experiments.attention_teachers import draw_data, draw_teacher
+from entropic_bound.experiments.claim_slices import with_option
+from entropic_bound.experiments.draws import drawn_seed, draws_to_run, parse_draws, salted
+from entropic_bound.experiments.e1_linear_surrogate import claims as e1_claims
+from entropic_bound.experiments.e7_language.execute import _load
+from entropic_bound.experiments.params import from_params
+from entropic_bound.experiments.replication import DISAGREE, combine, combine_all
+from entropic_bound.experiments.verdict import ClaimContext
+from entropic_bound.pipeline import configure
+from entropic_bound.registry import EXPERIMENTS
+from entropic_bound.report.format import draws_text
+from entropic_bound.results import canonical_json
+from entropic_bound.tasks import FixedOperatorTask
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS.names())
+def test_a_fresh_draw_names_every_run_anew_and_draw_zero_adds_nothing(name):
+    exp = configure(name, "quick", tiny_settings(name))
+    zero, one = exp.specs(), exp.at_draw(1).specs()
+    assert exp.draw == 0 and all("draw" not in s.params for s in zero)
+    assert [{**s.params, "draw": 1} for s in zero] == [s.params for s in one]
+    assert not {s.run_id for s in zero} & {s.run_id for s in one}
+    assert len({s.run_id for s in zero + one}) == 2 * len(zero)
+    # a draw set by override is the same grid as at_draw
+    assert [s.run_id for s in configure(name, "quick", {**tiny_settings(name), "draw": 1}).specs()] == [
+        s.run_id for s in one
+    ]
+
+
+def test_seeds_are_salted_only_off_draw_zero():
+    assert salted(0, "a", 3) == ("a", 3) and drawn_seed(0, 7) == 7
+    assert salted(2, "a", 3) != salted(1, "a", 3) and drawn_seed(1, 7) != drawn_seed(2, 7) != 7
+    exp = configure("E1", "quick", {})
+    assert exp.seed("teacher", 1) != exp.at_draw(1).seed("teacher", 1)
+    assert exp.at_draw(1).seed("teacher", 1) == configure("E1", "quick", {"draw": 1}).seed("teacher", 1)
+
+
+def _first_group(exp):
+    return exp.groups(exp.specs())[0]
+
+
+def test_e1_draw_one_trains_another_teacher_data_and_init():
+    exp = configure("E1", "quick", {**tiny_settings("E1"), "task.spectra": ("geometric",)})
+    zero, one = exp.execute(_first_group(exp)), exp.execute(_first_group(exp.at_draw(1)))
+    assert [r.spec.params.get("draw") for r in one] == [1] * len(one)
+    # the teacher: another A*, drawn from the draw's seed
+    task = FixedOperatorTask(**from_params(zero[0].spec, "task"))
+    a0, a1 = (e.seed("teacher", task, 0) for e in (exp, exp.at_draw(1)))
+    t0, t1 = (task.teacher(torch.Generator().manual_seed(a)).truth["A"] for a in (a0, a1))
+    assert not np.allclose(t0, t1)
+    # the data (the least-squares optimum on them) and the trained students
+    opt = [[r.metrics["finite_sample_optimum"] for r in rs] for rs in (zero, one)]
+    assert np.isfinite(opt).all() and not np.allclose(*opt)
+    assert not np.allclose([r.metrics["excess"] for r in zero], [r.metrics["excess"] for r in one])
+    # the executor of draw 0 trains a draw-1 group exactly as the draw-1 grid does (one executor, many draws)
+    again = exp.execute(_first_group(exp.at_draw(1)))
+    assert [r.metrics["excess"] for r in again] == [r.metrics["excess"] for r in one]
+
+
+def test_attention_teachers_and_data_move_with_the_draw():
+    params = {"n": 6, "d": 4, "r_star": 2, "spectrum": "flat", "decay": 0.5, "c": 1.0, "sigma": 0.1}
+    _, t0 = draw_teacher("E4", "linear", params, 0)
+    _, t1 = draw_teacher("E4", "linear", params, 0, draw=1)
+    assert not np.allclose(t0.truth["K"], t1.truth["K"])
+    b0 = draw_data("E4", "train", t0, params, 8, 0, torch.float64)
+    b1 = draw_data("E4", "train", t0, params, 8, 0, torch.float64, draw=1)
+    assert not torch.allclose(b0.X, b1.X)
+
+
+#: a number each experiment's runs compute from their teacher, data and init (E1, E7: tests above)
+DRAWN_METRIC = {
+    "E2": "train_loss",
+    "E3": "train_loss",
+    "E4": "train_loss",
+    "E5": "train_loss",
+    "E6": "noise_level",
+}
+
+
+FEWER_STEPS = {"E2": {"train.steps": 100}}  # its tiny grid trains longest; fewer steps still differ
+
+
+@pytest.mark.parametrize("name", sorted(DRAWN_METRIC))
+def test_draw_one_trains_other_numbers(name):
+    exp = configure(name, "quick", {**tiny_settings(name), **FEWER_STEPS.get(name, {})})
+    by_params = {canonical_json(s.params): s for s in exp.at_draw(1).specs()}
+    key, compared = DRAWN_METRIC[name], 0
+    for group in exp.groups(exp.specs())[:3]:  # a tiny grid's large-init groups may diverge
+        drawn = [by_params[canonical_json({**s.params, "draw": 1})] for s in group]
+        zero, one = ([r.metrics[key] for r in exp.execute(g)] for g in (group, drawn))
+        pairs = [(a, b) for a, b in zip(zero, one) if np.isfinite(a) and np.isfinite(b)]
+        assert not pairs or any(a != b for a, b in pairs), (zero, one)  # a noiseless run may give 0 twice
+        compared += len(pairs)
+        if compared:
+            break
+    assert compared
+
+
+NATURAL = ("tinyshakespeare", "pydoc_prose", "stdlib_code")
+
+
+def test_e7_draw_one_samples_other_synthetic_corpora_and_trains_other_models():
+    exp = configure("E7", "quick", tiny_settings("E7"))
+    pairs = [(a, b) for a, b in zip(exp.specs(), exp.at_draw(1).specs()) if a.params.get("corpus.name")]
+    markov = [(a, b) for a, b in pairs if a.params["corpus.name"].startswith("markov")]
+    assert markov
+    for a, b in markov:
+        assert not np.array_equal(np.asarray(_load(a).tokens), np.asarray(_load(b).tokens))
+    group = next(g for g in exp.groups(exp.specs()) if g[0].params.get("corpus.name") in NATURAL)
+    by_params = {canonical_json(s.params): s for s in exp.at_draw(1).specs()}
+    drawn = [by_params[canonical_json({**s.params, "draw": 1})] for s in group]
+    zero, one = exp.execute(group), exp.execute(drawn)
+    # the same text, other models: the init, the batches and the probes come from the draw
+    for a, b in zip(zero, one):
+        assert a.spec.params["corpus.name"] == b.spec.params["corpus.name"]
+        if a.spec.params["corpus.name"] in NATURAL:
+            assert a.metrics["kgram_bits"] == b.metrics["kgram_bits"]
+        for key in ("initial_val_bits", "train_bits", "heldout_bits"):
+            assert np.isfinite(a.metrics[key]) and a.metrics[key] != b.metrics[key], key
+
+
+# -- the combination rule, on real verdicts of C1 decided on the quick rows ---------------------
+def _c1(**thresholds):
+    rows = load("E1")
+    rows = rows[rows["status"] == "ok"].reset_index(drop=True)
+    cfg = configure("E1", "quick", {}).cfg
+    cfg = with_option(cfg, {f"verdict.{k}": v for k, v in thresholds.items()})
+    return e1_claims.C1.judge(cfg, rows, ClaimContext())
+
+
+def test_draws_that_agree_keep_their_verdict_and_disagreeing_draws_are_inconclusive():
+    confirmed = _c1()
+    refuted = _c1(c1_high=confirmed.evidence["median_ratio"] - 1e-3)
+    assert (confirmed.outcome, refuted.outcome) == ("confirmed", "refuted")
+
+    both = combine([confirmed, confirmed], [0, 1])
+    assert both.outcome == "confirmed" and both.evidence == confirmed.evidence
+    assert both.to_dict()["replication"] == {"draws": [0, 1], "verdicts": ["confirmed"] * 2, "agree": True}
+    assert combine([refuted, refuted], [0, 3]).outcome == "refuted"
+
+    split = combine([confirmed, refuted], [0, 1])
+    assert split.outcome == "inconclusive" and split.evidence["reason"] == DISAGREE
+    assert split.replication == {
+        "draws": [0, 1],
+        "verdicts": ["confirmed", "refuted"],
+        "agree": False,
+        "reason": DISAGREE,
+    }
+    assert draws_text(split.replication) == "draws disagree: confirmed, refuted"
+    assert draws_text(both.replication) == "2 draws, agree"
+
+    single = combine_all([[confirmed]], [0])
+    assert single[0].outcome == "confirmed" and single[0].replication["draws"] == [0]
+    assert draws_text(single[0].replication) == "1 draw"
+    with pytest.raises(ValueError):
+        combine_all([[confirmed], []], [0, 1])  # a draw that decided fewer claims is a bug, not a verdict
+
+
+def test_draws_parse_and_default_per_scale():
+    assert parse_draws("0,1,2") == (0, 1, 2) and parse_draws(" 3 ") == (3,)
+    for bad in ("", "a", "0,-1", "1,1", "0,,1", "1.5"):
+        with pytest.raises(UserInputError, match="--draws"):
+            parse_draws(bad)
+    assert draws_to_run("quick", 0, None, False) == (0,)
+    assert draws_to_run("paper", 0, None, False) == (0, 1)  # the paper scale decides on two draws
+    assert draws_to_run("paper", 4, None, True) == (4,)
+    assert draws_to_run("quick", 0, (2, 5), False) == (2, 5)
+    with pytest.raises(UserInputError, match="not both"):
+        draws_to_run("quick", 1, (0, 1), True)
