@@ -224,7 +224,7 @@ def _heads(spec: dict[str, dict[str, list[str]]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _decide(heads: pd.DataFrame, controls: dict | None = None):
+def _decide(heads: pd.DataFrame, controls: dict | None = None, weighting: str = "count"):
     cfg = E7Config()
     heads = heads.assign(category=categorise(cfg, heads))
     heads = heads.assign(routing_kernel=routing_kernel(heads, content=0.5, explained=0.5, rank_fraction=0.25))
@@ -234,6 +234,8 @@ def _decide(heads: pd.DataFrame, controls: dict | None = None):
         "kernel_content": 0.5,
         "kernel_explained": 0.5,
         "kernel_rank_fraction": 0.25,
+        "weighting": weighting,
+        "ablation_bits": cfg.verdict.c13_ablation_bits,
     }
     agree = {"mqar-p2": {"agrees": True, "shares_by_category": {}}}
     return c13_on_heads(
@@ -281,6 +283,73 @@ def test_c13_weighs_every_source_equally_not_every_head():
     assert v.evidence["models"] == 4 and v.evidence["by_source"]["big"]["share"] == pytest.approx(
         0.0, abs=1e-12
     )
+
+
+def _weighted(spec: dict[str, dict[str, list[str]]], bits: dict[str, float]) -> pd.DataFrame:
+    """The scored head table of ``spec`` with each head's content-ablation loss set by its kind."""
+    heads = _heads(spec)
+    kinds = [k for models in spec.values() for ks in models.values() for k in ks]
+    return heads.assign(content_ablation_bits=[bits[k] for k in kinds])
+
+
+SEVEN_LOCAL = {f"s{i}": {f"m{i}": ["local"] * 7 + ["noise"]} for i in range(3)}
+
+
+def test_c13_by_function_agrees_with_the_count_when_structural_heads_carry_the_loss():
+    v = _decide(_weighted(SEVEN_LOCAL, {"local": 0.1, "noise": 0.01}))
+    w = v.evidence["weighting"]
+    assert v.outcome == "confirmed" and w["main"] == "count" and w["agree"] and not w["opposite"]
+    assert w["ablation"]["share_structural"] == pytest.approx(0.7 / 0.71) and w["ablation"]["models"] == 3
+    assert w["count"]["share_structural"] == pytest.approx(7 / 8) and w["ablation"]["verdict"] == "confirmed"
+    d = v.evidence["decision"]
+    assert d["outcome"] is True and d["unit"] == "model" and d["interval"][0] > 0.5
+    assert d["kernel"]["outcome"] is True and d["kernel"]["direction"] == "lower"
+
+
+def test_c13_is_inconclusive_when_the_weightings_decide_opposite_ways():
+    # 7 of 8 heads structural by count, but the content head carries all the loss: refuted by function
+    v = _decide(_weighted(SEVEN_LOCAL, {"local": 0.0, "noise": 0.3}))
+    w = v.evidence["weighting"]
+    assert w["count"]["verdict"] == "confirmed" and w["ablation"]["verdict"] == "refuted"
+    assert v.outcome == "inconclusive" and w["opposite"] and "weightings disagree" in v.evidence["reason"]
+    # the function-weighted reading as the main one: the same disagreement, the same verdict
+    assert _decide(_weighted(SEVEN_LOCAL, {"local": 0.0, "noise": 0.3}), weighting="ablation").outcome == (
+        "inconclusive"
+    )
+
+
+def test_c13_main_reading_stands_when_the_other_is_undecided():
+    # no head carries loss: the function-weighted reading has no model to weigh and decides nothing
+    v = _decide(_weighted(SEVEN_LOCAL, {"local": 0.0, "noise": 0.0}))
+    w = v.evidence["weighting"]
+    assert v.outcome == "confirmed" and w["ablation"]["models_left_out"] == 3 and not w["agree"]
+    assert w["ablation"]["verdict"] == "inconclusive" and not w["opposite"]
+    # with the function-weighted reading main, the same heads decide nothing
+    assert _decide(_weighted(SEVEN_LOCAL, {"local": 0.0, "noise": 0.0}), weighting="ablation").outcome == (
+        "inconclusive"
+    )
+    # content heads by count, but the few local heads carry the loss: refuted by count, confirmed by
+    # function: the opposite reading vetoes; with equal weights both refute
+    routed = {f"s{i}": {f"m{i}": ["noise"] * 14 + ["local"] * 4} for i in range(3)}
+    vetoed = _decide(_weighted(routed, {"local": 0.5, "noise": 0.001}))
+    assert (
+        vetoed.outcome == "inconclusive"
+        and vetoed.evidence["weighting"]["ablation"]["verdict"] == "confirmed"
+    )
+    assert _decide(_weighted(routed, {"local": 0.5, "noise": 0.5})).outcome == "refuted"
+
+
+def test_the_function_weighted_share_resolves_finer_than_a_quarter():
+    spec = {"s": {"m": ["local"] * 3 + ["noise"]}}
+    heads = _weighted(spec, {"local": 0.04, "noise": 0.02})
+    w = _decide(heads).evidence["weighting"]
+    assert w["count"]["share_structural"] == pytest.approx(0.75)
+    assert w["ablation"]["share_structural"] == pytest.approx(0.12 / 0.14)  # 0.857: not a quarter step
+    # a head measured as negative carries nothing; a model without the measurement is left out
+    neg = heads.assign(content_ablation_bits=[0.04, 0.04, 0.04, -0.5])
+    assert _decide(neg).evidence["weighting"]["ablation"]["share_structural"] == pytest.approx(1.0)
+    unmeasured = heads.assign(content_ablation_bits=np.nan)
+    assert _decide(unmeasured).evidence["weighting"]["ablation"]["models_left_out"] == 1
 
 
 def test_c13_is_inconclusive_when_a_control_disagrees():
