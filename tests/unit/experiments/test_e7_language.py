@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
 from entropic_bound.errors import ConfigError
+from entropic_bound.experiments.claim_slices import with_option
 from entropic_bound.experiments.e7_language.analysis import categorise, run_table
 from entropic_bound.experiments.e7_language.claims import c11_on_corpora, c12_on_points
 from entropic_bound.experiments.e7_language.config import E7Config, E7Verdict
@@ -26,6 +29,7 @@ from entropic_bound.experiments.e7_language.structure_verdict import (
     routing_kernel,
 )
 from entropic_bound.inspect.logit_field import LOGIT_FIELD_COLUMNS, fit_logit_field
+from entropic_bound.lm.corpora import expected_mixing
 from entropic_bound.lm.structure import structure_summary
 
 INFO11 = {"measure": "information", "estimator": "energy_effective_rank", "kernel": "folded"}
@@ -556,3 +560,74 @@ def test_quick_e7_schedules_the_recall_ensemble_first():
     first = max(groups, key=exp.group_cost)
     assert first[0].params["corpus.name"].startswith("mqar-")
     assert sorted(len(g) for g in groups if "corpus.name" in g[0].params) == [2, 6, 8, 8]
+
+
+QUICK_HEADS = Path(__file__).resolve().parents[2] / "data" / "quick_rows" / "E7_heads.csv.gz"
+#: The copyable Markov control of the quick grid and its context recurrence (reported, not required).
+QUICK_COPYABLE = {"markov_v4_k3_a0.1": 0.7267}
+
+
+def _quick_c13(heads: pd.DataFrame, **verdict) -> object:
+    """C13 decided on the quick store's head table (every head, the controls' included) as
+    ``verdict_c13`` decides it: categories and kernels recomputed, controls gated, both readings."""
+    cfg = with_option(E7Config(), {f"verdict.{k}": v for k, v in verdict.items()})
+    v = cfg.verdict
+    heads = heads.assign(category=categorise(cfg, heads))
+    heads = heads.assign(
+        routing_kernel=routing_kernel(
+            heads,
+            content=v.c13_kernel_content,
+            explained=v.c13_kernel_explained,
+            rank_fraction=v.c13_kernel_rank_fraction,
+        )
+    )
+    controls = [s for s in dict.fromkeys(heads["source"]) if expected_mixing(s)]
+    chosen = heads[heads["kind"].isin(v.c13_sources) & ~heads["source"].isin(controls)]
+    info = {
+        "sources": list(v.c13_sources),
+        "content_tv": v.c13_content_tv,
+        "kernel_content": v.c13_kernel_content,
+        "kernel_explained": v.c13_kernel_explained,
+        "kernel_rank_fraction": v.c13_kernel_rank_fraction,
+        "weighting": v.c13_weighting,
+        "ablation_bits": v.c13_ablation_bits,
+    }
+    report = control_report(heads, controls, v.c13_ablation_bits, QUICK_COPYABLE)
+    return c13_on_heads(
+        chosen,
+        share=v.c13_share,
+        kernel_share=v.c13_kernel_share,
+        controls=report,
+        info=info,
+        n_boot=v.bootstrap,
+        seed=v.bootstrap_seed,
+    )
+
+
+def test_c13_on_the_quick_heads_by_count_and_by_function():
+    heads = pd.read_csv(QUICK_HEADS)
+    v = _quick_c13(heads)
+    e, w = v.evidence, v.evidence["weighting"]
+    assert e["controls_agree"] and not e["controls"]["markov_v4_k3_a0.1"]["required"]
+    # by count: 75 % structural over 7 models, the interval reaching just below 1/2: inconclusive
+    assert w["count"]["verdict"] == "inconclusive" and w["count"]["models"] == 7
+    assert w["count"]["ci"][0] < 0.5 < w["count"]["share_structural"]
+    # by the loss heads carry: 95 % over the 6 trained models (MiniLM has no ablation), confirmed
+    assert w["ablation"]["verdict"] == "confirmed" and w["ablation"]["models_left_out"] == 1
+    assert w["ablation"]["ci"][0] > 0.5 and w["ablation"]["kernel_ci"][1] < 0.5
+    # the count decides; the other reading is not opposite, so the count's verdict stands
+    assert v.outcome == "inconclusive" and not w["agree"] and not w["opposite"]
+    assert e["decision"]["outcome"] is None and e["decision"]["narrow"]
+    # each way: the function-weighted reading as main confirms; bars of 0.4 (structure) and 0.6
+    # (kernel share: its count interval ends on 0.5) confirm both readings
+    assert _quick_c13(heads, c13_weighting="ablation").outcome == "confirmed"
+    assert _quick_c13(heads, c13_share=0.4).outcome == "inconclusive"
+    assert _quick_c13(heads, c13_share=0.4, c13_kernel_share=0.6).outcome == "confirmed"
+    # a bar of 0.99: the count refutes, the function-weighted reading reaches it (undecided): refuted
+    high = _quick_c13(heads, c13_share=0.99)
+    assert high.outcome == "refuted" and high.evidence["weighting"]["ablation"]["verdict"] == "inconclusive"
+    # the loss moved off the structural heads: refuted by function, the count undecided: inconclusive
+    structural = heads["category"].isin(["local", "positional", "sink", "averaging"])
+    moved = heads.assign(content_ablation_bits=heads["content_ablation_bits"].where(~structural, 0.0))
+    m = _quick_c13(moved, c13_weighting="ablation")
+    assert m.evidence["weighting"]["ablation"]["verdict"] == "refuted" and m.outcome == "refuted"

@@ -361,6 +361,12 @@ def _ablation_summary(g: pd.DataFrame) -> dict:
     }
 
 
+def _agreement(w: dict) -> str:
+    if w["opposite"]:
+        return " — the weightings disagree (opposite verdicts): inconclusive"
+    return "" if w["agree"] else f" — not the {w['main']} reading's verdict, which decides"
+
+
 def c13_sentence(e: dict, fmt: Formats) -> str:
     sources = ", ".join(
         f"{k.split(':')[-1]} {fmt.pct(v['share'])} (rank {fmt.number(v.get('logit_field_rank_90_median'))})"
@@ -379,7 +385,7 @@ def c13_sentence(e: dict, fmt: Formats) -> str:
         other = (
             f"; weighted by {'the loss heads carry' if w['other'] == 'ablation' else 'head count'}: "
             f"{fmt.pct(o['share_structural'])} (CI {fmt.pct(o['ci'][0])}–{fmt.pct(o['ci'][1])}, {o['models']} models), "
-            f"{o['verdict']}{'' if w['agree'] else ' — the weightings disagree'}"
+            f"{o['verdict']}{_agreement(w)}"
         )
     return (
         f"{fmt.pct(e['share_structural'])} content-independent (per model, {e['models']} models; 95% CI "
