@@ -15,7 +15,8 @@
   controls) or complexity is tracked more strongly; inconclusive otherwise.
 - **C13** (structural priors dominate the realised mixers; no single identifiable low-rank routing
   kernel). Heads categorised by :func:`entropic_bound.lm.structure.head_categories` and fitted by one
-  logit-field kernel; both shares with the model as unit, gated by the controls (:mod:`.structure_verdict`).
+  logit-field kernel; both shares with the model as unit, read by head count and weighted by the loss
+  the heads' content routing carries, gated by the controls (:mod:`.structure_verdict`).
 
 Each claim's robustness grid re-decides it under other settings of its config keys (:func:`grids`)."""
 

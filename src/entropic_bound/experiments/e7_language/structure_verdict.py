@@ -13,6 +13,13 @@ share per model, every source weighted equally, cluster bootstrap over sources �
    ``W_Q W_Kᵀ`` has rank ≤ ``d_head``, so "low rank" is a share of it; Lee (2026) finds logit fields
    of 2–11 components in heads of 64); the share of such heads must lie below ``c13_kernel_share``.
 
+**Two readings** of each share (:func:`reading`, :func:`weighing`): by head count, and weighted by
+the loss each head's content routing carries (``content_ablation_bits`` clipped at 0; a model enters
+when its heads carry at least ``c13_ablation_bits`` together, so a checkpoint without the ablation
+is left out). ``c13_weighting`` (count) names the reading that decides; when the other decides the
+opposite way the verdict is inconclusive ("weightings disagree"). Control corpora are never among
+the heads decided on.
+
 **Controls**: the recall models (``mqar-*``) must have a ``content`` head and a
 head with a low-rank routing kernel (the instrument can see routing), the lag-copy models
 (``lagcopy-*``) a ``positional``/``local`` head and no majority of content heads, the Markov
