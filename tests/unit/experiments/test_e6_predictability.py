@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from entropic_bound.errors import ConfigError
+from entropic_bound.experiments.claim_slices import with_option
 from entropic_bound.experiments.e6_predictability.analysis import (
     frontier_table,
     in_domain,
@@ -242,19 +243,20 @@ def test_c9_ignores_noise_above_sigma_max_and_needs_both_methods():
 
 
 def _linearised(c: float) -> tuple[E6Config, pd.DataFrame]:
-    """Real softmax_linearised predictions for both teachers (same K*, X) at logit scale ``c``."""
+    """Real softmax_linearised predictions for both teachers (same K*, X) at logit scale ``c``: six
+    teacher draws (r* 2, 4, 8 × 2 seeds), two noise cells each."""
     over = {
         "task.ns": [16],
         "x1_ns": [],
         "c10_ns": [],
         "methods": ["softmax_linearised"],
         "v_settings": ["known"],
-        "task.r_stars": [2, 8],
+        "task.r_stars": [2, 4, 8],
         "task.spectra": ["flat"],
         "sample_counts": [64],
         "task.sigmas": [0.0, 0.01],
         "task.sigma_ref": 0.01,
-        "seeds": 1,
+        "seeds": 2,
         "task.c": c,
     }
     exp = E6Predictability(E6Predictability.configure("quick", over))
@@ -262,18 +264,34 @@ def _linearised(c: float) -> tuple[E6Config, pd.DataFrame]:
     return exp.cfg, pd.DataFrame([{**r.spec.params, "seed": r.spec.seed, **r.metrics} for r in results])
 
 
-def test_c8_on_real_predictions_contaminated_and_not():
-    # c = 2: the softmax's curvature enters the linearised kernel; the numerical rank counts it (+4.5),
-    # the energy rank much less (+1.3)
-    cfg, rows = _linearised(2.0)
+def test_c8_on_real_predictions_flips_each_way_by_its_interval_over_teacher_draws():
+    # c = 3: the softmax's curvature enters the linearised kernel; the numerical rank counts it
+    # (+8.9), the energy rank much less (+2.1): the ratio's interval over six draws lies below 0.5
+    cfg, rows = _linearised(3.0)
     v = verdict_c8(cfg, rows, ClaimContext())
-    e = v.evidence
-    assert e["pairs"] == 4 and e["numerical_rank_degradation"] >= 1.0
-    assert v.outcome == "confirmed" and e["energy_degradation"] <= 0.5 * e["numerical_rank_degradation"]
+    e, d = v.evidence, v.evidence["decision"]
+    assert e["pairs"] == 12 and e["teacher_draws"] == 6 and e["numerical_rank_degradation_ci"][0] >= 1.0
+    assert v.outcome == "confirmed" and d["interval"][1] <= 0.5 and d["unit"] == "teacher draw"
+    assert d["interval"][0] <= e["energy_to_numerical_ratio"] <= d["interval"][1]
+    # the whole panel ranked, least degraded first; Gavish-Donoho's hard threshold beats the energy rank
+    degradations = [r["degradation"] for r in e["ranking"]]
+    assert degradations == sorted(degradations) and len(e["ranking"]) == 5
+    assert e["least_degraded_kernel_estimator"] == "optimal_hard_threshold" and e["energy_rank_place"] > 1
+    # a bar below the interval: not shown robust enough, not worse than the numerical rank
+    strict = verdict_c8(with_option(cfg, {"verdict.c8_ratio": d["interval"][0] / 2}), rows, ClaimContext())
+    assert strict.outcome == "inconclusive" and strict.evidence["decision"]["interval"][0] < 1.0
+    # the energy rank pushed away from its value on K* by the numerical rank's own errors: refuted
+    soft = rows["teacher"] == "softmax"
+    away = np.sign(rows["est_energy_effective_rank"] - rows["true_energy_effective_rank"]).replace(0, 1)
+    push = (rows["est_numerical_rank"] - rows["true_numerical_rank"]).abs() + 1.0
+    worse = rows.assign(
+        est_energy_effective_rank=rows["est_energy_effective_rank"] + np.where(soft, away * push, 0)
+    )
+    assert verdict_c8(cfg, worse, ClaimContext()).outcome == "refuted"
     # c = 0.1: nearly linear logits, no contamination for the numerical rank to show: nothing to detect
     cfg, rows = _linearised(0.1)
     v = verdict_c8(cfg, rows, ClaimContext())
-    assert v.outcome == "inconclusive" and v.evidence["numerical_rank_degradation"] < 1.0
+    assert v.outcome == "inconclusive" and v.evidence["numerical_rank_degradation_ci"][0] < 1.0
     assert "no softmax contamination" in v.evidence["reason"]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
 from entropic_bound.errors import ConfigError
+from entropic_bound.experiments.claim_slices import with_option
 from entropic_bound.experiments.e7_language.analysis import categorise, run_table
 from entropic_bound.experiments.e7_language.config import E7Config, E7Verdict
 from entropic_bound.experiments.e7_language.domain_verdicts import (
@@ -32,6 +35,7 @@ from entropic_bound.experiments.e7_language.structure_verdict import (
     routing_kernel,
 )
 from entropic_bound.inspect.logit_field import LOGIT_FIELD_COLUMNS, fit_logit_field
+from entropic_bound.lm.corpora import expected_mixing
 from entropic_bound.lm.structure import structure_summary
 
 INFO11 = {"measure": "information", "estimator": "energy_effective_rank", "kernel": "folded"}
@@ -291,7 +295,7 @@ def _heads(spec: dict[str, dict[str, list[str]]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _decide(heads: pd.DataFrame, controls: dict | None = None):
+def _decide(heads: pd.DataFrame, controls: dict | None = None, weighting: str = "count"):
     cfg = E7Config()
     heads = heads.assign(category=categorise(cfg, heads))
     heads = heads.assign(routing_kernel=routing_kernel(heads, content=0.5, explained=0.5, rank_fraction=0.25))
@@ -301,6 +305,8 @@ def _decide(heads: pd.DataFrame, controls: dict | None = None):
         "kernel_content": 0.5,
         "kernel_explained": 0.5,
         "kernel_rank_fraction": 0.25,
+        "weighting": weighting,
+        "ablation_bits": cfg.verdict.c13_ablation_bits,
     }
     agree = {"mqar-p2": {"agrees": True, "shares_by_category": {}}}
     return c13_on_heads(
@@ -348,6 +354,73 @@ def test_c13_weighs_every_source_equally_not_every_head():
     assert v.evidence["models"] == 4 and v.evidence["by_source"]["big"]["share"] == pytest.approx(
         0.0, abs=1e-12
     )
+
+
+def _weighted(spec: dict[str, dict[str, list[str]]], bits: dict[str, float]) -> pd.DataFrame:
+    """The scored head table of ``spec`` with each head's content-ablation loss set by its kind."""
+    heads = _heads(spec)
+    kinds = [k for models in spec.values() for ks in models.values() for k in ks]
+    return heads.assign(content_ablation_bits=[bits[k] for k in kinds])
+
+
+SEVEN_LOCAL = {f"s{i}": {f"m{i}": ["local"] * 7 + ["noise"]} for i in range(3)}
+
+
+def test_c13_by_function_agrees_with_the_count_when_structural_heads_carry_the_loss():
+    v = _decide(_weighted(SEVEN_LOCAL, {"local": 0.1, "noise": 0.01}))
+    w = v.evidence["weighting"]
+    assert v.outcome == "confirmed" and w["main"] == "count" and w["agree"] and not w["opposite"]
+    assert w["ablation"]["share_structural"] == pytest.approx(0.7 / 0.71) and w["ablation"]["models"] == 3
+    assert w["count"]["share_structural"] == pytest.approx(7 / 8) and w["ablation"]["verdict"] == "confirmed"
+    d = v.evidence["decision"]
+    assert d["outcome"] is True and d["unit"] == "model" and d["interval"][0] > 0.5
+    assert d["kernel"]["outcome"] is True and d["kernel"]["direction"] == "lower"
+
+
+def test_c13_is_inconclusive_when_the_weightings_decide_opposite_ways():
+    # 7 of 8 heads structural by count, but the content head carries all the loss: refuted by function
+    v = _decide(_weighted(SEVEN_LOCAL, {"local": 0.0, "noise": 0.3}))
+    w = v.evidence["weighting"]
+    assert w["count"]["verdict"] == "confirmed" and w["ablation"]["verdict"] == "refuted"
+    assert v.outcome == "inconclusive" and w["opposite"] and "weightings disagree" in v.evidence["reason"]
+    # the function-weighted reading as the main one: the same disagreement, the same verdict
+    assert _decide(_weighted(SEVEN_LOCAL, {"local": 0.0, "noise": 0.3}), weighting="ablation").outcome == (
+        "inconclusive"
+    )
+
+
+def test_c13_main_reading_stands_when_the_other_is_undecided():
+    # no head carries loss: the function-weighted reading has no model to weigh and decides nothing
+    v = _decide(_weighted(SEVEN_LOCAL, {"local": 0.0, "noise": 0.0}))
+    w = v.evidence["weighting"]
+    assert v.outcome == "confirmed" and w["ablation"]["models_left_out"] == 3 and not w["agree"]
+    assert w["ablation"]["verdict"] == "inconclusive" and not w["opposite"]
+    # with the function-weighted reading main, the same heads decide nothing
+    assert _decide(_weighted(SEVEN_LOCAL, {"local": 0.0, "noise": 0.0}), weighting="ablation").outcome == (
+        "inconclusive"
+    )
+    # content heads by count, but the few local heads carry the loss: refuted by count, confirmed by
+    # function: the opposite reading vetoes; with equal weights both refute
+    routed = {f"s{i}": {f"m{i}": ["noise"] * 14 + ["local"] * 4} for i in range(3)}
+    vetoed = _decide(_weighted(routed, {"local": 0.5, "noise": 0.001}))
+    assert (
+        vetoed.outcome == "inconclusive"
+        and vetoed.evidence["weighting"]["ablation"]["verdict"] == "confirmed"
+    )
+    assert _decide(_weighted(routed, {"local": 0.5, "noise": 0.5})).outcome == "refuted"
+
+
+def test_the_function_weighted_share_resolves_finer_than_a_quarter():
+    spec = {"s": {"m": ["local"] * 3 + ["noise"]}}
+    heads = _weighted(spec, {"local": 0.04, "noise": 0.02})
+    w = _decide(heads).evidence["weighting"]
+    assert w["count"]["share_structural"] == pytest.approx(0.75)
+    assert w["ablation"]["share_structural"] == pytest.approx(0.12 / 0.14)  # 0.857: not a quarter step
+    # a head measured as negative carries nothing; a model without the measurement is left out
+    neg = heads.assign(content_ablation_bits=[0.04, 0.04, 0.04, -0.5])
+    assert _decide(neg).evidence["weighting"]["ablation"]["share_structural"] == pytest.approx(1.0)
+    unmeasured = heads.assign(content_ablation_bits=np.nan)
+    assert _decide(unmeasured).evidence["weighting"]["ablation"]["models_left_out"] == 1
 
 
 def test_c13_is_inconclusive_when_a_control_disagrees():
@@ -554,3 +627,74 @@ def test_quick_e7_schedules_the_recall_ensemble_first():
     first = max(groups, key=exp.group_cost)
     assert first[0].params["corpus.name"].startswith("mqar-")
     assert sorted(len(g) for g in groups if "corpus.name" in g[0].params) == [2, 6, 8, 8]
+
+
+QUICK_HEADS = Path(__file__).resolve().parents[2] / "data" / "quick_rows" / "E7_heads.csv.gz"
+#: The copyable Markov control of the quick grid and its context recurrence (reported, not required).
+QUICK_COPYABLE = {"markov_v4_k3_a0.1": 0.7267}
+
+
+def _quick_c13(heads: pd.DataFrame, **verdict) -> object:
+    """C13 decided on the quick store's head table (every head, the controls' included) as
+    ``verdict_c13`` decides it: categories and kernels recomputed, controls gated, both readings."""
+    cfg = with_option(E7Config(), {f"verdict.{k}": v for k, v in verdict.items()})
+    v = cfg.verdict
+    heads = heads.assign(category=categorise(cfg, heads))
+    heads = heads.assign(
+        routing_kernel=routing_kernel(
+            heads,
+            content=v.c13_kernel_content,
+            explained=v.c13_kernel_explained,
+            rank_fraction=v.c13_kernel_rank_fraction,
+        )
+    )
+    controls = [s for s in dict.fromkeys(heads["source"]) if expected_mixing(s)]
+    chosen = heads[heads["kind"].isin(v.c13_sources) & ~heads["source"].isin(controls)]
+    info = {
+        "sources": list(v.c13_sources),
+        "content_tv": v.c13_content_tv,
+        "kernel_content": v.c13_kernel_content,
+        "kernel_explained": v.c13_kernel_explained,
+        "kernel_rank_fraction": v.c13_kernel_rank_fraction,
+        "weighting": v.c13_weighting,
+        "ablation_bits": v.c13_ablation_bits,
+    }
+    report = control_report(heads, controls, v.c13_ablation_bits, QUICK_COPYABLE)
+    return c13_on_heads(
+        chosen,
+        share=v.c13_share,
+        kernel_share=v.c13_kernel_share,
+        controls=report,
+        info=info,
+        n_boot=v.bootstrap,
+        seed=v.bootstrap_seed,
+    )
+
+
+def test_c13_on_the_quick_heads_by_count_and_by_function():
+    heads = pd.read_csv(QUICK_HEADS)
+    v = _quick_c13(heads)
+    e, w = v.evidence, v.evidence["weighting"]
+    assert e["controls_agree"] and not e["controls"]["markov_v4_k3_a0.1"]["required"]
+    # by count: 75 % structural over 7 models, the interval reaching just below 1/2: inconclusive
+    assert w["count"]["verdict"] == "inconclusive" and w["count"]["models"] == 7
+    assert w["count"]["ci"][0] < 0.5 < w["count"]["share_structural"]
+    # by the loss heads carry: 95 % over the 6 trained models (MiniLM has no ablation), confirmed
+    assert w["ablation"]["verdict"] == "confirmed" and w["ablation"]["models_left_out"] == 1
+    assert w["ablation"]["ci"][0] > 0.5 and w["ablation"]["kernel_ci"][1] < 0.5
+    # the count decides; the other reading is not opposite, so the count's verdict stands
+    assert v.outcome == "inconclusive" and not w["agree"] and not w["opposite"]
+    assert e["decision"]["outcome"] is None and e["decision"]["narrow"]
+    # each way: the function-weighted reading as main confirms; bars of 0.4 (structure) and 0.6
+    # (kernel share: its count interval ends on 0.5) confirm both readings
+    assert _quick_c13(heads, c13_weighting="ablation").outcome == "confirmed"
+    assert _quick_c13(heads, c13_share=0.4).outcome == "inconclusive"
+    assert _quick_c13(heads, c13_share=0.4, c13_kernel_share=0.6).outcome == "confirmed"
+    # a bar of 0.99: the count refutes, the function-weighted reading reaches it (undecided): refuted
+    high = _quick_c13(heads, c13_share=0.99)
+    assert high.outcome == "refuted" and high.evidence["weighting"]["ablation"]["verdict"] == "inconclusive"
+    # the loss moved off the structural heads: refuted by function, the count undecided: inconclusive
+    structural = heads["category"].isin(["local", "positional", "sink", "averaging"])
+    moved = heads.assign(content_ablation_bits=heads["content_ablation_bits"].where(~structural, 0.0))
+    m = _quick_c13(moved, c13_weighting="ablation")
+    assert m.evidence["weighting"]["ablation"]["verdict"] == "refuted" and m.outcome == "refuted"

@@ -379,7 +379,7 @@ C8 = Claim(
     decide=needs_rows("C8", "E6", verdict_c8),
     sentence=c8_sentence,
     default_setting=lambda cfg: _ns_setting(cfg, "task.spectra", "verdict.c10_v"),
-    statistic="energy_degradation",
+    statistic="energy_to_numerical_ratio",
     grid=c8_grid,
 )
 C9 = Claim(

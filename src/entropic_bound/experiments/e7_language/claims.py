@@ -6,7 +6,8 @@
   (:mod:`.domain_verdicts` states both rules).
 - **C13** (structural priors dominate the realised mixers; no single identifiable low-rank routing
   kernel). Heads categorised by :func:`entropic_bound.lm.structure.head_categories` and fitted by one
-  logit-field kernel; both shares with the model as unit, gated by the controls (:mod:`.structure_verdict`).
+  logit-field kernel; both shares with the model as unit, read by head count and weighted by the loss
+  the heads' content routing carries, gated by the controls (:mod:`.structure_verdict`).
 
 Each claim's robustness grid re-decides it under other settings of its config keys (:func:`grids`)."""
 
@@ -103,7 +104,9 @@ def verdict_c13(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     )
     seeds_kept = rows[rows["seed"] < cfg.seeds]["run_id"]
     heads = heads[heads["run_id"].isin(seeds_kept) | heads["kind"].str.contains("checkpoint")]
-    chosen = heads[heads["kind"].isin(v.c13_sources)]
+    # a control corpus is the instrument's test, never evidence for the claim: its heads only gate
+    is_control = np.array([bool(expected_mixing(str(s))) for s in heads["source"]], dtype=bool)
+    chosen = heads[heads["kind"].isin(v.c13_sources).to_numpy() & ~is_control]
     control_names = [c for c in dict.fromkeys(rows["corpus"]) if expected_mixing(c)]
     info = {
         "sources": list(v.c13_sources),
@@ -113,6 +116,8 @@ def verdict_c13(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         "kernel_rank_fraction": v.c13_kernel_rank_fraction,
         "min_moved": v.c13_min_moved,
         "local_max_recurrence": v.c13_local_max_recurrence,
+        "weighting": v.c13_weighting,
+        "ablation_bits": v.c13_ablation_bits,
         "runs_set_aside": int((~rows[rows["kind"].isin(v.c13_sources)]["learned"]).sum()),
         "checkpoints_measured": checkpoint_runs,
         "reference": _field_reference(heads),
@@ -168,15 +173,20 @@ def grids(cfg) -> dict[str, list[dict]]:
         {"seeds": 1},
     ]
     c13 = [
-        {"c13_sources": list(cfg.verdict.c13_sources), "c13_content_tv": cfg.verdict.c13_content_tv},
+        {
+            "c13_sources": list(cfg.verdict.c13_sources),
+            "c13_content_tv": cfg.verdict.c13_content_tv,
+            "c13_weighting": cfg.verdict.c13_weighting,
+        },
         {"c13_sources": ["natural"]},
         {"c13_sources": ["checkpoint"]},
-        {"c13_sources": ["natural", "code", "synthetic"]},
+        {"c13_sources": ["natural", "code", "synthetic"]},  # every trained LM but the control corpora
         {"c13_content_tv": 0.35},
         {"c13_kernel_rank_fraction": 0.125},
         {"c13_kernel_rank_fraction": 0.5},
         {"c13_min_moved": 0.05},  # lets lag-copy controls fail (bench/lm_controls/RESULTS.md)
         {"c13_local_max_recurrence": 1.0},  # every Markov source a required local control, copyable or not
+        {"c13_weighting": "ablation" if cfg.verdict.c13_weighting == "count" else "count"},
     ]
     if paper:
         c11 += [{"rank_estimator": e} for e in ("stable_rank", "numerical_rank", "entropy_effective_rank")]

@@ -179,6 +179,11 @@ class E7Verdict:
         0.2, ge=0.0, le=1.0, doc="content-independent head: positional above this"
     )
     c13_share: float = param(0.5, ge=0.0, le=1.0, doc="C13: structural share the interval must clear")
+    c13_weighting: str = param(
+        "count",
+        choices=("count", "ablation"),
+        doc="C13's main reading: a model's share of heads by count, or weighted by the loss each head's content routing carries (the other is reported beside)",
+    )
     c13_kernel_content: float = param(
         0.5, ge=0.0, le=1.0, doc="C13: content-dependent share of a head's logit variance that needs a kernel"
     )

@@ -13,6 +13,13 @@ share per model, every source weighted equally, cluster bootstrap over sources �
    ``W_Q W_Kᵀ`` has rank ≤ ``d_head``, so "low rank" is a share of it; Lee (2026) finds logit fields
    of 2–11 components in heads of 64); the share of such heads must lie below ``c13_kernel_share``.
 
+**Two readings** of each share (:func:`reading`, :func:`weighing`): by head count, and weighted by
+the loss each head's content routing carries (``content_ablation_bits`` clipped at 0; a model enters
+when its heads carry at least ``c13_ablation_bits`` together, so a checkpoint without the ablation
+is left out). ``c13_weighting`` (count) names the reading that decides; when the other decides the
+opposite way the verdict is inconclusive ("weightings disagree"). Control corpora are never among
+the heads decided on.
+
 **Controls**: the recall models (``mqar-*``) must have a ``content`` head and a
 head with a low-rank routing kernel (the instrument can see routing), the lag-copy models
 (``lagcopy-*``) a ``positional``/``local`` head and no majority of content heads, the Markov
@@ -34,6 +41,7 @@ import pandas as pd
 
 from ...lm.corpora import expected_mixing
 from ...lm.structure import CATEGORIES, MIN_MOVED, STRUCTURAL
+from ...stats.interval_decision import decide_by_interval
 from ..claim import Formats
 from ..verdict import Verdict, decide
 from .config import ABLATION_BITS
@@ -179,6 +187,89 @@ def _combine(structure: bool | None, kernel_above: bool | None, controls_ok: boo
     return True if structure is True and kernel_above is False else None
 
 
+def ablation_weights(heads: pd.DataFrame) -> np.ndarray:
+    """Per head, the loss (bits/token) its content routing carries, negative rises clipped to 0 (a
+    head whose mean pattern does as well carries none); NaN where it was not measured (a checkpoint)."""
+    if "content_ablation_bits" not in heads:
+        return np.full(len(heads), np.nan)
+    return np.clip(heads["content_ablation_bits"].to_numpy(float), 0.0, None)
+
+
+def _decision(half: dict, threshold: float, *, above: bool) -> dict:
+    """The interval record of one half; its outcome is strict (an interval ending on the bar does
+    not clear it), as :func:`.statistics.source_share` decides."""
+    d = decide_by_interval(
+        half["share"], (half["ci_low"], half["ci_high"]), threshold, higher_is_better=above, unit="model"
+    ).to_dict()
+    outcome = half["decision"] if above else (None if half["decision"] is None else not half["decision"])
+    return {**d, "outcome": outcome}
+
+
+def reading(
+    heads: pd.DataFrame,
+    *,
+    weights,
+    share: float,
+    kernel_share: float,
+    n_boot: int,
+    seed: int,
+    min_weight: float,
+) -> dict:
+    """Both halves of C13 under one weighting of the heads (None: by count) and the verdict they give
+    before the controls' gate: ``{structure, kernel, outcome, decision}``."""
+    w = {} if weights is None else {"weights": weights, "min_weight": min_weight}
+    flags = {"structure": heads["category"].isin(STRUCTURAL), "kernel": heads["routing_kernel"]}
+    bars = {"structure": share, "kernel": kernel_share}
+    halves = {
+        k: source_share(
+            heads["source"], heads["run_id"], f, n_boot=n_boot, seed=seed + i, threshold=bars[k], **w
+        )
+        for i, (k, f) in enumerate(flags.items())
+    }
+    struct, kernel = halves["structure"], halves["kernel"]
+    decision = {
+        **_decision(struct, share, above=True),
+        "kernel": _decision(kernel, kernel_share, above=False),
+    }
+    outcome = _combine(struct["decision"], kernel["decision"], True) if struct["models"] else None
+    return {"structure": struct, "kernel": kernel, "outcome": outcome, "decision": decision}
+
+
+def _summary(r: dict) -> dict:
+    """A reading as the evidence shows it: both shares, both intervals, the models, the verdict."""
+    st, k = r["structure"], r["kernel"]
+    return {
+        "share_structural": st["share"],
+        "ci": [st["ci_low"], st["ci_high"]],
+        "kernel_share": k["share"],
+        "kernel_ci": [k["ci_low"], k["ci_high"]],
+        "models": st["models"],
+        "sources": st["sources"],
+        "models_left_out": st["models_left_out"],
+        "model_shares": {s: v["model_shares"] for s, v in st["by_source"].items()},
+        "verdict": decide(r["outcome"]),
+    }
+
+
+def weighing(count: dict, ablation: dict, main: str) -> tuple[bool | None, dict]:
+    """The main reading's outcome and the ``weighting`` record. The main reading decides; when the
+    other decides the opposite way the claim is inconclusive ("weightings disagree"); when the other
+    is undecided the main stands, and the record says they do not agree."""
+    readings = {"count": count, "ablation": ablation}
+    other = "ablation" if main == "count" else "count"
+    ours, theirs = readings[main]["outcome"], readings[other]["outcome"]
+    opposite = ours is not None and theirs is not None and ours != theirs
+    record = {
+        "main": main,
+        "other": other,
+        "count": _summary(count),
+        "ablation": _summary(ablation),
+        "agree": ours == theirs,
+        "opposite": opposite,
+    }
+    return (None if opposite else ours), record
+
+
 def c13_on_heads(
     heads: pd.DataFrame,
     *,
@@ -203,27 +294,23 @@ def c13_on_heads(
         "content head whose routing carries loss — loss rise when the head's pattern is replaced by its mean; "
         f"a content head moves >= {info.get('min_moved', MIN_MOVED):g} of its attention mass; the Markov sources "
         f"required are those whose context recurs earlier in the window for < {info.get('local_max_recurrence', 1.0):g} "
-        "of targets, the others are reported)"
+        "of targets, the others are reported). Two readings of each share: by head count and weighted by the loss "
+        "each head's content routing carries (mean-pattern ablation, clipped at 0; trained models whose heads carry "
+        f">= {info.get('ablation_bits', ABLATION_BITS):g} bits/token together; a checkpoint has no ablation); the "
+        f"{info.get('weighting', 'count')} reading decides, and when the other decides the opposite way the verdict "
+        "is inconclusive (weightings disagree). Control corpora are never among the heads decided on"
     )
     required = [c for c in controls.values() if c.get("required", True)]
     controls_ok = bool(required) and all(c["agrees"] for c in required)
     evidence = {"heads": int(len(heads)), **info, "controls": controls, "controls_agree": controls_ok}
-    struct = source_share(
-        heads["source"],
-        heads["run_id"],
-        heads["category"].isin(STRUCTURAL),
-        n_boot=n_boot,
-        seed=seed,
-        threshold=share,
-    )
-    kernel = source_share(
-        heads["source"],
-        heads["run_id"],
-        heads["routing_kernel"],
-        n_boot=n_boot,
-        seed=seed + 1,
-        threshold=kernel_share,
-    )
+    common = {"share": share, "kernel_share": kernel_share, "n_boot": n_boot, "seed": seed}
+    min_weight = info.get("ablation_bits", ABLATION_BITS)
+    count = reading(heads, weights=None, min_weight=0.0, **common)
+    ablation = reading(heads, weights=ablation_weights(heads), min_weight=min_weight, **common)
+    main = info.get("weighting", "count")
+    outcome, evidence["weighting"] = weighing(count, ablation, main)
+    chosen = count if main == "count" else ablation
+    struct, kernel = chosen["structure"], chosen["kernel"]
     evidence.update(
         unit="model",
         models=struct["models"],
@@ -233,6 +320,7 @@ def c13_on_heads(
         pooled_share_structural=struct.get("pooled_share", float("nan")),
         kernel_share=kernel["share"],
         kernel_ci=[kernel["ci_low"], kernel["ci_high"]],
+        decision=chosen["decision"],
     )
     evidence["by_category"] = {c: int((heads["category"] == c).sum()) for c in CATEGORIES}
     evidence["by_source"] = {
@@ -246,7 +334,11 @@ def c13_on_heads(
     evidence["head_table"] = heads[[c for c in HEAD_COLUMNS if c in heads]].to_dict("records")
     if not len(heads):
         return Verdict("C13", "inconclusive", criterion, evidence, "E7", C13_STATEMENT)
-    ok = _combine(struct["decision"], kernel["decision"], controls_ok)
+    if evidence["weighting"]["opposite"]:
+        evidence["reason"] = (
+            "weightings disagree: by count and by the loss heads carry the verdict is opposite"
+        )
+    ok = outcome if controls_ok else None
     return Verdict("C13", decide(ok), criterion, evidence, "E7", C13_STATEMENT)
 
 
@@ -276,6 +368,12 @@ def _ablation_summary(g: pd.DataFrame) -> dict:
     }
 
 
+def _agreement(w: dict) -> str:
+    if w["opposite"]:
+        return " — the weightings disagree (opposite verdicts): inconclusive"
+    return "" if w["agree"] else f" — not the {w['main']} reading's verdict, which decides"
+
+
 def c13_sentence(e: dict, fmt: Formats) -> str:
     sources = ", ".join(
         f"{k.split(':')[-1]} {fmt.pct(v['share'])} (rank {fmt.number(v.get('logit_field_rank_90_median'))})"
@@ -287,8 +385,17 @@ def c13_sentence(e: dict, fmt: Formats) -> str:
         f"({', '.join(f'{c} {fmt.pct(p)}' for c, p in v['shares_by_category'].items() if p)})"
         for k, v in e["controls"].items()
     )
+    w = e.get("weighting")
+    other = ""
+    if w:
+        o = w[w["other"]]
+        other = (
+            f"; weighted by {'the loss heads carry' if w['other'] == 'ablation' else 'head count'}: "
+            f"{fmt.pct(o['share_structural'])} (CI {fmt.pct(o['ci'][0])}–{fmt.pct(o['ci'][1])}, {o['models']} models), "
+            f"{o['verdict']}{_agreement(w)}"
+        )
     return (
         f"{fmt.pct(e['share_structural'])} content-independent (per model, {e['models']} models; 95% CI "
         f"{fmt.pct(e['ci_low'])}–{fmt.pct(e['ci_high'])}); {fmt.pct(e['kernel_share'])} with one low-rank routing "
-        f"kernel; by source: {sources}; {agree} ({ctl or 'none in the grid'})"
+        f"kernel; by source: {sources}; {agree} ({ctl or 'none in the grid'}){other}"
     )
