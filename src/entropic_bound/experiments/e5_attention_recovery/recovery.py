@@ -62,6 +62,8 @@ def min_norm_kernel(X: np.ndarray, Y: np.ndarray, V: np.ndarray, kind: str) -> n
     (its minimum-norm solution)."""
     d = X.shape[-1]
     Z, T = kernel_design(X, V, kind), kernel_target(X, Y, V, kind)
+    if len(X) == 1:  # one sample: the minimum-norm solution of X K Z = T is X⁺ T Z⁺ (no d² × d² system)
+        return np.linalg.pinv(X[0]) @ T[0] @ np.linalg.pinv(Z[0])
     design = np.concatenate([np.kron(z.T, x) for x, z in zip(X, Z)])  # (N·n·d_v, d²)
     target = np.concatenate([t.reshape(-1, order="F") for t in T])
     k = np.linalg.lstsq(design, target, rcond=None)[0]
