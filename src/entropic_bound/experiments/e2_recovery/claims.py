@@ -97,9 +97,10 @@ def c3_decision(cfg, cells: dict, decision) -> tuple[bool | None, str]:
     """(True / False / None, reason): Newcombe's interval of the small-minus-large recovery shares."""
     v, runs = cfg.verdict, cells["runs"]
     if not cells["data_sets_with_room"]:
+        ranks = ", ".join(f"{x:g}" for x in cells["min_norm_rank"].values()) or "none"
         return None, (
             f"nothing to detect: no under-identified data set has a minimum-norm interpolant above r* + "
-            f"{v.c3_tolerance:g} (min_norm_rank {cells['min_norm_rank'] or 'none'})"
+            f"{v.c3_tolerance:g} (min_norm_rank {ranks})"
         )
     if min(runs["small_under"], runs["large_under"]) < v.c3_min_runs:
         return None, (
