@@ -137,3 +137,8 @@ def _rule(n, d, sigma, decay, c, r_stars, spectra, counts) -> dict:
         "rule": out["rule"],
         "noise_model": "least-squares fit of the linear teacher (V known) at identified N, for both teachers",
     }
+
+
+def c7_estimator(cfg) -> str:
+    """C7's estimator key: ``verdict.c7_estimator`` where set by hand, else the rule's choice."""
+    return cfg.verdict.c7_estimator or estimator_rule(cfg)["estimator"]
