@@ -1,9 +1,10 @@
 """E2's claim C3: its criterion, its report sentence and its robustness grid.
 
 C3 is an implicit-bias claim, so it is decided where the data leave room for a bias: on
-under-identified data (``N·d_v < n``) many operators fit, and GD from small init must find a low-rank
-one more often than GD from large init. On identified data the least-squares minimiser is unique, so
-every init that fits the data recovers; those runs are the control, reported beside the verdict.
+under-identified data (``N·d_v < n``) whose minimum-norm interpolant is above ``r*`` (the data alone
+do not force the low rank), GD from small init must recover ``r*`` more often than GD from large init
+(``implicit_bias``). On identified data the least-squares minimiser is unique, so every init that fits
+the data recovers; those runs are the control, reported beside the verdict.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pandas as pd
 
 from ..claim import Claim, Formats
 from ..claim_slices import grid_setting, options, sliced
+from ..implicit_bias import bias_contrast, detectable
 from ..verdict import ClaimContext, Verdict
 from .recovery import estimator_rule, rank_over_training, rank_statuses, status_counts
 
@@ -35,79 +37,104 @@ def _share(mask: pd.Series) -> float | None:
     return float(mask.mean()) if len(mask) else None
 
 
-def _low_rank(g: pd.DataFrame, col: str, tol: float) -> pd.Series:
-    """A low-rank answer: estimate <= r* + tol, or a transient (rank was r*, rose late by fitting noise)."""
-    return (g[col] <= g["task.r_star"] + tol) | (g["status_rank"] == "transient")
-
-
 def _recovered(g: pd.DataFrame, col: str, tol: float) -> pd.Series:
+    """Two-sided: |estimate − r*| <= tol, or a transient (rank was r*, rose late by fitting noise)."""
     return ((g[col] - g["task.r_star"]).abs() <= tol) | (g["status_rank"] == "transient")
 
 
-def c3_cells(cfg, fit: pd.DataFrame, col: str) -> dict:
-    """The numbers of the decision (learned GD runs only) and of the identified control."""
+def c3_cells(cfg, fit: pd.DataFrame, col: str, min_norm_col: str) -> tuple[dict, object]:
+    """The numbers of the decision (learned GD runs on under-identified data whose minimum-norm
+    interpolant is above r* + tol) and of the identified control; and the interval decision (or None)."""
     tol = cfg.verdict.c3_tolerance
     small = fit["init_scale"] <= cfg.verdict.small_init_max
     large = fit["init_scale"] >= cfg.verdict.large_init_min
     ident = fit["identified"] > 0.5
+    room = detectable(fit, min_norm_col, tol) & ~ident
     groups = {
-        "small_under": fit[small & ~ident],
-        "large_under": fit[large & ~ident],
+        "small_under": fit[small & room],
+        "large_under": fit[large & room],
         "small_identified": fit[small & ident],
         "large_identified": fit[large & ident],
     }
-    low_small = _share(_low_rank(groups["small_under"], col, tol))
-    low_large = _share(_low_rank(groups["large_under"], col, tol))
+    under = fit[~ident]
+    contrast = bias_contrast(
+        groups["small_under"],
+        groups["large_under"],
+        _recovered(groups["small_under"], col, tol),
+        _recovered(groups["large_under"], col, tol),
+        cfg.verdict.c3_contrast,
+    )
+    decision = contrast.pop("decision")
     return {
-        "small_init_under_identified_low_rank": low_small,
-        "large_init_under_identified_low_rank": low_large,
-        "contrast": None if low_small is None or low_large is None else low_small - low_large,
+        "small_init_under_identified_recovery": _share(_recovered(groups["small_under"], col, tol)),
+        "large_init_under_identified_recovery": _share(_recovered(groups["large_under"], col, tol)),
+        **contrast,
         "small_init_identified_recovery": _share(_recovered(groups["small_identified"], col, tol)),
         "large_init_identified_recovery": _share(_recovered(groups["large_identified"], col, tol)),
+        "min_norm_rank": _min_norm_by_data_set(under, min_norm_col),
+        "under_identified_data_sets": int(len(_min_norm_by_data_set(under, min_norm_col))),
+        "data_sets_with_room": int(under[detectable(under, min_norm_col, tol)].groupby(DATA_SET).ngroups)
+        if len(under)
+        else 0,
         "runs": {k: int(len(g)) for k, g in groups.items()},
         "status_counts": {k: status_counts(g) for k, g in groups.items()},
         "median_estimate": {k: float(g[col].median()) if len(g) else None for k, g in groups.items()},
-    }
+    }, decision
 
 
-def c3_decision(cfg, cells: dict) -> tuple[bool | None, str]:
-    """(True / False / None, reason): the under-identified contrast against ``c3_contrast``."""
+DATA_SET = ["task.r_star", "task.spectrum", "train.n_samples", "seed"]
+
+
+def _min_norm_by_data_set(under: pd.DataFrame, min_norm_col: str) -> dict:
+    """``{"r*=…, <spectrum>, N=…, seed …": min-norm rank}`` of every under-identified data set."""
+    if not len(under):
+        return {}
+    first = under.groupby(DATA_SET)[min_norm_col].first()
+    return {f"r*={r}, {sp}, N={N}, seed {s}": round(float(v), 4) for (r, sp, N, s), v in first.items()}
+
+
+def c3_decision(cfg, cells: dict, decision) -> tuple[bool | None, str]:
+    """(True / False / None, reason): Newcombe's interval of the small-minus-large recovery shares."""
     v, runs = cfg.verdict, cells["runs"]
+    if not cells["data_sets_with_room"]:
+        ranks = ", ".join(f"{x:g}" for x in cells["min_norm_rank"].values()) or "none"
+        return None, (
+            f"nothing to detect: no under-identified data set has a minimum-norm interpolant above r* + "
+            f"{v.c3_tolerance:g} (min_norm_rank {ranks})"
+        )
     if min(runs["small_under"], runs["large_under"]) < v.c3_min_runs:
         return None, (
-            f"too few learned GD runs on under-identified data (N·d_v < n): small init {runs['small_under']}, "
-            f"large init {runs['large_under']}; {v.c3_min_runs} each needed"
+            f"too few learned GD runs on under-identified data with room for a bias: small init "
+            f"{runs['small_under']}, large init {runs['large_under']}; {v.c3_min_runs} each needed"
         )
-    contrast, large = cells["contrast"], cells["large_init_under_identified_low_rank"]
-    if large > 1 - v.c3_contrast:
+    lo, hi = decision.interval
+    if decision.outcome is None:
         return (
             None,
-            f"large init is itself low rank in {large:.0%} of runs: no room for a contrast of {v.c3_contrast:g}",
+            f"contrast {decision.statistic:.2f}, interval [{lo:.2f}, {hi:.2f}] reaches neither {v.c3_contrast:g} nor 0",
         )
-    if contrast >= v.c3_contrast:
-        return True, ""
-    if contrast <= 0:
-        return False, ""
-    return None, f"contrast {contrast:.2f} is positive but below {v.c3_contrast:g}"
+    return decision.outcome, ""
 
 
 def _criterion(cfg, key: str) -> str:
     v = cfg.verdict
     return (
         f"estimator {key} (chosen on the ground truth, see estimator_rule); GD runs that fit their data (train loss "
-        f"<= {v.c3_fit:g}·max(σ², 1e-4)); on under-identified data (N·d_v < n) the share of small-init runs "
-        f"(<= {v.small_init_max:g}) with a low-rank answer (estimate <= r* + {v.c3_tolerance:g}, or transient: rank "
-        f"was r* and rose late while the loss fell into the noise floor) exceeds large init's (>= {v.large_init_min:g}) "
-        f"by >= {v.c3_contrast:g}: confirmed; no larger (contrast <= 0): refuted; else, fewer than {v.c3_min_runs} runs "
-        "per group, or large init itself low rank: inconclusive. Identified data (N·d_v >= n) are the control where "
-        "every init recovers"
+        f"<= {v.c3_fit:g}·max(σ², 1e-4)) on under-identified data (N·d_v < n) whose minimum-norm interpolant has "
+        f"rank > r* + {v.c3_tolerance:g} (min_norm_rank, same estimator: there the data alone do not force r*); "
+        f"a run recovers when |estimate - r*| <= {v.c3_tolerance:g} (or transient: rank was r* and rose late while "
+        f"the loss fell into the noise floor); small init (<= {v.small_init_max:g}) minus large init (>= "
+        f"{v.large_init_min:g}) recovery share, Newcombe 95 % interval over runs: lower end >= {v.c3_contrast:g} "
+        f"confirmed, upper end <= 0 refuted, else inconclusive; no data set with room: inconclusive (nothing to "
+        f"detect); fewer than {v.c3_min_runs} runs per group: inconclusive. Identified data (N·d_v >= n) are the "
+        "control where every init recovers"
     )
 
 
 def verdict_c3(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     rule = estimator_rule(cfg)
     key = cfg.verdict.c3_estimator or rule["estimator"]
-    col = f"A_{key}"
+    col, min_norm_col = f"A_{key}", f"min_norm_{key}"
     criterion = _criterion(cfg, key)
     evidence: dict = {
         "estimator": key,
@@ -121,25 +148,31 @@ def verdict_c3(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     if not len(rows) or col not in rows:
         evidence.update(runs=0, reason="no runs")
         return Verdict("C3", "inconclusive", criterion, evidence, "E2", STATEMENT)
+    if min_norm_col not in rows:
+        evidence.update(
+            reason=f"min_norm_rank absent: the rows lack {min_norm_col} (E2Recovery.prepare adds it)"
+        )
+        return Verdict("C3", "inconclusive", criterion, evidence, "E2", STATEMENT)
     ranked = rank_statuses(cfg, rows, key, context.records)
     gd = ranked[ranked["train.optimizer"] == "gd"]
     fit = gd[learned(cfg, gd)]
-    cells = c3_cells(cfg, fit, col)
-    decision, reason = c3_decision(cfg, cells)
+    cells, decision = c3_cells(cfg, fit, col, min_norm_col)
+    outcome, reason = c3_decision(cfg, cells, decision)
     adam = ranked[(ranked["train.optimizer"] != "gd") & learned(cfg, ranked)]
     adam_small = adam[(adam["init_scale"] <= cfg.verdict.small_init_max) & (adam["identified"] < 0.5)]
     evidence.update(
         cells,
+        decision=decision.to_dict() if decision is not None else None,
         set_aside_not_learned=int(len(gd) - len(fit)),
-        adam_small_init_under_identified_low_rank=_share(
-            _low_rank(adam_small, col, cfg.verdict.c3_tolerance)
+        adam_small_init_under_identified_recovery=_share(
+            _recovered(adam_small, col, cfg.verdict.c3_tolerance)
         ),
         rank_over_training=rank_over_training(fit),
         rank_curves_stored=int(ranked["rank_curve"].notna().sum()),
     )
     if reason:
         evidence["reason"] = reason
-    verdict = {True: "confirmed", False: "refuted", None: "inconclusive"}[decision]
+    verdict = {True: "confirmed", False: "refuted", None: "inconclusive"}[outcome]
     return Verdict("C3", verdict, criterion, evidence, "E2", STATEMENT)
 
 
@@ -163,8 +196,9 @@ def c3_sentence(e: dict, fmt: Formats) -> str:
         return f"{lead}estimator {e['estimator']}"
     counts = e["status_counts"]["small_under"]
     return (
-        f"{lead}{e['estimator']} (rule on the truth): under-identified data, low-rank answer small init "
-        f"{fmt.pct(e['small_init_under_identified_low_rank'])} vs large {fmt.pct(e['large_init_under_identified_low_rank'])} "
+        f"{lead}{e['estimator']} (rule on the truth): under-identified data with room for a bias "
+        f"({e['data_sets_with_room']} of {e['under_identified_data_sets']} data sets), recovery small init "
+        f"{fmt.pct(e['small_init_under_identified_recovery'])} vs large {fmt.pct(e['large_init_under_identified_recovery'])} "
         f"({counts['transient']} transient); identified control: small {fmt.pct(e['small_init_identified_recovery'])}, "
         f"large {fmt.pct(e['large_init_identified_recovery'])} recover"
     )

@@ -10,6 +10,7 @@ from ...tasks.operators import SPECTRA
 from ...training import TrainConfig
 from ...validation import check_ranks
 from ..draws import Drawn
+from ..implicit_bias import LARGE_INIT_MIN, SMALL_INIT_MAX
 
 
 @dataclass(frozen=True)
@@ -37,15 +38,21 @@ class E2Verdict:
         doc="None: the estimator the stated rule picks on the ground truth (stats.estimator_choice); "
         "a key overrides it and marks the verdict non-standard",
     )
-    small_init_max: float = param(1e-2, gt=0.0, doc="init scales up to this count as small")
+    small_init_max: float = param(
+        SMALL_INIT_MAX, gt=0.0, doc="init scales up to this count as small (shared with C7)"
+    )
     large_init_min: float = param(
-        0.25, gt=0.0, doc="init scales from this count as large (n^-1/2: ||PQᵀ||_F ≈ ||A*||_F at init)"
+        LARGE_INIT_MIN, gt=0.0, doc="init scales from this count as large (shared with C7)"
     )
     c3_rate: float = param(0.9, gt=0.0, le=1.0, doc="C3 control: recovery rate of small init, identified N")
     c3_contrast: float = param(
-        0.5, gt=0.0, le=1.0, doc="C3: small minus large init low-rank rate on under-identified data"
+        0.5, gt=0.0, le=1.0, doc="C3: lower end of the small-minus-large recovery interval needed to confirm"
     )
-    c3_tolerance: float = param(0.5, ge=0.0, doc="C3: estimate <= r* + tolerance is a low-rank answer")
+    c3_tolerance: float = param(
+        0.5,
+        ge=0.0,
+        doc="C3: |estimate - r*| <= tolerance is a recovery; min-norm rank > r* + tolerance leaves room",
+    )
     c3_fit: float = param(2.0, gt=0.0, doc="C3: a run learned when train loss <= c3_fit·max(σ², 1e-4)")
     c3_min_runs: int = param(2, ge=1, doc="C3: learned runs needed per init group on under-identified data")
 

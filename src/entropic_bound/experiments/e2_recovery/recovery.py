@@ -133,3 +133,21 @@ def rank_over_training(g: pd.DataFrame, points: int = 6) -> dict:
 
 def status_counts(g: pd.DataFrame) -> dict:
     return {s: int((g["status_rank"] == s).sum()) for s in ("recovered", "transient", "not_recovered")}
+
+
+def min_norm_operator(X: np.ndarray, Y: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """The minimum-norm least-squares ``A`` (``n × n``) of one data set ``Y_b = A X_b V + E_b``.
+
+    ``X (N, n, d)``, ``Y (N, n, d_v)``, ``V (d, d_v)``: stacking the samples side by side,
+    ``A [X_1 V … X_N V] = [Y_1 … Y_N]``, so ``A = Y_cat M⁺`` with ``M = [X_1 V … X_N V]`` (``n × N·d_v``).
+    It is what the data alone force (the limit of GD from init 0 on this convex loss); under-identified
+    data leave its rank at most ``N·d_v``."""
+    M = np.concatenate(list(X @ V), axis=1)  # (n, N·d_v)
+    T = np.concatenate(list(Y), axis=1)  # (n, N·d_v)
+    return T @ np.linalg.pinv(M)
+
+
+def min_norm_estimates(X, Y, V) -> dict[str, float]:
+    """Every panel estimate of :func:`min_norm_operator`'s spectrum: ``{min_norm_<key>: value}``."""
+    A = min_norm_operator(np.asarray(X, float), np.asarray(Y, float), np.asarray(V, float))
+    return {f"min_norm_{k}": float(v) for k, v in estimate_all(singular_values(A), shape=A.shape).items()}

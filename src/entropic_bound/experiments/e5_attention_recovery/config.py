@@ -11,26 +11,36 @@ from ...errors import ConfigError
 from ...spectra import ESTIMATOR_KEYS
 from ...spectra.panel import panel_keys
 from ...training import TrainConfig
-from ..attention_teachers import (
-    AttentionTask,
-)
+from ..attention_teachers import AttentionTask
 from ..draws import Drawn
+from ..implicit_bias import LARGE_INIT_MIN, SMALL_INIT_MAX
 
 
 @dataclass(frozen=True)
 class E5Verdict:
     """The thresholds of C7 and C8."""
 
-    small_init_max: float = param(1e-2, gt=0.0, doc="init scales up to this count as small")
-    c7_contrast: float = param(0.5, gt=0.0, le=1.0, doc="C7: small minus large init low-rank rate, N·n < d")
-    c7_fit: float = param(2.0, gt=0.0, doc="C7: learned when final train loss <= c7_fit·max(sigma², 1e-4)")
-    c7_estimator: str = param(
-        "energy_threshold_rank_99",
-        choices=panel_keys,
-        doc="estimator the C7 verdict uses (largest-gap and numerical rank read the fitted noise or the init "
-        "residue of under-identified runs as rank)",
+    small_init_max: float = param(
+        SMALL_INIT_MAX, gt=0.0, doc="init scales up to this count as small (shared with C3)"
     )
-    c7_tolerance: float = param(0.5, ge=0.0, doc="C7: |estimate - r*| <= tolerance counts as recovered")
+    large_init_min: float = param(
+        LARGE_INIT_MIN, gt=0.0, doc="init scales from this count as large (shared with C3)"
+    )
+    c7_contrast: float = param(
+        0.5, gt=0.0, le=1.0, doc="C7: lower end of the small-minus-large recovery interval needed, N·n < d"
+    )
+    c7_fit: float = param(2.0, gt=0.0, doc="C7: learned when final train loss <= c7_fit·max(sigma², 1e-4)")
+    c7_estimator: str | None = param(
+        None,
+        choices=panel_keys,
+        doc="None: the estimator the stated rule picks on the ground truth (stats.estimator_choice); "
+        "a key overrides it and marks the verdict non-standard",
+    )
+    c7_tolerance: float = param(
+        0.5,
+        ge=0.0,
+        doc="C7: |estimate - r*| <= tolerance is a recovery; min-norm rank > r* + tolerance leaves room",
+    )
     c7_rate: float = param(0.9, gt=0.0, le=1.0, doc="C7: required recovery rate of small init (identified N)")
     c8_margin: float = param(
         0.1, ge=0.0, doc="unused: C8 is decided in E6 (kept so stored configs still read)"

@@ -15,6 +15,7 @@ from ...plotting import (
 )
 from ...spectra import estimate_all
 from .config import ENERGY, estimator_columns
+from .recovery import c7_estimator
 
 
 def _panels(rows: pd.DataFrame) -> list[tuple[str, str]]:
@@ -48,7 +49,7 @@ def plot_trajectories(cfg, rows: pd.DataFrame, records: list[dict]):
                 steps = np.maximum(np.asarray(c["step"]), 1)
                 colour = sweep_colour(row["init_scale"], "init")
                 ax.plot(steps, est[ENERGY], "-", color=colour, lw=1.0, label=f"init {row['init_scale']:g}")
-                ax.plot(steps, est[cfg.verdict.c7_estimator], "--", color=colour, lw=0.8)
+                ax.plot(steps, est[c7_estimator(cfg)], "--", color=colour, lw=0.8)
             ax.axhline(r_star, color="k", lw=0.8, ls=":")
             ax.set_xscale("log")
             ax.set_title(f"{kind}, {spectrum}, r* = {r_star}", fontsize=8)
@@ -56,7 +57,7 @@ def plot_trajectories(cfg, rows: pd.DataFrame, records: list[dict]):
             ax.set_ylabel("rank estimate of K")
     legend_below(fig, axes)
     fig.suptitle(
-        f"E5: energy effective rank (solid) and {cfg.verdict.c7_estimator} (dashed) of K over training",
+        f"E5: energy effective rank (solid) and {c7_estimator(cfg)} (dashed) of K over training",
         fontsize=10,
     )
     return fig
