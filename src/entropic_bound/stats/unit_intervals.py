@@ -68,25 +68,24 @@ def unit_share_decision(
 
 def unit_bootstrap(
     units: Sequence,
-    statistic: Callable[[list], float],
+    statistic: Callable[[np.ndarray], float],
     *,
     strata: Sequence[Hashable] | None = None,
     n_boot: int = N_BOOT,
     seed: int = 0,
     level: float = 0.95,
 ) -> tuple[float, tuple[float, float]]:
-    """``(statistic(units), percentile interval)``, units resampled with replacement within each stratum."""
-    units = list(units)
-    if not units:
+    """``(statistic(all units), percentile interval)``, units resampled with replacement within each
+    stratum. ``statistic`` takes an index array into ``units`` (a unit drawn twice appears twice)."""
+    n = len(units)
+    if not n:
         return float("nan"), (float("nan"), float("nan"))
-    labels = np.asarray(list(strata) if strata is not None else [0] * len(units), dtype=object)
+    labels = np.asarray(list(strata) if strata is not None else [0] * n, dtype=object)
     groups = [np.flatnonzero(labels == s) for s in dict.fromkeys(labels.tolist())]
     rng = np.random.default_rng(seed)
-    boots = np.empty(n_boot)
-    for b in range(n_boot):
-        picked = np.concatenate([g[rng.integers(0, len(g), len(g))] for g in groups])
-        boots[b] = statistic([units[i] for i in picked])
-    return float(statistic(units)), percentile_interval(boots, level)
+    picks = np.concatenate([g[rng.integers(0, len(g), (n_boot, len(g)))] for g in groups], axis=1)
+    boots = np.array([statistic(row) for row in picks], dtype=float)
+    return float(statistic(np.arange(n))), percentile_interval(boots, level)
 
 
 def all_of(decisions: dict[str, IntervalDecision]) -> tuple[bool | None, str | None]:

@@ -15,8 +15,9 @@ from ..verdict import ClaimContext, Verdict, decide
 TEACHER = ("task.spectrum", "task.r_star", "seed")
 
 
-def _median_of_units(units: list[np.ndarray]) -> float:
-    return float(np.median(np.concatenate(units)))
+def _median_of(units: list[np.ndarray]):
+    """The median of the pooled runs of the units an index array picks."""
+    return lambda picked: float(np.median(np.concatenate([units[i] for i in picked])))
 
 
 #: C1/C2 boundary axes: (config key, result column); each value is decided again on its own rows.
@@ -45,7 +46,7 @@ def verdict_c1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         "n_samples": cfg.train.n_samples,
     }
     units = [g["ratio_to_closed_form"].to_numpy() for g in units_of(below, TEACHER)]
-    _, ci = unit_bootstrap(units, _median_of_units)
+    _, ci = unit_bootstrap(units, _median_of(units))
     low, high = cfg.verdict.c1_low, cfg.verdict.c1_high
     outcome = record(
         evidence,
@@ -112,7 +113,7 @@ def verdict_c2(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     }
     keys = ["r_star", "spectrum", "seed"]
     units = [g["ratio"].to_numpy() for g in units_of(ratios, keys)]
-    _, ci = unit_bootstrap(units, _median_of_units)
+    _, ci = unit_bootstrap(units, _median_of(units))
     floor = decide_by_interval(
         worst, (worst, worst), cfg.verdict.eps_floor, higher_is_better=False, unit="run"
     )

@@ -165,9 +165,14 @@ def _seed_table(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _seed_bootstrap(table: pd.DataFrame, statistic) -> tuple[float, tuple[float, float]]:
-    """``statistic(medians over seeds)`` and its bootstrap interval, seeds resampled with replacement."""
-    units = [table.loc[s] for s in table.index]
-    return unit_bootstrap(units, lambda u: statistic(pd.DataFrame(u).median()))
+    """``statistic(medians over seeds)`` and its bootstrap interval, seeds resampled with replacement;
+    ``statistic`` reads the medians by the table's column keys."""
+    values, columns = table.to_numpy(float), list(table.columns)
+
+    def medians(picked: np.ndarray) -> dict:
+        return dict(zip(columns, np.median(values[picked], axis=0)))
+
+    return unit_bootstrap(values, lambda picked: statistic(medians(picked)))
 
 
 def c4_decisions(
@@ -179,10 +184,10 @@ def c4_decisions(
     full = full[full["rank"].astype(float) == full["rung"].map(lambda r: float(cfg.full_rank(r)))]
     table = _seed_table(full)
 
-    def jump(med: pd.Series) -> float:
+    def jump(med: dict) -> float:
         return float(min(med[(v, r)] for v in cfg.v_settings for r in attention))
 
-    def ratio(med: pd.Series) -> float:
+    def ratio(med: dict) -> float:
         capped = {v: {r: min(med[(v, r)], 1.0) for r in (base, *attention)} for v in cfg.v_settings}
         return float(max(_ratio_c(capped[v], base, attention) for v in cfg.v_settings))
 
@@ -316,7 +321,7 @@ def x2_decision(cfg, rows: pd.DataFrame, pairs: dict) -> IntervalDecision:
         ]
         cells.append(sel.assign(v=f"{r}/{o}", rung="best"))
     table = _seed_table(pd.concat(cells))
-    worst, ci = _seed_bootstrap(table, lambda med: float(med.max()))
+    worst, ci = _seed_bootstrap(table, lambda med: float(max(med.values())))
     return decide_by_interval(worst, ci, cfg.verdict.eps_floor, higher_is_better=False, unit="student seed")
 
 

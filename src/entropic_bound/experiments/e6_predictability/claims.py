@@ -141,7 +141,17 @@ def _means(units: list[tuple[int, float]]) -> dict[int, float]:
 
 def _boot(units: list[tuple[int, float]], statistic) -> tuple[float, tuple[float, float]]:
     """A statistic of the per-r* means and its bootstrap interval over teacher draws (stratified by r*)."""
-    return unit_bootstrap(units, lambda u: statistic(_means(u)), strata=[r for r, _ in units])
+    keys = sorted({r for r, _ in units})
+    codes = np.array([keys.index(r) for r, _ in units])
+    values = np.array([x for _, x in units], dtype=float)
+
+    def of(picked: np.ndarray) -> float:
+        c = codes[picked]
+        sums = np.bincount(c, weights=values[picked], minlength=len(keys))
+        counts = np.bincount(c, minlength=len(keys))
+        return statistic({r: s / n for r, s, n in zip(keys, sums, counts) if n})
+
+    return unit_bootstrap(units, of, strata=[r for r, _ in units])
 
 
 def _over(m: dict[int, float]) -> float:
