@@ -316,7 +316,7 @@ def x2_decision(cfg, rows: pd.DataFrame, pairs: dict) -> IntervalDecision:
             & (rows["task.operator"] == o)
             & (rows["positional"] == "learned_absolute")
             & (rows["v"] == best["v"])
-            & (rows["n_heads"].astype(str) == str(best["n_heads"]))
+            & (pd.to_numeric(rows["n_heads"], errors="coerce") == float(best["n_heads"]))
             & (rows["rank"].astype(int) == best["rank"])
         ]
         cells.append(sel.assign(v=f"{r}/{o}", rung="best"))

@@ -141,12 +141,12 @@ def c5_decision(decisions: dict[str, dict[str, IntervalDecision]]) -> tuple[str,
     outcome, key = all_of(confirming)
     if outcome:
         return "confirmed", "", key
-    if confirming[key].interval[1] > confirming[key].threshold and key.endswith("/reaching_floor"):
+    if key.endswith("/reaching_floor") and confirming[key].interval[1] <= confirming[key].threshold:
         return (
             "inconclusive",
             (
-                "the share of r >= r* runs reaching the floor does not clear c5_rate by its interval over teacher "
-                "draws (runs still improving, or too few draws)"
+                "runs with r >= r* above the floor are still improving (convergence rule): train longer before "
+                "reading 'did not reach the floor'"
             ),
             key,
         )
