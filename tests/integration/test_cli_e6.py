@@ -34,8 +34,11 @@ def test_tiny_e6_writes_verdicts_results_and_figures(tmp_path):
     for claim in ("C8", "C9", "C10", "X1"):
         assert verdicts[claim]["verdict"] in ("confirmed", "refuted", "inconclusive")
         assert verdicts[claim]["experiment"] == "E6" and verdicts[claim]["criterion"]
-    # the tiny variant decides C9 and X1 as the quick defaults do (X1 at n = 6 and at n = d = d_v = 8)
-    assert verdicts["C9"]["verdict"] == "confirmed" and verdicts["X1"]["verdict"] == "confirmed"
+    # the tiny variant decides C9 and X1 as the quick defaults do (X1 at n = 6 and at n = d = d_v = 8):
+    # exact rates on 2 teacher draws per r*, whose Wilson interval reaches below 0.9
+    for claim in ("C9", "X1"):
+        decision = verdicts[claim]["evidence"]["decision"]
+        assert verdicts[claim]["verdict"] == "inconclusive" and decision["narrow"], decision
     x1_n = {json.dumps(s["setting"]) for s in verdicts["X1"]["robustness"]["settings"]}
     assert {'{"ns": [6]}', '{"ns": [8]}'} <= x1_n
     for claim in ("C8", "C9", "C10", "X1"):

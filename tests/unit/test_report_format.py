@@ -168,3 +168,19 @@ def test_the_c13_line_marks_a_markov_control_that_is_not_required():
     text = CLAIM_LINES["C13"]({**c13, "controls": controls})
     assert "markov_v4_k3_a0.1 (not required: copyable): no" in text
     assert "markov_v8_k2_a0.1 (not required" not in text  # stored before the flag: required
+
+
+def test_the_verdict_table_marks_a_verdict_whose_interval_touches_its_threshold():
+    """A real interval decision (Wilson over 4 teacher draws, all exact, against 0.9) is narrow and the
+    verdict table says so; one that clears its bar is not marked."""
+    from entropic_bound.report.html import _summary_table
+    from entropic_bound.stats.interval_decision import decide_by_interval, wilson
+
+    touching = decide_by_interval(1.0, wilson(4, 4), 0.9).to_dict()
+    clear = decide_by_interval(1.0, wilson(40, 40), 0.9).to_dict()
+    rows = [
+        {"claim": "C9", "verdict": "inconclusive", "experiment": "E6", "evidence": {"decision": touching}},
+        {"claim": "C1", "verdict": "confirmed", "experiment": "E1", "evidence": {"decision": clear}},
+    ]
+    cells = _summary_table(rows).split("<tr>")
+    assert "narrow" in cells[2] and "0.9" in cells[2] and "narrow" not in cells[3]

@@ -48,7 +48,11 @@ def bound(key: str):
 
 @pytest.mark.parametrize("key", sorted(RUN_ID_DIGESTS))
 def test_run_ids_are_unchanged(key):
-    assert run_id_digest(bound(key).specs()) == RUN_ID_DIGESTS[key]
+    # SmolLM2's runs exist only where its optional package is installed; every other id is pinned
+    specs = [
+        s for s in bound(key).specs() if not str(s.params.get("probe.checkpoint", "")).startswith("smollm2")
+    ]
+    assert run_id_digest(specs) == RUN_ID_DIGESTS[key]
 
 
 # E6 trains nothing; E7 trains language models with its own config (and has runs that train none)

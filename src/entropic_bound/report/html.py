@@ -57,6 +57,16 @@ def badge(verdict: str) -> str:
     return f'<span class="v" style="background:{colour}">{html.escape(verdict)}</span>'
 
 
+def narrow_marker(v: dict) -> str:
+    """ " narrow" and the decision's interval when the verdict's interval touches its threshold ('' otherwise)."""
+    decision = (v.get("evidence") or {}).get("decision")
+    if not isinstance(decision, dict) or not decision.get("narrow"):
+        return ""
+    lo, hi = decision.get("interval", (None, None))
+    title = f"interval {lo:.3g}–{hi:.3g} touches the threshold {decision.get('threshold'):.3g}"
+    return f" <span class=small title='{html.escape(title)}'>narrow</span>"
+
+
 def _summary_table(verdicts: list[dict]) -> str:
     head = "<tr><th>claim</th><th>verdict</th><th>draws</th><th>key evidence</th><th>experiment</th></tr>"
     rows = []
@@ -64,7 +74,7 @@ def _summary_table(verdicts: list[dict]) -> str:
         claim = html.escape(v["claim"])
         rows.append(
             f"<tr><td><a href='#claim-{claim}'><b>{claim}</b></a><br><span class=small>"
-            f"{html.escape(v.get('statement', ''))}</span></td><td>{badge(v['verdict'])}</td>"
+            f"{html.escape(v.get('statement', ''))}</span></td><td>{badge(v['verdict'])}{narrow_marker(v)}</td>"
             f"<td class=small>{html.escape(draws_text(v.get('replication')))}</td>"
             f"<td>{html.escape(evidence_line(v['claim'], v.get('evidence') or {}))}</td>"
             f"<td><a href='#{html.escape(v['experiment'])}'>{html.escape(v['experiment'])}</a></td></tr>"

@@ -25,6 +25,8 @@ from entropic_bound.predict import predict_r_star
 
 CFG = E6Config()
 R_STARS = (1, 2, 4, 8, 16)
+#: Bars the 5-10 teacher draws of these tables can clear by their Wilson interval (0.9 needs >= 35 draws).
+LOOSE = with_option(CFG, {"verdict.rate": 0.5, "verdict.flag_rate": 0.5})
 
 
 def _row(
@@ -221,19 +223,22 @@ def _c9_rows(rate_unknown=1.0, flag_16=True, seeds=10):
 
 
 def test_c9_confirmed_then_flips_with_the_rate_and_the_flags():
-    assert verdict_c9(CFG, _table(_c9_rows()), ClaimContext()).outcome == "confirmed"
-    v = verdict_c9(CFG, _table(_c9_rows(rate_unknown=0.8)), ClaimContext())
-    assert v.outcome == "refuted" and v.evidence["linear_v_unknown/n=16"]["rate_by_r_star"][4] == 0.8
+    assert verdict_c9(LOOSE, _table(_c9_rows()), ClaimContext()).outcome == "confirmed"
+    # every draw exact, but 10 draws: the Wilson interval 0.72-1 reaches 0.9, inconclusive
+    v = verdict_c9(CFG, _table(_c9_rows()), ClaimContext())
+    assert v.outcome == "inconclusive" and v.evidence["decision"]["narrow"]
+    v = verdict_c9(CFG, _table(_c9_rows(rate_unknown=0.3)), ClaimContext())
+    assert v.outcome == "refuted" and v.evidence["linear_v_unknown/n=16"]["rate_by_r_star"][4] == 0.3
+    assert v.evidence["decision"]["interval"][1] <= 0.9
     v = verdict_c9(CFG, _table(_c9_rows(flag_16=False)), ClaimContext())
     assert v.outcome == "refuted" and v.evidence["linear_v_unknown/n=16"]["out_of_domain_flagged"] == 0.0
-    assert (
-        verdict_c9(CFG, _table(_c9_rows(rate_unknown=0.9)), ClaimContext()).outcome == "confirmed"
-    )  # the bound is inclusive
+    # 8 of 10 draws exact: below 0.9 as a point, but the interval reaches 0.94: inconclusive
+    assert verdict_c9(CFG, _table(_c9_rows(rate_unknown=0.8)), ClaimContext()).outcome == "inconclusive"
 
 
 def test_c9_ignores_noise_above_sigma_max_and_needs_both_methods():
     rows = _c9_rows() + [_row("linear", "linear_v_known", "known", 4, sigma=0.3, r_hat=1)]
-    assert verdict_c9(CFG, _table(rows), ClaimContext()).outcome == "confirmed"
+    assert verdict_c9(LOOSE, _table(rows), ClaimContext()).outcome == "confirmed"
     rows = [r for r in _c9_rows() if r["method"] == "linear_v_known"]
     v = verdict_c9(CFG, _table(rows), ClaimContext())
     assert v.outcome == "inconclusive" and v.evidence["missing"] == ["linear_v_unknown"]
@@ -342,11 +347,11 @@ def _x1_rows(miss_sigma=None, flag_outside=True):
     return rows
 
 
-def _x1(rows):
+def _x1(rows, cfg=LOOSE):
     table = _table(rows)
     rates = rate_table(table)
     return verdict_x1(
-        CFG, table, ClaimContext(tables={"frontier": frontier_table(rates, 0.1, CFG.verdict.rate)})
+        cfg, table, ClaimContext(tables={"frontier": frontier_table(rates, 0.1, CFG.verdict.rate)})
     )
 
 
@@ -354,13 +359,18 @@ def test_x1_confirmed_then_flips():
     v = _x1(_x1_rows())
     assert v.outcome == "confirmed" and v.evidence["exact_inside"] and v.evidence["flagged_outside"]
     assert v.evidence["frontier"]["n=16/r*=4"]["min_N_exact"] == 64.0  # N = 8 failed at σ = 0.1
-    v = _x1(_x1_rows(miss_sigma=0.01))  # 9/10 at r* = 8: still >= 0.9
+    v = _x1(_x1_rows(miss_sigma=0.01))  # 9/10 at r* = 8: interval 0.60-0.98, above 0.5
     assert v.outcome == "confirmed"
+    assert _x1(_x1_rows(), CFG).outcome == "inconclusive"  # 10/10 draws: the interval reaches 0.72 < 0.9
     rows = _x1_rows(miss_sigma=0.01)
-    rows += [_row("softmax", "softmax_log_attention", "known", 8, sigma=0.01, seed=99, r_hat=7)]
-    assert _x1(rows).outcome == "refuted"  # 9/11 < 0.9
+    rows += [
+        _row("softmax", "softmax_log_attention", "known", 8, sigma=0.01, seed=99 + k, r_hat=7)
+        for k in range(10)
+    ]
+    v = _x1(rows, CFG)  # 9/20 draws exact: interval 0.26-0.66, wholly below 0.9
+    assert v.outcome == "refuted" and v.evidence["decision"]["condition"] == "sigma=0.01/r*=8"
     assert _x1(_x1_rows(miss_sigma=0.1)).outcome == "confirmed"  # σ = 0.1 > sigma_max is reported, not judged
-    v = _x1(_x1_rows(flag_outside=False))
+    v = _x1(_x1_rows(flag_outside=False), CFG)
     assert v.outcome == "refuted" and v.evidence["out_of_domain_flagged"]["n=48/V known"] == 0.0
 
 

@@ -5,9 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...stats.interval_decision import decide_by_interval
+from ...stats.unit_intervals import record, unit_bootstrap, units_of
 from ..claim import Claim
 from ..claim_slices import grid_setting, sliced
 from ..verdict import ClaimContext, Verdict, decide
+
+#: A teacher draw: the runs of one (spectrum, r*, seed) share the teacher and its data.
+TEACHER = ("task.spectrum", "task.r_star", "seed")
+
+
+def _median_of(units: list[np.ndarray]):
+    """The median of the pooled runs of the units an index array picks."""
+    return lambda picked: float(np.median(np.concatenate([units[i] for i in picked])))
+
 
 #: C1/C2 boundary axes: (config key, result column); each value is decided again on its own rows.
 AXES = (("spectra", "task.spectrum"), ("v_settings", "v"), ("r_stars", "task.r_star"), ("seed", "seed"))
@@ -16,7 +27,8 @@ AXES = (("spectra", "task.spectrum"), ("v_settings", "v"), ("r_stars", "task.r_s
 def verdict_c1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     criterion = (
         f"median over runs with r < r* of (measured excess risk / closed-form tail-energy minimum) "
-        f"lies in [{cfg.verdict.c1_low:g}, {cfg.verdict.c1_high:g}]"
+        f"lies in [{cfg.verdict.c1_low:g}, {cfg.verdict.c1_high:g}]: confirmed when its 95% bootstrap interval over "
+        "teacher draws (spectrum, r*, seed) lies inside the band, refuted when it lies wholly outside, else inconclusive"
     )
     below = rows[(rows["rank"] < rows["task.r_star"]) & (rows["closed_form"] > 0)] if len(rows) else rows
     if not len(below):
@@ -33,9 +45,22 @@ def verdict_c1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         "median_by_spectrum_and_v": {f"{s}/{v}": x for (s, v), x in by_group.items()},
         "n_samples": cfg.train.n_samples,
     }
+    units = [g["ratio_to_closed_form"].to_numpy() for g in units_of(below, TEACHER)]
+    _, ci = unit_bootstrap(units, _median_of(units))
+    low, high = cfg.verdict.c1_low, cfg.verdict.c1_high
+    outcome = record(
+        evidence,
+        {
+            "median_at_least_c1_low": decide_by_interval(med, ci, low, unit="teacher draw"),
+            "median_at_most_c1_high": decide_by_interval(
+                med, ci, high, higher_is_better=False, unit="teacher draw"
+            ),
+        },
+    )
+    evidence["teacher_draws"] = len(units)
     return Verdict(
         "C1",
-        decide(cfg.verdict.c1_low <= med <= cfg.verdict.c1_high),
+        decide(outcome),
         criterion,
         evidence,
         "E1",
@@ -66,7 +91,9 @@ def verdict_c2(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     criterion = (
         f"every run with r >= r* has relative excess risk < eps_floor = {cfg.verdict.eps_floor:g}, and the transition "
         f"is sharp: median over (r*, spectrum, V, seed) of excess(r*-1)/excess(r*) >= {cfg.verdict.sharpness:g} "
-        "(excess(0) = the clean signal)"
+        "(excess(0) = the clean signal). The floor is a count rule (every run, so the worst run decides: no sampling "
+        "interval); the sharpness median is decided by its 95% bootstrap interval over teacher draws (spectrum, r*, seed): "
+        "confirmed when it lies at or above the bar, refuted when at or below, else inconclusive"
     )
     above = rows[rows["rank"] >= rows["task.r_star"]] if len(rows) else rows
     ratios = _transition_ratios(rows) if len(rows) else pd.DataFrame()
@@ -82,16 +109,38 @@ def verdict_c2(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         "median_transition_ratio": med_ratio,
         "min_transition_ratio": float(ratios["ratio"].min()),
         "transition_ratio_by_r_star": ratios.groupby("r_star")["ratio"].median().round(2).to_dict(),
+        "eps_floor_boundary": _floor_boundary(above, cfg.verdict.eps_floor),
     }
-    ok_flag = worst < cfg.verdict.eps_floor and med_ratio >= cfg.verdict.sharpness
+    keys = ["r_star", "spectrum", "seed"]
+    units = [g["ratio"].to_numpy() for g in units_of(ratios, keys)]
+    _, ci = unit_bootstrap(units, _median_of(units))
+    floor = decide_by_interval(
+        worst, (worst, worst), cfg.verdict.eps_floor, higher_is_better=False, unit="run"
+    )
+    sharp = decide_by_interval(med_ratio, ci, cfg.verdict.sharpness, unit="teacher draw")
+    outcome = record(evidence, {"every_run_reaches_floor": floor, "transition_sharp": sharp})
+    if floor.outcome is False:  # a run above the floor refutes whatever the sharpness says
+        outcome = False
     return Verdict(
         "C2",
-        decide(ok_flag),
+        decide(outcome),
         criterion,
         evidence,
         "E1",
         "a model of rank r >= r* reaches the noise floor, with a sharp transition at r = r*",
     )
+
+
+def _floor_boundary(above: pd.DataFrame, eps_floor: float) -> dict:
+    """How close the floor rule sits to flipping: the worst run against eps_floor, and the runs within
+    a factor of 3 of it (a fresh draw moves these across the floor)."""
+    rel = above["rel_excess"].to_numpy()
+    near = (rel >= eps_floor / 3) & (rel < eps_floor * 3)
+    return {
+        "worst_over_eps_floor": float(rel.max() / eps_floor),
+        "runs_within_factor_3": int(near.sum()),
+        "eps_floor_that_flips": float(rel.max()),
+    }
 
 
 def _default(cfg) -> dict:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...stats.interval_decision import IntervalDecision, decide_by_interval
+from ...stats.unit_intervals import record, unit_bootstrap
 from ..claim import Claim, Formats
 from ..claim_slices import Setting, grid_setting, sliced, with_option
 from ..verdict import ClaimContext, Verdict, decide
@@ -93,7 +95,10 @@ def c4_on_summary(cfg, summary: pd.DataFrame, runs: pd.DataFrame | None = None) 
         f"otherwise inconclusive. Medians over seeds. A full-rank {span} run above the floor that is still improving "
         f"(held-out excess fell by >= {cfg.verdict.convergence_tol:.0%} over the last quarter of training time; "
         "stats.convergence) cannot count as "
-        "failing: the jump then reads inconclusive."
+        "failing: the jump then reads inconclusive. The jump (smallest attention-rung median) and (c) (largest over V) "
+        "are decided by their 95% bootstrap intervals over student seeds (the independent unit; E3 has one teacher): "
+        "holding when the interval lies on the claimed side of its bar, failing when it lies on the other side, "
+        "else inconclusive. The controls are floor rules on their medians."
     )
     statement = (
         f"excess risk jumps at {attention[0]} even at full rank and stays at {', '.join(attention[1:])}: "
@@ -139,15 +144,61 @@ def c4_on_summary(cfg, summary: pd.DataFrame, runs: pd.DataFrame | None = None) 
             "a control did not reach the floor, so a failure at B1 cannot be attributed to the task"
         )
         return Verdict("C4", "inconclusive", criterion, ev, "E3", statement)
-    jump_ok = all(ev["full_rank"][v][r] >= cfg.verdict.c4_fail for v in cfg.v_settings for r in attention)
-    ratio_ok = all(ev["ratio_c"][v] <= cfg.verdict.c4_ratio for v in cfg.v_settings)
-    ev["jump_holds"], ev["ratio_holds"] = jump_ok, ratio_ok
-    failing = None if runs is None else runs[_full_rank_attention(cfg, runs)]
+    if runs is None:
+        ev["reason"] = "no runs given: the seed intervals cannot be computed"
+        return Verdict("C4", "inconclusive", criterion, ev, "E3", statement)
+    decisions = c4_decisions(cfg, runs, base, attention)
+    outcome = record(ev, decisions)
+    ev["jump_holds"], ev["ratio_holds"] = decisions["jump"].outcome, decisions["ratio_c"].outcome
+    failing = runs[_full_rank_attention(cfg, runs)]
     ev["convergence_B1_B3_full_rank"], reason = _convergence(cfg, failing)
-    if jump_ok and ratio_ok and reason:
+    if outcome and reason:
         ev["reason"] = reason
         return Verdict("C4", "inconclusive", criterion, ev, "E3", statement)
-    return Verdict("C4", decide(jump_ok and ratio_ok), criterion, ev, "E3", statement)
+    return Verdict("C4", decide(outcome), criterion, ev, "E3", statement)
+
+
+def _seed_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per student seed (the independent unit: E3 has one teacher), one column per
+    (V, rung) cell of ``rows``, the seed's relative excess."""
+    return rows.pivot_table(index="seed", columns=["v", "rung"], values="rel_excess", aggfunc="median")
+
+
+def _seed_bootstrap(table: pd.DataFrame, statistic) -> tuple[float, tuple[float, float]]:
+    """``statistic(medians over seeds)`` and its bootstrap interval, seeds resampled with replacement;
+    ``statistic`` reads the medians by the table's column keys."""
+    values, columns = table.to_numpy(float), list(table.columns)
+
+    def medians(picked: np.ndarray) -> dict:
+        return dict(zip(columns, np.median(values[picked], axis=0)))
+
+    return unit_bootstrap(values, lambda picked: statistic(medians(picked)))
+
+
+def c4_decisions(
+    cfg, runs: pd.DataFrame, base: str, attention: tuple[str, ...]
+) -> dict[str, IntervalDecision]:
+    """The jump (smallest full-rank median of the attention rungs against c4_fail) and the ratio (c)
+    (largest over V against c4_ratio), each with its bootstrap interval over student seeds."""
+    full = runs[(runs["role"] == "ladder") & runs["v"].isin(cfg.v_settings)]
+    full = full[full["rank"].astype(float) == full["rung"].map(lambda r: float(cfg.full_rank(r)))]
+    table = _seed_table(full)
+
+    def jump(med: dict) -> float:
+        return float(min(med[(v, r)] for v in cfg.v_settings for r in attention))
+
+    def ratio(med: dict) -> float:
+        capped = {v: {r: min(med[(v, r)], 1.0) for r in (base, *attention)} for v in cfg.v_settings}
+        return float(max(_ratio_c(capped[v], base, attention) for v in cfg.v_settings))
+
+    j, j_ci = _seed_bootstrap(table, jump)
+    q, q_ci = _seed_bootstrap(table, ratio)
+    return {
+        "jump": decide_by_interval(j, j_ci, cfg.verdict.c4_fail, unit="student seed"),
+        "ratio_c": decide_by_interval(
+            q, q_ci, cfg.verdict.c4_ratio, higher_is_better=False, unit="student seed"
+        ),
+    }
 
 
 def _ratio_c(values: dict, base: str, attention: tuple[str, ...]) -> float:
@@ -204,7 +255,9 @@ def x2_on_summary(cfg, summary: pd.DataFrame, rows: pd.DataFrame | None = None) 
         "and every learned_absolute run of that pair above the floor has converged (held-out excess fell by < "
         f"{cfg.verdict.convergence_tol:.0%} over the last quarter of training time, the summed learning rate; "
         "stats.convergence); otherwise inconclusive (runs too short or still improving). "
-        "Gap closed = 1 − excess(positions)/excess(none)."
+        "Gap closed = 1 − excess(positions)/excess(none). 'Below the floor' is decided by the 95% bootstrap interval "
+        "over student seeds of the worst pair's best-setting median: confirmed when it lies at or below eps_floor, "
+        "a failure when it lies at or above it, inconclusive when it straddles it."
     )
     statement = "learned absolute positions make the fixed operator learnable by attention"
     x2 = summary[summary["role"] == "x2"] if len(summary) else summary
@@ -224,9 +277,14 @@ def x2_on_summary(cfg, summary: pd.DataFrame, rows: pd.DataFrame | None = None) 
         ev["reason"] = "missing learned_absolute runs of B1 on low_rank or B2 on row_stochastic"
         return Verdict("X2", "inconclusive", criterion, ev, "E3", statement)
     ev["worst_best_rel_excess"] = max(p["best_rel_excess"] for p in decisive)
-    reached = all(p["best_rel_excess"] < cfg.verdict.eps_floor for p in decisive)
-    if reached:
+    floor = x2_decision(cfg, rows, ev["pairs"]) if rows is not None else None
+    if floor is not None:
+        ev["decision"] = floor.to_dict()
+    if floor is not None and floor.outcome is True:
         return Verdict("X2", "confirmed", criterion, ev, "E3", statement)
+    if floor is not None and floor.outcome is None:
+        ev["reason"] = "the seed interval of a pair's best setting straddles eps_floor"
+        return Verdict("X2", "inconclusive", criterion, ev, "E3", statement)
     failing = [
         f"{r}/{o}"
         for r, o in REPRESENTABLE
@@ -244,6 +302,27 @@ def x2_on_summary(cfg, summary: pd.DataFrame, rows: pd.DataFrame | None = None) 
         f"see gap_closed for how far they got{'; ' + reason if reason else ''}"
     )
     return Verdict("X2", "inconclusive", criterion, ev, "E3", statement)
+
+
+def x2_decision(cfg, rows: pd.DataFrame, pairs: dict) -> IntervalDecision:
+    """The worst representable pair's best-setting median against eps_floor (lower is better), with its
+    bootstrap interval over student seeds; the best setting is the one the seed medians chose."""
+    cells = []
+    for r, o in REPRESENTABLE:
+        best = pairs[f"{r}/{o}"]["best_setting"]
+        sel = rows[
+            (rows["role"] == "x2")
+            & (rows["rung"] == r)
+            & (rows["task.operator"] == o)
+            & (rows["positional"] == "learned_absolute")
+            & (rows["v"] == best["v"])
+            & (pd.to_numeric(rows["n_heads"], errors="coerce") == float(best["n_heads"]))
+            & (rows["rank"].astype(int) == best["rank"])
+        ]
+        cells.append(sel.assign(v=f"{r}/{o}", rung="best"))
+    table = _seed_table(pd.concat(cells))
+    worst, ci = _seed_bootstrap(table, lambda med: float(max(med.values())))
+    return decide_by_interval(worst, ci, cfg.verdict.eps_floor, higher_is_better=False, unit="student seed")
 
 
 def verdict_c4(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:

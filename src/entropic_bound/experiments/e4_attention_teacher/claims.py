@@ -5,10 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...stats.interval_decision import IntervalDecision, decide_by_interval
+from ...stats.unit_intervals import all_of, unit_share_decision
 from ..claim import Claim, Formats
 from ..claim_slices import Setting, grid_setting, sliced, with_option
 from ..verdict import ClaimContext, Verdict
 from .analysis import median_interval, paired_ratios, transition_table
+
+#: A teacher draw: the runs of one (teacher kind, r*, spectrum, seed) share the teacher.
+TEACHER = ("teacher", "task.r_star", "task.spectrum", "seed")
 
 
 def region_words(cs: list[float], yes: list[float]) -> str:
@@ -96,25 +101,63 @@ def c5_summary(cfg, rows: pd.DataFrame) -> dict:
     return out
 
 
-def c5_decision(rate: float, summary: dict) -> tuple[str, str]:
-    """``(verdict, reason)`` from the per-teacher fractions (criterion in :func:`verdict_c5`)."""
-    s = list(summary.values())
-    if all(
-        t["frac_below_clearly_above_floor"] >= rate and t["frac_at_or_above_reaching_floor"] >= rate
-        for t in s
-    ):
-        return "confirmed", ""
-    if any(t["frac_below_reaching_floor"] > 1 - rate for t in s):
-        return "refuted", "rank-deficient students reach the floor"
-    if any(t["frac_at_or_above_reaching_floor_if_finished"] < rate for t in s):
-        return "refuted", "students with r >= r* stopped improving above the floor"
-    if any(t["frac_at_or_above_reaching_floor"] < rate for t in s):
-        n = sum(t["still_improving"] for t in s)
-        return "inconclusive", (
-            f"{n} run(s) with r >= r* above the floor are still improving (convergence rule): train longer "
-            "before reading 'did not reach the floor'"
+def c5_decisions(cfg, rows: pd.DataFrame) -> dict[str, dict[str, IntervalDecision]]:
+    """Per teacher kind, the four shares of C5 over teacher draws (Wilson, :func:`unit_share_decision`):
+    ``clearly_deficient`` (r < r* at >= c5_margin·eps_floor) and ``reaching_floor`` (r >= r*) confirm;
+    ``staying_above_floor`` (r < r*) and ``reaching_floor_if_finished`` (r >= r*, unfinished counted as
+    reaching) refute."""
+    rate, eps = cfg.verdict.c5_rate, cfg.verdict.eps_floor
+    out = {}
+    for kind, g in rows.groupby("teacher"):
+        below, above = g[g["rank"] < g["task.r_star"]], g[g["rank"] >= g["task.r_star"]]
+        reach = above["rel_excess"] < eps
+        out[str(kind)] = {
+            "clearly_deficient": unit_share_decision(
+                below, below["rel_excess"] >= cfg.verdict.c5_margin * eps, TEACHER, rate
+            ),
+            "reaching_floor": unit_share_decision(above, reach, TEACHER, rate),
+            "staying_above_floor": unit_share_decision(below, below["rel_excess"] >= eps, TEACHER, rate),
+            "reaching_floor_if_finished": unit_share_decision(
+                above, reach | _unfinished(above), TEACHER, rate
+            ),
+        }
+    return out
+
+
+def c5_decision(decisions: dict[str, dict[str, IntervalDecision]]) -> tuple[str, str, str]:
+    """``(verdict, reason, decisive condition)``: confirmed when every teacher's confirming shares clear
+    c5_rate by their interval, refuted when a refuting share's interval lies below it, else inconclusive."""
+    flat = {f"{k}/{name}": d for k, ds in decisions.items() for name, d in ds.items()}
+    confirming = {k: d for k, d in flat.items() if k.endswith(("/clearly_deficient", "/reaching_floor"))}
+    refuting = {k: d for k, d in flat.items() if k not in confirming}
+    refuted = [k for k, d in refuting.items() if d.outcome is False]
+    if refuted:
+        key = min(refuted, key=lambda k: refuting[k].margin)
+        why = {
+            "staying_above_floor": "rank-deficient students reach the floor",
+            "reaching_floor_if_finished": "students with r >= r* stopped improving above the floor",
+        }[key.split("/", 1)[1]]
+        return "refuted", why, key
+    outcome, key = all_of(confirming)
+    if outcome:
+        return "confirmed", "", key
+    if key.endswith("/reaching_floor") and confirming[key].interval[1] <= confirming[key].threshold:
+        return (
+            "inconclusive",
+            (
+                "runs with r >= r* above the floor are still improving (convergence rule): train longer before "
+                "reading 'did not reach the floor'"
+            ),
+            key,
         )
-    return "inconclusive", "deficient runs sit between the floor and the margin: not clearly apart"
+    return (
+        "inconclusive",
+        (
+            "a share's interval over teacher draws straddles c5_rate (deficient runs between the floor and the "
+            "margin, or too few draws)"
+        ),
+        key,
+    )
 
 
 def verdict_c5(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
@@ -127,7 +170,10 @@ def verdict_c5(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         f"refuted if more than {1 - cfg.verdict.c5_rate:.0%} of runs with r < r* reach eps_floor, or if fewer than "
         f"{cfg.verdict.c5_rate:.0%} with r >= r* would reach it even counting every run still improving as reaching it "
         "(convergence rule on the training excess loss − σ²: converged when it falls by < 10 % over the last quarter of "
-        "training); otherwise inconclusive, with the reason (runs still improving, or deficient but not by the margin)"
+        "training); otherwise inconclusive, with the reason (runs still improving, or deficient but not by the margin). "
+        "Every share is counted on teacher draws (teacher, r*, spectrum, seed; each draw weighs the fraction of its runs) "
+        "and decided by its 95% Wilson interval: 'at least' means the interval lies at or above the rate, 'more than' / "
+        "'fewer than' that it lies wholly beyond it"
     )
     statement = "deficiency (r < r*) and achievability (r >= r*) hold inside the attention class"
     summary = c5_summary(cfg, rows) if len(rows) else {}
@@ -140,49 +186,70 @@ def verdict_c5(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     evidence["still_improving"] = sum(s["still_improving"] for s in summary.values())
     if not fracs or any(a is None or b is None for a, b in fracs):
         return Verdict("C5", "inconclusive", criterion, evidence, "E4", statement)
-    verdict, reason = c5_decision(cfg.verdict.c5_rate, summary)
+    decisions = c5_decisions(cfg, rows)
+    verdict, reason, decisive = c5_decision(decisions)
+    evidence["decision"] = {
+        "condition": decisive,
+        **decisions[decisive.split("/")[0]][decisive.split("/", 1)[1]].to_dict(),
+    }
+    evidence["decisions"] = {f"{k}/{n}": d.to_dict() for k, ds in decisions.items() for n, d in ds.items()}
     if reason:
         evidence["reason"] = reason
     return Verdict("C5", verdict, criterion, evidence, "E4", statement)
 
 
-def _boundary(cfg, rows: pd.DataFrame) -> tuple[float, bool | None]:
-    """Softmax runs at r = r*: the fraction reaching eps_floor, and whether the boundary is kept (True),
-    lost (False: too few would reach it even if every unfinished run did) or undecided (None)."""
+def _boundary(cfg, rows: pd.DataFrame) -> tuple[float, bool | None, dict[str, IntervalDecision]]:
+    """Softmax runs at r = r*: the share of teacher draws reaching eps_floor, and whether the boundary is
+    kept (True: its Wilson interval lies at or above c5_rate), lost (False: even counting every unfinished
+    run as reaching, the interval lies at or below it) or undecided (None)."""
     at = rows[(rows["teacher"] == "softmax") & (rows["rank"] == rows["task.r_star"])]
     if not len(at):
-        return float("nan"), None
-    reach = float((at["rel_excess"] < cfg.verdict.eps_floor).mean())
-    unfinished = float(((at["rel_excess"] >= cfg.verdict.eps_floor) & _unfinished(at)).mean())
+        return float("nan"), None, {}
     rate = cfg.verdict.c5_rate
-    return reach, True if reach >= rate else (False if reach + unfinished < rate else None)
+    reach = at["rel_excess"] < cfg.verdict.eps_floor
+    kept = unit_share_decision(at, reach, TEACHER, rate)
+    ceiling = unit_share_decision(at, reach | _unfinished(at), TEACHER, rate)
+    state = True if kept.outcome is True else (False if ceiling.outcome is False else None)
+    return float(reach.mean()), state, {"boundary_kept": kept, "boundary_if_finished": ceiling}
 
 
 def c6_at(cfg, rows: pd.DataFrame, norm: str) -> dict:
     """C6 at one logit scale (``rows`` at that c): the median softmax/linear ratio over pairs with its
-    order-statistic interval, compressed iff the interval lies <= c6_factor (not iff it lies above),
+    order-statistic interval, compressed iff the interval lies <= c6_factor (not iff it lies at or above),
     and the boundary; confirmed iff compressed and kept, refuted iff not compressed or lost."""
     pairs = paired_ratios(transition_table(rows))
-    reach, kept = _boundary(cfg, rows)
+    reach, kept, boundary = _boundary(cfg, rows)
     out = {"pairs": int(len(pairs)), "softmax_frac_reaching_floor_at_r_star": reach, "boundary_kept": kept}
     if not len(pairs):
         return {**out, "compressed": None, "verdict": "inconclusive"}
     lo, hi, coverage = median_interval(pairs[f"ratio_{norm}"])
-    factor = cfg.verdict.c6_factor
-    compressed = True if hi <= factor else (False if lo > factor else None)
+    median = float(pairs[f"ratio_{norm}"].median())
+    ratio = decide_by_interval(
+        median, (lo, hi), cfg.verdict.c6_factor, higher_is_better=False, unit="teacher pair"
+    )
+    compressed = ratio.outcome
     if len(pairs) < cfg.verdict.c6_min_pairs:  # one pair is one teacher draw: not a median
         compressed = None
         out["reason"] = f"{len(pairs)} pair(s) < c6_min_pairs = {cfg.verdict.c6_min_pairs}"
     verdict = (
         "refuted" if False in (compressed, kept) else ("confirmed" if compressed and kept else "inconclusive")
     )
+    decisions = {"compressed": ratio, **boundary}
+    if verdict == "refuted":
+        decisive = "compressed" if compressed is False else "boundary_if_finished"
+    else:
+        decisive = min(
+            ("compressed", "boundary_kept"), key=lambda k: decisions[k].margin if k in decisions else np.inf
+        )
     return {
         **out,
-        "median": float(pairs[f"ratio_{norm}"].median()),
+        "median": median,
         "interval": [round(lo, 4), round(hi, 4)],
         "coverage": round(coverage, 4),
         "compressed": compressed,
         "verdict": verdict,
+        "decision": {"condition": decisive, **decisions[decisive].to_dict()},
+        "decisions": {k: d.to_dict() for k, d in decisions.items()},
     }
 
 
@@ -204,8 +271,8 @@ def verdict_c6(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         f"normalisation: excess at r = r*-1 divided by {what}. At each logit scale c, over >= {cfg.verdict.c6_min_pairs} "
         "paired (r*, spectrum, V, seed) linear/softmax teachers: the median softmax/linear ratio with its exact order-"
         f"statistic interval; compressed if the interval lies <= {factor:g}, not compressed if it lies above; the boundary "
-        f"is kept if >= {cfg.verdict.c5_rate:.0%} of softmax runs at r = r* reach eps_floor, lost if fewer would even "
-        "counting runs still improving. Confirmed iff compressed and kept, refuted iff not compressed or lost, else "
+        f"is kept if >= {cfg.verdict.c5_rate:.0%} of softmax teacher draws at r = r* reach eps_floor (95% Wilson interval "
+        "at or above the rate), lost if the interval lies below it even counting runs still improving. Confirmed iff compressed and kept, refuted iff not compressed or lost, else "
         f"inconclusive; the verdict is the one at c = {cfg.task.c:g} (the SPEC's regime: neither nearly linear nor "
         "saturated), the region of c where it holds is named per normalisation"
     )
@@ -234,6 +301,8 @@ def verdict_c6(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
             for n, m in full.items()
         },
         "map": {n: {f"{x:g}": e for x, e in m.items()} for n, m in full.items()},
+        "decision": main["decision"],
+        "decisions": main["decisions"],
     }
     return Verdict("C6", main["verdict"], criterion, evidence, "E4", statement)
 

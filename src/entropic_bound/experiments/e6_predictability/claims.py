@@ -5,11 +5,30 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...stats.interval_decision import IntervalDecision, decide_by_interval
+from ...stats.unit_intervals import record, unit_bootstrap, unit_share_decision, units_of
 from ..claim import Claim, Formats, needs_rows
 from ..claim_slices import Setting, grid_setting, options, sliced
 from ..verdict import ClaimContext, Verdict, decide
 from .analysis import PAPER_ESTIMATORS
 from .contamination import c8_sentence, verdict_c8
+
+#: A teacher draw: the runs of one (teacher kind, n, r*, spectrum, seed) share the teacher (its noise
+#: levels and sample sizes are fits of the same draw).
+TEACHER = ("teacher", "task.n", "task.r_star", "task.spectrum", "seed")
+
+
+def _rate_decisions(g: pd.DataFrame, rate: float, prefix: str) -> dict[str, IntervalDecision]:
+    """Per r*: the exact-recovery share over teacher draws against ``rate`` (Wilson)."""
+    return {
+        f"{prefix}r*={int(r)}": unit_share_decision(h, h["exact"].astype(bool), TEACHER, rate)
+        for r, h in g.groupby("task.r_star")
+    }
+
+
+def _flag_decision(outside: pd.DataFrame, flag_rate: float) -> IntervalDecision:
+    """The share of teacher draws flagged not identifiable outside the domain against ``flag_rate``."""
+    return unit_share_decision(outside, outside["identifiable"] == 0, TEACHER, flag_rate)
 
 
 def _rates_by_r(g: pd.DataFrame, col: str = "exact") -> dict[int, float]:
@@ -30,24 +49,25 @@ def verdict_c9(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         f"linear teacher, both linear methods (V known: linear_v_known; V unknown: linear_v_unknown): at the largest N "
         f"and every sigma <= {cfg.verdict.sigma_max:g}, the exact-recovery rate (r_hat == r*) is >= {cfg.verdict.rate:g} for every r* in "
         f"the method's domain (spectra, seeds pooled); r* outside it (V unknown, n < d: r* >= min(n, d_v)) are flagged "
-        f"not identifiable in >= {cfg.verdict.flag_rate:g} of runs"
+        f"not identifiable in >= {cfg.verdict.flag_rate:g} of runs. Each rate is a share of teacher draws (teacher, n, "
+        "r*, spectrum, seed; every draw weighs the fraction of its runs) decided by its 95% Wilson interval: confirmed "
+        "when every interval lies at or above its bar, refuted when one lies at or below it, else inconclusive"
     )
     statement = (
         "r* of a linear QK teacher is predicted exactly from data at sufficient N, with V known and unknown"
     )
     lin = rows[(rows["teacher"] == "linear") & rows["method"].isin(["linear_v_known", "linear_v_unknown"])]
-    evidence, checks = {}, []
+    evidence, decisions = {}, {}
     for method in ("linear_v_known", "linear_v_unknown"):
         for n, g in _at_scale(lin[lin["method"] == method], cfg.verdict.sigma_max).groupby("task.n"):
             inside, outside = g[g["in_domain"]], g[~g["in_domain"]]
             rates = _rates_by_r(inside)
             flagged = float((outside["identifiable"] == 0).mean()) if len(outside) else None
-            holds = (
-                bool(rates)
-                and min(rates.values()) >= cfg.verdict.rate
-                and (flagged is None or flagged >= cfg.verdict.flag_rate)
-            )
-            checks.append(holds)
+            cell = _rate_decisions(inside, cfg.verdict.rate, f"{method}/n={int(n)}/")
+            if len(outside):
+                cell[f"{method}/n={int(n)}/flagged"] = _flag_decision(outside, cfg.verdict.flag_rate)
+            decisions.update(cell)
+            holds = bool(cell) and all(d.outcome is True for d in cell.values())
             evidence[f"{method}/n={int(n)}"] = {
                 "N": int(g["n_samples"].max()),
                 "rate_by_r_star": rates,
@@ -63,7 +83,7 @@ def verdict_c9(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     if methods != {"linear_v_known", "linear_v_unknown"}:
         evidence["missing"] = sorted({"linear_v_known", "linear_v_unknown"} - methods)
         return Verdict("C9", "inconclusive", criterion, evidence, "E6", statement)
-    return Verdict("C9", decide(all(checks)), criterion, evidence, "E6", statement)
+    return Verdict("C9", decide(record(evidence, decisions)), criterion, evidence, "E6", statement)
 
 
 def _mean_by_r(g: pd.DataFrame, col: str) -> dict[int, float]:
@@ -88,6 +108,15 @@ def band(value: float | None, threshold: float, tol: float, above: bool) -> bool
     return True if value <= threshold else (False if value > threshold + tol else None)
 
 
+def band_decision(value: float, interval: tuple[float, float], threshold: float, tol: float, above: bool):
+    """:func:`band` decided by ``interval``: holds when it lies on the claimed side of ``threshold``,
+    contradicted when it lies beyond ``threshold`` ∓ ``tol`` on the other side."""
+    refute = threshold - tol if above else threshold + tol
+    return decide_by_interval(
+        value, interval, threshold, refute_threshold=refute, higher_is_better=above, unit="teacher draw"
+    )
+
+
 def _all_parts(parts: list[bool | None]) -> bool | None:
     """A sub-claim holds when every part holds, is contradicted when any part is, else undecided."""
     if any(p is False for p in parts):
@@ -95,60 +124,111 @@ def _all_parts(parts: list[bool | None]) -> bool | None:
     return True if parts and all(p is True for p in parts) else None
 
 
+def _unit_values(g: pd.DataFrame, col: str) -> list[tuple[int, float]]:
+    """``(r*, mean of col)`` per teacher draw: the unit the C10 bootstraps resample, within r*."""
+    out = []
+    for unit in units_of(g[g[col].notna()], TEACHER):
+        out.append((int(unit["task.r_star"].iloc[0]), float(unit[col].mean())))
+    return out
+
+
+def _means(units: list[tuple[int, float]]) -> dict[int, float]:
+    by: dict[int, list[float]] = {}
+    for r, x in units:
+        by.setdefault(r, []).append(x)
+    return {r: float(np.mean(v)) for r, v in sorted(by.items())}
+
+
+def _boot(units: list[tuple[int, float]], statistic) -> tuple[float, tuple[float, float]]:
+    """A statistic of the per-r* means and its bootstrap interval over teacher draws (stratified by r*)."""
+    keys = sorted({r for r, _ in units})
+    codes = np.array([keys.index(r) for r, _ in units])
+    values = np.array([x for _, x in units], dtype=float)
+
+    def of(picked: np.ndarray) -> float:
+        c = codes[picked]
+        sums = np.bincount(c, weights=values[picked], minlength=len(keys))
+        counts = np.bincount(c, minlength=len(keys))
+        return statistic({r: s / n for r, s, n in zip(keys, sums, counts) if n})
+
+    return unit_bootstrap(units, of, strata=[r for r, _ in units])
+
+
+def _over(m: dict[int, float]) -> float:
+    return min(v - r for r, v in m.items())
+
+
+def _spread(m: dict[int, float]) -> float:
+    return (max(m.values()) - min(m.values())) / (max(m) - min(m))
+
+
 def c10_numerical(cfg, soft: pd.DataFrame) -> dict:
-    """(b) numerical rank saturates: above r* + tol at every r*, and flat (spread <= half the r* span)."""
+    """(b) numerical rank saturates: above r* + tol at every r*, and flat (spread <= half the r* span),
+    each by its bootstrap interval over teacher draws."""
     tol = cfg.verdict.c10_tolerance
-    num = _mean_by_r(soft, "est_numerical_rank") if "est_numerical_rank" in soft else {}
+    units = _unit_values(soft, "est_numerical_rank") if "est_numerical_rank" in soft else []
+    num = _means(units)
     if len(num) < 2:
         return {"mean_by_r_star": num, "holds": None}
-    over = min(v - r for r, v in num.items())
-    spread = (max(num.values()) - min(num.values())) / (max(num) - min(num))
-    parts = [band(over, tol, tol, above=True), band(spread, 0.5, 0.5, above=False)]
+    over, over_ci = _boot(units, _over)
+    spread, spread_ci = _boot(units, _spread)
+    decisions = {
+        "over_r_star": band_decision(over, over_ci, tol, tol, above=True),
+        "spread": band_decision(spread, spread_ci, 0.5, 0.5, above=False),
+    }
     return {
         "mean_by_r_star": num,
         "min_over_r_star": over,
         "spread_over_r_star_span": spread,
-        "holds": _all_parts(parts),
+        "decisions": decisions,
+        "holds": _all_parts([d.outcome for d in decisions.values()]),
     }
 
 
 def c10_energy(cfg, soft: pd.DataFrame) -> dict:
-    """(c) energy rank over-estimates the smallest r* and compresses the largest (bias against r*)."""
+    """(c) energy rank over-estimates the smallest r* and compresses the largest (bias against r*), each
+    end by its bootstrap interval over teacher draws."""
     tol = cfg.verdict.c10_tolerance
     if "est_energy_effective_rank" not in soft:
         return {"holds": None}
-    bias = _mean_by_r(soft.assign(b=soft["est_energy_effective_rank"] - soft["task.r_star"]), "b")
+    units = _unit_values(soft.assign(b=soft["est_energy_effective_rank"] - soft["task.r_star"]), "b")
+    bias = _means(units)
     if len(bias) < 2:
         return {"bias_vs_r_star": bias, "holds": None}
-    small, large = bias[min(bias)], bias[max(bias)]
-    parts = [band(small, tol, tol, above=True), band(large, -tol, tol, above=False)]
-    if abs(small) <= tol and abs(large) <= tol:
+    small, small_ci = _boot(units, lambda m: m[min(m)])
+    large, large_ci = _boot(units, lambda m: m[max(m)])
+    decisions = {
+        "over_smallest": band_decision(small, small_ci, tol, tol, above=True),
+        "compresses_largest": band_decision(large, large_ci, -tol, tol, above=False),
+    }
+    parts = [d.outcome for d in decisions.values()]
+    if -tol <= min(small_ci) and max(small_ci) <= tol and -tol <= min(large_ci) and max(large_ci) <= tol:
         parts.append(False)  # unbiased at both ends: the opposite of the claim
     out = {"bias_vs_r_star": bias, "bias_smallest_r_star": small, "bias_largest_r_star": large}
     if "true_energy_effective_rank" in soft:
         b = soft["est_energy_effective_rank"] - soft["true_energy_effective_rank"]
         out["bias_vs_energy_rank_of_K_star"] = _mean_by_r(soft.assign(b=b), "b")
-    return {**out, "holds": _all_parts(parts)}
+    return {**out, "decisions": decisions, "holds": _all_parts(parts)}
 
 
-def _last_step(g: pd.DataFrame) -> tuple[float | None, dict]:
+def _last_step(g: pd.DataFrame) -> tuple[float | None, dict, tuple[float, float] | None]:
     col = "est_realised_mixer_energy_rank"
-    m = _mean_by_r(g, col) if col in g else {}
+    units = _unit_values(g, col) if col in g else []
+    m = _means(units)
     if len(m) < 2:
-        return None, m
-    top, second = sorted(m)[-1], sorted(m)[-2]
-    return m[top] - m[second], m
+        return None, m, None
+    step, ci = _boot(units, lambda mm: mm[sorted(mm)[-1]] - mm[sorted(mm)[-2]] if len(mm) > 1 else np.nan)
+    return step, m, ci
 
 
 def c10_mixer_at_n(cfg, soft: pd.DataFrame, lin: pd.DataFrame, n: int) -> dict:
     """(d) at one n: decided only where the two largest r* are both >= ``c10_regime``·n (r* >> n, where
     the linear mixer's rank min(r*, n) saturates); elsewhere undecided, the grid misses the regime."""
     tol = cfg.verdict.c10_tolerance
-    step_soft, m_soft = _last_step(soft)
-    step_lin, m_lin = _last_step(lin)
+    step_soft, m_soft, ci_soft = _last_step(soft)
+    step_lin, m_lin, ci_lin = _last_step(lin)
     r_stars = sorted(set(m_soft) & set(m_lin))
     in_regime = len(r_stars) >= 2 and r_stars[-2] >= cfg.verdict.c10_regime * n
-    parts = [band(step_soft, tol, tol, above=True), band(step_lin, tol, tol, above=False)]
     out = {
         "softmax_mean_by_r_star": m_soft,
         "linear_mean_by_r_star": m_lin,
@@ -159,7 +239,13 @@ def c10_mixer_at_n(cfg, soft: pd.DataFrame, lin: pd.DataFrame, n: int) -> dict:
     if not in_regime:
         reason = f"the two largest r* ({r_stars[-2:]}) are not both >= {cfg.verdict.c10_regime:g}·n = "
         return {**out, "holds": None, "reason": reason + f"{cfg.verdict.c10_regime * n:g}"}
-    return {**out, "holds": _all_parts(parts) if step_soft is not None and step_lin is not None else None}
+    if step_soft is None or step_lin is None:
+        return {**out, "holds": None}
+    decisions = {
+        "softmax_rises": band_decision(step_soft, ci_soft, tol, tol, above=True),
+        "linear_flat": band_decision(step_lin, ci_lin, tol, tol, above=False),
+    }
+    return {**out, "decisions": decisions, "holds": _all_parts([d.outcome for d in decisions.values()])}
 
 
 def c10_mixer(cfg, soft: pd.DataFrame, lin: pd.DataFrame) -> dict:
@@ -171,10 +257,12 @@ def c10_mixer(cfg, soft: pd.DataFrame, lin: pd.DataFrame) -> dict:
         for n, g in soft.groupby("task.n")
     }
     decided = [e["holds"] for e in by_n.values() if e["in_regime"]]
+    decisions = {f"{k}/{name}": d for k, e in by_n.items() for name, d in e.pop("decisions", {}).items()}
     return {
         "by_n": by_n,
         "regime": f"the two largest r* both >= {cfg.verdict.c10_regime:g}·n",
         "n_in_regime": [k for k, e in by_n.items() if e["in_regime"]],
+        "decisions": decisions,
         "holds": _all_parts(decided),
     }
 
@@ -204,6 +292,24 @@ C10_SUBCLAIMS = (
 )
 
 
+def _record_c10(evidence: dict, main_key: str, subs: list[bool | None]) -> None:
+    """Every sub-claim's interval decisions as dicts (all V settings), and the main V's decisive one."""
+    main_decisions: dict[str, IntervalDecision] = {}
+    for setting, checks in evidence.items():
+        if not setting.startswith("V_"):
+            continue
+        for key in C10_SUBCLAIMS:
+            found = checks[key].pop("decisions", {})
+            checks[key]["decisions"] = {k: d.to_dict() for k, d in found.items()}
+            if setting == main_key:
+                main_decisions.update({f"{key.split('_', 1)[0]}/{k}": d for k, d in found.items()})
+    record(evidence, main_decisions)
+    if None in subs and False not in subs:
+        evidence.setdefault("decision", {})["undecided"] = [
+            k for k, s in zip(C10_SUBCLAIMS, subs) if s is None
+        ]
+
+
 def verdict_c10(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     t = cfg.verdict.c10_tolerance
     criterion = (
@@ -215,8 +321,9 @@ def verdict_c10(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         f"(d) the paper's realised-mixer energy rank rises by >= {t:g} between the two largest r* for the softmax "
         f"teacher (contradicted if it falls) and by <= {t:g} for the linear one (contradicted if > {2 * t:g}), "
         f"decided per n where the two largest r* are both >= {cfg.verdict.c10_regime:g}·n (r* >> n; undecided at other n), "
-        "holding iff it holds at every such n. (b), (c) on the n of task.ns. "
-        "Confirmed iff all hold; refuted iff any is contradicted; else inconclusive"
+        "holding iff it holds at every such n. (b), (c) on the n of task.ns. Every statistic is decided by its 95% "
+        "bootstrap interval over teacher draws (resampled within r*): it holds when the interval lies on the claimed "
+        "side, is contradicted when it lies beyond the contradiction bar. Confirmed iff all hold; refuted iff any is contradicted; else inconclusive"
     )
     statement = "the paper's data-only estimators recover r* of a softmax teacher only partially"
     linearised = (
@@ -226,9 +333,10 @@ def verdict_c10(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     for v, g in linearised.groupby("v") if len(linearised) else ():
         evidence[f"V_{v}"] = c10_checks(cfg, g[g["teacher"] == "softmax"], g[g["teacher"] == "linear"])
     main = evidence.get(f"V_{cfg.verdict.c10_v}")
+    subs = [main[k]["holds"] for k in C10_SUBCLAIMS] if main is not None else [None]
+    _record_c10(evidence, f"V_{cfg.verdict.c10_v}", subs)
     if main is None:
         return Verdict("C10", "inconclusive", criterion, evidence, "E6", statement)
-    subs = [main[k]["holds"] for k in C10_SUBCLAIMS]
     evidence["sub_claims_holding"] = sum(s is True for s in subs)
     evidence["sub_claims_contradicted"] = sum(s is False for s in subs)
     verdict = (
@@ -244,7 +352,9 @@ def verdict_x1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     criterion = (
         f"softmax teacher, softmax_log_attention: inside its domain (V known, n <= min(d, d_v)) the exact-recovery rate "
         f"at the largest N is >= {cfg.verdict.rate:g} for every r* and every sigma <= {cfg.verdict.sigma_max:g}; outside it (V unknown "
-        f"or n > min(d, d_v)) >= {cfg.verdict.flag_rate:g} of runs are flagged not identifiable"
+        f"or n > min(d, d_v)) >= {cfg.verdict.flag_rate:g} of runs are flagged not identifiable. Each rate is a share of "
+        "teacher draws (teacher, n, r*, spectrum, seed) decided by its 95% Wilson interval: confirmed when every interval "
+        "lies at or above its bar, refuted when one lies at or below it, else inconclusive"
     )
     statement = "a data-only predictor is exact for softmax teachers wherever r* is identifiable"
     soft = rows[(rows["teacher"] == "softmax") & (rows["method"] == "softmax_log_attention")]
@@ -282,10 +392,21 @@ def verdict_x1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     if not by_sigma:
         return Verdict("X1", "inconclusive", criterion, evidence, "E6", statement)
     evidence["min_rate_inside"] = min(min(r.values()) for r in by_sigma.values())
-    exact = all(min(r.values()) >= cfg.verdict.rate for r in by_sigma.values())
-    flagged = all(v >= cfg.verdict.flag_rate for v in evidence["out_of_domain_flagged"].values())
-    evidence["exact_inside"], evidence["flagged_outside"] = exact, flagged
-    return Verdict("X1", decide(exact and flagged), criterion, evidence, "E6", statement)
+    decisions = {}
+    for sigma, g in scale.groupby("task.sigma"):
+        decisions.update(_rate_decisions(g, cfg.verdict.rate, f"sigma={sigma:g}/"))
+    exact = _all_hold(decisions.values())
+    for (n, v), g in outside.groupby(["task.n", "v"]):
+        decisions[f"flagged/n={int(n)}/V {v}"] = _flag_decision(g, cfg.verdict.flag_rate)
+    flags = [d for k, d in decisions.items() if k.startswith("flagged/")]
+    evidence["exact_inside"], evidence["flagged_outside"] = exact, _all_hold(flags)
+    return Verdict("X1", decide(record(evidence, decisions)), criterion, evidence, "E6", statement)
+
+
+def _all_hold(decisions) -> bool | None:
+    """True when every decision confirms, False when one refutes, else None."""
+    outcomes = [d.outcome for d in decisions]
+    return False if False in outcomes else (True if outcomes and all(outcomes) else None)
 
 
 #: E6 boundary axes: (config key, result column).

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ...inspect.logit_field import LOGIT_FIELD_COLUMNS
-from ...lm.checkpoint_probe import checkpoint_d_head, is_random_control
+from ...lm.checkpoint_probe import checkpoint_d_head, is_random_control, resolve_checkpoint, skip_message
 from ...lm.corpora import corpus_kind
 from ...lm.structure import head_categories
 from ..decision import curves_by_run
@@ -326,8 +326,8 @@ def _notes(cfg, runs: pd.DataFrame, n_ckpt: int) -> list[str]:
         f"estimator {cfg.verdict.rank_estimator}; both measures are stored for every head and checkpoint.",
     ]
     notes += short_corpora(cfg, runs)
+    skipped = [skip_message(n) for n in cfg.released_models if resolve_checkpoint(n) is None]
+    notes += [f"C13: {line}." for line in skipped]
     if not n_ckpt and cfg.released_models:
-        notes.append(
-            f"No released checkpoint was measured ({', '.join(cfg.released_models)} not installed): C13 rests on the trained LMs."
-        )
+        notes.append("No released checkpoint was measured: C13 rests on the trained LMs.")
     return notes

@@ -18,6 +18,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from ...lm.checkpoint_probe import resolve_checkpoint, skip_message
 from ...lm.corpora import KINDS, expected_mixing
 from ..claim import Claim, Setting, needs_rows
 from ..claim_slices import with_option
@@ -120,6 +121,7 @@ def verdict_c13(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         "ablation_bits": v.c13_ablation_bits,
         "runs_set_aside": int((~rows[rows["kind"].isin(v.c13_sources)]["learned"]).sum()),
         "checkpoints_measured": checkpoint_runs,
+        **released_models_report(cfg, heads),
         "reference": _field_reference(heads),
     }
     return c13_on_heads(
@@ -133,6 +135,18 @@ def verdict_c13(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         n_boot=v.bootstrap,
         seed=drawn_seed(cfg.draw, v.bootstrap_seed),
     )
+
+
+def released_models_report(cfg, heads: pd.DataFrame) -> dict:
+    """The released models whose heads were measured, and a line for each configured one not installed
+    here (which package adds it)."""
+    is_checkpoint = heads["kind"].astype(str).str.contains("checkpoint")
+    return {
+        "released_models_measured": sorted(set(heads.loc[is_checkpoint, "source"].astype(str))),
+        "released_models_skipped": [
+            skip_message(n) for n in cfg.released_models if resolve_checkpoint(n) is None
+        ],
+    }
 
 
 def _field_reference(heads: pd.DataFrame) -> dict:

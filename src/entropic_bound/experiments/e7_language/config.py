@@ -268,6 +268,8 @@ SCALE_SETTINGS = {
         "ensemble_size": 14,
         "probe_windows": 32,
         "verdict": E7Verdict(robustness_grid="paper"),
+        # a trained causal LM beside the encoder where its package is installed (about 45 CPU s a run)
+        "released_models": ("minilm", "minilm-random", "smollm2", "smollm2-random"),
         # measured: 0.027 s CPU per member-step (d_model 64, incl. probes) -> 72 x 3000 steps
         # ~ 5,830 s CPU, plus the recall control 3 x 3000 steps ~ 200 s: ~ 50 min on 2 workers
         # (over the 30-minute budget: learning wins, docs/paper-scale.md says what it costs)

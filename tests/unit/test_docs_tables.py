@@ -1,0 +1,41 @@
+"""The verdict tables in docs/ are the verdicts JSON's: regenerated in memory, they equal the files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from entropic_bound.report import docs_tables
+
+ROOT = Path(__file__).resolve().parents[2]
+VERDICTS = ROOT / "docs" / "paper-scale-verdicts.json"
+QUICK = ROOT / "tests" / "data" / "quick_evidence.json"
+
+
+def test_docs_tables_match_the_verdicts_json():
+    for path, text in docs_tables.regenerated(VERDICTS, QUICK).items():
+        assert path.read_text() == text, (
+            f"{path.name} is stale: python -m entropic_bound.report.docs_tables {VERDICTS.relative_to(ROOT)}"
+        )
+
+
+def test_a_changed_verdict_changes_the_table_and_the_check_fails(tmp_path):
+    verdicts = json.loads(VERDICTS.read_text())
+    for name in ("paper-scale.md", "claims.md"):
+        (tmp_path / name).write_text((ROOT / "docs" / name).read_text())
+    verdicts["C5"]["verdict"] = "refuted"
+    changed = tmp_path / "paper-scale-verdicts.json"
+    changed.write_text(json.dumps(verdicts))
+    assert docs_tables.main([str(changed), str(QUICK), "--check"]) == 1
+    assert docs_tables.main([str(changed), str(QUICK)]) == 0
+    assert "| C5 | E4 | **refuted** |" in (tmp_path / "paper-scale.md").read_text()
+    assert docs_tables.main([str(changed), str(QUICK), "--check"]) == 0
+
+
+def test_a_doc_without_its_block_is_a_one_line_error(tmp_path, capsys):
+    with pytest.raises(ValueError, match="verdicts-table"):
+        docs_tables.replace_block("no markers here", "verdicts-table", "x")
+    assert docs_tables.main([str(tmp_path / "missing.json")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
