@@ -26,7 +26,7 @@ CORPORA = [
     ("shakespeare-kgram2", "synthetic"),
     ("markov_order1", "synthetic"),
     ("markov_order3", "synthetic"),
-    ("mqar-8", "synthetic"),
+    ("mqar-p2r", "synthetic"),  # a registered recall control
     ("mqar-16", "synthetic"),
     ("lagcopy-L8", "synthetic"),
     ("random_walk", "synthetic"),
@@ -114,7 +114,7 @@ def test_e7_head_structure_names_the_sources_left_of_the_dashes_and_keys_the_dot
     for source, kind in [
         ("text:tinyshakespeare", "natural"),
         ("kgram:k4", "synthetic"),
-        ("mqar-8", "synthetic"),
+        ("mqar-p2r", "synthetic"),  # a registered recall control
     ]:
         for head, category in enumerate(["content", "sink", "local"]):
             rows.append(
