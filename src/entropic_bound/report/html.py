@@ -57,13 +57,18 @@ def badge(verdict: str) -> str:
     return f'<span class="v" style="background:{colour}">{html.escape(verdict)}</span>'
 
 
+def _num(x) -> str:
+    """A number to 3 significant digits; '—' where a decision has none."""
+    return f"{x:.3g}" if isinstance(x, (int, float)) else "—"
+
+
 def narrow_marker(v: dict) -> str:
     """ " narrow" and the decision's interval when the verdict's interval touches its threshold ('' otherwise)."""
     decision = (v.get("evidence") or {}).get("decision")
     if not isinstance(decision, dict) or not decision.get("narrow"):
         return ""
-    lo, hi = decision.get("interval", (None, None))
-    title = f"interval {lo:.3g}–{hi:.3g} touches the threshold {decision.get('threshold'):.3g}"
+    lo, hi = decision.get("interval") or (None, None)
+    title = f"interval {_num(lo)}–{_num(hi)} touches the threshold {_num(decision.get('threshold'))}"
     return f" <span class=small title='{html.escape(title)}'>narrow</span>"
 
 
