@@ -12,6 +12,7 @@ so every store, run id and number made before draws existed is draw 0's.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,13 +40,17 @@ def salted(draw: int, *parts: Any) -> tuple:
     return (*parts, ("draw", int(draw))) if draw else parts
 
 
+def derive_seed(*parts: Any) -> int:
+    """A 63-bit seed derived from ``parts`` (stable across processes and machines)."""
+    digest = hashlib.sha256(repr(parts).encode()).digest()
+    return int.from_bytes(digest[:8], "little") & (2**63 - 1)
+
+
 def drawn_seed(draw: int, seed: int) -> int:
     """An integer seed given in a config (a corpus seed, a bootstrap seed) moved to ``draw``
     (draw 0: ``seed`` itself)."""
     if not draw:
         return seed
-    from .grid import derive_seed
-
     return derive_seed("draw", int(seed), int(draw))
 
 

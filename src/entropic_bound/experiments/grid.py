@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
 from dataclasses import replace
@@ -18,14 +17,8 @@ from typing import Any
 
 from ..errors import UserInputError
 from ..results import RunResult, RunSpec
-from .draws import draw_params, salted
+from .draws import derive_seed, draw_params, salted
 from .params import from_params
-
-
-def derive_seed(*parts: Any) -> int:
-    """A 63-bit seed derived from ``parts`` (stable across processes and machines)."""
-    digest = hashlib.sha256(repr(parts).encode()).digest()
-    return int.from_bytes(digest[:8], "little") & (2**63 - 1)
 
 
 class Grid(ABC):

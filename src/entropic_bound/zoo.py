@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .released import RANDOM_SUFFIX, RELEASED_MODELS, available, skip_message
+from .inspect.released import RANDOM_SUFFIX, RELEASED_MODELS, available, skip_message
 
 WINDOWS, WINDOW_LEN = 16, 64
 TEXT_CHARS = 200_000  # far more than 16 x 64 tokens need: the windows stop reading when full
@@ -71,7 +71,7 @@ class Measured:
 
 
 def zoo_text() -> str:
-    from ..lm.corpora import shakespeare_bytes
+    from .lm.corpora import shakespeare_bytes
 
     return shakespeare_bytes(TEXT_CHARS).decode("utf-8", errors="replace")
 
@@ -83,8 +83,8 @@ def zoo_models() -> list[str]:
 
 def measure(name: str, text: str) -> Measured:
     """Inspect ``name`` on ``text`` with the zoo's windows; both sink definitions from the same mixers."""
-    from .mixers import SINK_THRESHOLD, sink_score
-    from .model import inspect_model
+    from .inspect.mixers import SINK_THRESHOLD, sink_score
+    from .inspect.model import inspect_model
 
     result = inspect_model(name, text=text, max_windows=WINDOWS, window_len=WINDOW_LEN, keep_mixers=True)
     table = result.table.copy()
@@ -124,7 +124,7 @@ def table_rows(measured: list[Measured]) -> list[list[str]]:
 def per_layer_figure(measured: list[Measured]):
     """Four panels against relative depth (layer / (layers − 1)): per-layer medians of the static and
     logit-field ranks (as a share of ``d_head``), the share of sink heads (ours) and the locality mass."""
-    from ..plotting import colour, figure_grid, legend_below, make_legible
+    from .plotting import colour, figure_grid, legend_below, make_legible
 
     panels = (
         ("energy_threshold_rank_90", "static energy rank 90 % / d_head", True),
@@ -224,8 +224,8 @@ def build_zoo(
 ) -> list[str]:
     """Measure ``names`` (default: :func:`zoo_models`), write the page ``out`` and the figure; return
     the skip lines of models whose package is absent."""
-    from ..atomic import atomic_write_bytes, atomic_write_text
-    from ..plotting import to_png
+    from .atomic import atomic_write_bytes, atomic_write_text
+    from .plotting import to_png
 
     text, measured, skipped = zoo_text(), [], []
     for name in names or zoo_models():

