@@ -100,3 +100,30 @@ def choose_estimator(cases: Sequence[dict], *, order: Sequence[str] = TIE_ORDER)
         "rule": RULE,
         "order": list(usable),
     }
+
+
+def rule_evidence(cases: Sequence[dict], labels: Sequence[tuple[str, bool]], noise_fraction: dict) -> dict:
+    """:func:`choose_estimator` on ``cases`` as a claim's evidence: the estimator, its share of matching
+    cases, and its value on the truth per ``labels`` entry (``(label, noiseless)``: the noiseless value
+    and the range over the noisy cases), beside the median noise fraction per sample count."""
+    out = choose_estimator(cases)
+    on_truth: dict = {}
+    for (label, clean), value in zip(labels, out["estimator_on_truth"]):
+        entry = on_truth.setdefault(label, {"noiseless": None, "noisy": []})
+        if clean:
+            entry["noiseless"] = round(value, 4)
+        else:
+            entry["noisy"].append(value)
+    for entry in on_truth.values():
+        entry["noisy"] = (
+            [round(min(entry["noisy"]), 4), round(max(entry["noisy"]), 4)] if entry["noisy"] else None
+        )
+    return {
+        "estimator": out["estimator"],
+        "all_match": out["all_match"],
+        "matches": {k: round(v, 3) for k, v in out["matches"].items()},
+        "estimator_on_truth": on_truth,
+        "noise_fraction_by_N": {N: round(float(np.median(f)), 4) for N, f in noise_fraction.items()},
+        "cases": len(cases),
+        "rule": out["rule"],
+    }

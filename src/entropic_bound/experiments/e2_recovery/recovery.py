@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ...spectra import estimate_all, round_estimate, singular_values
-from ...stats.estimator_choice import choose_estimator, ground_truth_cases
+from ...stats.estimator_choice import ground_truth_cases, rule_evidence
 from ...stats.transients import classify_rank_curve
 from ...tasks.operators import make_spectrum
 from ..decision import curves_by_run
@@ -72,27 +72,7 @@ def _rule(n, d, sigma, decay, r_stars, spectra, counts) -> dict:
                     sv = singular_values(np.diag(s) + E)
                     cases.append({"singular_values": sv, "r_star": r, "shape": (n, n)})
                     labels.append((f"r*={r}, {sp}", False))
-    out = choose_estimator(cases)
-    on_truth: dict = {}
-    for (label, clean), value in zip(labels, out["estimator_on_truth"]):
-        entry = on_truth.setdefault(label, {"noiseless": None, "noisy": []})
-        if clean:
-            entry["noiseless"] = round(value, 4)
-        else:
-            entry["noisy"].append(value)
-    for entry in on_truth.values():
-        entry["noisy"] = (
-            [round(min(entry["noisy"]), 4), round(max(entry["noisy"]), 4)] if entry["noisy"] else None
-        )
-    return {
-        "estimator": out["estimator"],
-        "all_match": out["all_match"],
-        "matches": {k: round(v, 3) for k, v in out["matches"].items()},
-        "estimator_on_truth": on_truth,
-        "noise_fraction_by_N": {N: round(float(np.median(f)), 4) for N, f in noise.items()},
-        "cases": len(cases),
-        "rule": out["rule"],
-    }
+    return rule_evidence(cases, labels, noise)
 
 
 def rank_statuses(cfg, rows: pd.DataFrame, key: str, records: list[dict]) -> pd.DataFrame:

@@ -25,7 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...spectra import estimate_all, singular_values
-from ...stats.estimator_choice import choose_estimator, ground_truth_cases
+from ...stats.estimator_choice import ground_truth_cases, rule_evidence
 from ...tasks.operators import make_spectrum
 
 NOISE_DRAWS = 2  # noisy truths per identified N (the linear fit's noise does not depend on K*)
@@ -115,26 +115,8 @@ def _rule(n, d, sigma, decay, c, r_stars, spectra, counts) -> dict:
                         {"singular_values": singular_values(np.diag(s) + E), "r_star": r, "shape": (d, d)}
                     )
                     labels.append((f"r*={r}, {sp}", False))
-    out = choose_estimator(cases)
-    on_truth: dict = {}
-    for (label, clean), value in zip(labels, out["estimator_on_truth"]):
-        entry = on_truth.setdefault(label, {"noiseless": None, "noisy": []})
-        if clean:
-            entry["noiseless"] = round(value, 4)
-        else:
-            entry["noisy"].append(value)
-    for entry in on_truth.values():
-        entry["noisy"] = (
-            [round(min(entry["noisy"]), 4), round(max(entry["noisy"]), 4)] if entry["noisy"] else None
-        )
     return {
-        "estimator": out["estimator"],
-        "all_match": out["all_match"],
-        "matches": {k: round(v, 3) for k, v in out["matches"].items()},
-        "estimator_on_truth": on_truth,
-        "noise_fraction_by_N": {N: round(float(np.median(f)), 4) for N, f in fraction.items()},
-        "cases": len(cases),
-        "rule": out["rule"],
+        **rule_evidence(cases, labels, fraction),
         "noise_model": "least-squares fit of the linear teacher (V known) at identified N, for both teachers",
     }
 
