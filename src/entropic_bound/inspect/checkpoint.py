@@ -15,7 +15,7 @@ its memory-mapped file and casts it to float64, so peak memory stays near one la
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError, UserInputError
+from .weights import LazyWeights
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 INDEX_NAME = "model.safetensors.index.json"
@@ -137,14 +138,14 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
     )
 
 
-class SafetensorsWeights(Mapping[str, np.ndarray]):
+class SafetensorsWeights(LazyWeights):
     """Lazy float64 view of the tensors in ``files``; each access reads only that tensor."""
 
     def __init__(self, files: tuple[Path, ...] | list[Path]):
         from safetensors import safe_open
 
         self._handles: dict[Path, object] = {}
-        self._where: dict[str, Path] = {}
+        self._index: dict[str, Path] = {}
         for file in files:
             try:
                 handle = safe_open(str(file), framework="pt")
@@ -152,38 +153,29 @@ class SafetensorsWeights(Mapping[str, np.ndarray]):
                 raise DataError(f"'{file}' is not a valid safetensors file ({exc}).") from None
             self._handles[file] = handle
             for key in handle.keys():
-                self._where[key] = file
+                self._index[key] = file
 
     def __getitem__(self, key: str) -> np.ndarray:
         return self._read(key, None)
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._where)
-
-    def __contains__(self, key: object) -> bool:  # without reading the tensor
-        return key in self._where
-
-    def __len__(self) -> int:
-        return len(self._where)
-
     def shape(self, key: str) -> tuple[int, ...]:
-        return tuple(self._handles[self._where[key]].get_slice(key).get_shape())
+        return tuple(self._handles[self._index[key]].get_slice(key).get_shape())
 
     def storage(self, key: str) -> str:
         """The tensor's dtype in the file (``F32``, ``BF16``, …)."""
-        return str(self._handles[self._where[key]].get_slice(key).get_dtype())
+        return str(self._handles[self._index[key]].get_slice(key).get_dtype())
 
     def columns(self, key: str, start: int, stop: int) -> np.ndarray:
         """Columns ``start:stop`` of the 2-D tensor ``key``, as float64 ``(rows, stop - start)``."""
         return self._read(key, slice(start, stop))
 
     def _read(self, key: str, cols: slice | None) -> np.ndarray:
-        handle = self._handles[self._where[key]]  # KeyError for a missing key, as a Mapping should
+        handle = self._handles[self._index[key]]  # KeyError for a missing key, as a Mapping should
         try:
             if cols is None:
                 tensor = handle.get_tensor(key)
             else:
                 tensor = handle.get_slice(key)[:, cols]
         except Exception as exc:
-            raise DataError(f"Cannot read tensor '{key}' from '{self._where[key]}' ({exc}).") from None
+            raise DataError(f"Cannot read tensor '{key}' from '{self._index[key]}' ({exc}).") from None
         return tensor.double().numpy()

@@ -14,13 +14,14 @@ fields the adapter reads from the file's metadata. Needs ``pip install 'entropic
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataError, UserInputError
+from .weights import LazyWeights
 
 #: The GGUF metadata key (after ``<arch>.``) of each ``config.json`` field an adapter reads.
 CONFIG_KEYS = {
@@ -108,7 +109,7 @@ def _hf_name(gguf_name: str, table: Mapping[str, str]) -> str:
     return f"{table[stem]}.{parts[-1]}" if stem in table else gguf_name
 
 
-class GGUFWeights(Mapping[str, np.ndarray]):
+class GGUFWeights(LazyWeights):
     """Lazy float64 view of a GGUF file's tensors under transformers' names, in transformers' order."""
 
     def __init__(self, path: str | Path):
@@ -118,38 +119,29 @@ class GGUFWeights(Mapping[str, np.ndarray]):
         self.config = gguf_config(self.reader, self.arch)
         self._permuted = adapter.gguf_permuted  # name part → config field of its head count
         self._norm_offset = adapter.gguf_norm_offset
-        self._tensors = {_hf_name(t.name, adapter.gguf_tensors): t for t in self.reader.tensors}
+        self._index = {_hf_name(t.name, adapter.gguf_tensors): t for t in self.reader.tensors}
         self.reader.fields.clear()  # the vocabulary's ~10^5 small arrays: only the config was needed
 
     def __getitem__(self, key: str) -> np.ndarray:
-        tensor = self._tensors[key]  # KeyError for a missing key, as a Mapping should
+        tensor = self._index[key]  # KeyError for a missing key, as a Mapping should
         weight = self._dequantised(key, tensor)
         for part, heads in self._permuted.items():
             if part in key:
                 weight = unpermute_rows(weight, int(self.config[heads]))
         return weight
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._tensors)
-
-    def __contains__(self, key: object) -> bool:  # without reading the tensor
-        return key in self._tensors
-
-    def __len__(self) -> int:
-        return len(self._tensors)
-
     def shape(self, key: str) -> tuple[int, ...]:
         """``(rows, columns)`` as transformers stores it (GGUF lists the dimensions innermost first)."""
-        return tuple(int(n) for n in reversed(self._tensors[key].shape))
+        return tuple(int(n) for n in reversed(self._index[key].shape))
 
     def storage(self, key: str) -> str:
         """The tensor's type in the file: ``F32``, ``F16``, ``Q4_1``, ``Q8_0``, …"""
-        return self._tensors[key].tensor_type.name
+        return self._index[key].tensor_type.name
 
     def block_size(self, key: str) -> int:
         """How many consecutive weights of a row share one quantisation scale (1 for a float type)."""
         gguf = gguf_module()
-        return int(gguf.GGML_QUANT_SIZES[self._tensors[key].tensor_type][0])
+        return int(gguf.GGML_QUANT_SIZES[self._index[key].tensor_type][0])
 
     def _dequantised(self, key: str, tensor) -> np.ndarray:
         gguf = gguf_module()

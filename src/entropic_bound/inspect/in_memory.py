@@ -9,39 +9,30 @@ through the same code after this point.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from ..errors import UserInputError
 from .checkpoint import Checkpoint
+from .weights import LazyWeights
 
 
-class ModuleWeights(Mapping[str, np.ndarray]):
+class ModuleWeights(LazyWeights):
     """Lazy float64 view of a torch module's parameters and buffers (``state_dict`` names)."""
 
     def __init__(self, model: Any):
-        self._tensors = model.state_dict()
+        self._index = model.state_dict()
 
     def __getitem__(self, key: str) -> np.ndarray:
-        return self._tensors[key].detach().double().cpu().numpy()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._tensors)
-
-    def __contains__(self, key: object) -> bool:  # without reading the tensor
-        return key in self._tensors
-
-    def __len__(self) -> int:
-        return len(self._tensors)
+        return self._index[key].detach().double().cpu().numpy()
 
     def shape(self, key: str) -> tuple[int, ...]:
-        return tuple(self._tensors[key].shape)
+        return tuple(self._index[key].shape)
 
     def storage(self, key: str) -> str:
         """The tensor's torch dtype in memory, spelled as in a file (``F32``, ``BF16``, …)."""
-        return str(self._tensors[key].dtype).removeprefix("torch.").replace("float", "F").replace("bF", "BF")
+        return str(self._index[key].dtype).removeprefix("torch.").replace("float", "F").replace("bF", "BF")
 
 
 def is_hooked_transformer(model: Any) -> bool:

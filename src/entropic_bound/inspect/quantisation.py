@@ -12,11 +12,12 @@ tensors (``F32``, ``F16``, ``BF16``) are left alone: they are not rounded to a g
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
 from .arch import ArchConfig, adapter
+from .weights import LazyWeights
 
 #: The draw of the in-step perturbation (one draw per tensor, seeded by this and the tensor's name).
 PERTURBATION_SEED = 0
@@ -55,11 +56,12 @@ def block_steps(weight: np.ndarray, block: int) -> np.ndarray:
     return np.repeat(step, block, axis=-1).reshape(weight.shape)
 
 
-class perturbed(Mapping[str, np.ndarray]):
+class perturbed(LazyWeights):
     """``weights`` with every block-quantised tensor moved by uniform noise of ±½ its step (see module)."""
 
     def __init__(self, weights: Mapping[str, np.ndarray], seed: int = PERTURBATION_SEED):
         self.weights, self.seed = weights, seed
+        self._index = weights  # the same names, read through the perturbation
 
     def __getitem__(self, key: str) -> np.ndarray:
         weight = self.weights[key]
@@ -68,15 +70,6 @@ class perturbed(Mapping[str, np.ndarray]):
             return weight
         rng = np.random.default_rng([self.seed, zlib.crc32(key.encode())])
         return weight + block_steps(weight, block) * rng.uniform(-0.5, 0.5, weight.shape)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.weights)
-
-    def __contains__(self, key: object) -> bool:  # without reading the tensor
-        return key in self.weights
-
-    def __len__(self) -> int:
-        return len(self.weights)
 
     def shape(self, key: str) -> tuple[int, ...]:
         return self.weights.shape(key)
