@@ -46,18 +46,6 @@ PALETTE = {
     "softmax_linearised": "#D55E00",
     "softmax_log_attention": "#009E73",
 }
-_CYCLE = [
-    "#0072B2",
-    "#E69F00",
-    "#009E73",
-    "#CC79A7",
-    "#D55E00",
-    "#56B4E9",
-    "#882255",
-    "#555555",
-    "#44AA99",
-    "#BBBB00",
-]
 
 
 #: Twelve colours told apart at a glance (Okabe–Ito and Tol's muted), for a figure of many series.
@@ -75,6 +63,8 @@ DISTINCT = [
     "#000000",
     "#661100",
 ]
+#: the colours :func:`colour` hashes names and ranks into: DISTINCT's first seven, then three muted ones
+_CYCLE = [*DISTINCT[:7], "#555555", "#44AA99", "#BBBB00"]
 SERIES_MARKERS = ("o", "s", "^", "D", "v", "P")
 SERIES_LINESTYLES = ("-", "--", "-.", ":")
 
