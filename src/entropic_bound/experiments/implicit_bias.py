@@ -50,3 +50,15 @@ def bias_contrast(
         diff, newcombe_difference(k1, n1, k2, n2), threshold, refute_threshold=0.0, unit=UNIT
     )
     return {**out, "contrast": diff, "decision": decision}
+
+
+def contrast_outcome(decision, bar: float) -> tuple[bool | None, str]:
+    """``(outcome, reason)`` of the contrast's interval decision: the reason says, when its interval
+    reaches neither ``bar`` nor 0, where it lies."""
+    if decision.outcome is None:
+        lo, hi = decision.interval
+        return (
+            None,
+            f"contrast {decision.statistic:.2f}, interval [{lo:.2f}, {hi:.2f}] reaches neither {bar:g} nor 0",
+        )
+    return decision.outcome, ""

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..claim import Claim, Formats
 from ..claim_slices import grid_setting, options, sliced
-from ..implicit_bias import bias_contrast, detectable
+from ..implicit_bias import bias_contrast, contrast_outcome, detectable
 from ..verdict import ClaimContext, Verdict
 from .recovery import estimator_rule, rank_over_training, rank_statuses, status_counts
 
@@ -107,13 +107,7 @@ def c3_decision(cfg, cells: dict, decision) -> tuple[bool | None, str]:
             f"too few learned GD runs on under-identified data with room for a bias: small init "
             f"{runs['small_under']}, large init {runs['large_under']}; {v.c3_min_runs} each needed"
         )
-    lo, hi = decision.interval
-    if decision.outcome is None:
-        return (
-            None,
-            f"contrast {decision.statistic:.2f}, interval [{lo:.2f}, {hi:.2f}] reaches neither {v.c3_contrast:g} nor 0",
-        )
-    return decision.outcome, ""
+    return contrast_outcome(decision, v.c3_contrast)
 
 
 def _criterion(cfg, key: str) -> str:

@@ -8,7 +8,7 @@ import pandas as pd
 from ...stats.cluster import wilson
 from ..claim import Claim, Formats
 from ..claim_slices import Setting, grid_setting, options, sliced
-from ..implicit_bias import bias_contrast, detectable
+from ..implicit_bias import bias_contrast, contrast_outcome, detectable
 from ..verdict import ClaimContext, Verdict
 from .analysis import identified
 from .recovery import estimator_rule
@@ -99,13 +99,7 @@ def c7_decision(cfg, cells: dict, decision) -> tuple[bool | None, str]:
         )
     if decision is None:
         return None, "no learned small- or large-init runs on under-identified data with room for a bias"
-    lo, hi = decision.interval
-    if decision.outcome is None:
-        return (
-            None,
-            f"contrast {decision.statistic:.2f}, interval [{lo:.2f}, {hi:.2f}] reaches neither {v.c7_contrast:g} nor 0",
-        )
-    return decision.outcome, ""
+    return contrast_outcome(decision, v.c7_contrast)
 
 
 def _criterion(cfg, key: str) -> str:
