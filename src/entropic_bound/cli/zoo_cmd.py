@@ -52,6 +52,13 @@ def handler(args: argparse.Namespace) -> int:
     if out.is_dir():
         raise UserInputError(f"The '--out' option needs a file path. Got the folder '{out}' instead.")
     figure = Path(args.figure) if args.figure else out.parent / "figures" / "model-zoo-per-layer.png"
+    # checked before minutes of measuring: the page goes into an existing folder (its figures/ beside it
+    # is made), as predict's --plot does
+    for option, folder in (("--out", out.parent), ("--figure", figure.parent if args.figure else out.parent)):
+        if not folder.is_dir():
+            raise UserInputError(
+                f"The '{option}' option expects a file in an existing folder. Found no folder '{folder}'."
+            )
     limit_threads(args.threads)
     command = "entropic-bound zoo" + ("" if args.out == DEFAULT_OUT else f" --out {args.out}")
     if args.models:

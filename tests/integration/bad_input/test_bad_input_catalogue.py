@@ -309,6 +309,14 @@ CASES: dict[str, Case] = {
         "V",
     ),
     # -- inspect ---------------------------------------------------------------------------------
+    "zoo-unknown-model": Case(lambda w, s: ["zoo", "--out", f"{w}/z.md", "--models", "gpt5"], "gpt5"),
+    "zoo-out-in-no-folder": Case(
+        lambda w, s: ["zoo", "--out", f"{w}/none/z.md", "--models", "minilm"], "none"
+    ),
+    "zoo-figure-in-no-folder": Case(
+        lambda w, s: ["zoo", "--out", f"{w}/z.md", "--figure", f"{w}/none/z.png", "--models", "minilm"],
+        "none",
+    ),
     "inspect-missing-model": Case(lambda w, s: ["inspect", f"{w}/no-model"], "no-model"),
     "inspect-corrupt-safetensors": Case(
         lambda w, s: ["inspect", _corrupt_checkpoint(w / "ckpt")], "safetensors"
@@ -363,7 +371,7 @@ def _params():
 def test_the_catalogue_covers_every_command():
     commands = {name.split("-")[0] for name in CASES}
     assert len(CASES) >= 25
-    assert commands == {"run", "reproduce", "report", "export", "list", "predict", "inspect", "bench"}
+    assert commands == {"run", "reproduce", "report", "export", "list", "predict", "inspect", "bench", "zoo"}
 
 
 @pytest.mark.parametrize("name", list(_params()))
