@@ -108,6 +108,14 @@ class E6Config(Drawn):
     sample_counts: tuple[int, ...] = param((8, 64), ge=1, doc="N values (swept at task.sigma_ref)")
     full_grid: bool = param(False, doc="run every (N, sigma) pair instead of the two slices")
     seeds: int = param(2, ge=1, le=10_000)
+    decisive_seeds: int = param(
+        0,
+        ge=0,
+        le=10_000,
+        doc="seeds per spectrum at the cells C9 and X1 decide on (their methods, the largest N, every "
+        "sigma <= verdict.sigma_max), when more than seeds: a 90% bar is cleared by a 95% Wilson interval "
+        "only from 35 teacher draws per cell with none failing",
+    )
     verdict: E6Verdict = field(default_factory=E6Verdict)
 
     def check(self) -> None:
@@ -127,6 +135,7 @@ SCALE_SETTINGS = {
         "x1_ns": (),
         "sample_counts": (2, 4, 8, 16, 32, 64, 128, 256, 512),
         "seeds": 3,
+        "decisive_seeds": 18,  # x 2 spectra = 36 teacher draws per (method, n, r*): Wilson lower 0.904 at 36/36
     },
 }
 

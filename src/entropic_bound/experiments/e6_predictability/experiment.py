@@ -46,6 +46,8 @@ from .claims import CLAIMS
 from .config import METHOD_SETTINGS, PREDICT_TEACHER, SCALE_SETTINGS, E6Config
 
 MIXER_INPUTS = 64  # inputs for the teacher's own realised-mixer energy rank
+#: The methods C9 (linear teacher) and X1 (softmax teacher) decide exactness and flagging on.
+DECISIVE_METHODS = ("linear_v_known", "linear_v_unknown", "softmax_log_attention")
 
 
 def cells(cfg: E6Config) -> list[tuple[int, float]]:
@@ -92,6 +94,16 @@ def blocks(cfg: E6Config) -> list[tuple[tuple[str, str, str], int, tuple[int, fl
     return out
 
 
+def block_seeds(cfg: E6Config, method: str, N: int, sigma: float) -> range:
+    """Seeds of one block: ``decisive_seeds`` where C9 or X1 decide (their methods, the largest N,
+    σ <= ``verdict.sigma_max``) when that is more than ``seeds``; ``seeds`` elsewhere. The first
+    ``seeds`` are the same runs either way, so raising it only adds teacher draws."""
+    decisive = (
+        method in DECISIVE_METHODS and N == max(cfg.sample_counts) and sigma <= cfg.verdict.sigma_max + 1e-12
+    )
+    return range(max(cfg.seeds, cfg.decisive_seeds) if decisive else cfg.seeds)
+
+
 class E6Predictability(Experiment):
     run_cost, analysis_cost = 0.055, 12.9  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Data-only predictability frontier"
@@ -125,7 +137,7 @@ class E6Predictability(Experiment):
                     "task.sigma": sigma,
                     "n_samples": N,
                 }
-                out.extend(RunSpec(self.name, params, seed) for seed in range(c.seeds))
+                out.extend(RunSpec(self.name, params, seed) for seed in block_seeds(c, method, N, sigma))
         return out
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
