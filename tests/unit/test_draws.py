@@ -151,7 +151,13 @@ def test_draws_that_agree_keep_their_verdict_and_disagreeing_draws_are_inconclus
 
     both = combine([confirmed, confirmed], [0, 1])
     assert both.outcome == "confirmed" and both.evidence == confirmed.evidence
-    assert both.to_dict()["replication"] == {"draws": [0, 1], "verdicts": ["confirmed"] * 2, "agree": True}
+    decision = confirmed.evidence["decision"]
+    assert both.to_dict()["replication"] == {
+        "draws": [0, 1],
+        "verdicts": ["confirmed"] * 2,
+        "agree": True,
+        "decisions": [decision, decision],  # every draw's distance from its bar, not only the first's
+    }
     assert combine([refuted, refuted], [0, 3]).outcome == "refuted"
 
     split = combine([confirmed, refuted], [0, 1])
@@ -160,6 +166,7 @@ def test_draws_that_agree_keep_their_verdict_and_disagreeing_draws_are_inconclus
         "draws": [0, 1],
         "verdicts": ["confirmed", "refuted"],
         "agree": False,
+        "decisions": [decision, refuted.evidence["decision"]],
         "reason": DISAGREE,
     }
     assert draws_text(split.replication) == "draws disagree: confirmed, refuted"

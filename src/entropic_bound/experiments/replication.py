@@ -4,7 +4,9 @@ Each draw (:mod:`.draws`) is analysed on its own rows — the run ids of its own
 criteria (:meth:`~.decision.Decision.analyse`). A claim is confirmed or refuted only when every draw
 gives that verdict; when the draws disagree it is inconclusive, with the reason "draws disagree"
 and each draw's verdict. The tables, figures, notes and the evidence shown come from the first draw.
-Every verdict carries ``replication = {"draws", "verdicts", "agree"}``, also with a single draw.
+Every verdict carries ``replication = {"draws", "verdicts", "agree"}``, also with a single draw, and
+``decisions``, each draw's ``evidence.decision`` (statistic, interval, threshold, margin) where the
+claim has one, so a reader sees how far every draw is from its bar, not only the first.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ def combine(per_draw: Sequence[Verdict], draws: Sequence[int]) -> Verdict:
     outcomes = [v.outcome for v in per_draw]
     agree = len(set(outcomes)) == 1
     replication = {"draws": [int(d) for d in draws], "verdicts": outcomes, "agree": agree}
+    decisions = [v.evidence.get("decision") for v in per_draw]
+    if any(d is not None for d in decisions):
+        replication["decisions"] = decisions
     first = per_draw[0]
     if agree:
         return replace(first, replication=replication)

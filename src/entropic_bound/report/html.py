@@ -19,7 +19,7 @@ from pathlib import Path
 from ..provenance import provenance
 from .boundary_view import boundary_table_html
 from .evidence import evidence_html, evidence_line
-from .format import draws_text, settings
+from .format import draws_text, number, settings
 from .glossary import TERMS
 from .overrides import non_standard_line
 from .tables import key_value_html, table_preview
@@ -123,9 +123,21 @@ def _draws_line(replication: dict | None) -> str:
     """Which draws decided the claim and each one's verdict; the evidence shown is the first draw's."""
     if not replication:
         return "1 draw."
-    pairs = ", ".join(f"draw {d}: {v}" for d, v in zip(replication["draws"], replication["verdicts"]))
+    decisions = replication.get("decisions") or [None] * len(replication["draws"])
+    pairs = ", ".join(
+        f"draw {d}: {v}{_interval_text(dec)}"
+        for d, v, dec in zip(replication["draws"], replication["verdicts"], decisions, strict=True)
+    )
     rule = "confirmed or refuted only when every draw agrees"
     return f"{draws_text(replication)} ({pairs}); {rule}; the evidence below is draw {replication['draws'][0]}'s."
+
+
+def _interval_text(decision: dict | None) -> str:
+    """`` (0.91, 95% interval 0.84-0.97)`` for a draw's decision record, empty without one."""
+    if not decision or "interval" not in decision:
+        return ""
+    lo, hi = decision["interval"]
+    return f" ({number(decision['statistic'])}, interval {number(lo)} to {number(hi)})"
 
 
 def _settings_block(r) -> str:
