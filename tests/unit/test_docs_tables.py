@@ -39,3 +39,17 @@ def test_a_doc_without_its_block_is_a_one_line_error(tmp_path, capsys):
         docs_tables.replace_block("no markers here", "verdicts-table", "x")
     assert docs_tables.main([str(tmp_path / "missing.json")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_fresh_draws_table_lists_every_draw_and_follows_its_json(tmp_path):
+    fresh = json.loads((ROOT / "docs" / "quick-draws-verdicts.json").read_text())
+    table = docs_tables.draws_table(fresh)
+    assert all(f"| {claim} |" in table for claim in fresh)
+    assert "draw 2: confirmed" in table.split("| C1 |")[1].split("\n")[0]
+    for name in ("paper-scale.md", "claims.md", "paper-scale-verdicts.json"):
+        (tmp_path / name).write_text((ROOT / "docs" / name).read_text())
+    fresh["C1"]["replication"]["verdicts"][2] = "refuted"
+    (tmp_path / "quick-draws-verdicts.json").write_text(json.dumps(fresh))
+    assert docs_tables.main([str(tmp_path / "paper-scale-verdicts.json"), str(QUICK), "--check"]) == 1
+    assert docs_tables.main([str(tmp_path / "paper-scale-verdicts.json"), str(QUICK)]) == 0
+    assert "draw 2: refuted" in (tmp_path / "claims.md").read_text()

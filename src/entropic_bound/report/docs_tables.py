@@ -4,7 +4,9 @@
 blocks (``<!-- generated: NAME -->`` … ``<!-- end generated -->``) of docs/paper-scale.md (the
 ``verdicts-table``) and docs/claims.md (``verdict-numbers``, one block at the end) beside the JSON;
 ``--check`` only says whether they are current (exit 1 when not). Everything outside the markers is
-left as written.
+left as written. Where ``quick-draws-verdicts.json`` lies beside the JSON (the verdicts of a
+``reproduce --scale quick --draws …`` run, cut to each claim's verdict and ``replication`` by
+:func:`draws_record`), claims.md's ``fresh-draws`` block lists every draw's verdict and decision.
 """
 
 from __future__ import annotations
@@ -48,8 +50,11 @@ def _value(x) -> str:
 
 
 def _decision(evidence: dict) -> str:
-    d = evidence.get("decision")
-    if not isinstance(d, dict) or "interval" not in d:
+    return _decision_text(evidence.get("decision"))
+
+
+def _decision_text(d: dict | None) -> str:
+    if not isinstance(d, dict) or "interval" not in d or None in d["interval"]:
         return "—"
     lo, hi = d["interval"]
     mark = " (narrow)" if d.get("narrow") else ""
@@ -89,6 +94,27 @@ def numbers_table(verdicts: dict[str, dict], quick: dict[str, dict] | None = Non
     return "\n".join(rows)
 
 
+def draws_record(verdicts: dict[str, dict]) -> dict[str, dict]:
+    """The part of a verdicts JSON the fresh-draws table reads: per claim its experiment, scale,
+    verdict and ``replication`` (every draw's verdict and decision)."""
+    keep = ("experiment", "scale", "verdict", "replication")
+    return {claim: {k: v[k] for k in keep if k in v} for claim, v in verdicts.items()}
+
+
+def draws_table(verdicts: dict[str, dict]) -> str:
+    """Per claim: the combined verdict and, per draw, its verdict and interval decision."""
+    rows = ["| claim | verdict | per draw: verdict, statistic [interval] vs threshold |", "| --- | --- | --- |"]
+    for claim, v in verdicts.items():
+        rep = v.get("replication") or {}
+        decisions = rep.get("decisions") or [None] * len(rep.get("draws", ()))
+        per_draw = "; ".join(
+            f"draw {d}: {word}" + (f", {_decision_text(dec)}" if _decision_text(dec) != "—" else "")
+            for d, word, dec in zip(rep.get("draws", ()), rep.get("verdicts", ()), decisions, strict=True)
+        )
+        rows.append(f"| {claim} | {v['verdict']} | {_cell(per_draw) or '—'} |")
+    return "\n".join(rows)
+
+
 def replace_block(text: str, name: str, block: str) -> str:
     """``text`` with the generated block ``name`` replaced by ``block`` (ValueError when it has none)."""
     start = f"<!-- generated: {name} -->"
@@ -104,9 +130,13 @@ def regenerated(verdicts_path: Path, quick_path: Path | None = None) -> dict[Pat
     quick = json.loads(quick_path.read_text()) if quick_path and quick_path.exists() else None
     docs = verdicts_path.parent
     scale, claims = docs / "paper-scale.md", docs / "claims.md"
+    claims_text = replace_block(claims.read_text(), "verdict-numbers", numbers_table(verdicts, quick))
+    fresh = docs / "quick-draws-verdicts.json"
+    if fresh.exists():
+        claims_text = replace_block(claims_text, "fresh-draws", draws_table(json.loads(fresh.read_text())))
     return {
         scale: replace_block(scale.read_text(), "verdicts-table", verdicts_table(verdicts)),
-        claims: replace_block(claims.read_text(), "verdict-numbers", numbers_table(verdicts, quick)),
+        claims: claims_text,
     }
 
 
