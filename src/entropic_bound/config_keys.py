@@ -26,6 +26,7 @@ from typing import Any
 from . import config as cfglib
 from .config import load_yaml, parse_assignment
 from .errors import ConfigError, did_you_mean
+from .experiments.config_lookup import config_class
 from .registry import EXPERIMENTS
 from .store_migrations import replacement_of
 
@@ -92,8 +93,6 @@ def check_keys(experiment: str, overrides: Mapping[str, Any]) -> None:
         new = replacement_of(experiment, key)
         if new is not None:
             raise ConfigError(f"Unknown config key '{key}': it is now '{new}'. Did you mean '{new}'?")
-    from .experiments.config_lookup import config_class
-
     fields = _leaf_fields(config_class(experiment))
     leaves = list(fields)
     for key, value in overrides.items():
