@@ -57,12 +57,14 @@ def param(
     lt: float | None = None,
     choices: Iterable[Any] | Callable[[], Iterable[Any]] | None = None,
     doc: str = "",
+    default_factory: Callable[[], Any] | None = None,
 ) -> Any:
     """A dataclass field with constraints checked by :func:`validate`.
 
     ``choices`` may be a function returning them: it is called when a value is checked, so choices
     read from a registry (the estimators' panel keys, the ladder's students) include every entry
-    registered by then and importing the config imports none of them."""
+    registered by then and importing the config imports none of them. ``default_factory`` (instead of
+    ``default``) computes the default when a config is made, for the same reason (E3's rungs)."""
     meta = {
         "ge": ge,
         "gt": gt,
@@ -73,6 +75,8 @@ def param(
     }
     if isinstance(default, (list, dict, set)):
         raise TypeError("use a tuple default for sequence fields")
+    if default_factory is not None:
+        return dataclasses.field(default_factory=default_factory, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
 
 

@@ -1,13 +1,12 @@
 """Override keys and values checked before any heavy import, so a mistake is refused at once.
 
-The experiments' configs live in modules that import torch (seconds). ``config_keys.json`` (package
-data) holds each experiment's dotted leaf keys, each key's type and declared constraints (range,
-choices) and the renamed keys, as its config declares them; :func:`check_keys` refuses an unknown
-or renamed key, a value of the wrong type or out of range with the message the full validation gives
-(the same :mod:`entropic_bound.config` functions run on the same declarations). Constraints that
-tie fields together (a config's ``check()``) are left to the full validation.
-``python -m entropic_bound.config_keys --write`` regenerates the file; a unit test fails when it is
-stale.
+:func:`check_keys` reads an experiment's config class from its ``config.py``
+(:func:`~entropic_bound.experiments.config_lookup.config_class`), a module that imports no torch,
+and refuses an unknown or renamed key, a value of the wrong type or out of range with the message
+the full validation gives (the same :mod:`entropic_bound.config` functions run on the same
+declarations). Choices read from a registry (``param(choices=<function>)``: the estimators, the
+ladder's students) and constraints that tie fields together (a config's ``check()``) are left to the
+full validation, which imports what they read.
 
 Also here, because the command line needs them before that import: reading overrides from
 ``--set``/``--config`` (:func:`gather_overrides`) and splitting ``reproduce``'s ``E1.``-prefixed
@@ -17,23 +16,22 @@ keys by experiment (:func:`split_by_experiment`).
 from __future__ import annotations
 
 import dataclasses
-import json
+import functools
 import re
-import sys
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from . import config as cfglib
 from .config import load_yaml, parse_assignment
 from .errors import ConfigError, did_you_mean
+from .experiments.config_lookup import config_class
+from .registry import EXPERIMENTS
+from .store_migrations import replacement_of
 
 _EXPERIMENT_NAME = re.compile(r"E[0-9]+")
-_TYPES = {"int": int, "float": float, "bool": bool, "str": str}
-
-SCHEMA = Path(__file__).with_name("config_keys.json")
+_SCALARS = (int, float, bool, str)
 
 
 def gather_overrides(assignments: Sequence[str], config_file: str | None) -> dict:
@@ -80,74 +78,57 @@ def strip_experiment(name: str, items: dict, names: Sequence[str]) -> dict:
     return {(k[len(prefix) :] if k.startswith(prefix) else k): v for k, v in items.items()}
 
 
-def _schema() -> dict:
-    return json.loads(SCHEMA.read_text()) if SCHEMA.exists() else {}
-
-
 def experiment_names() -> list[str]:
-    """The experiments the schema knows, in order (empty if the file is missing)."""
-    return sorted(_schema(), key=lambda n: (len(n), n))
+    """The registered experiments, in order (``E2`` before ``E10``)."""
+    return sorted(EXPERIMENTS.names(), key=lambda n: (len(n), n))
 
 
 def check_keys(experiment: str, overrides: Mapping[str, Any]) -> None:
-    """Refuse an override key ``experiment``'s config does not have, as the full validation would.
-    An experiment the schema does not know is left to the full validation."""
-    entry = _schema().get(experiment)
-    if entry is None:
+    """Refuse an override key ``experiment``'s config does not have, or a value its declaration
+    refuses, as the full validation would. An experiment not registered is left to the full
+    validation (its lookup says so); with no override nothing is imported."""
+    if not overrides or experiment not in EXPERIMENTS:
         return
-    renamed, leaves = entry["renamed"], entry["keys"]
     for key in overrides:
-        if key in renamed:
-            new = renamed[key]
+        new = replacement_of(experiment, key)
+        if new is not None:
             raise ConfigError(f"Unknown config key '{key}': it is now '{new}'. Did you mean '{new}'?")
-    fields = entry.get("fields", {})
+    fields = _leaf_fields(config_class(experiment))
+    leaves = list(fields)
     for key, value in overrides.items():
         _check_key(key, leaves)
-        if key in fields:
-            spec = fields[key]
-            tp = _type(spec)
-            meta = {k: (tuple(v) if k == "choices" and v else v) for k, v in spec["meta"].items()}
-            cfglib._check_field(key, tp, meta, cfglib._coerce(key, tp, value))
+        tp, meta = fields.get(key, (None, {}))  # a section (``train``) is left to the full validation
+        if _checkable(tp):
+            cfglib._check_field(key, tp, _fixed(meta), cfglib._coerce(key, tp, value))
 
 
-def _type(spec: dict) -> Any:
-    """The annotation a field spec describes (``tuple[int, ...]``, ``float | None``, ...)."""
-    tp: Any = _TYPES[spec["type"]]
-    if spec["tuple"]:
-        tp = tuple[tp, ...]
-    return tp | None if spec["optional"] else tp
-
-
-def _field_spec(tp: Any, metadata: Mapping[str, Any]) -> dict | None:
-    """JSON-ready ``{type, tuple, optional, meta}`` of a leaf field; None for a type not described."""
-    spec = {"tuple": False, "optional": False}
-    args = [a for a in typing.get_args(tp) if a is not type(None)]
-    if typing.get_origin(tp) in (typing.Union, types.UnionType):
-        spec["optional"], tp = True, args[0]
-    if typing.get_origin(tp) is tuple:
-        spec["tuple"], tp = True, typing.get_args(tp)[0]
-    name = next((k for k, v in _TYPES.items() if v is tp), None)
-    if name is None:
-        return None
-    # choices declared as a function (read from a registry) are left to the full validation
-    meta = {
-        k: (None if callable(v) else list(v) if k == "choices" and v else v)
-        for k, v in metadata.items()
-        if k != "doc"
-    }
-    return {**spec, "type": name, "meta": meta}
-
-
-def _fields(cfg: Any, prefix: str = "") -> dict[str, dict]:
-    out: dict[str, dict] = {}
-    hints = typing.get_type_hints(type(cfg))
-    for f in dataclasses.fields(cfg):
-        value = getattr(cfg, f.name)
-        if dataclasses.is_dataclass(value):
-            out.update(_fields(value, f"{prefix}{f.name}."))
-        elif (spec := _field_spec(hints[f.name], f.metadata)) is not None:
-            out[f"{prefix}{f.name}"] = spec
+@functools.cache
+def _leaf_fields(cls: type, prefix: str = "") -> dict[str, tuple[Any, Mapping[str, Any]]]:
+    """Every dotted leaf key of the config class ``cls`` in declaration order (as
+    :func:`entropic_bound.config.keys` lists an instance's), with its annotation and metadata."""
+    out: dict[str, tuple[Any, Mapping[str, Any]]] = {}
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        if dataclasses.is_dataclass(tp):
+            out.update(_leaf_fields(tp, f"{prefix}{f.name}."))
+        else:
+            out[f"{prefix}{f.name}"] = (tp, f.metadata)
     return out
+
+
+def _checkable(tp: Any) -> bool:
+    """A scalar, a tuple of scalars, or either or null: the types the early check coerces."""
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        tp = next(a for a in typing.get_args(tp) if a is not type(None))
+    if typing.get_origin(tp) is tuple:
+        tp = typing.get_args(tp)[0]
+    return tp in _SCALARS
+
+
+def _fixed(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """A field's constraints without the choices declared as a function (read from a registry)."""
+    return {k: (None if k == "choices" and callable(v) else v) for k, v in meta.items() if k != "doc"}
 
 
 def _check_key(key: str, leaves: list[str]) -> None:
@@ -162,25 +143,3 @@ def _check_key(key: str, leaves: list[str]) -> None:
             )
         if f"{prefix}{head}" in leaves and depth < len(path) - 1:
             raise ConfigError(f"Unknown config key '{key}': '{head}' is a value, not a section.")
-
-
-def current_schema() -> dict:
-    """``{experiment: {"keys": [...], "renamed": {...}}}`` from the experiments' configs (imports them)."""
-    from .registry import EXPERIMENTS
-    from .store_migrations import CONFIG_KEY_MIGRATIONS
-
-    out = {}
-    for name in EXPERIMENTS.names():
-        cls = EXPERIMENTS.get(name)
-        cfg = cls.default_config("quick")
-        out[name] = {
-            "keys": cfglib.keys(cfg),
-            "fields": _fields(cfg),
-            "renamed": dict(CONFIG_KEY_MIGRATIONS.get(name, {})),
-        }
-    return json.loads(json.dumps(out))  # as the file holds it (tuples as lists)
-
-
-if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
-    SCHEMA.write_text(json.dumps(current_schema(), indent=1, sort_keys=True) + "\n")
-    print(f"wrote {SCHEMA}")

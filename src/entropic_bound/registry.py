@@ -41,6 +41,7 @@ class Registry(Generic[T]):
         self.kind = kind
         self._items: dict[str, T | LazyEntry] = {}
         self._summaries: dict[str, str] = {}
+        self._targets: dict[str, str] = {}
 
     def _add(self, key: str, entry: T | LazyEntry, summary: str) -> None:
         if key in self._items:
@@ -63,6 +64,7 @@ class Registry(Generic[T]):
         if ":" not in target:
             raise ValueError(f"A lazy {self.kind} target is 'module:object'. Got {target!r} instead.")
         self._add(name, LazyEntry(target), summary)
+        self._targets[name] = target
 
     def get(self, name: str) -> T:
         if name not in self._items:
@@ -88,6 +90,11 @@ class Registry(Generic[T]):
             kwargs = {k: v for k, v in kwargs.items() if k in accepts}
         return obj(*args, **kwargs)
 
+    def target(self, name: str) -> str | None:
+        """The ``module:object`` ``name`` was declared with (imported or not); None for an entry
+        registered eagerly or not at all. Says where an entry lives without importing it."""
+        return self._targets.get(name)
+
     def summary(self, name: str) -> str:
         if name not in self._items:
             self.get(name)  # the one-line error
@@ -104,6 +111,7 @@ class Registry(Generic[T]):
         """Forget ``name`` (a plug-in or test that registered a throw-away entry cleans up)."""
         self._items.pop(name, None)
         self._summaries.pop(name, None)
+        self._targets.pop(name, None)
 
     def __contains__(self, name: object) -> bool:
         return name in self._items

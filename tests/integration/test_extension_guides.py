@@ -344,10 +344,6 @@ def _follow(package: Path, kind: str) -> None:
         for name, source in GUIDE_EXPERIMENT.items():
             (folder / name).write_text(textwrap.dedent(source))
     _add_registry_line(package, REGISTRY_LINES[kind])
-    if kind == "experiment":  # the early key check's schema (docs/architecture.md, config row)
-        env = {**os.environ, "PYTHONPATH": str(package.parent)}
-        write = [sys.executable, "-m", "entropic_bound.config_keys", "--write"]
-        subprocess.run(write, check=True, env=env, capture_output=True)
 
 
 CHECK = """

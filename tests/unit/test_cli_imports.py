@@ -14,6 +14,7 @@ import pytest
 from entropic_bound import config_keys
 from entropic_bound.cli import main, predict_cmd
 from entropic_bound.errors import ConfigError
+from entropic_bound.experiments.config_lookup import config_class
 from entropic_bound.pipeline import EXPERIMENTS
 from entropic_bound.store_migrations import CONFIG_KEY_MIGRATIONS
 
@@ -49,10 +50,22 @@ def test_the_parsers_names_are_the_predictors():
     assert set(predict_cmd.METHODS) == set(PREDICTORS.names())
 
 
-def test_the_shipped_key_schema_is_current():
-    """Fails when a config changed without `python -m entropic_bound.config_keys --write`."""
-    assert json.loads(config_keys.SCHEMA.read_text()) == config_keys.current_schema()
-    assert config_keys.experiment_names() == EXPERIMENTS.names()
+def test_every_experiments_config_imports_no_heavy_module():
+    """The early check imports each registered experiment's ``config.py`` (found beside its
+    experiment module, not the experiment's own module): none may import torch, pandas, …"""
+    code = (
+        "from entropic_bound.experiments.config_lookup import config_class\n"
+        "from entropic_bound.registry import EXPERIMENTS\n"
+        "for name in EXPERIMENTS.names():\n"
+        "    assert config_class(name).__module__.endswith('.config'), name"
+    )
+    assert _imported_after(code) == []
+
+
+def test_the_early_check_reads_each_experiments_own_config_class():
+    for name in EXPERIMENTS.names():
+        assert config_class(name) is EXPERIMENTS.get(name).config_class
+    assert sorted(config_keys.experiment_names()) == EXPERIMENTS.names()
 
 
 @pytest.mark.parametrize(

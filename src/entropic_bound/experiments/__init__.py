@@ -4,7 +4,8 @@ scale settings), ``experiment.py`` (the grid and ``execute``), ``analysis.py`` (
 
 Each is declared (lazily, by ``module:object``) in :data:`entropic_bound.registry.EXPERIMENTS`, and
 this package imports none of them: ``EXPERIMENTS.get("E3")`` imports E3 alone, and importing one
-experiment's ``config.py`` imports no other experiment. The names below are looked up on first use.
+experiment's ``config.py`` imports no other experiment, and no torch or pandas (the command line
+checks a ``--set`` against it first: :mod:`.config_lookup`). The names below are looked up on first use.
 """
 
 from __future__ import annotations

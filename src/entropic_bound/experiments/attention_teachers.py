@@ -17,62 +17,26 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..config import param
-from ..errors import ConfigError
 from ..models.base import MemberSpec
 from ..registry import STUDENTS, TASKS
 from ..results import RunSpec
 from ..spectra import estimate_all, singular_values
 from ..tasks import ATTENTION_TEACHERS, Batch
-from ..tasks.operators import SPECTRA
 from ..training import FixedData, TrainConfig, TrainOutcome
 from ..training.evaluation import signal_power
 from ..training.trainer import DTYPES
-from ..validation import check_ranks
+from .attention_task import TEACHER_KINDS, AttentionTask, attention_task_params  # noqa: F401  (read from here too)
 from .device import train_on
 from .draws import salted
 from .grid import derive_seed
 from .params import from_params
 
-TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
 STUDENT_RUNG = {"linear": "B1", "softmax": "B2"}  # names in STUDENTS
 
 
 def attention_student(experiment, spec: RunSpec) -> str:
     """E4/E5's ``Experiment.student_of``: B1 learns the linear teacher, B2 the softmax one."""
     return STUDENT_RUNG[spec.params["teacher"]]
-
-
-@dataclass(frozen=True)
-class AttentionTask:
-    """E4's and E5's teachers: one per (kind, r*, spectrum), the two kinds sharing K*, V* and X."""
-
-    n: int = param(16, ge=2, le=512, doc="tokens per sequence (keep n <= d for the linear teacher)")
-    d: int = param(32, ge=2, le=512, doc="input features (= d_v)")
-    teachers: tuple[str, ...] = param(TEACHER_KINDS, choices=TEACHER_KINDS)
-    r_stars: tuple[int, ...] = param((2, 4), ge=1, doc="ranks of K*")
-    spectra: tuple[str, ...] = param(("flat", "geometric"), choices=SPECTRA)
-    decay: float = param(0.25, gt=0.0, le=1.0, doc="geometric spectra: s_r*/s_1")
-    c: float = param(2.0, gt=0.0, doc="logit scale: ||K*||_F = c sqrt(d)")
-    sigma: float = param(0.1, ge=0.0, doc="noise standard deviation (floor sigma^2)")
-
-    def check(self) -> None:
-        check_ranks("task.r_stars", self.r_stars, self.d, "task.d", nonempty=True)
-        if not self.teachers or not self.spectra:
-            raise ConfigError(
-                "The 'task.teachers' and 'task.spectra' parameters must be non-empty. Got () instead."
-            )
-
-
-def attention_task_params(task: AttentionTask) -> dict:
-    """The ``task.*`` params E4 and E5 share (all but ``task.r_star`` and ``task.spectrum``, swept)."""
-    return {
-        "task.n": task.n,
-        "task.d": task.d,
-        "task.decay": task.decay,
-        "task.c": task.c,
-        "task.sigma": task.sigma,
-    }
 
 
 def draw_teacher(experiment: str, kind: str, task_params: dict, seed: int, draw: int = 0):

@@ -18,11 +18,8 @@ from __future__ import annotations
 import pandas as pd
 
 from ..stats.interval_decision import decide_by_interval, newcombe_difference
+from .init_groups import LARGE_INIT_MIN, SMALL_INIT_MAX  # noqa: F401  (the claims' init groups)
 
-#: Init scales up to this bound are small: the student starts far below the teacher's norm.
-SMALL_INIT_MAX = 1e-2
-#: Init scales from this bound are large: the init's own part is no longer negligible.
-LARGE_INIT_MIN = 0.1
 UNIT = "run (one trained model per teacher draw, data set and init scale)"
 
 

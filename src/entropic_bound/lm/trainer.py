@@ -21,25 +21,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..config import param
 from ..errors import DataError
 from ..group_progress import report_step
 from ..training.schedules import checkpoint_steps, cosine_lr
 from .flat import FlatAdamW
 from .model import EnsembleLM
-
-
-@dataclass(frozen=True)
-class LMTrainConfig:
-    steps: int = param(600, ge=1, le=10_000_000)
-    batch_size: int = param(16, ge=1, le=65_536)
-    lr: float = param(3e-3, gt=0.0)
-    lr_final_ratio: float = param(0.1, ge=0.0, le=1.0, doc="cosine decay to lr × this")
-    warmup: int = param(20, ge=0)
-    weight_decay: float = param(0.01, ge=0.0)
-    grad_clip: float = param(1.0, gt=0.0)
-    checkpoints: int = param(12, ge=2, le=1000, doc="log-spaced steps at which the probes run")
-    eval_windows: int = param(32, ge=1, le=100_000, doc="fixed windows per split for the checkpoint losses")
+from .train_config import LMTrainConfig
 
 
 def windows(tokens: torch.Tensor, starts: torch.Tensor, n_ctx: int) -> tuple[torch.Tensor, torch.Tensor]:

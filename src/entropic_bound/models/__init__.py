@@ -1,20 +1,26 @@
-"""Students of the interpolation ladder, each an ensemble with a leading model axis."""
+"""Students of the interpolation ladder, each an ensemble with a leading model axis.
 
-from .base import EnsembleStudent, MemberSpec, member_generator, stack_padded
-from .block import TransformerBlockEnsemble
-from .chunking import chunk_members
-from .linear_operator import LinearOperatorEnsemble
-from .linear_qk import LinearQKEnsemble
-from .softmax_attention import SoftmaxAttentionEnsemble
+The names below are imported from their modules on first use, so importing a name table
+(:mod:`.softmax_temperature`, what E3's config reads) imports no student and no torch.
+"""
 
-__all__ = [
-    "EnsembleStudent",
-    "LinearOperatorEnsemble",
-    "LinearQKEnsemble",
-    "MemberSpec",
-    "SoftmaxAttentionEnsemble",
-    "TransformerBlockEnsemble",
-    "chunk_members",
-    "member_generator",
-    "stack_padded",
-]
+from __future__ import annotations
+
+from ..lazy_exports import lazy_exports
+
+#: each public name → the module that defines it
+_HOMES = {
+    "EnsembleStudent": ".base",
+    "MemberSpec": ".base",
+    "member_generator": ".base",
+    "stack_padded": ".base",
+    "TransformerBlockEnsemble": ".block",
+    "chunk_members": ".chunking",
+    "LinearOperatorEnsemble": ".linear_operator",
+    "LinearQKEnsemble": ".linear_qk",
+    "SoftmaxAttentionEnsemble": ".softmax_attention",
+}
+
+__getattr__ = lazy_exports(__name__, _HOMES)
+
+__all__ = list(_HOMES)

@@ -12,8 +12,7 @@ from ..validation import check_choice
 from ._attention import QKEnsemble
 from .base import MemberSpec, PlotStyle
 from .reference import SoftmaxAttention
-
-TEMPERATURES = ("sqrt_d", "sqrt_r")
+from .softmax_temperature import TEMPERATURES
 
 
 def temperatures(members: Sequence[MemberSpec], d: int, temperature: str) -> Tensor:

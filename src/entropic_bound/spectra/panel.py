@@ -15,27 +15,12 @@ import numpy as np
 
 from ..errors import DataError, UserInputError
 from ..registry import ESTIMATORS
+from .panel_rows import panel_keys, panel_rows  # noqa: F401  (panel_keys: also read from here)
 from .svd import as_float64_tensor
-
-
-def _panel_rows() -> list[tuple[str, str, dict[str, Any]]]:
-    """Every registered estimator's panel rows (its ``panel``), in the order ``registry.py`` declares them."""
-    rows = []
-    for name in ESTIMATORS.declared():
-        for key, params in getattr(ESTIMATORS.get(name), "panel", {}).items():
-            rows.append((key, name, params))
-    return rows
-
 
 #: ``(key, estimator_name, params)`` in report order: what the registered estimators declare. Treat as
 #: read-only.
-PANEL: list[tuple[str, str, dict[str, Any]]] = _panel_rows()
-
-
-def panel_keys() -> tuple[str, ...]:
-    """The panel's keys as the registry declares them now: the choices of the config keys that pick an
-    estimator (``verdict.c3_estimator``, ``verdict.c7_estimator``, …), read when a value is checked."""
-    return tuple(key for key, _, _ in _panel_rows())
+PANEL: list[tuple[str, str, dict[str, Any]]] = panel_rows()
 
 
 #: The panel's keys in report order (the columns ``<prefix>_<key>`` experiments store).

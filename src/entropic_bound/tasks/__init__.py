@@ -1,48 +1,38 @@
 """Tasks (data generators) with an explicit ground truth.
 
 ``fixed_operator``, ``linear_qk_teacher`` and ``softmax_teacher`` are declared (lazily, by
-``module:object``) in :data:`entropic_bound.registry.TASKS`.
+``module:object``) in :data:`entropic_bound.registry.TASKS`. The names below are imported from their
+modules on first use, so importing a name table (:mod:`.names`, what a config reads) imports no task
+and no torch.
 """
 
 from __future__ import annotations
 
-from .attention_teachers import (
-    ATTENTION_TEACHERS,
-    LinearQKTeacher,
-    LinearQKTeacherTask,
-    SoftmaxTeacher,
-    SoftmaxTeacherTask,
-)
-from .base import Batch, Teacher, as_generator
-from .fixed_operator import FixedOperatorTask, FixedOperatorTeacher
-from .operators import (
-    SPECTRA,
-    ar1_covariance,
-    haar_orthonormal,
-    low_rank_factors,
-    low_rank_matrix,
-    make_spectrum,
-    sqrtm_psd,
-    value_matrix,
-)
+from ..lazy_exports import lazy_exports
 
-__all__ = [
-    "ATTENTION_TEACHERS",
-    "Batch",
-    "Teacher",
-    "as_generator",
-    "FixedOperatorTask",
-    "FixedOperatorTeacher",
-    "LinearQKTeacher",
-    "LinearQKTeacherTask",
-    "SoftmaxTeacher",
-    "SoftmaxTeacherTask",
-    "SPECTRA",
-    "ar1_covariance",
-    "haar_orthonormal",
-    "low_rank_factors",
-    "low_rank_matrix",
-    "make_spectrum",
-    "sqrtm_psd",
-    "value_matrix",
-]
+#: each public name → the module that defines it
+_HOMES = {
+    "ATTENTION_TEACHERS": ".names",
+    "SPECTRA": ".names",
+    "LinearQKTeacher": ".attention_teachers",
+    "LinearQKTeacherTask": ".attention_teachers",
+    "SoftmaxTeacher": ".attention_teachers",
+    "SoftmaxTeacherTask": ".attention_teachers",
+    "Batch": ".base",
+    "Teacher": ".base",
+    "as_generator": ".base",
+    "FixedOperatorTask": ".fixed_operator",
+    "FixedOperatorTeacher": ".fixed_operator",
+    "ar1_covariance": ".operators",
+    "haar_orthonormal": ".operators",
+    "low_rank_factors": ".operators",
+    "low_rank_matrix": ".operators",
+    "make_spectrum": ".operators",
+    "sqrtm_psd": ".operators",
+    "value_matrix": ".operators",
+}
+
+__getattr__ = lazy_exports(__name__, _HOMES)
+
+
+__all__ = list(_HOMES)

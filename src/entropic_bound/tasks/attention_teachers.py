@@ -115,7 +115,3 @@ class SoftmaxTeacherTask(_KernelTask):
 
     def teacher(self, generator: torch.Generator | int) -> SoftmaxTeacher:
         return super().teacher(generator)  # type: ignore[return-value]
-
-
-# The two attention teachers by kind (E4–E6's ``teacher`` param) → their names in ``TASKS``.
-ATTENTION_TEACHERS = {"linear": "linear_qk_teacher", "softmax": "softmax_teacher"}

@@ -18,8 +18,7 @@ import numpy as np
 import torch
 
 from ..errors import UnknownNameError, UserInputError, did_you_mean
-
-SPECTRA = ("flat", "geometric", "power")
+from .names import SPECTRA
 
 
 def make_spectrum(r_star: int, kind: str, *, decay: float = 0.25, alpha: float = 1.0) -> np.ndarray:

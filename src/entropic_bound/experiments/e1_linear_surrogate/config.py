@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from ...config import param
 from ...errors import ConfigError
-from ...tasks.operators import SPECTRA
-from ...training import TrainConfig
+from ...tasks.names import SPECTRA
+from ...training.config import TrainConfig
 from ...validation import check_ranks
 from ..draws import Drawn
 

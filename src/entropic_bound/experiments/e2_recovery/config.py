@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...config import param
-from ...spectra.panel import panel_keys
-from ...tasks.operators import SPECTRA
-from ...training import TrainConfig
+from ...spectra.panel_rows import panel_keys
+from ...tasks.names import SPECTRA
+from ...training.config import TrainConfig
 from ...validation import check_ranks
 from ..draws import Drawn
-from ..implicit_bias import LARGE_INIT_MIN, SMALL_INIT_MAX
+from ..init_groups import LARGE_INIT_MIN, SMALL_INIT_MAX
 
 
 @dataclass(frozen=True)

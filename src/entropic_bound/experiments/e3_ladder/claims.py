@@ -14,7 +14,7 @@ from ..claim import Claim, Formats
 from ..claim_slices import Setting, grid_setting, sliced, with_option
 from ..verdict import ClaimContext, Verdict, decide
 from .analysis import summary_table
-from .config import OPERATORS, POSITIONAL_RUNGS, ladder_parts
+from .config import OPERATORS, ladder_parts, positional_rungs
 
 
 def _and(names) -> str:
@@ -266,7 +266,7 @@ def x2_on_summary(cfg, summary: pd.DataFrame, rows: pd.DataFrame | None = None) 
         "x2_min_steps": cfg.verdict.x2_min_steps,
         "pairs": {},
     }
-    for student in POSITIONAL_RUNGS:  # every rung that takes positions; REPRESENTABLE decides
+    for student in positional_rungs():  # every rung that takes positions; REPRESENTABLE decides
         for operator in OPERATORS:
             res = _x2_pair(cfg, x2, student, operator) if len(x2) else None
             if res is not None:

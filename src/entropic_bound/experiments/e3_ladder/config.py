@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 
 from ...config import param
 from ...errors import ConfigError
-from ...models.softmax_attention import TEMPERATURES
+from ...models.softmax_temperature import TEMPERATURES
 from ...registry import STUDENTS
-from ...tasks.operators import SPECTRA
-from ...training import TrainConfig
+from ...tasks.names import SPECTRA
+from ...training.config import TrainConfig
 from ...validation import check_rank, check_ranks
 from ..draws import Drawn
 
@@ -20,11 +20,19 @@ def ladder() -> tuple[str, ...]:
     return tuple(sorted(on_ladder, key=lambda s: STUDENTS.get(s).ladder_step))
 
 
-# Positions are for the rungs that take them.
-RUNGS = ladder()
+def positional_rungs() -> tuple[str, ...]:
+    """The rungs that take learned positions (``supports_positional``), in ladder order (X2's)."""
+    return tuple(s for s in ladder() if STUDENTS.get(s).supports_positional)
 
 
-POSITIONAL_RUNGS = tuple(s for s in RUNGS if STUDENTS.get(s).supports_positional)
+def __getattr__(name: str):
+    # The ladder is read from the student classes (which import torch) when it is asked for, not
+    # when this module is imported: the command line checks a ``--set`` against it without torch.
+    if name == "RUNGS":
+        return ladder()
+    if name == "POSITIONAL_RUNGS":
+        return positional_rungs()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def ladder_parts() -> tuple[str, tuple[str, ...]]:
@@ -99,7 +107,7 @@ class E3Verdict:
 @dataclass(frozen=True)
 class E3Config(Drawn):
     task: E3Task = field(default_factory=E3Task)
-    rungs: tuple[str, ...] = param(RUNGS, choices=ladder, doc="ladder rungs")
+    rungs: tuple[str, ...] = param(default_factory=ladder, choices=ladder, doc="ladder rungs")
     ranks: tuple[int, ...] = param(
         (1, 2, 4, 8), ge=1, doc="swept ranks (<= d); the full rank is always added"
     )
@@ -113,7 +121,9 @@ class E3Config(Drawn):
     n_mixer: int = param(64, ge=1, le=100_000, doc="held-out inputs the stored mean mixer averages over")
     control_b: bool = param(True, doc="control (b): B1 on a linear_qk_teacher task")
     positional_rungs: tuple[str, ...] = param(
-        POSITIONAL_RUNGS, choices=ladder, doc="X2: rungs run with learned_absolute positions (empty: no X2)"
+        default_factory=positional_rungs,
+        choices=ladder,
+        doc="X2: rungs run with learned_absolute positions (empty: no X2)",
     )
     x2_operators: tuple[str, ...] = param(
         OPERATORS, choices=OPERATORS, doc="X2: A* signed low-rank / row-stochastic"
@@ -128,12 +138,13 @@ class E3Config(Drawn):
     def check(self) -> None:
         if not self.rungs:
             raise ConfigError(
-                f"The 'rungs' parameter must hold at least one of {', '.join(RUNGS)}. Got () instead."
+                f"The 'rungs' parameter must hold at least one of {', '.join(ladder())}. Got () instead."
             )
-        bad_pos = [r for r in self.positional_rungs if r not in POSITIONAL_RUNGS]
+        positional = positional_rungs()
+        bad_pos = [r for r in self.positional_rungs if r not in positional]
         if bad_pos:
             raise ConfigError(
-                f"positional information is for {' and '.join(POSITIONAL_RUNGS)} only. "
+                f"positional information is for {' and '.join(positional)} only. "
                 f"Got {bad_pos[0]!r} in 'positional_rungs'."
             )
         attention = (

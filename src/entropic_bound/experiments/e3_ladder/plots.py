@@ -9,7 +9,7 @@ from ...models.base import PlotStyle
 from ...plotting import figure_grid, legend_below, mark_floor, panel_grid
 from ...registry import STUDENTS
 from ..decision import curves_by_run
-from .config import POSITIONAL_RUNGS, ladder_parts
+from .config import ladder_parts, positional_rungs
 
 FLOOR = 1e-6  # plotted values are clipped here on log axes
 
@@ -133,15 +133,16 @@ def plot_excess_vs_rank(cfg, summary: pd.DataFrame):
 def _mixer_panels(cfg, rows: pd.DataFrame) -> list[tuple[str, list[tuple[str, dict]]]]:
     """Rows of the mixer figure: (task operator, [(column label, selection)])."""
     full = cfg.task.d
+    positional = positional_rungs()
     panels = []
     for operator in ("low_rank", "row_stochastic"):
         cols = []
-        for name in POSITIONAL_RUNGS:
+        for name in positional:
             role = (
                 "ladder" if operator == "low_rank" and len(_select(rows, role="ladder", rung=name)) else "x2"
             )
             cols.append((f"{name}", dict(role=role, rung=name, positional="none")))
-        for name in POSITIONAL_RUNGS:
+        for name in positional:
             cols.append((f"{name} + positions", dict(role="x2", rung=name, positional="learned_absolute")))
         panels.append(
             (operator, [(label, {**sel, "task.operator": operator, "rank": full}) for label, sel in cols])
@@ -171,13 +172,14 @@ def plot_mixers(cfg, rows: pd.DataFrame, records: list[dict]):
             panels.append((operator, found))
     # Per operator two rows of three: A*, B1, B2 above; B1 + positions, B2 + positions below; one colour scale.
     fig, grid = figure_grid(2 * max(1, len(panels)), 3, width=2.2, height=2.1)
+    positional = positional_rungs()
     for i, (operator, found) in enumerate(panels):
         target = found[0][2]
         scale = float(np.abs(target).max()) or 1.0
         cells = [(0, 0, f"A* ({operator.replace('_', '-')})", target)]
         for label, M, _ in found:
             below = "positions" in label
-            column = 1 + next(i for i, n in enumerate(POSITIONAL_RUNGS) if label.startswith(n))
+            column = 1 + next(i for i, n in enumerate(positional) if label.startswith(n))
             cells.append((1 if below else 0, column, label, M))
         used = set()
         image = None

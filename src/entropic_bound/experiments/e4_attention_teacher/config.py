@@ -6,11 +6,9 @@ from dataclasses import dataclass, field
 
 from ...config import param
 from ...errors import ConfigError
-from ...training import TrainConfig
+from ...training.config import TrainConfig
 from ...validation import check_ranks
-from ..attention_teachers import (
-    AttentionTask,
-)
+from ..attention_task import AttentionTask
 from ..draws import Drawn
 
 

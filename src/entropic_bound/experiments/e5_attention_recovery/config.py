@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ...config import param
 from ...errors import ConfigError
-from ...spectra import ESTIMATOR_KEYS
-from ...spectra.panel import panel_keys
-from ...training import TrainConfig
-from ..attention_teachers import AttentionTask
+from ...spectra.panel_rows import panel_keys
+from ...training.config import TrainConfig
+from ..attention_task import AttentionTask
 from ..draws import Drawn
-from ..implicit_bias import LARGE_INIT_MIN, SMALL_INIT_MAX
+from ..init_groups import LARGE_INIT_MIN, SMALL_INIT_MAX
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -80,15 +81,27 @@ class E5Config(Drawn):
             )
 
 
-KEYS = list(ESTIMATOR_KEYS)
-
-
 ENERGY = "energy_effective_rank"
+
+
+def _panel_keys() -> list[str]:
+    """The panel's keys in report order; importing the panel imports the estimators (torch), which
+    this module must not do when it is imported (the command line's ``--set`` check reads it)."""
+    from ...spectra.panel import ESTIMATOR_KEYS
+
+    return list(ESTIMATOR_KEYS)
+
+
+def __getattr__(name: str):
+    if name == "KEYS":  # the panel's keys, the estimate columns' suffixes
+        return _panel_keys()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def estimator_columns(table: pd.DataFrame) -> list[str]:
     """Kernel, then mixer, then mean-mixer estimate columns present in ``table``."""
-    return [f"{p}_{k}" for p in ("K", "mixer", "meanmixer") for k in KEYS if f"{p}_{k}" in table.columns]
+    keys = _panel_keys()
+    return [f"{p}_{k}" for p in ("K", "mixer", "meanmixer") for k in keys if f"{p}_{k}" in table.columns]
 
 
 #: The fields that differ from the defaults at each scale (``Experiment.default_config``).

@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 
 from ...config import param
 from ...errors import ConfigError
-from ...tasks import ATTENTION_TEACHERS
-from ...tasks.operators import SPECTRA
+from ...tasks.names import ATTENTION_TEACHERS, SPECTRA
 from ...validation import check_ranks
 from ..draws import Drawn
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from ...config import param
 from ...errors import ConfigError
+from ...lm.content_threshold import MIN_MOVED
 from ...lm.corpora import CORPORA, KINDS, corpus_role
 from ...lm.docstrings import PACKAGE_TEXTS
-from ...lm.structure import MIN_MOVED
-from ...lm.trainer import LMTrainConfig
-from ...spectra.panel import panel_keys
+from ...lm.train_config import LMTrainConfig
+from ...spectra.panel_rows import panel_keys
 from ..draws import Drawn
 
 #: C11's ladder (natural text, its word-shuffled and k-gram-resampled versions, code, Markov
