@@ -179,7 +179,7 @@ def markdown(measured: list[Measured], skipped: list[str], figure: str, command:
 
 def static_tail(figure: str) -> list[str]:
     """The page below its measured models: what it leaves to E7, the published figures, the per-layer
-    figure and the references (none of it measured, so it can be rewritten without measuring)."""
+    figure and the references: nothing in it is measured."""
     return [
         "- E7's trained byte-level models are not in this table: they are trained by `entropic-bound run E7` "
         "and reported in its evidence (claim C13). SmolLM2 and its control join C13's released models "
