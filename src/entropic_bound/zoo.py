@@ -5,7 +5,7 @@ Per model: the distribution over heads (median and range) of the static kernel's
 ``energy_threshold_rank_90`` and ``numerical_rank``, the logit field's ``logit_field_rank_90`` and
 ``logit_field_explained``, the realised mixers' ``mixer_energy_effective_rank``, the share of sink
 heads under both sink definitions (:data:`~.mixers.SINK_DEFINITIONS`, ε = 0.3), and the locality mass;
-beside the published figures they compare with (:data:`PUBLISHED`). The text is the first
+beside the published figures they compare with (:mod:`.zoo_published`). The text is the first
 characters of the shipped tinyshakespeare (E7's natural corpus), cut into :data:`WINDOWS` windows of
 :data:`WINDOW_LEN` tokens of each model's own tokenizer.
 """
@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .inspect.released import RANDOM_SUFFIX, RELEASED_MODELS, available, skip_message
+from .zoo_published import published_lines, reference_lines
 
 WINDOWS, WINDOW_LEN = 16, 64
 TEXT_CHARS = 200_000  # far more than 16 x 64 tokens need: the windows stop reading when full
@@ -31,30 +32,6 @@ DISTRIBUTIONS = (
     ("logit_field_explained", "logit field explained"),
     ("mixer_energy_effective_rank", "realised-mixer rank"),
     ("locality_mass", "locality mass (±2)"),
-)
-
-GU_2025 = (
-    'X. Gu et al. "When Attention Sink Emerges in Language Models: An Empirical View." International '
-    "Conference on Learning Representations (ICLR), 2025"
-)
-LEE_2026 = (
-    'W. Lee. "Compressible Softmax-Attended Language under Incompressible Attention." arXiv 2604.04384 (2026)'
-)
-PUBLISHED = (
-    (
-        "Lee 2026",
-        "over 5,888 KV heads of five LMs (124M–7B parameters) the logit energy field reaches 90 % in 2–11 "
-        "components, while the learned W_Q W_Kᵀ needs 38–75",
-        "compare `logit field rank 90 %` and `static energy rank 90 %`",
-    ),
-    (
-        "Gu et al. 2025",
-        "a head is a sink head when its attention to the first token, averaged over all queries, exceeds "
-        "ε = 0.3 (their sink metric is the share of such heads); attention sinks exist in the "
-        "auto-regressive LMs they measure, small ones included, and emerge during pre-training",
-        "compare `sink heads (gu2025)` of the trained models with their `-random` controls; their "
-        "per-model rates are in the paper (not copied here)",
-    ),
 )
 
 
@@ -195,28 +172,30 @@ def markdown(measured: list[Measured], skipped: list[str], figure: str, command:
             for m in measured
         ),
         *(f"- {line}." for line in skipped),
+        *static_tail(figure),
+    ]
+    return "\n".join(lines)
+
+
+def static_tail(figure: str) -> list[str]:
+    """The page below its measured models: what it leaves to E7, the published figures, the per-layer
+    figure and the references: nothing in it is measured."""
+    return [
         "- E7's trained byte-level models are not in this table: they are trained by `entropic-bound run E7` "
-        "and reported in its evidence (claim C13).",
+        "and reported in its evidence (claim C13). SmolLM2 and its control join C13's released models "
+        "with `--set 'E7.released_models=[minilm,minilm-random,smollm2,smollm2-random]'` (the default at "
+        "paper scale, which skips them with one line each where its package is not installed; docs/claims.md, "
+        "C13, gives what they measure there).",
         "",
-        "## Published figures they compare with",
-        "",
-        "| source | reported | compare with |",
-        "|---|---|---|",
-        *(f"| {src} | {what} | {how} |" for src, what, how in PUBLISHED),
-        "",
+        *published_lines(),
         "## Per layer",
         "",
         f"![per-layer medians]({figure})",
         "",
         "Solid with dots: trained weights; dashed: the random-weight control of the same colour.",
         "",
-        "## References",
-        "",
-        f"- {GU_2025}.",
-        f"- {LEE_2026}.",
-        "",
+        *reference_lines(),
     ]
-    return "\n".join(lines)
 
 
 def build_zoo(

