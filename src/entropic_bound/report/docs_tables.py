@@ -103,7 +103,10 @@ def draws_record(verdicts: dict[str, dict]) -> dict[str, dict]:
 
 def draws_table(verdicts: dict[str, dict]) -> str:
     """Per claim: the combined verdict and, per draw, its verdict and interval decision."""
-    rows = ["| claim | verdict | per draw: verdict, statistic [interval] vs threshold |", "| --- | --- | --- |"]
+    rows = [
+        "| claim | verdict | per draw: verdict, statistic [interval] vs threshold |",
+        "| --- | --- | --- |",
+    ]
     for claim, v in verdicts.items():
         rep = v.get("replication") or {}
         decisions = rep.get("decisions") or [None] * len(rep.get("draws", ()))

@@ -98,10 +98,12 @@ def test_min_norm_kernel_fits_the_linearised_data_inside_the_rows_span(kind):
 
 def test_c7_rule_picks_an_estimator_on_the_truth_and_its_noise():
     """The rule on E5's quick ground truth (K* and the least-squares noise of N = 256 linear-teacher
-    samples): the numerical rank matches every case and comes first in the stated order."""
+    samples, 200 noise draws): the numerical rank's cut sits near the fit's noise, so it misses a few
+    noisy cases; the 99 % energy rank matches every case and is the first such in the stated order."""
     cfg = configure("E5", "quick", {}).cfg
     rule = estimator_rule(cfg)
-    assert rule["estimator"] == "numerical_rank" and rule["all_match"]
+    assert rule["estimator"] == "energy_threshold_rank_99" and rule["all_match"]
+    assert 0.9 < rule["matches"]["numerical_rank"] < 1
     assert 0 < rule["noise_fraction_by_N"]["256"] < 0.01  # far below the 1 % cut
     assert rule["estimator_on_truth"]["r*=4, geometric"]["noiseless"] == 4
     assert rule["matches"]["energy_threshold_rank_90"] < 1  # the 90 % energy drops geometric tails

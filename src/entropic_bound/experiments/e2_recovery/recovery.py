@@ -22,8 +22,9 @@ from ...stats.estimator_choice import ground_truth_cases, rule_evidence
 from ...stats.transients import classify_rank_curve
 from ...tasks.operators import make_spectrum
 from ..decision import curves_by_run
+from ..draws import drawn_seed
 
-NOISE_DRAWS = 2  # noisy truths per (r*, spectrum, identified N)
+NOISE_DRAWS = 20  # per truth and N: the rule's choice is then the noise level's, not one sample's
 
 
 def truth_spectrum(n: int, r_star: int, spectrum: str, decay: float) -> np.ndarray:
@@ -52,12 +53,15 @@ def estimator_rule(cfg) -> dict:
     On under-identified data the fit is not ``A*`` plus noise (its unseen part is the init's), so those
     N add no case."""
     t = cfg.task
-    return _rule(t.n, t.d, t.sigma, t.decay, tuple(t.r_stars), tuple(t.spectra), tuple(cfg.sample_counts))
+    counts = tuple(cfg.sample_counts)
+    return _rule(
+        t.n, t.d, t.sigma, t.decay, tuple(t.r_stars), tuple(t.spectra), counts, drawn_seed(cfg.draw, 0)
+    )
 
 
 @lru_cache(maxsize=64)
-def _rule(n, d, sigma, decay, r_stars, spectra, counts) -> dict:
-    rng = np.random.default_rng(0)
+def _rule(n, d, sigma, decay, r_stars, spectra, counts, seed) -> dict:
+    rng = np.random.default_rng(seed)  # the noise cases move with the draw, as the runs do
     identified = [N for N in counts if N * d >= n]
     cases, labels, noise = [], [], {}
     for r in r_stars:
