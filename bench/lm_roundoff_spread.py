@@ -8,8 +8,8 @@ batches and schedule, ``execute_lm_group`` without the probes, which read the mo
 nothing) once with today's step and once per variant that changes nothing but float32 round-off:
 
 - ``rerun``: today's step again (must agree bit for bit: the check that the rest is round-off);
-- ``init_ulp_a`` / ``init_ulp_b``: every initial weight moved by one ulp, up or down by a coin
-  flip per element (two coin seeds);
+- ``init_ulp_a`` / ``init_ulp_b`` (``_c``, ``_d`` when named): every initial weight moved by one
+  ulp, up or down by a coin flip per element (one coin seed each);
 - ``clip_reversed``: the per-member gradient norm of the clipping summed in the reverse order;
 - ``threads_2``: two intra-op threads instead of one (the BLAS could split its sums differently;
   not run unless named);
@@ -45,10 +45,12 @@ from entropic_bound.lm import flat, trainer
 from entropic_bound.lm.model import EnsembleLM
 from entropic_bound.lm.trainer import LMTrainConfig
 
-VARIANTS = ("today", "rerun", "init_ulp_a", "init_ulp_b", "clip_reversed", "threads_2", "microbatch_2")
+COINS = {"init_ulp_a": 1, "init_ulp_b": 2, "init_ulp_c": 3, "init_ulp_d": 4}
+VARIANTS = ("today", "rerun", *COINS, "clip_reversed", "threads_2", "microbatch_2")
 #: ``threads_2`` is left out by default: measured bit for bit today's at these shapes (the BLAS runs
-#: such small products on one thread), for ten times the CPU time (the second thread spins).
-DEFAULT_VARIANTS = tuple(v for v in VARIANTS if v != "threads_2")
+#: such small products on one thread), for ten times the CPU time (the second thread spins);
+#: ``init_ulp_c``/``_d`` are two more coin seeds, for a closer look at one member.
+DEFAULT_VARIANTS = tuple(v for v in VARIANTS if v not in ("threads_2", "init_ulp_c", "init_ulp_d"))
 
 
 def quick_main_group(count: int):
@@ -134,7 +136,7 @@ def train_and_score(variant: str, specs, members, steps: int | None) -> tuple[li
         emb_std=p.get("model.emb_std", DEFAULT_INIT_STD),
     )
     if variant.startswith("init_ulp_"):
-        perturb_init(model, {"a": 1, "b": 2}[variant[-1]])
+        perturb_init(model, COINS[variant])
     cfg = LMTrainConfig(**from_params(specs[0], "train"))
     cfg = cfg if steps is None else LMTrainConfig(**{**cfg.__dict__, "steps": steps})
     gens = [torch.Generator().manual_seed(derive_seed("E7/data", s.run_id)) for s in specs]
