@@ -8,10 +8,11 @@ fill and ``torch.optim.AdamW`` updates two tensors. :meth:`FlatAdamW.member_chun
 consecutive members as smaller ensembles over the same buffers, so a step can run forward and
 backward chunk by chunk with its activations in cache.
 
-None of it changes a number: AdamW is elementwise, the per-member clipping norm is still summed
-parameter by parameter in the model's order, and members are independent. That matters here: a
-training this small is chaotic at float32 round-off (a 1-ulp change of the clipping scale moved a
-member's held-out loss by 0.005 bits/token after 300 steps).
+The buffers and the chunks change no number: AdamW is elementwise, the per-member clipping norm
+is still summed parameter by parameter in the model's order, and members are independent. The
+update is torch's fused AdamW, which rounds differently from its for-loop one in the last bit: a
+training this small is chaotic at float32 round-off, so that moves held-out losses by as much as
+any other round-off does (``bench/lm_roundoff_spread.py`` measures how much), and no further.
 
 The module keeps its parameters (names, shapes, values): probes and evaluation read them as
 before. Build the optimizer after the model is on its device (``.to`` would copy the parameters
@@ -42,6 +43,16 @@ def weight_decay_groups(model: nn.Module) -> tuple[list[nn.Parameter], list[nn.P
 #: chunks of 7 than as one, and slower again in 4 or more; quick's shapes stay one chunk (2 chunks
 #: of its 8 members at d_model 32 measured within noise).
 CHUNK_BYTES = 8 * 2**20
+
+
+def _adamw(groups: list[dict], lr: float, betas) -> torch.optim.AdamW:
+    """``torch.optim.AdamW`` fused: one pass over each buffer instead of ~10 (a paper-shape step's
+    update 14 -> 3 ms on one thread); it rounds differently from the for-loop AdamW in the last bit.
+    torch < 2.4 fuses only on CUDA: there the foreach AdamW (the for-loop's numbers)."""
+    try:
+        return torch.optim.AdamW(groups, lr=lr, betas=betas, fused=True)
+    except RuntimeError:
+        return torch.optim.AdamW(groups, lr=lr, betas=betas, foreach=True)
 
 
 class FlatBuffer:
@@ -82,7 +93,7 @@ class FlatAdamW:
         self.buffers = [FlatBuffer(params) for params in (decay, no_decay) if params]
         wds = [wd for wd, params in ((weight_decay, decay), (0.0, no_decay)) if params]
         groups = [{"params": [b.data], "weight_decay": wd} for b, wd in zip(self.buffers, wds)]
-        self.adamw = torch.optim.AdamW(groups, lr=lr, betas=betas)
+        self.adamw = _adamw(groups, lr, betas)
         self.param_groups = self.adamw.param_groups
         self.norm_terms = [g for _, g in model.views(lambda p: p.grad)]  # views of the flat gradients
         self.model, self._chunks = model, (1, [(slice(0, model.n_members), model)])
