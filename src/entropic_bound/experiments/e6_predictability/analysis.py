@@ -182,3 +182,21 @@ def analyse(
         tables={"recovery_rates": rates, "frontier": frontier, "estimates": estimates},
         notes=notes,
     )
+
+
+#: A teacher draw: the runs of one (teacher kind, n, r*, spectrum, seed) share the teacher (its noise
+#: levels and sample sizes are fits of the same draw).
+TEACHER = ("teacher", "task.n", "task.r_star", "task.spectrum", "seed")
+
+
+def rates_by_r(g: pd.DataFrame, col: str = "exact") -> dict[int, float]:
+    return {int(r): float(h[col].mean()) for r, h in g.groupby("task.r_star")}
+
+
+def at_scale(table: pd.DataFrame, sigma_max: float) -> pd.DataFrame:
+    """Runs at the largest N with σ <= sigma_max (where 'sufficient scale' is judged)."""
+    if not len(table):
+        return table
+    return table[
+        (table["n_samples"] == table["n_samples"].max()) & (table["task.sigma"] <= sigma_max + 1e-12)
+    ]
