@@ -52,6 +52,9 @@ def test_two_draws_store_both_grids_resume_and_replicate_every_claim(tmp_path, c
     assert main(["run", "E1", "--out", str(out), "--quiet", "--set", "draw=1", *_tiny_e1()]) == 0
     single = json.loads((out / "verdicts.json").read_text())
     assert all(
-        v["replication"] == {"draws": [1], "verdicts": [v["verdict"]], "agree": True} for v in single.values()
+        {k: v["replication"][k] for k in ("draws", "verdicts", "agree")}
+        == {"draws": [1], "verdicts": [v["verdict"]], "agree": True}
+        for v in single.values()
     )
+    assert all(len(v["replication"].get("decisions", [None])) == 1 for v in single.values())
     assert all(v["standard"] is False and v["overrides"].get("draw") == 1 for v in single.values())

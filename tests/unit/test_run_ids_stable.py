@@ -28,7 +28,9 @@ RUN_ID_DIGESTS = {
     "E5/quick": "e3d496cb3a6284b3",
     "E5/paper": "1fd695fbd2d9f64d",
     "E6/quick": "2cb8f22becdfe062",
-    "E6/paper": "1f39aaf67c1b74ff",
+    # 36 teacher draws per decisive cell (decisive_seeds 18); with decisive_seeds=0 the ids are
+    # exactly the earlier grid's 1f39aaf67c1b74ff (tests/unit/experiments/test_e6_decisive_draws.py)
+    "E6/paper": "5bf12b7be9194a63",
     "E7/quick": "4ee77fe7f3bb2159",  # the recall control is mqar-p2r (own init, steps)
     # PyTorch-like init of the main models; mqar-p4r among the controls; seven docstring corpora
     # (21 new runs; the other 59 ids are those of 130d83c83606c462)
