@@ -31,6 +31,7 @@ def test_a_changed_verdict_changes_the_table_and_the_check_fails(tmp_path):
     assert docs_tables.main([str(changed), str(QUICK), "--check"]) == 1
     assert docs_tables.main([str(changed), str(QUICK)]) == 0
     assert "| C5 | E4 | **refuted** |" in (tmp_path / "paper-scale.md").read_text()
+    assert "| C1 | E1 | confirmed | 0: confirmed, 1: confirmed |" in (tmp_path / "paper-scale.md").read_text()
     assert docs_tables.main([str(changed), str(QUICK), "--check"]) == 0
 
 

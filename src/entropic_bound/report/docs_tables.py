@@ -43,6 +43,15 @@ def _differs(v: dict) -> str:
     return "; ".join(parts)
 
 
+def _draws(v: dict) -> str:
+    """The draws a verdict was decided on; a verdict stored without them predates draws and the
+    interval rules (an earlier publication's, kept until its experiment is run again)."""
+    rep = v.get("replication")
+    if not rep:
+        return "earlier run"
+    return ", ".join(f"{d}: {w}" for d, w in zip(rep["draws"], rep["verdicts"], strict=True))
+
+
 def _value(x) -> str:
     if isinstance(x, list):
         return "/".join(_value(i) for i in x)
@@ -64,14 +73,14 @@ def _decision_text(d: dict | None) -> str:
 def verdicts_table(verdicts: dict[str, dict]) -> str:
     """The paper-scale verdict table: claim, experiment, verdict, robustness, what differs and the evidence."""
     rows = [
-        "| claim | exp | verdict | robust | where it differs / the evidence |",
-        "| --- | --- | --- | --- | --- |",
+        "| claim | exp | verdict | draws | robust | where it differs / the evidence |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for claim, v in verdicts.items():
         word = v["verdict"] if v["verdict"] != "refuted" else "**refuted**"
         differs = _differs(v)
         text = (f"differs: {differs}. " if differs else "") + evidence_line(claim, v.get("evidence") or {})
-        rows.append(f"| {claim} | {v['experiment']} | {word} | {_robust(v)} | {_cell(text)} |")
+        rows.append(f"| {claim} | {v['experiment']} | {word} | {_draws(v)} | {_robust(v)} | {_cell(text)} |")
     return "\n".join(rows)
 
 
@@ -134,6 +143,8 @@ def regenerated(verdicts_path: Path, quick_path: Path | None = None) -> dict[Pat
     docs = verdicts_path.parent
     scale, claims = docs / "paper-scale.md", docs / "claims.md"
     claims_text = replace_block(claims.read_text(), "verdict-numbers", numbers_table(verdicts, quick))
+    if "<!-- generated: paper-draws -->" in claims_text:
+        claims_text = replace_block(claims_text, "paper-draws", draws_table(verdicts))
     fresh = docs / "quick-draws-verdicts.json"
     if fresh.exists():
         claims_text = replace_block(claims_text, "fresh-draws", draws_table(json.loads(fresh.read_text())))
