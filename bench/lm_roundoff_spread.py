@@ -39,7 +39,6 @@ import torch
 from entropic_bound import pipeline
 from entropic_bound.experiments.draws import derive_seed
 from entropic_bound.experiments.e7_language import execute
-from entropic_bound.experiments.e7_language.config import DEFAULT_INIT_STD
 from entropic_bound.experiments.params import from_params
 from entropic_bound.lm import flat, trainer
 from entropic_bound.lm.model import EnsembleLM
@@ -124,17 +123,7 @@ def variant_patches(variant: str):
 
 def train_and_score(variant: str, specs, members, steps: int | None) -> tuple[list[float], float]:
     """Held-out bits/token of every member after training under ``variant``, and the CPU seconds."""
-    p = specs[0].params
-    model = EnsembleLM(
-        256,
-        p["model.n_ctx"],
-        [derive_seed("E7/init", s.run_id) for s in specs],
-        d_model=p["model.d_model"],
-        n_layers=p["model.n_layers"],
-        n_heads=p["model.n_heads"],
-        init_std=p.get("model.init_std", DEFAULT_INIT_STD),
-        emb_std=p.get("model.emb_std", DEFAULT_INIT_STD),
-    )
+    model = execute.group_model(specs)
     if variant.startswith("init_ulp_"):
         perturb_init(model, COINS[variant])
     cfg = LMTrainConfig(**from_params(specs[0], "train"))

@@ -158,6 +158,22 @@ def _probe_windows(group, members, pools, n_ctx: int, count: int) -> tuple[torch
     return torch.stack(out), np.stack(rows)
 
 
+def group_model(group: list[RunSpec]) -> EnsembleLM:
+    """The untrained ensemble of one group: the first run's model shape, each member initialised
+    from its own run id."""
+    p = group[0].params
+    return EnsembleLM(
+        VOCAB,
+        p["model.n_ctx"],
+        [derive_seed("E7/init", s.run_id) for s in group],
+        d_model=p["model.d_model"],
+        n_layers=p["model.n_layers"],
+        n_heads=p["model.n_heads"],
+        init_std=p.get("model.init_std", DEFAULT_INIT_STD),
+        emb_std=p.get("model.emb_std", DEFAULT_INIT_STD),
+    )
+
+
 def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResult]:
     """Train the group's members as one ensemble on ``device``; one result per spec."""
     start, p = time.perf_counter(), group[0].params
@@ -175,16 +191,7 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
             corpora[key] = (corpus, train, val, metrics)
     members = [corpora[(s.params["corpus.name"], s.params.get("corpus.path"))] for s in group]
     n_ctx = p["model.n_ctx"]
-    model = EnsembleLM(
-        VOCAB,
-        n_ctx,
-        [derive_seed("E7/init", s.run_id) for s in group],
-        d_model=p["model.d_model"],
-        n_layers=p["model.n_layers"],
-        n_heads=p["model.n_heads"],
-        init_std=p.get("model.init_std", DEFAULT_INIT_STD),
-        emb_std=p.get("model.emb_std", DEFAULT_INIT_STD),
-    ).to(device)
+    model = group_model(group).to(device)
     pools = _episode_pools(group, members, n_ctx)
     probe_idx, answer_rows = _probe_windows(group, members, pools, n_ctx, p["probe_windows"])  # (E, P, n)
     recorder = _Recorder(model, probe_idx, p["locality_window"], answer_rows)
