@@ -58,11 +58,8 @@ def _value(x) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
-def _decision(evidence: dict) -> str:
-    return _decision_text(evidence.get("decision"))
-
-
 def _decision_text(d: dict | None) -> str:
+    """A decision record as ``statistic [lo, hi] vs threshold`` (``(narrow)`` marked); ``—`` without one."""
     if not isinstance(d, dict) or "interval" not in d or None in d["interval"]:
         return "—"
     lo, hi = d["interval"]
@@ -94,9 +91,7 @@ def numbers_table(verdicts: dict[str, dict], quick: dict[str, dict] | None = Non
     ]
     for claim, v in verdicts.items():
         evidence = v.get("evidence") or {}
-        row = (
-            f"| {claim} | {v['verdict']} | {_decision(evidence)} | {_cell(evidence_line(claim, evidence))} |"
-        )
+        row = f"| {claim} | {v['verdict']} | {_decision_text(evidence.get('decision'))} | {_cell(evidence_line(claim, evidence))} |"
         if quick:
             row += f" {_cell(evidence_line(claim, quick[claim])) if claim in quick else '—'} |"
         rows.append(row)
@@ -110,6 +105,11 @@ def draws_record(verdicts: dict[str, dict]) -> dict[str, dict]:
     return {claim: {k: v[k] for k in keep if k in v} for claim, v in verdicts.items()}
 
 
+def _draw_cell(draw: int, verdict: str, decision: dict | None) -> str:
+    text = _decision_text(decision)
+    return f"draw {draw}: {verdict}" + ("" if text == "—" else f", {text}")
+
+
 def draws_table(verdicts: dict[str, dict]) -> str:
     """Per claim: the combined verdict and, per draw, its verdict and interval decision."""
     rows = [
@@ -120,7 +120,7 @@ def draws_table(verdicts: dict[str, dict]) -> str:
         rep = v.get("replication") or {}
         decisions = rep.get("decisions") or [None] * len(rep.get("draws", ()))
         per_draw = "; ".join(
-            f"draw {d}: {word}" + (f", {_decision_text(dec)}" if _decision_text(dec) != "—" else "")
+            _draw_cell(d, word, dec)
             for d, word, dec in zip(rep.get("draws", ()), rep.get("verdicts", ()), decisions, strict=True)
         )
         rows.append(f"| {claim} | {v['verdict']} | {_cell(per_draw) or '—'} |")
