@@ -19,8 +19,10 @@ one ensemble. Registered names (:data:`CORPORA`, factories ``(n_tokens, seed) ->
   fitted to tinyshakespeare, mixing demand ``k``, entropy rate by a stated Monte Carlo (:mod:`.ladder`).
 - **natural** ``shakespeare-shuffled``: tinyshakespeare with word order shuffled within sentences.
 
-Natural and code corpora take the first ``n_tokens`` bytes; their predicted complexity is a
-compression estimate (:mod:`.complexity`).
+Natural and code corpora take the first ``n_tokens`` bytes of their text on draw 0 and a window
+drawn from the draw's ``window_seed`` on a later draw (:mod:`.text_windows`; the corpora that
+take one are :data:`WINDOWED`); their predicted complexity is a compression estimate
+(:mod:`.complexity`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from .complexity import compression_bits_per_char
 from .docstrings import PACKAGE_TEXTS, docstring_bytes
 from .ladder import KGramModel, shuffle_within_sentences
 from .sources import LagCopySource, MarkovSource, MQARSource, RecallSource
+from .text_windows import rotated, text_window
 
 CorpusFactory = Callable[[int, int], "Corpus"]
 CORPORA: Registry[CorpusFactory] = Registry("corpus")
@@ -275,10 +278,11 @@ def stdlib_files() -> list[Path]:
 
 
 @CORPORA.register("stdlib_code", summary="the Python standard library's own source files (bytes)")
-def stdlib_corpus(n_tokens: int, seed: int = 0) -> Corpus:
-    """The first ``n_tokens`` bytes of the concatenated standard library sources (``seed`` unused)."""
+def stdlib_corpus(n_tokens: int, seed: int = 0, window_seed: int | None = None) -> Corpus:
+    """The first ``n_tokens`` bytes of the concatenated standard library sources, from the first
+    file or a drawn one (``window_seed``; ``seed`` unused)."""
     chunks, size = [], 0
-    for path in stdlib_files():
+    for path in rotated(stdlib_files(), window_seed):
         data = path.read_bytes()
         chunks.append(data[: n_tokens - size])
         size += len(chunks[-1])
@@ -296,21 +300,23 @@ def shakespeare_bytes(n_tokens: int = -1) -> bytes:
 
 
 @CORPORA.register("tinyshakespeare", summary="natural: Shakespeare's plays (tinyshakespeare, shipped)")
-def shakespeare_corpus(n_tokens: int, seed: int = 0) -> Corpus:
-    """The first ``n_tokens`` bytes of tinyshakespeare, from the package data (``seed`` unused)."""
-    data = shakespeare_bytes(n_tokens)
+def shakespeare_corpus(n_tokens: int, seed: int = 0, window_seed: int | None = None) -> Corpus:
+    """``n_tokens`` bytes of tinyshakespeare, from the package data: its beginning, or a window
+    drawn from ``window_seed`` (``seed`` unused)."""
+    data = text_window(shakespeare_bytes(), n_tokens, window_seed)
     return byte_corpus("tinyshakespeare", "natural", data, "entropic_bound/lm/data/tinyshakespeare.txt.gz")
 
 
 @CORPORA.register(
     "shakespeare-shuffled", summary="natural: tinyshakespeare with word order shuffled within sentences"
 )
-def shakespeare_shuffled_corpus(n_tokens: int, seed: int = 0) -> Corpus:
-    """The first ``n_tokens`` bytes of tinyshakespeare with each sentence's words permuted
+def shakespeare_shuffled_corpus(n_tokens: int, seed: int = 0, window_seed: int | None = None) -> Corpus:
+    """``n_tokens`` bytes of tinyshakespeare with each sentence's words permuted
     (:func:`~.ladder.shuffle_within_sentences`, drawn from ``seed``): word statistics kept,
-    word order gone."""
+    word order gone; the beginning, or a window drawn from ``window_seed``."""
     text = shakespeare_bytes().decode("utf-8")
-    shuffled = shuffle_within_sentences(text, np.random.default_rng([seed, 7])).encode("utf-8")[:n_tokens]
+    shuffled = shuffle_within_sentences(text, np.random.default_rng([seed, 7])).encode("utf-8")
+    shuffled = text_window(shuffled, n_tokens, window_seed)
     return byte_corpus(
         "shakespeare-shuffled",
         "natural",
@@ -335,10 +341,15 @@ def pydoc_prose_text() -> str:
 
 
 @CORPORA.register("pydoc_prose", summary="natural: English prose of the Python reference (pydoc_data.topics)")
-def pydoc_prose_corpus(n_tokens: int, seed: int = 0) -> Corpus:
-    """The first ``n_tokens`` UTF-8 bytes of :func:`pydoc_prose_text` (``seed`` unused)."""
-    data = pydoc_prose_text().encode("utf-8")[:n_tokens]
+def pydoc_prose_corpus(n_tokens: int, seed: int = 0, window_seed: int | None = None) -> Corpus:
+    """``n_tokens`` UTF-8 bytes of :func:`pydoc_prose_text`: its beginning, or a window drawn from
+    ``window_seed`` (``seed`` unused)."""
+    data = text_window(pydoc_prose_text().encode("utf-8"), n_tokens, window_seed)
     return byte_corpus("pydoc_prose", "natural", data, "pydoc_data.topics (prose lines)")
+
+
+#: the corpora read from a fixed text, whose factories take a ``window_seed`` (a later draw's window)
+WINDOWED = {"stdlib_code", "tinyshakespeare", "shakespeare-shuffled", "pydoc_prose", *PACKAGE_TEXTS}
 
 
 CORPUS_ROLES.update(
@@ -350,8 +361,8 @@ def _register_docstrings(name: str) -> None:
     CORPUS_ROLES[name] = NATURAL
     owner = PACKAGE_TEXTS[name].package or "the Python standard library"
 
-    def factory(n_tokens: int, seed: int = 0) -> Corpus:  # seed unused: the text is fixed
-        data, source = docstring_bytes(name, n_tokens)
+    def factory(n_tokens: int, seed: int = 0, window_seed: int | None = None) -> Corpus:  # seed unused
+        data, source = docstring_bytes(name, n_tokens, window_seed)
         return byte_corpus(name, "natural", data, source)
 
     CORPORA.register(name, summary=f"natural: English docstrings of {owner}")(factory)
@@ -403,12 +414,18 @@ def expected_mixing(name: str) -> tuple[str, ...]:
     return role.expected_mixing if role is not None else ()
 
 
-def load_corpus(name: str, n_tokens: int, seed: int, path: str | None = None) -> Corpus:
-    """A registered corpus by name, or the text file ``path`` when ``name`` starts with ``text:``."""
+def load_corpus(
+    name: str, n_tokens: int, seed: int, path: str | None = None, window_seed: int | None = None
+) -> Corpus:
+    """A registered corpus by name, or the text file ``path`` when ``name`` starts with ``text:``;
+    a fixed text (:data:`WINDOWED`) from its beginning, or from a window drawn from ``window_seed``."""
     if n_tokens < 16:
         raise UserInputError(f"The 'n_tokens' parameter must be an int >= 16. Got {n_tokens} instead.")
     if name.startswith("text:"):
         if path is None:
             raise UserInputError(f"The text corpus '{name}' needs a file path.")
         return text_corpus(path, n_tokens)
-    return CORPORA.get(name)(n_tokens, seed)
+    factory = CORPORA.get(name)
+    if window_seed is not None and name in WINDOWED:
+        return factory(n_tokens, seed, window_seed=window_seed)
+    return factory(n_tokens, seed)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DataError
+from .text_windows import rotated
 
 #: folders whose files are not the package's own prose (tests, vendored copies, caches)
 SKIPPED_PARTS = frozenset(
@@ -110,11 +111,12 @@ def file_docstrings(path: Path) -> list[str]:
     return [p for p in (prose(d) for d in found if d) if p]
 
 
-def docstring_bytes(name: str, n_bytes: int) -> tuple[bytes, str]:
-    """The first ``n_bytes`` UTF-8 bytes of corpus ``name``'s docstrings and a line saying where
-    they come from (files read out of the package's)."""
+def docstring_bytes(name: str, n_bytes: int, window_seed: int | None = None) -> tuple[bytes, str]:
+    """The first ``n_bytes`` UTF-8 bytes of corpus ``name``'s docstrings, from the first file or
+    from one drawn from ``window_seed`` (wrapping around), and a line saying where they come from
+    (files read out of the package's)."""
     root, chunks, size, read = package_root(PACKAGE_TEXTS[name]), [], 0, 0
-    files = source_files(root)
+    files = rotated(source_files(root), window_seed)
     for path in files:
         read += 1
         for text in file_docstrings(path):

@@ -89,13 +89,15 @@ def corpus_metrics(corpus: Corpus, train: np.ndarray, val: np.ndarray, max_order
 
 
 def _load(spec: RunSpec) -> Corpus:
+    """The run's corpus; a fixed text's window moves with the draw (draw 0: its beginning)."""
     p = spec.params
-    name = p["corpus.name"]
+    name, draw = p["corpus.name"], p.get("draw", 0)
     return load_corpus(
         name,
         p["corpus.tokens"],
-        derive_seed("E7/corpus", *salted(p.get("draw", 0), name, p.get("corpus.seed", 0))),
+        derive_seed("E7/corpus", *salted(draw, name, p.get("corpus.seed", 0))),
         p.get("corpus.path"),
+        window_seed=derive_seed("E7/window", name, draw) if draw else None,
     )
 
 
@@ -325,7 +327,9 @@ def execute_checkpoint(spec: RunSpec) -> RunResult:
         from ...errors import DataError
 
         raise DataError(f"The checkpoint '{p['probe.checkpoint']}' is not available on this machine.")
-    text_corpus = load_corpus(p["probe.text"], p["probe.text_bytes"], drawn_seed(p.get("draw", 0), 0))
+    draw = p.get("draw", 0)
+    window = derive_seed("E7/window", p["probe.text"], draw) if draw else None  # another text per draw
+    text_corpus = load_corpus(p["probe.text"], p["probe.text_bytes"], drawn_seed(draw, 0), window_seed=window)
     text = np.asarray(text_corpus.tokens, dtype=np.uint8).tobytes().decode("utf-8", errors="replace")
     random = is_random_control(p["probe.checkpoint"])
     mixers, inputs, causal, d_head = checkpoint_mixers(
