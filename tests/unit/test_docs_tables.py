@@ -54,3 +54,21 @@ def test_the_fresh_draws_table_lists_every_draw_and_follows_its_json(tmp_path):
     assert docs_tables.main([str(tmp_path / "paper-scale-verdicts.json"), str(QUICK), "--check"]) == 1
     assert docs_tables.main([str(tmp_path / "paper-scale-verdicts.json"), str(QUICK)]) == 0
     assert "draw 2: refuted" in (tmp_path / "claims.md").read_text()
+
+
+def test_the_robustness_map_is_read_against_the_first_draws_default():
+    """The map is the first draw's; when the draws disagree the shown verdict is not that draw's, so
+    a setting agreeing with that draw's default is not listed and the text names the draw."""
+    settings = [
+        {"setting": {}, "verdict": "confirmed"},
+        {"setting": {"c13_min_moved": 0.05}, "verdict": "inconclusive"},
+        {"setting": {"c13_content_tv": 0.35}, "verdict": "confirmed"},
+    ]
+    disagree = {
+        "verdict": "inconclusive",
+        "robustness": {"settings": settings},
+        "replication": {"draws": [0, 1], "verdicts": ["confirmed", "inconclusive"], "agree": False},
+    }
+    assert docs_tables._differs(disagree) == "against draw 0's confirmed: c13_min_moved = 0.05 inconclusive"
+    agree = {**disagree, "verdict": "confirmed"}
+    assert docs_tables._differs(agree) == "c13_min_moved = 0.05 inconclusive"

@@ -33,14 +33,23 @@ def _robust(v: dict) -> str:
 
 
 def _differs(v: dict) -> str:
-    """The settings whose verdict differs from the main one, in words ('' when none)."""
+    """The settings whose verdict differs from the default setting's, in words ('' when none). The
+    map is the first draw's: when the draws disagree, the shown verdict is not that draw's, so the
+    settings are compared with the first draw's default and the text says so."""
     settings = (v.get("robustness") or {}).get("settings") or []
+    if not settings:
+        return ""
+    base = settings[0].get("verdict", v["verdict"])
     parts = []
     for s in settings[1:]:
-        if s.get("verdict") != v["verdict"]:
+        if s.get("verdict") != base:
             where = ", ".join(f"{k} = {_value(x)}" for k, x in (s.get("setting") or {}).items())
             parts.append(f"{where} {s['verdict']}")
-    return "; ".join(parts)
+    text = "; ".join(parts)
+    if text and base != v["verdict"]:
+        first = ((v.get("replication") or {}).get("draws") or [0])[0]
+        text = f"against draw {first}'s {base}: {text}"
+    return text
 
 
 def _draws(v: dict) -> str:
