@@ -178,3 +178,65 @@ def test_e4_reference_levels_are_legend_entries_not_labels_on_top_of_each_other(
         line.get_label(): (line.get_color(), str(line.get_linestyle())) for line in panels[0].get_lines()
     }
     assert looks["ε_floor"] != looks["noise σ² / signal"]
+
+
+def _paper_sized_heads(n_sources: int = 28) -> pd.DataFrame:
+    """A head table the size of the paper E7 figure: n_sources sources, 3 models of 8 heads each."""
+    categories = ["local", "positional", "content", "sink"]
+    return pd.DataFrame(
+        [
+            {
+                "source": f"docstrings_of_package_{i}",
+                "kind": "natural",
+                "run_id": f"{i}-{seed}",
+                "category": categories[(i + head) % 4],
+                "logit_field_rank_90": 2.0 + head,
+            }
+            for i in range(n_sources)
+            for seed in range(3)
+            for head in range(8)
+        ]
+    )
+
+
+def test_e7_structure_figure_keeps_every_source_name_apart_at_the_paper_count():
+    """Rotated tick labels are legible when the ticks lie at least 1.5 lines apart across the text."""
+    fig = plot_structure(_paper_sized_heads())
+    fig.draw_without_rendering()
+    ax = fig.axes[1]
+    labels = [t for t in ax.get_xticklabels() if t.get_text()]
+    assert len(labels) == 28
+    points_per_px = 72 / fig.dpi
+    xs = ax.transData.transform([(x, 0) for x in ax.get_xticks()])[:, 0] * points_per_px
+    across = np.diff(xs).min() * np.sin(np.radians(labels[0].get_rotation()))
+    assert across >= 1.5 * labels[0].get_fontsize()
+
+
+def test_e7_loss_curves_keep_their_panels_with_a_paper_sized_legend():
+    """26 corpora: the legend goes below the panels and the panels keep their height."""
+    names = [f"corpus_number_{i}" for i in range(26)]
+    runs = pd.DataFrame(
+        [{"run_id": n, "corpus": n, "seed": 0, "learned": True, "reference_bits": 2.0} for n in names]
+    )
+    curves = {
+        n: {"curve_step": [1, 10], "batch_loss": [3.0, 2.0], "step": [1, 10], "val_loss": [3, 2]}
+        for n in names
+    }
+    fig = plot_loss_curves(runs, curves)
+    fig.draw_without_rendering()
+    assert len(fig.legends) == 1 and len(fig.legends[0].get_texts()) == 26
+    for ax in fig.axes:
+        assert ax.get_position().height * fig.get_figheight() >= 1.5  # inches
+
+
+def test_e7_rank_figure_says_when_a_measure_is_unknown_for_every_corpus():
+    corpora = pd.DataFrame(
+        [
+            {"name": name, "kind": "natural", "rank": 3.0, "rank_sd": 0.5, "information": 1.0}
+            | {"compression": 2.0, "mixing_known": np.nan, "mixing_data": 4.0}
+            for name in ("tinyshakespeare", "pydoc_prose")
+        ]
+    )
+    fig = plot_rank_vs_complexity(corpora, "kernel rank")
+    panel = fig.axes[2]
+    assert not panel.axison and "not known" in panel.texts[0].get_text()

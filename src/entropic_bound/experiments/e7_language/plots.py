@@ -69,7 +69,7 @@ def plot_loss_curves(runs: pd.DataFrame, curves: dict[str, dict]):
         "--|reference (bits/token)",
     ]
     axes[0][1].legend(handles=_key(*key), fontsize=8, loc="upper right", frameon=False)
-    axes[0][0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="corpus")
+    legend_below(fig, axes, ncol=4, fontsize=8)  # one entry per corpus: 26 at paper scale
     what = (
         "solid: learned runs; dotted: set aside as not learned" if set_aside else "every run learned (solid)"
     )
@@ -89,6 +89,10 @@ def plot_rank_vs_complexity(corpora: pd.DataFrame, rank_label: str):
     for ax, m in zip(axes[0], measures):
         if not len(corpora) or m not in corpora:
             ax.text(0.5, 0.5, "no learned corpus\nof the main shape", ha="center", va="center", fontsize=8)
+            ax.set_axis_off()
+            continue
+        if corpora[m].isna().all():  # e.g. natural text: its mixing demand is not known
+            ax.text(0.5, 0.5, f"{m}:\nnot known for\nthese corpora", ha="center", va="center", fontsize=8)
             ax.set_axis_off()
             continue
         for _, row in corpora.iterrows():
@@ -161,8 +165,11 @@ def _label(s: str) -> str:
 def plot_structure(heads: pd.DataFrame):
     """Per source (controls on the right), the share of heads in each category (mean over the
     source's models) and every head's logit-field rank (90 %), Lee (2026)'s 2–11 shaded."""
-    fig, axes = figure_grid(1, 2, width=5.2, height=3.8)
     sources = _source_order(heads)
+    # one column per source, the panels stacked on one shared axis: names stay apart at any count
+    fig, axes = figure_grid(2, 1, width=max(6.4, 0.3 * len(sources) + 2.8), height=3.3)
+    axes = [[axes[0][0], axes[1][0]]]
+    axes[0][1].sharex(axes[0][0])
     x = np.arange(len(sources))
     bottom = np.zeros(len(sources))
     for cat, colour in _CATEGORY_COLOURS.items():
@@ -180,8 +187,9 @@ def plot_structure(heads: pd.DataFrame):
     for ax in axes[0]:
         if 0 < n_controls < len(sources):
             ax.axvline(len(sources) - n_controls - 0.5, color="black", lw=0.8, ls="--")
-        ax.set_xticks(x)
-        ax.set_xticklabels([_label(s) for s in sources], rotation=60, ha="right", fontsize=8)
+    axes[0][1].set_xticks(x)
+    axes[0][1].set_xticklabels([_label(s) for s in sources], rotation=50, ha="right", fontsize=8)
+    axes[0][0].tick_params(axis="x", labelbottom=False)
     axes[0][0].set_ylabel("share of heads (mean over models)", fontsize=9)
     axes[0][0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     axes[0][1].axhspan(2, 11, color="0.9", label="Lee 2026: logit field 2-11")
