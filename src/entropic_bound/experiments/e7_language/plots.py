@@ -82,6 +82,9 @@ def plot_loss_curves(runs: pd.DataFrame, curves: dict[str, dict]):
 def plot_rank_vs_complexity(corpora: pd.DataFrame, rank_label: str):
     """Final head-mean kernel rank (mean ± sd over learned seeds) vs each complexity measure."""
     measures = ("information", "compression", "mixing_known", "mixing_data")
+    # a measure no corpus has (natural text's mixing demand is not known) gets no panel, only a word
+    unknown = [m for m in measures if len(corpora) and m in corpora and corpora[m].isna().all()]
+    measures = tuple(m for m in measures if m not in unknown)
     fig, axes = figure_grid(1, len(measures), width=3.0, height=3.0)
     names = list(corpora["name"]) if len(corpora) else []
     kinds = dict(zip(names, corpora["kind"])) if len(corpora) else {}
@@ -89,10 +92,6 @@ def plot_rank_vs_complexity(corpora: pd.DataFrame, rank_label: str):
     for ax, m in zip(axes[0], measures):
         if not len(corpora) or m not in corpora:
             ax.text(0.5, 0.5, "no learned corpus\nof the main shape", ha="center", va="center", fontsize=8)
-            ax.set_axis_off()
-            continue
-        if corpora[m].isna().all():  # e.g. natural text: its mixing demand is not known
-            ax.text(0.5, 0.5, f"{m}:\nnot known for\nthese corpora", ha="center", va="center", fontsize=8)
             ax.set_axis_off()
             continue
         for _, row in corpora.iterrows():
@@ -116,7 +115,8 @@ def plot_rank_vs_complexity(corpora: pd.DataFrame, rank_label: str):
     shown = [f"{marker} {kind}" for kind, marker in _MARKERS.items() if kind in set(kinds.values())]
     fig.suptitle(
         f"E7: kernel rank vs predicted complexity, one colour per corpus ({', '.join(shown)}); "
-        "error bars ± 1 sd over learned seeds",
+        "error bars ± 1 sd over learned seeds"
+        + (f"; not known for these corpora: {', '.join(unknown)}" if unknown else ""),
         fontsize=10,
     )
     return fig
