@@ -167,9 +167,8 @@ def plot_structure(heads: pd.DataFrame):
     source's models) and every head's logit-field rank (90 %), Lee (2026)'s 2–11 shaded."""
     sources = _source_order(heads)
     # one column per source, the panels stacked on one shared axis: names stay apart at any count
-    fig, axes = figure_grid(2, 1, width=max(6.4, 0.3 * len(sources) + 2.8), height=3.3)
-    axes = [[axes[0][0], axes[1][0]]]
-    axes[0][1].sharex(axes[0][0])
+    fig, ((shares_ax,), (ranks_ax,)) = figure_grid(2, 1, width=max(6.4, 0.3 * len(sources) + 2.8), height=3.3)
+    ranks_ax.sharex(shares_ax)
     x = np.arange(len(sources))
     bottom = np.zeros(len(sources))
     for cat, colour in _CATEGORY_COLOURS.items():
@@ -181,38 +180,37 @@ def plot_structure(heads: pd.DataFrame):
                 for s in sources
             ]
         )
-        axes[0][0].bar(x, share, bottom=bottom, color=colour, label=cat)
+        shares_ax.bar(x, share, bottom=bottom, color=colour, label=cat)
         bottom += share
     n_controls = sum(bool(expected_mixing(s)) for s in sources)
-    for ax in axes[0]:
+    for ax in (shares_ax, ranks_ax):
+        ax.tick_params(axis="y", labelsize=8)
         if 0 < n_controls < len(sources):
             ax.axvline(len(sources) - n_controls - 0.5, color="black", lw=0.8, ls="--")
-    axes[0][1].set_xticks(x)
-    axes[0][1].set_xticklabels([_label(s) for s in sources], rotation=50, ha="right", fontsize=8)
-    axes[0][0].tick_params(axis="x", labelbottom=False)
-    axes[0][0].set_ylabel("share of heads (mean over models)", fontsize=9)
-    axes[0][0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    axes[0][1].axhspan(2, 11, color="0.9", label="Lee 2026: logit field 2-11")
+    ranks_ax.set_xticks(x)
+    ranks_ax.set_xticklabels([_label(s) for s in sources], rotation=50, ha="right", fontsize=8)
+    shares_ax.tick_params(axis="x", labelbottom=False)
+    shares_ax.set_ylabel("share of heads (mean over models)", fontsize=9)
+    shares_ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ranks_ax.axhspan(2, 11, color="0.9", label="Lee 2026: logit field 2-11")
     if "logit_field_rank_90" in heads:
         rng = np.random.default_rng(0)
         for i, s in enumerate(sources):
             g = heads[heads["source"] == s]
             r = g["logit_field_rank_90"].to_numpy(float)
             colours = [_CATEGORY_COLOURS.get(c, "black") for c in g["category"]]
-            axes[0][1].scatter(i + rng.uniform(-0.25, 0.25, len(r)), r, s=9, c=colours)
-    axes[0][1].set_ylabel("logit-field rank for 90% (per head)", fontsize=9)
+            ranks_ax.scatter(i + rng.uniform(-0.25, 0.25, len(r)), r, s=9, c=colours)
+    ranks_ax.set_ylabel("logit-field rank for 90% (per head)", fontsize=9)
     shown = set(heads["category"]) if "category" in heads else set()
     dots = [
         Line2D([], [], ls="none", marker="o", ms=4, color=c, label=f"{cat} head")
         for cat, c in _CATEGORY_COLOURS.items()
         if cat in shown
     ]
-    band = axes[0][1].get_legend_handles_labels()[0]
-    axes[0][1].legend(
+    band = ranks_ax.get_legend_handles_labels()[0]
+    ranks_ax.legend(
         handles=band + dots, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False
     )
-    for ax in axes[0]:
-        ax.tick_params(axis="y", labelsize=8)
     split = ""
     if 0 < n_controls < len(sources):
         kinds = dict(zip(heads["source"], heads["kind"]))
