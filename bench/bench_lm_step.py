@@ -70,8 +70,18 @@ NOTES = (
     "up to 4e-4; bench/lm_roundoff_spread.py). The folded layer norms, one-pass cross-entropy backward "
     "and fused AdamW change round-off only: quick's 24 held-out losses moved by a median 3e-5, up to "
     "0.058 (stdlib_code), the verdicts and the learned-run filter unchanged.",
-    "torch.compile of the loss (inductor, gcc): compiles, 70-80 s wall cold per shape, 3 % steady-state "
-    "gain at the paper shape (the GEMMs and SDPA are library calls either way): never pays at quick scale.",
+    "torch.compile of each member chunk's loss (inductor, gcc; bench/lm_step_alternatives.py): 70-80 s "
+    "wall cold per shape and 3 % at the paper shape on the loaded AMD machine; 25 s cold and 1.12x at the "
+    "paper shape, 12 s and 1.14x at quick's, on a quiet Intel Xeon: quick's four model groups would "
+    "compile for ~48 s to save ~13 s of their ~110 s of steps, and it changes the round-off.",
+    "Replacing parts of the model (bench/lm_step_alternatives.py, paper shape): tanh-GELU is slower "
+    "than the exact one (0.92x); even with ReLU for GELU, no layer norm and no attention at all the "
+    "step reaches 0.40-0.45 of the GEMM peak: what is left (the matrix products, cross-entropy, AdamW "
+    "and the backward's bookkeeping) keeps an eager CPU step of this shape under 0.5.",
+    "The bias added in place to a bmm instead of baddbmm (which copies the broadcast bias into its "
+    "output and the output's gradient again): bit-identical training, 5-17 % faster per product in "
+    "isolation, within noise (+-5 %) for the whole step. glibc's malloc thresholds raised (freed "
+    "blocks kept, fewer page faults): the step 8-14 % faster here, E7 quick end to end unchanged.",
     "Explicit softmax attention (one baddbmm with the causal mask, softmax, bmm) instead of SDPA's CPU "
     "flash kernel: the same speed or slower at these shapes.",
     "Splitting the batch into micro-batches (gradient accumulation) is 5-10 % faster at 2 micro-batches; "
