@@ -81,7 +81,9 @@ NOTES = (
     "The bias added in place to a bmm instead of baddbmm (which copies the broadcast bias into its "
     "output and the output's gradient again): bit-identical training, 5-17 % faster per product in "
     "isolation, within noise (+-5 %) for the whole step. glibc's malloc thresholds raised (freed "
-    "blocks kept, fewer page faults): the step 8-14 % faster here, E7 quick end to end unchanged.",
+    "blocks kept, fewer page faults): 8-14 % faster in a process that runs the ensemble step alone, "
+    "unchanged in this bench and in E7 quick end to end (149 vs 150 CPU s), where earlier frees "
+    "have already raised glibc's dynamic mmap threshold.",
     "Explicit softmax attention (one baddbmm with the causal mask, softmax, bmm) instead of SDPA's CPU "
     "flash kernel: the same speed or slower at these shapes.",
     "Splitting the batch into micro-batches (gradient accumulation) is 5-10 % faster at 2 micro-batches; "
