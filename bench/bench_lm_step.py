@@ -284,20 +284,31 @@ def profile(step: EnsembleStep, x: torch.Tensor, y: torch.Tensor, device: str, r
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def shape_parser(doc: str, rounds: int, shapes: str) -> argparse.ArgumentParser:
+    """The options an LM-step bench shares: ``--json``, ``--rounds``, ``--steps``, ``--shapes``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=rounds)
     parser.add_argument("--steps", type=int, default=8, help="steps per side and round")
-    parser.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of {', '.join(SHAPES)}")
-    parser.add_argument("--device", default="cpu")
-    args = parser.parse_args()
+    parser.add_argument("--shapes", default=shapes, help=f"comma-separated, of {', '.join(SHAPES)}")
+    return parser
+
+
+def checked_shapes(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """The shapes ``--shapes`` names, or one line and exit 2 for an unknown one or a count below 1."""
     shapes = args.shapes.split(",")
-    unknown = [s for s in shapes if s not in SHAPES]
-    if unknown or args.rounds < 1 or args.steps < 1:
+    if any(s not in SHAPES for s in shapes) or args.rounds < 1 or args.steps < 1:
         parser.exit(
             2, f"--shapes must name some of {', '.join(SHAPES)} (got {args.shapes}); --rounds, --steps >= 1\n"
         )
+    return shapes
+
+
+def main() -> None:
+    parser = shape_parser(__doc__, 5, ",".join(SHAPES))
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args()
+    shapes = checked_shapes(parser, args)
     torch.set_num_threads(1)
     warnings.filterwarnings(
         "ignore", message="There is a performance drop because we have not yet implemented"

@@ -22,7 +22,6 @@ comparable across sides.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
@@ -46,19 +45,13 @@ REPLACED["bare"] = REPLACED["relu"] | REPLACED["no_layernorm"] | REPLACED["no_at
 
 
 class CompiledStep(base.EnsembleStep):
-    """The trainer's step with every member chunk's ``member_losses`` compiled by inductor."""
+    """The trainer's step with every member chunk's ``member_losses`` compiled by inductor (the
+    trainer calls each chunk's ``member_losses``, so the compiled one replaces it on the chunk)."""
 
     def __init__(self, model) -> None:
         super().__init__(model)
-        chunks = self.opt.member_chunks(base.BATCH * base.N_CTX)
-        self.losses = {id(sub): torch.compile(sub.member_losses, dynamic=False) for _, sub in chunks}
-
-    def __call__(self, x: torch.Tensor, y: torch.Tensor) -> None:
-        self.opt.zero_grad()
-        for rows, sub in self.opt.member_chunks(base.BATCH * base.N_CTX):
-            self.opt.backward(self.losses[id(sub)](x[rows], y[rows]).sum())
-        self.opt.clip_per_member(base.CLIP)
-        self.opt.step()
+        for _, sub in self.opt.member_chunks(base.BATCH * base.N_CTX):
+            sub.member_losses = torch.compile(sub.member_losses, dynamic=False)
 
 
 def stepping(step, replaced: dict):
@@ -115,19 +108,10 @@ def bench_shape(name: str, rounds: int, steps: int, compile_: bool) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=8, help="steps per side and round")
-    parser.add_argument("--shapes", default="paper", help=f"comma-separated, of {', '.join(base.SHAPES)}")
+    parser = base.shape_parser(__doc__, 3, "paper")
     parser.add_argument("--no-compile", action="store_true", help="leave out the compiled side")
     args = parser.parse_args()
-    shapes = args.shapes.split(",")
-    if any(s not in base.SHAPES for s in shapes) or args.rounds < 1 or args.steps < 1:
-        parser.exit(
-            2,
-            f"--shapes must name some of {', '.join(base.SHAPES)} (got {args.shapes}); --rounds, --steps >= 1\n",
-        )
+    shapes = base.checked_shapes(parser, args)
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore")  # inductor's and SDPA's performance hints
     result = {
