@@ -50,9 +50,9 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-from entropic_bound.lm import trainer
-from entropic_bound.lm.model import Block, EnsembleLM, _ln
-from entropic_bound.lm.reference import ReferenceLM, reference_optimizer, reference_step
+from entropic_bound.language_models.model.ensemble import Block, EnsembleLM, _ln
+from entropic_bound.language_models.model.reference import ReferenceLM, reference_optimizer, reference_step
+from entropic_bound.language_models.training import trainer
 
 SHAPES = {  # name: (members, d_model, n_heads)
     "quick": (8, 32, 2),

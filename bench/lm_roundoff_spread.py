@@ -37,12 +37,12 @@ import numpy as np
 import torch
 
 from entropic_bound import pipeline
-from entropic_bound.experiments.draws import derive_seed
 from entropic_bound.experiments.e7_language import execute
-from entropic_bound.experiments.params import from_params
-from entropic_bound.lm import flat, trainer
-from entropic_bound.lm.model import EnsembleLM
-from entropic_bound.lm.trainer import LMTrainConfig
+from entropic_bound.experiments.framework.draws import derive_seed
+from entropic_bound.experiments.framework.params import from_params
+from entropic_bound.language_models.model.ensemble import EnsembleLM
+from entropic_bound.language_models.training import flat, trainer
+from entropic_bound.language_models.training.trainer import LMTrainConfig
 
 COINS = {"init_ulp_a": 1, "init_ulp_b": 2, "init_ulp_c": 3, "init_ulp_d": 4}
 VARIANTS = ("today", "rerun", *COINS, "clip_reversed", "threads_2", "microbatch_2")

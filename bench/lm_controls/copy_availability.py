@@ -17,9 +17,9 @@ import argparse
 
 import numpy as np
 
-from entropic_bound.experiments.grid import derive_seed
-from entropic_bound.lm.corpora import CORPORA, load_corpus
-from entropic_bound.lm.recurrence import context_recurrence
+from entropic_bound.experiments.framework.grid import derive_seed
+from entropic_bound.language_models.corpora.catalogue import CORPORA, load_corpus
+from entropic_bound.language_models.corpora.recurrence import context_recurrence
 
 
 def main() -> None:

@@ -14,10 +14,10 @@ import numpy as np
 import torch
 from tune import build, emit  # this folder's tuning script (on sys.path when run as a script)
 
-from entropic_bound.lm.controls import episode_starts
-from entropic_bound.lm.model import EnsembleLM
-from entropic_bound.lm.sources import MQARSource
-from entropic_bound.lm.trainer import train_lm_ensemble
+from entropic_bound.language_models.corpora.sources import MQARSource
+from entropic_bound.language_models.model.ensemble import EnsembleLM
+from entropic_bound.language_models.probes.controls import episode_starts
+from entropic_bound.language_models.training.trainer import train_lm_ensemble
 
 
 @torch.no_grad()

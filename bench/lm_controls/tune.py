@@ -19,12 +19,17 @@ import time
 import numpy as np
 import torch
 
-from entropic_bound.lm.complexity import kgram_heldout_bits
-from entropic_bound.lm.controls import answer_accuracy, episode_starts
-from entropic_bound.lm.corpora import VOCAB, load_corpus
-from entropic_bound.lm.model import EnsembleLM
-from entropic_bound.lm.sources import LagCopySource, MarkovSource, MQARSource
-from entropic_bound.lm.trainer import LMTrainConfig, heldout_bits, tiling_starts, train_lm_ensemble
+from entropic_bound.language_models.corpora.catalogue import VOCAB, load_corpus
+from entropic_bound.language_models.corpora.complexity import kgram_heldout_bits
+from entropic_bound.language_models.corpora.sources import LagCopySource, MarkovSource, MQARSource
+from entropic_bound.language_models.model.ensemble import EnsembleLM
+from entropic_bound.language_models.probes.controls import answer_accuracy, episode_starts
+from entropic_bound.language_models.training.trainer import (
+    LMTrainConfig,
+    heldout_bits,
+    tiling_starts,
+    train_lm_ensemble,
+)
 
 
 def make_member(spec: str, n_tokens: int, seed: int, n_ctx: int) -> dict:

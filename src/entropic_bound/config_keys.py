@@ -1,7 +1,7 @@
 """Override keys and values checked before any heavy import, so a mistake is refused at once.
 
 :func:`check_keys` reads an experiment's config class from its ``config.py``
-(:func:`~entropic_bound.experiments.config_lookup.config_class`), a module that imports no torch,
+(:func:`~entropic_bound.experiments.framework.config_lookup.config_class`), a module that imports no torch,
 and refuses an unknown or renamed key, a value of the wrong type or out of range with the message
 the full validation gives (the same :mod:`entropic_bound.config` functions run on the same
 declarations). Choices read from a registry (``param(choices=<function>)``: the estimators, the
@@ -26,9 +26,9 @@ from typing import Any
 from . import config as cfglib
 from .config import load_yaml, parse_assignment
 from .errors import ConfigError, did_you_mean
-from .experiments.config_lookup import config_class
+from .experiments.framework.config_lookup import config_class
 from .registry import EXPERIMENTS
-from .store_migrations import replacement_of
+from .store.migrations import replacement_of
 
 _EXPERIMENT_NAME = re.compile(r"E[0-9]+")
 _SCALARS = (int, float, bool, str)

@@ -10,14 +10,14 @@ from .config import to_dict
 from .config_keys import gather_overrides, split_by_experiment  # noqa: F401  (the pipeline's API)
 from .defaults import DEFAULT_OUT, STORE_NAME
 from .errors import UserInputError
-from .experiments.draws import draws_to_run
-from .ownership import OutputFolder, claim_output_folder
+from .experiments.framework.draws import draws_to_run
 from .plotting import to_png
 from .registry import EXPERIMENTS
 from .report.writer import analyse_store, check_out_dir, write_report
-from .store import OldSchemaError, RunStore, is_run_store
+from .store.ownership import OutputFolder, claim_output_folder
+from .store.run_store import OldSchemaError, RunStore, is_run_store
 from .sweep.runner import Backend, SweepSummary, default_workers, make_backend, run_sweeps
-from .time_left import TimeLeft, plan_groups
+from .sweep.time_left import TimeLeft, plan_groups
 from .validation import check_choice
 
 ProgressFn = Callable[[int, int, str], None]
@@ -186,8 +186,8 @@ def run_experiments(
     non-empty folder that holds no entropic-bound output (see :mod:`.ownership`). ``quiet`` keeps a
     Ray cluster's messages in ``OUT/ray-driver.log`` instead of the terminal. ``draws`` trains every
     experiment on each of these draws into the one store (None: the scale's default draws, or the
-    one draw an override sets; see :func:`~.experiments.draws.draws_to_run`); its report decides
-    every claim on each draw and combines them (:mod:`.experiments.replication`).
+    one draw an override sets; see :func:`~.experiments.framework.draws.draws_to_run`); its report decides
+    every claim on each draw and combines them (:mod:`.experiments.framework.replication`).
     """
     check_device(device)
     workers = default_workers() if workers is None else workers

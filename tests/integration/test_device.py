@@ -1,4 +1,4 @@
-"""Every experiment trains on ``--device`` through one code path (``experiments.device.train_on``).
+"""Every experiment trains on ``--device`` through one code path (``experiments.framework.device.train_on``).
 
 Without CUDA the CPU path of that code is tested (every move a no-op, numbers unchanged); the tests
 marked ``cuda`` run a tiny grid of every experiment on the GPU and compare it with the CPU within a
@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from entropic_bound.experiments import tiny_settings
-from entropic_bound.experiments.device import MovedBatches, to_device, train_on
+from entropic_bound.experiments.framework.device import MovedBatches, to_device, train_on
 from entropic_bound.models import LinearOperatorEnsemble, MemberSpec
 from entropic_bound.pipeline import configure, run_experiments
 from entropic_bound.registry import EXPERIMENTS

@@ -13,7 +13,7 @@ import pytest
 from test_figures_honest import figure_problems
 
 from entropic_bound.experiments import tiny_settings
-from entropic_bound.experiments.verdict import VERDICTS
+from entropic_bound.experiments.framework.verdict import VERDICTS
 from entropic_bound.pipeline import configure, run_experiments
 from entropic_bound.registry import EXPERIMENTS
 from entropic_bound.report.writer import analyse_store

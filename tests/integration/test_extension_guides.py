@@ -58,11 +58,11 @@ from dataclasses import dataclass, field
 import torch
 
 from entropic_bound.config import param
-from entropic_bound.experiments.base import Experiment
-from entropic_bound.experiments.grid import member_result
-from entropic_bound.experiments.params import to_params
-from entropic_bound.experiments.verdict import Analysis, Verdict, decide
-from entropic_bound.experiments.claim import Claim
+from entropic_bound.experiments.framework.base import Experiment
+from entropic_bound.experiments.framework.grid import member_result
+from entropic_bound.experiments.framework.params import to_params
+from entropic_bound.experiments.framework.verdict import Analysis, Verdict, decide
+from entropic_bound.experiments.framework.claim import Claim
 from entropic_bound.models import MemberSpec
 from entropic_bound.registry import ESTIMATORS, STUDENTS, TASKS
 from entropic_bound.results import RunSpec

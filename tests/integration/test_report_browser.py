@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from tools.browser_check import chromium_path
 
-from entropic_bound.experiments.verdict import Analysis, Verdict
+from entropic_bound.experiments.framework.verdict import Analysis, Verdict
 from entropic_bound.plotting import figure_grid
-from entropic_bound.report.browser_check import chromium_path
 from entropic_bound.report.format import number
 from entropic_bound.report.writer import ExperimentReport, ordered_verdicts, verdicts_json
 
@@ -103,7 +103,7 @@ def _tiny_report(out):
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
-    from entropic_bound.report.browser_check import measure
+    from tools.browser_check import measure
 
     out = tmp_path_factory.mktemp("report")
     report = _tiny_report(out)
@@ -188,7 +188,7 @@ def _quick_shaped_report(out: Path) -> Path:
 
 
 def test_the_quick_reports_content_fits_the_height_bound_at_1280_px(tmp_path):
-    from entropic_bound.report.browser_check import measure
+    from tools.browser_check import measure
 
     m = measure(_quick_shaped_report(tmp_path), width=1280)
     assert len(m["images"]) >= 20 and m["broken_links"] == []

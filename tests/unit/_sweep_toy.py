@@ -82,7 +82,7 @@ class ReportingToyExecutor(ToyExecutor):
     """Reports half of each group done, then waits ``sleep_s`` before finishing (a long group)."""
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
-        from entropic_bound.group_progress import report
+        from entropic_bound.sweep.group_progress import report
 
         report(0.5)
         return super().execute(group)

@@ -32,7 +32,7 @@ def _seconds(match) -> int:
 def _schedule(workers: int) -> dict:
     from entropic_bound.pipeline import configure
     from entropic_bound.registry import EXPERIMENTS
-    from entropic_bound.time_left import plan_groups
+    from entropic_bound.sweep.time_left import plan_groups
 
     bound = [configure(name, "quick") for name in EXPERIMENTS.names()]
     planned = plan_groups([(exp, exp.groups(exp.specs())) for exp in bound], stored=set())

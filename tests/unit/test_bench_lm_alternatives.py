@@ -12,7 +12,7 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import lm_step_alternatives as alt  # noqa: E402
 
-from entropic_bound.lm.model import EnsembleLM  # noqa: E402
+from entropic_bound.language_models.model.ensemble import EnsembleLM  # noqa: E402
 
 
 def _loss_of(replaced: dict) -> torch.Tensor:

@@ -14,9 +14,9 @@ import pytest
 from entropic_bound import config_keys
 from entropic_bound.cli import main, predict_cmd
 from entropic_bound.errors import ConfigError
-from entropic_bound.experiments.config_lookup import config_class
+from entropic_bound.experiments.framework.config_lookup import config_class
 from entropic_bound.pipeline import EXPERIMENTS
-from entropic_bound.store_migrations import CONFIG_KEY_MIGRATIONS
+from entropic_bound.store.migrations import CONFIG_KEY_MIGRATIONS
 
 HEAVY = ("torch", "scipy", "pandas", "matplotlib")
 
@@ -54,7 +54,7 @@ def test_every_experiments_config_imports_no_heavy_module():
     """The early check imports each registered experiment's ``config.py`` (found beside its
     experiment module, not the experiment's own module): none may import torch, pandas, …"""
     code = (
-        "from entropic_bound.experiments.config_lookup import config_class\n"
+        "from entropic_bound.experiments.framework.config_lookup import config_class\n"
         "from entropic_bound.registry import EXPERIMENTS\n"
         "for name in EXPERIMENTS.names():\n"
         "    assert config_class(name).__module__.endswith('.config'), name"

@@ -8,7 +8,7 @@ from entropic_bound.config_keys import check_keys
 from entropic_bound.errors import ConfigError
 from entropic_bound.pipeline import configure
 from entropic_bound.registry import EXPERIMENTS
-from entropic_bound.store_migrations import CONFIG_KEY_MIGRATIONS, migrate_config_keys
+from entropic_bound.store.migrations import CONFIG_KEY_MIGRATIONS, migrate_config_keys
 
 MIGRATIONS = [(name, old, new) for name, table in CONFIG_KEY_MIGRATIONS.items() for old, new in table.items()]
 

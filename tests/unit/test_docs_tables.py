@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from entropic_bound.report import docs_tables
+from tools import docs_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 VERDICTS = ROOT / "docs" / "paper-scale-verdicts.json"
@@ -17,7 +16,7 @@ QUICK = ROOT / "tests" / "data" / "quick_evidence.json"
 def test_docs_tables_match_the_verdicts_json():
     for path, text in docs_tables.regenerated(VERDICTS, QUICK).items():
         assert path.read_text() == text, (
-            f"{path.name} is stale: python -m entropic_bound.report.docs_tables {VERDICTS.relative_to(ROOT)}"
+            f"{path.name} is stale: python -m tools.docs_tables {VERDICTS.relative_to(ROOT)}"
         )
 
 

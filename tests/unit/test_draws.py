@@ -14,14 +14,14 @@ from quick_rows import load
 
 from entropic_bound.errors import UserInputError
 from entropic_bound.experiments import tiny_settings
-from entropic_bound.experiments.attention_teachers import draw_data, draw_teacher
-from entropic_bound.experiments.claim_slices import with_option
-from entropic_bound.experiments.draws import drawn_seed, draws_to_run, parse_draws, salted
 from entropic_bound.experiments.e1_linear_surrogate import claims as e1_claims
 from entropic_bound.experiments.e7_language.execute import _load
-from entropic_bound.experiments.params import from_params
-from entropic_bound.experiments.replication import DISAGREE, combine, combine_all
-from entropic_bound.experiments.verdict import ClaimContext
+from entropic_bound.experiments.framework.claim_slices import with_option
+from entropic_bound.experiments.framework.draws import drawn_seed, draws_to_run, parse_draws, salted
+from entropic_bound.experiments.framework.params import from_params
+from entropic_bound.experiments.framework.replication import DISAGREE, combine, combine_all
+from entropic_bound.experiments.framework.verdict import ClaimContext
+from entropic_bound.experiments.science.attention_teachers import draw_data, draw_teacher
 from entropic_bound.pipeline import configure
 from entropic_bound.registry import EXPERIMENTS
 from entropic_bound.report.format import draws_text

@@ -111,8 +111,8 @@ def test_an_ensemble_lm_head_is_one_kernel_of_its_captured_inputs():
     would not."""
     import torch
 
-    from entropic_bound.lm.model import EnsembleLM
-    from entropic_bound.lm.probe import ensemble_lm_fields
+    from entropic_bound.language_models.model.ensemble import EnsembleLM
+    from entropic_bound.language_models.probes.heads import ensemble_lm_fields
 
     model = EnsembleLM(50, 16, [0, 1], d_model=16, n_layers=2, n_heads=2)
     with torch.no_grad():

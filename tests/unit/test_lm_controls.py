@@ -11,11 +11,23 @@ import pytest
 import torch
 
 from entropic_bound.errors import DataError, UserInputError
-from entropic_bound.lm.controls import answer_accuracy, episode_starts
-from entropic_bound.lm.corpora import CORPORA, MQAR_KEYS, MQAR_VALUES, corpus_kind, load_corpus
-from entropic_bound.lm.model import EnsembleLM
-from entropic_bound.lm.sources import LagCopySource, MQARSource
-from entropic_bound.lm.trainer import LMTrainConfig, eval_losses, random_starts, train_lm_ensemble, windows
+from entropic_bound.language_models.corpora.catalogue import (
+    CORPORA,
+    MQAR_KEYS,
+    MQAR_VALUES,
+    corpus_kind,
+    load_corpus,
+)
+from entropic_bound.language_models.corpora.sources import LagCopySource, MQARSource
+from entropic_bound.language_models.model.ensemble import EnsembleLM
+from entropic_bound.language_models.probes.controls import answer_accuracy, episode_starts
+from entropic_bound.language_models.training.trainer import (
+    LMTrainConfig,
+    eval_losses,
+    random_starts,
+    train_lm_ensemble,
+    windows,
+)
 
 
 def test_mqar_answers_are_the_paired_values():

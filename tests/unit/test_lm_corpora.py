@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from entropic_bound.errors import DataError, UnknownNameError, UserInputError
-from entropic_bound.lm.complexity import compression_bits_per_char, kgram_heldout_bits, order_estimate
-from entropic_bound.lm.corpora import (
+from entropic_bound.language_models.corpora.catalogue import (
     CORPORA,
     corpus_kind,
     corpus_role,
@@ -20,8 +19,18 @@ from entropic_bound.lm.corpora import (
     stdlib_files,
     text_corpus,
 )
-from entropic_bound.lm.docstrings import PACKAGE_TEXTS, docstring_bytes, prose, source_version
-from entropic_bound.lm.sources import MarkovSource, RecallSource
+from entropic_bound.language_models.corpora.complexity import (
+    compression_bits_per_char,
+    kgram_heldout_bits,
+    order_estimate,
+)
+from entropic_bound.language_models.corpora.docstrings import (
+    PACKAGE_TEXTS,
+    docstring_bytes,
+    prose,
+    source_version,
+)
+from entropic_bound.language_models.corpora.sources import MarkovSource, RecallSource
 
 SHAKESPEARE = Path(__file__).resolve().parents[3] / "shared" / "data" / "corpora" / "tinyshakespeare.txt"
 
@@ -139,10 +148,10 @@ def test_shipped_shakespeare_is_the_whole_public_domain_file():
     import hashlib
     from importlib import resources
 
-    packed = resources.files("entropic_bound.lm").joinpath("data", "tinyshakespeare.txt.gz")
+    packed = resources.files("entropic_bound.language_models.corpora").joinpath("data", "tinyshakespeare.txt.gz")
     data = gzip.decompress(packed.read_bytes())
     assert hashlib.sha256(data).hexdigest().startswith("86c4e6aa9db7c042")
-    assert resources.files("entropic_bound.lm").joinpath("data", "SOURCES.md").is_file()
+    assert resources.files("entropic_bound.language_models.corpora").joinpath("data", "SOURCES.md").is_file()
 
 
 def test_pydoc_prose_is_english_prose():
@@ -177,7 +186,7 @@ def test_docstring_prose_drops_doctests_directives_and_rules():
 def test_docstring_sources_are_listed_in_the_shipped_sources_file():
     from importlib import resources
 
-    listed = resources.files("entropic_bound.lm").joinpath("data", "SOURCES.md").read_text()
+    listed = resources.files("entropic_bound.language_models.corpora").joinpath("data", "SOURCES.md").read_text()
     assert all(f"`{name}`" in listed and PACKAGE_TEXTS[name].licence in listed for name in PACKAGE_TEXTS)
 
 

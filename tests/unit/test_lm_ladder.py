@@ -8,9 +8,14 @@ import numpy as np
 import pytest
 
 from entropic_bound.errors import UserInputError
-from entropic_bound.lm.corpora import CORPORA, corpus_kind, load_corpus, shakespeare_bytes
-from entropic_bound.lm.ladder import SENTENCE, WORD, KGramModel, shuffle_within_sentences
-from entropic_bound.lm.sources import MarkovSource
+from entropic_bound.language_models.corpora.catalogue import (
+    CORPORA,
+    corpus_kind,
+    load_corpus,
+    shakespeare_bytes,
+)
+from entropic_bound.language_models.corpora.ladder import SENTENCE, WORD, KGramModel, shuffle_within_sentences
+from entropic_bound.language_models.corpora.sources import MarkovSource
 
 TEXT = shakespeare_bytes(200_000)
 

@@ -10,10 +10,15 @@ import torch
 import torch.nn.functional as F
 
 from entropic_bound.errors import UserInputError
-from entropic_bound.lm.model import EnsembleLM
-from entropic_bound.lm.probe import KernelProbe, content_ablation_bits, ensemble_mixers, mixer_stats
-from entropic_bound.lm.sources import MarkovSource
-from entropic_bound.lm.trainer import (
+from entropic_bound.language_models.corpora.sources import MarkovSource
+from entropic_bound.language_models.model.ensemble import EnsembleLM
+from entropic_bound.language_models.probes.heads import (
+    KernelProbe,
+    content_ablation_bits,
+    ensemble_mixers,
+    mixer_stats,
+)
+from entropic_bound.language_models.training.trainer import (
     LMTrainConfig,
     checkpoint_steps,
     clip_per_member,

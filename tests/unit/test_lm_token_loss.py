@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from entropic_bound.lm.token_loss import token_nll
+from entropic_bound.language_models.training.token_loss import token_nll
 
 
 def test_token_nll_is_cross_entropys_loss_bit_for_bit_and_its_gradient_to_round_off():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from entropic_bound.experiments.robustness import SettingOutcome, summarise_boundary
+from entropic_bound.experiments.framework.robustness import SettingOutcome, summarise_boundary
 from entropic_bound.report.boundary_view import across_text, boundary_table_html, confirmed_text, setting_text
 from entropic_bound.report.tables import table_preview
 

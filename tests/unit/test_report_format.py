@@ -8,7 +8,7 @@ from rich.console import Console
 
 from entropic_bound.cli.list_cmd import plain
 from entropic_bound.cli.summary import verdict_table
-from entropic_bound.experiments.verdict import Analysis, Verdict
+from entropic_bound.experiments.framework.verdict import Analysis, Verdict
 from entropic_bound.pipeline import EXPERIMENTS
 from entropic_bound.report.evidence import evidence_html, evidence_line
 from entropic_bound.report.format import natural_key, number, sorted_naturally, words

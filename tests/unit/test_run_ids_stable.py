@@ -12,7 +12,7 @@ import hashlib
 
 import pytest
 
-from entropic_bound.experiments.params import to_params
+from entropic_bound.experiments.framework.params import to_params
 from entropic_bound.registry import EXPERIMENTS
 from entropic_bound.results import RunSpec
 

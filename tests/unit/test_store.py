@@ -11,11 +11,11 @@ import struct
 import pandas as pd
 import pytest
 
-from entropic_bound import store as store_mod
 from entropic_bound.atomic import atomic_write_bytes, atomic_write_text
 from entropic_bound.errors import UserInputError
 from entropic_bound.provenance import git_commit, package_versions, provenance
-from entropic_bound.store import SCHEMA_VERSION, RunStore
+from entropic_bound.store import run_store as store_mod
+from entropic_bound.store.run_store import SCHEMA_VERSION, RunStore
 from entropic_bound.sweep import RunResult, RunSpec
 
 PROV = {"versions": {"python": "3.x", "torch": "9.9"}, "git_commit": "abc123"}

@@ -14,7 +14,7 @@ import pytest
 
 from entropic_bound.pipeline import OverallProgress
 from entropic_bound.results import RunSpec
-from entropic_bound.time_left import PlannedGroup, TimeLeft, plan_groups
+from entropic_bound.sweep.time_left import PlannedGroup, TimeLeft, plan_groups
 
 TRACE = Path(__file__).parents[1] / "data" / "quick_progress_trace.json"
 FLOOR_S = 10.0  # below this both the estimate and the truth count as "seconds": a factor means nothing

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from quick_rows import load
 
-from entropic_bound.experiments.claim_slices import with_option
 from entropic_bound.experiments.e1_linear_surrogate import claims as e1_claims
 from entropic_bound.experiments.e2_recovery import claims as e2_claims
 from entropic_bound.experiments.e3_ladder import analysis as e3_analysis
@@ -21,7 +20,8 @@ from entropic_bound.experiments.e5_attention_recovery import analysis as e5_anal
 from entropic_bound.experiments.e5_attention_recovery import claims as e5_claims
 from entropic_bound.experiments.e6_predictability import analysis as e6_analysis
 from entropic_bound.experiments.e6_predictability import claims as e6_claims
-from entropic_bound.experiments.verdict import ClaimContext
+from entropic_bound.experiments.framework.claim_slices import with_option
+from entropic_bound.experiments.framework.verdict import ClaimContext
 from entropic_bound.pipeline import configure
 
 CTX = ClaimContext()
@@ -265,7 +265,7 @@ def test_c6_is_mapped_over_c_with_four_pairs_and_an_interval_at_each():
 
 
 def test_c6_holds_when_reads_the_region():
-    from entropic_bound.experiments.verdict import Verdict
+    from entropic_bound.experiments.framework.verdict import Verdict
 
     def out(c, norm, verdict):
         return ({"c": c, "c6_normalisation": norm}, Verdict("C6", verdict, "", {}, "E4"))

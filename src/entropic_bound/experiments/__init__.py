@@ -25,7 +25,7 @@ _SHARED = {
 
 
 def declared_claims() -> list:
-    """Every claim the experiments declare (:class:`~entropic_bound.experiments.claim.Claim`), E1's first."""
+    """Every claim the experiments declare (:class:`~entropic_bound.experiments.framework.claim.Claim`), E1's first."""
     return [claim for name in EXPERIMENTS for claim in EXPERIMENTS.get(name).declared_claims]
 
 

@@ -1,7 +1,7 @@
 """Exports of a run store: tables (CSV, Parquet) and the trackers researchers use (TensorBoard, MLflow).
 
 :func:`export_store` is the one entry point; ``csv`` and ``parquet`` write each experiment's
-:meth:`RunStore.table <entropic_bound.store.RunStore.table>`, ``tensorboard`` and ``mlflow`` every
+:meth:`RunStore.table <entropic_bound.store.run_store.RunStore.table>`, ``tensorboard`` and ``mlflow`` every
 run with its curves (:mod:`.runs` says how curves become scalar series). The tracker formats need
 optional packages; without them the export fails with one line naming the extra to install.
 """
@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from ..errors import UserInputError
-from ..ownership import claim_output_folder
+from ..store.ownership import claim_output_folder
 
 FORMATS = ("csv", "parquet", "tensorboard", "mlflow")
 # format → (module it needs, pip extra that installs it)

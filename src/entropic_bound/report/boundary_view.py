@@ -1,5 +1,5 @@
 """The claim-boundary table of the report: for each verdict with a ``robustness`` entry (shape in
-:mod:`entropic_bound.experiments.robustness`), how the claim came out across the settings tried,
+:mod:`entropic_bound.experiments.framework.robustness`), how the claim came out across the settings tried,
 where it was confirmed and each setting's verdict.
 
 One notation throughout: ``key = value``, lists as ``4, 8``, an unset option as ``default``. A
@@ -69,7 +69,9 @@ def across_text(settings: list[dict]) -> str:
 def confirmed_text(rob: dict) -> str:
     """Where the claim came out confirmed, in the table's notation. A claim's own wording of it
     (``holds_when`` other than the grid's generic forms) is kept as the claim states it."""
-    from ..experiments.robustness import describe_setting  # the grid's generic wording, to recognise it
+    from ..experiments.framework.robustness import (
+        describe_setting,
+    )  # the grid's generic wording, to recognise it
 
     settings = rob.get("settings") or []
     confirmed = [e for e in settings if e.get("verdict") == "confirmed"]

@@ -1,7 +1,7 @@
 """One readable line of key evidence per claim, for the report's summary and the terminal table.
 
 Each claim's sentence is declared with the claim, in its experiment's ``claims.py``
-(:class:`entropic_bound.experiments.claim.Claim`): a template over the evidence's keys, or a function
+(:class:`entropic_bound.experiments.framework.claim.Claim`): a template over the evidence's keys, or a function
 of the evidence and the report's number styles (:data:`FORMATS`) where the evidence is nested. A line
 that meets evidence of another shape (a key renamed, an inconclusive verdict with only a reason)
 raises, and :func:`entropic_bound.report.evidence.evidence_line` falls back to the evidence's own
@@ -43,7 +43,7 @@ def fill(template: str, evidence: dict) -> str:
     return _FORMATTER.vformat(template, (), evidence)
 
 
-#: The number styles a claim's sentence function receives (:class:`entropic_bound.experiments.claim.Formats`).
+#: The number styles a claim's sentence function receives (:class:`entropic_bound.experiments.framework.claim.Formats`).
 FORMATS = SimpleNamespace(number=number, pct=_pct, fill=fill)
 
 

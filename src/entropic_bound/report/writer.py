@@ -20,13 +20,13 @@ import pandas as pd
 from ..atomic import remove_stale_temporaries
 from ..config import flatten
 from ..errors import UserInputError
-from ..experiments.base import Experiment
-from ..experiments.replication import analyse_draws
-from ..experiments.verdict import Analysis
-from ..ownership import OutputFolder, claim_output_folder
+from ..experiments.framework.base import Experiment
+from ..experiments.framework.replication import analyse_draws
+from ..experiments.framework.verdict import Analysis
 from ..plotting import to_png
 from ..registry import EXPERIMENTS
-from ..store import RunStore
+from ..store.ownership import OutputFolder, claim_output_folder
+from ..store.run_store import RunStore
 from .format import natural_key, sorted_naturally
 from .html import render_report
 from .overrides import config_overrides
@@ -56,7 +56,7 @@ def analyse_store(
     analysed: Mapping[str, tuple] | None = None,
 ) -> list[tuple[Experiment, str, Analysis]]:
     """Rebuild each stored experiment from its recorded config and analyse its rows, every recorded
-    draw on its own and the verdicts combined (:func:`~..experiments.replication.analyse_draws`;
+    draw on its own and the verdicts combined (:func:`~..experiments.framework.replication.analyse_draws`;
     ``steps``: told each experiment before its analysis; ``analysed``: ``name → (experiment, scale, analysis)``
     already made from this store, used as they are)."""
     out = []

@@ -1,34 +1,29 @@
-"""Sweeps: run specs with content-hash ids, grid expansion, and the resumable runner."""
+"""Sweeps: run specs with content-hash ids, grid expansion, the resumable runner and its backends,
+and the progress a sweep reports (:mod:`.group_progress`, :mod:`.time_left`). The names below are
+imported on first use, so a trainer reporting progress imports no runner."""
 
 from __future__ import annotations
 
-from .runner import (
-    BACKENDS,
-    Backend,
-    Executor,
-    LocalBackend,
-    ProcessBackend,
-    SweepSummary,
-    default_workers,
-    make_backend,
-    run_sweep,
-    run_sweeps,
-)
-from .spec import RunResult, RunSpec, canonical_json, grid_specs
+from ..lazy_exports import lazy_exports
 
-__all__ = [
-    "BACKENDS",
-    "Backend",
-    "Executor",
-    "LocalBackend",
-    "ProcessBackend",
-    "RunResult",
-    "RunSpec",
-    "SweepSummary",
-    "canonical_json",
-    "default_workers",
-    "grid_specs",
-    "make_backend",
-    "run_sweep",
-    "run_sweeps",
-]
+#: each public name → the module that defines it
+_HOMES = {
+    **dict.fromkeys(
+        (
+            "BACKENDS",
+            "Backend",
+            "Executor",
+            "LocalBackend",
+            "ProcessBackend",
+            "SweepSummary",
+            "default_workers",
+            "make_backend",
+            "run_sweep",
+            "run_sweeps",
+        ),
+        ".runner",
+    ),
+    **dict.fromkeys(("RunResult", "RunSpec", "canonical_json", "grid_specs"), ".spec"),
+}
+__getattr__ = lazy_exports(__name__, _HOMES)
+__all__ = sorted(_HOMES)

@@ -16,9 +16,9 @@ from queue import Empty as EmptyQueue
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import UserInputError
-from ..group_progress import reporting_to
 from ..registry import Registry
 from ..results import RunSpec
+from .group_progress import reporting_to
 from .ray_backend import RayBackend
 
 GroupFn = Callable[[list], Any]
@@ -31,7 +31,7 @@ class Backend(Protocol):
     """Where groups execute. ``map_groups`` yields ``(index into groups, fn(group))`` as each
     group finishes, in any order; an exception in ``fn`` propagates to the caller. A backend with a
     ``partial_progress`` attribute calls it with ``(index, fraction)`` while a group runs (what its
-    trainers :func:`~entropic_bound.group_progress.report`)."""
+    trainers :func:`~entropic_bound.sweep.group_progress.report`)."""
 
     name: str
 

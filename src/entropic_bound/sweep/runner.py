@@ -248,10 +248,10 @@ def run_sweep(
 ) -> SweepSummary:
     """Execute every spec whose run is not in ``store``; store each result as its group returns.
 
-    ``store`` is a :class:`~entropic_bound.store.RunStore` (anything with ``finished_ids()`` and
+    ``store`` is a :class:`~entropic_bound.store.run_store.RunStore` (anything with ``finished_ids()`` and
     ``put(result, provenance=)``). ``progress(done, total, description)`` is called once before
     the first group, after each group and, on the local and process backends, whenever a running
-    group's trainer reports (:mod:`entropic_bound.group_progress`); ``done`` counts stored runs plus
+    group's trainer reports (:mod:`entropic_bound.sweep.group_progress`); ``done`` counts stored runs plus
     the reported fractions of the running groups' runs. ``workers > 1`` selects
     the ``process`` backend unless ``backend`` names another. ``provenance`` defaults to
     :func:`entropic_bound.provenance.provenance`. One job of :func:`run_sweeps`.

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..group_progress import report_step
 from ..models.base import EnsembleStudent
+from ..sweep.group_progress import report_step
 from .config import TrainConfig
 from .schedules import checkpoint_steps, cosine_lr
 

@@ -392,7 +392,7 @@ def test_bad_input_is_refused_in_one_line_and_writes_nothing(name, tmp_path, val
 
 def test_a_locked_store_is_refused_after_the_timeout(tmp_path, valid_store, capsys, monkeypatch):
     """Another process holds the write lock: the run waits (here 0.2 s), then fails in one line."""
-    import entropic_bound.store as store_module
+    import entropic_bound.store.run_store as store_module
 
     init = store_module.RunStore.__init__
     monkeypatch.setattr(

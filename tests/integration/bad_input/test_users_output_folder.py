@@ -9,7 +9,7 @@ from bad_input_helpers import TINY_E1, snapshot
 
 from entropic_bound.cli import main
 from entropic_bound.errors import UserInputError
-from entropic_bound.ownership import MANIFEST_NAME
+from entropic_bound.store.ownership import MANIFEST_NAME
 
 
 def _users_folder(tmp_path):
@@ -110,7 +110,7 @@ def test_an_interrupted_export_folder_is_still_ours(our_output, tmp_path):
 
 
 def test_two_runs_writing_one_folder_of_ours_accept_each_others_files(tmp_path):
-    from entropic_bound.ownership import claim_output_folder
+    from entropic_bound.store.ownership import claim_output_folder
 
     claim_output_folder(tmp_path / "o").write_text("report.html", "first")
     a, b = claim_output_folder(tmp_path / "o"), claim_output_folder(tmp_path / "o")
@@ -124,7 +124,7 @@ def test_two_runs_writing_one_folder_of_ours_accept_each_others_files(tmp_path):
 
 
 def test_whichever_of_two_runs_writes_last_its_file_is_ours_next_time(tmp_path):
-    from entropic_bound.ownership import claim_output_folder
+    from entropic_bound.store.ownership import claim_output_folder
 
     claim_output_folder(tmp_path / "o").write_text("report.html", "first")
     a, b = claim_output_folder(tmp_path / "o"), claim_output_folder(tmp_path / "o")

@@ -80,7 +80,7 @@ def test_a_gguf_loaded_smollm2_equals_its_file(smollm2, tiny):
 
 def test_e7_skips_a_released_model_whose_readers_are_missing(monkeypatch):
     from entropic_bound.inspect import released
-    from entropic_bound.lm.checkpoint_probe import resolve_checkpoint, skip_message
+    from entropic_bound.language_models.probes.checkpoint import resolve_checkpoint, skip_message
 
     monkeypatch.setattr(released, "_packaged_file", lambda spec: __file__)  # the file is there
     monkeypatch.setattr(released, "missing_readers", lambda name: ["gguf"])  # its reader is not

@@ -5,7 +5,7 @@ import pandas as pd
 
 from entropic_bound.experiments import E1Config
 from entropic_bound.experiments.e1_linear_surrogate.claims import verdict_c1, verdict_c2
-from entropic_bound.experiments.verdict import ClaimContext
+from entropic_bound.experiments.framework.verdict import ClaimContext
 
 
 def e1_table(ratio_below=1.0, rel_above=1e-4, at_r_star=1e-5):

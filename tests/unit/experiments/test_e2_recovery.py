@@ -12,7 +12,7 @@ from entropic_bound.experiments.e2_recovery.analysis import recovery_table
 from entropic_bound.experiments.e2_recovery.config import E2Task, E2Verdict
 from entropic_bound.experiments.e2_recovery.experiment import E2Recovery
 from entropic_bound.experiments.e2_recovery.recovery import min_norm_operator
-from entropic_bound.experiments.verdict import ClaimContext
+from entropic_bound.experiments.framework.verdict import ClaimContext
 from entropic_bound.training import TrainConfig
 
 

@@ -7,18 +7,18 @@ import pandas as pd
 import pytest
 import torch
 
-from entropic_bound.experiments.attention_teachers import (
+from entropic_bound.experiments.e4_attention_teacher.analysis import paired_ratios, transition_table
+from entropic_bound.experiments.e4_attention_teacher.claims import verdict_c5, verdict_c6
+from entropic_bound.experiments.e4_attention_teacher.config import E4Config, E4Verdict
+from entropic_bound.experiments.e4_attention_teacher.experiment import E4AttentionTeacher
+from entropic_bound.experiments.framework.claim_slices import with_option
+from entropic_bound.experiments.framework.verdict import ClaimContext
+from entropic_bound.experiments.science.attention_teachers import (
     build_student,
     draw_data,
     draw_teacher,
     uniform_attention_excess,
 )
-from entropic_bound.experiments.claim_slices import with_option
-from entropic_bound.experiments.e4_attention_teacher.analysis import paired_ratios, transition_table
-from entropic_bound.experiments.e4_attention_teacher.claims import verdict_c5, verdict_c6
-from entropic_bound.experiments.e4_attention_teacher.config import E4Config, E4Verdict
-from entropic_bound.experiments.e4_attention_teacher.experiment import E4AttentionTeacher
-from entropic_bound.experiments.verdict import ClaimContext
 from entropic_bound.models.base import MemberSpec
 from entropic_bound.training.evaluation import held_out_excess
 

@@ -8,13 +8,17 @@ import pandas as pd
 import pytest
 import torch
 
-from entropic_bound.experiments.attention_teachers import draw_teacher, mixer_estimates, teacher_mixers
 from entropic_bound.experiments.e5_attention_recovery.analysis import error_table
 from entropic_bound.experiments.e5_attention_recovery.config import KEYS
 from entropic_bound.experiments.e5_attention_recovery.recovery import (
     estimator_rule,
     kernel_design,
     min_norm_kernel,
+)
+from entropic_bound.experiments.science.attention_teachers import (
+    draw_teacher,
+    mixer_estimates,
+    teacher_mixers,
 )
 from entropic_bound.pipeline import configure
 from entropic_bound.spectra import estimate_all

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from entropic_bound.errors import ConfigError
-from entropic_bound.experiments.claim_slices import with_option
 from entropic_bound.experiments.e6_predictability.analysis import (
     frontier_table,
     in_domain,
@@ -20,7 +19,8 @@ from entropic_bound.experiments.e6_predictability.claims import verdict_c9, verd
 from entropic_bound.experiments.e6_predictability.config import E6Config, E6Task
 from entropic_bound.experiments.e6_predictability.contamination import verdict_c8
 from entropic_bound.experiments.e6_predictability.experiment import E6Predictability, cells, draw, settings
-from entropic_bound.experiments.verdict import ClaimContext
+from entropic_bound.experiments.framework.claim_slices import with_option
+from entropic_bound.experiments.framework.verdict import ClaimContext
 from entropic_bound.predict import predict_r_star
 
 CFG = E6Config()

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
 from entropic_bound.errors import ConfigError
-from entropic_bound.experiments.claim_slices import with_option
 from entropic_bound.experiments.e7_language.analysis import categorise, run_table
 from entropic_bound.experiments.e7_language.config import E7Config, E7Verdict
 from entropic_bound.experiments.e7_language.domain_verdicts import (
@@ -34,9 +33,10 @@ from entropic_bound.experiments.e7_language.structure_verdict import (
     control_report,
     routing_kernel,
 )
+from entropic_bound.experiments.framework.claim_slices import with_option
 from entropic_bound.inspect.logit_field import LOGIT_FIELD_COLUMNS, fit_logit_field
-from entropic_bound.lm.corpora import expected_mixing
-from entropic_bound.lm.structure import structure_summary
+from entropic_bound.language_models.corpora.catalogue import expected_mixing
+from entropic_bound.language_models.probes.structure import structure_summary
 
 INFO11 = {"measure": "information", "estimator": "energy_effective_rank", "kernel": "folded"}
 INFO12 = {"estimator": "energy_effective_rank", "kernel": "folded"}
@@ -511,7 +511,7 @@ def test_probe_answer_rows_mark_the_queries_whose_target_is_an_answer():
     from types import SimpleNamespace
 
     from entropic_bound.experiments.e7_language.execute import _episode_pools, _probe_windows
-    from entropic_bound.lm.corpora import MQAR_KEYS, load_corpus
+    from entropic_bound.language_models.corpora.catalogue import MQAR_KEYS, load_corpus
 
     members = []
     for name in ("mqar-p4", "markov_v4_k3_a0.1"):

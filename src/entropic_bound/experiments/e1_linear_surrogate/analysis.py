@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..decision import draw_figures
-from ..verdict import Analysis, ClaimContext, Verdict
+from ..framework.decision import draw_figures
+from ..framework.verdict import Analysis, ClaimContext, Verdict
 from .plots import plot_excess_vs_rank, plot_learned_spectra
 
 RESULT_COLUMNS = [

@@ -7,9 +7,9 @@ import pandas as pd
 
 from ...stats.interval_decision import decide_by_interval
 from ...stats.unit_intervals import record, unit_bootstrap, units_of
-from ..claim import Claim
-from ..claim_slices import grid_setting, sliced
-from ..verdict import ClaimContext, Verdict, decide
+from ..framework.claim import Claim
+from ..framework.claim_slices import grid_setting, sliced
+from ..framework.verdict import ClaimContext, Verdict, decide
 
 #: A teacher draw: the runs of one (spectrum, r*, seed) share the teacher and its data.
 TEACHER = ("task.spectrum", "task.r_star", "seed")

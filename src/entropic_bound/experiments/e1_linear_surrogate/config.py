@@ -9,7 +9,7 @@ from ...errors import ConfigError
 from ...tasks.names import SPECTRA
 from ...training.config import TrainConfig
 from ...validation import check_ranks
-from ..draws import Drawn
+from ..framework.draws import Drawn
 
 
 @dataclass(frozen=True)

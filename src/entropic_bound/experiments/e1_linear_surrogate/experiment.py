@@ -27,10 +27,10 @@ from ...theory import (
 )
 from ...training import FixedData, FreshData, MomentData
 from ...training.trainer import DTYPES
-from ..base import Experiment
-from ..device import train_on
-from ..grid import member_result
-from ..params import from_params, to_params
+from ..framework.base import Experiment
+from ..framework.device import train_on
+from ..framework.grid import member_result
+from ..framework.params import from_params, to_params
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E1Config

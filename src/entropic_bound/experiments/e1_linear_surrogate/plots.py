@@ -17,7 +17,7 @@ from ...plotting import (
     sweep_colour,
 )
 from ...theory import tail_energy_curve
-from ..decision import curves_by_run
+from ..framework.decision import curves_by_run
 
 
 def plot_excess_vs_rank(cfg, rows: pd.DataFrame, records: list[dict]):

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 
 from ...spectra import ESTIMATOR_KEYS
-from ..decision import draw_figures
-from ..verdict import Analysis, ClaimContext, Verdict
+from ..framework.decision import draw_figures
+from ..framework.verdict import Analysis, ClaimContext, Verdict
 from .plots import plot_final_spectra, plot_rank_trajectories
 
 KEYS = list(ESTIMATOR_KEYS)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..claim import Claim, Formats
-from ..claim_slices import grid_setting, options, sliced
-from ..implicit_bias import bias_contrast, contrast_outcome, detectable
-from ..verdict import ClaimContext, Verdict
+from ..framework.claim import Claim, Formats
+from ..framework.claim_slices import grid_setting, options, sliced
+from ..framework.verdict import ClaimContext, Verdict
+from ..science.implicit_bias import bias_contrast, contrast_outcome, detectable
 from .recovery import estimator_rule, rank_over_training, rank_statuses, status_counts
 
 #: C3 boundary: estimators decided again as explicit (non-standard) overrides of the rule's choice.

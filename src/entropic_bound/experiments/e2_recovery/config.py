@@ -9,8 +9,8 @@ from ...spectra.panel_rows import panel_keys
 from ...tasks.names import SPECTRA
 from ...training.config import TrainConfig
 from ...validation import check_ranks
-from ..draws import Drawn
-from ..init_groups import LARGE_INIT_MIN, SMALL_INIT_MAX
+from ..framework.draws import Drawn
+from ..science.init_groups import LARGE_INIT_MIN, SMALL_INIT_MAX
 
 
 @dataclass(frozen=True)

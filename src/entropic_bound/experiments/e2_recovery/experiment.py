@@ -22,11 +22,11 @@ from ...tasks import FixedOperatorTask
 from ...theory import clean_signal, population_excess_risk
 from ...training import MomentData, TrainConfig
 from ...training.trainer import DTYPES
-from ..base import Experiment
-from ..device import train_on
-from ..grid import member_result
-from ..params import from_params, to_params
-from ..verdict import ClaimContext
+from ..framework.base import Experiment
+from ..framework.device import train_on
+from ..framework.grid import member_result
+from ..framework.params import from_params, to_params
+from ..framework.verdict import ClaimContext
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E2Config

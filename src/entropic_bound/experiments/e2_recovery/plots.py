@@ -7,7 +7,7 @@ import pandas as pd
 
 from ...plotting import label_spectrum_axes, legend_below, panel_grid, plot_spectrum, sweep_colour
 from ...spectra import estimate_all
-from ..decision import curves_by_run
+from ..framework.decision import curves_by_run
 
 
 def _trajectory(curves: dict, key: str, n: int) -> tuple[np.ndarray, np.ndarray]:

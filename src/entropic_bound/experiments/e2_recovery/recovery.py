@@ -21,8 +21,8 @@ from ...spectra import estimate_all, round_estimate, singular_values
 from ...stats.estimator_choice import ground_truth_cases, rule_evidence
 from ...stats.transients import classify_rank_curve
 from ...tasks.operators import make_spectrum
-from ..decision import curves_by_run
-from ..draws import drawn_seed
+from ..framework.decision import curves_by_run
+from ..framework.draws import drawn_seed
 
 NOISE_DRAWS = 20  # per truth and N: the rule's choice is then the noise level's, not one sample's
 

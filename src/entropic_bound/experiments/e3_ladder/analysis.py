@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..verdict import Analysis, ClaimContext, Verdict
+from ..framework.verdict import Analysis, ClaimContext, Verdict
 from .plots import plot_excess_vs_rank, plot_full_rank_bars, plot_mixers
 
 SETTING = ["role", "task.kind", "task.operator", "rung", "v", "positional", "n_heads", "rank"]

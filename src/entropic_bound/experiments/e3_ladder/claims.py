@@ -10,9 +10,9 @@ import pandas as pd
 
 from ...stats.interval_decision import IntervalDecision, decide_by_interval
 from ...stats.unit_intervals import record, unit_bootstrap
-from ..claim import Claim, Formats
-from ..claim_slices import Setting, grid_setting, sliced, with_option
-from ..verdict import ClaimContext, Verdict, decide
+from ..framework.claim import Claim, Formats
+from ..framework.claim_slices import Setting, grid_setting, sliced, with_option
+from ..framework.verdict import ClaimContext, Verdict, decide
 from .analysis import summary_table
 from .config import OPERATORS, ladder_parts, positional_rungs
 

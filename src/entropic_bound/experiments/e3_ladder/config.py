@@ -11,7 +11,7 @@ from ...registry import STUDENTS
 from ...tasks.names import SPECTRA
 from ...training.config import TrainConfig
 from ...validation import check_rank, check_ranks
-from ..draws import Drawn
+from ..framework.draws import Drawn
 
 
 def ladder() -> tuple[str, ...]:

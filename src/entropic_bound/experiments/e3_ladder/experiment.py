@@ -31,12 +31,12 @@ from ...theory import clean_signal, population_excess_risk
 from ...training import FixedData, FreshData, TrainConfig
 from ...training.evaluation import held_out_excess
 from ...training.trainer import DTYPES, learning_rate
-from ..base import Experiment
-from ..device import train_on
-from ..draws import salted
-from ..grid import derive_seed, member_result
-from ..params import to_params
-from ..verdict import ClaimContext
+from ..framework.base import Experiment
+from ..framework.device import train_on
+from ..framework.draws import salted
+from ..framework.grid import derive_seed, member_result
+from ..framework.params import to_params
+from ..framework.verdict import ClaimContext
 from .analysis import analyse, fill_settings
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E3Config

@@ -8,7 +8,7 @@ import pandas as pd
 from ...models.base import PlotStyle
 from ...plotting import figure_grid, legend_below, mark_floor, panel_grid
 from ...registry import STUDENTS
-from ..decision import curves_by_run
+from ..framework.decision import curves_by_run
 from .config import ladder_parts, positional_rungs
 
 FLOOR = 1e-6  # plotted values are clipped here on log axes

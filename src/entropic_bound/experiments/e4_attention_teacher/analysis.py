@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..verdict import Analysis, ClaimContext, Verdict
+from ..framework.verdict import Analysis, ClaimContext, Verdict
 from .plots import plot_excess_vs_rank, plot_transition_size
 
 RESULT_COLUMNS = [

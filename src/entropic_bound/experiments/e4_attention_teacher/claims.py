@@ -7,9 +7,9 @@ import pandas as pd
 
 from ...stats.interval_decision import IntervalDecision, decide_by_interval
 from ...stats.unit_intervals import all_of, unit_share_decision
-from ..claim import Claim, Formats
-from ..claim_slices import Setting, grid_setting, sliced, with_option
-from ..verdict import ClaimContext, Verdict
+from ..framework.claim import Claim, Formats
+from ..framework.claim_slices import Setting, grid_setting, sliced, with_option
+from ..framework.verdict import ClaimContext, Verdict
 from .analysis import median_interval, paired_ratios, transition_table
 
 #: A teacher draw: the runs of one (teacher kind, r*, spectrum, seed) share the teacher.

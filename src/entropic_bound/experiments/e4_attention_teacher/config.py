@@ -8,8 +8,8 @@ from ...config import param
 from ...errors import ConfigError
 from ...training.config import TrainConfig
 from ...validation import check_ranks
-from ..attention_task import AttentionTask
-from ..draws import Drawn
+from ..framework.draws import Drawn
+from ..science.attention_task import AttentionTask
 
 
 @dataclass(frozen=True)

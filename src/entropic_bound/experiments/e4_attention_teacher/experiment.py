@@ -24,18 +24,18 @@ from ...results import RunResult, RunSpec
 from ...stats.convergence import convergence
 from ...sweep.spec import grid_specs
 from ...training.evaluation import held_out_excess, signal_power
-from ..attention_teachers import (
+from ..framework.base import Experiment
+from ..framework.decision import curves_by_run
+from ..framework.grid import member_result
+from ..framework.params import to_params
+from ..framework.verdict import ClaimContext
+from ..science.attention_teachers import (
     GroupSetup,
     attention_student,
     attention_task_params,
     saturation_stats,
     uniform_attention_excess,
 )
-from ..base import Experiment
-from ..decision import curves_by_run
-from ..grid import member_result
-from ..params import to_params
-from ..verdict import ClaimContext
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E4Config

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..verdict import Analysis, ClaimContext, Verdict
+from ..framework.verdict import Analysis, ClaimContext, Verdict
 from .config import KEYS, estimator_columns
 from .plots import plot_error_heatmap, plot_final_spectra, plot_trajectories
 

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 
 from ...stats.cluster import wilson
-from ..claim import Claim, Formats
-from ..claim_slices import Setting, grid_setting, options, sliced
-from ..implicit_bias import bias_contrast, contrast_outcome, detectable
-from ..verdict import ClaimContext, Verdict
+from ..framework.claim import Claim, Formats
+from ..framework.claim_slices import Setting, grid_setting, options, sliced
+from ..framework.verdict import ClaimContext, Verdict
+from ..science.implicit_bias import bias_contrast, contrast_outcome, detectable
 from .analysis import identified
 from .recovery import estimator_rule
 

@@ -18,7 +18,11 @@ from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
 from ...sweep.spec import grid_specs
 from ...training.evaluation import held_out_excess, signal_power
-from ..attention_teachers import (
+from ..framework.base import Experiment
+from ..framework.grid import member_result
+from ..framework.params import to_params
+from ..framework.verdict import ClaimContext
+from ..science.attention_teachers import (
     GroupSetup,
     attention_student,
     attention_task_params,
@@ -27,10 +31,6 @@ from ..attention_teachers import (
     saturation_stats,
     teacher_mixers,
 )
-from ..base import Experiment
-from ..grid import member_result
-from ..params import to_params
-from ..verdict import ClaimContext
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E5Config

@@ -28,7 +28,7 @@ import scipy.linalg
 from ...spectra import estimate_all, singular_values
 from ...stats.estimator_choice import ground_truth_cases, rule_evidence
 from ...tasks.operators import make_spectrum
-from ..draws import drawn_seed
+from ..framework.draws import drawn_seed
 
 NOISE_DRAWS = 200  # per identified N (shared by the truths): a failure rate near 1 % is seen on every draw
 NOISE_DESIGNS = 10  # random designs they are drawn on (one factorisation each)

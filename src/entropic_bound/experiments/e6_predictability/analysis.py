@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ...predict.result import ESTIMATE_KEYS
-from ..verdict import Analysis, ClaimContext, Verdict
+from ..framework.verdict import Analysis, ClaimContext, Verdict
 from .plots import plot_estimates, plot_rate_heatmaps
 
 CELL = ["teacher", "method", "v", "task.n", "task.spectrum", "task.r_star", "n_samples", "task.sigma"]

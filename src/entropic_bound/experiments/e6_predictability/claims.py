@@ -7,9 +7,9 @@ import pandas as pd
 
 from ...stats.interval_decision import IntervalDecision
 from ...stats.unit_intervals import record, unit_share_decision
-from ..claim import Claim, Formats, needs_rows
-from ..claim_slices import Setting, grid_setting, options, sliced
-from ..verdict import ClaimContext, Verdict, decide
+from ..framework.claim import Claim, Formats, needs_rows
+from ..framework.claim_slices import Setting, grid_setting, options, sliced
+from ..framework.verdict import ClaimContext, Verdict, decide
 from .analysis import TEACHER, at_scale, rates_by_r
 from .contamination import c8_sentence, verdict_c8
 from .estimator_bias import band, c10_sentence, verdict_c10  # noqa: F401  (band: the tests' C10 bands)

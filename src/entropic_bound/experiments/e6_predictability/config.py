@@ -8,7 +8,7 @@ from ...config import param
 from ...errors import ConfigError
 from ...tasks.names import ATTENTION_TEACHERS, SPECTRA
 from ...validation import check_ranks
-from ..draws import Drawn
+from ..framework.draws import Drawn
 
 TEACHER_KINDS = tuple(ATTENTION_TEACHERS)
 

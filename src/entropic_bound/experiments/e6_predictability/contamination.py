@@ -35,7 +35,7 @@ import pandas as pd
 
 from ...stats.interval_decision import decide_by_interval
 from ...stats.rank_tests import percentile_interval
-from ..verdict import ClaimContext, Verdict
+from ..framework.verdict import ClaimContext, Verdict
 from .analysis import TRUE_COLUMN
 
 KERNEL_ESTIMATORS = (

@@ -9,8 +9,8 @@ import pandas as pd
 
 from ...stats.interval_decision import IntervalDecision, decide_by_interval
 from ...stats.unit_intervals import record, unit_bootstrap, units_of
-from ..claim import Formats
-from ..verdict import ClaimContext, Verdict
+from ..framework.claim import Formats
+from ..framework.verdict import ClaimContext, Verdict
 from .analysis import PAPER_ESTIMATORS, TEACHER, at_scale, rates_by_r
 
 

@@ -38,9 +38,9 @@ from ...registry import TASKS
 from ...results import RunResult, RunSpec
 from ...spectra import energy_effective_rank, estimate_all
 from ...tasks import ATTENTION_TEACHERS
-from ..base import Experiment
-from ..draws import salted
-from ..grid import derive_seed
+from ..framework.base import Experiment
+from ..framework.draws import salted
+from ..framework.grid import derive_seed
 from .analysis import analyse, prepare
 from .claims import CLAIMS
 from .config import METHOD_SETTINGS, PREDICT_TEACHER, SCALE_SETTINGS, E6Config

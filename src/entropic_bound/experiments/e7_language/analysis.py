@@ -16,12 +16,17 @@ import numpy as np
 import pandas as pd
 
 from ...inspect.logit_field import LOGIT_FIELD_COLUMNS
-from ...lm.checkpoint_probe import checkpoint_d_head, is_random_control, resolve_checkpoint, skip_message
-from ...lm.corpora import corpus_kind
-from ...lm.structure import head_categories
-from ..decision import curves_by_run
-from ..params import to_params
-from ..verdict import Analysis, ClaimContext, Verdict
+from ...language_models.corpora.catalogue import corpus_kind
+from ...language_models.probes.checkpoint import (
+    checkpoint_d_head,
+    is_random_control,
+    resolve_checkpoint,
+    skip_message,
+)
+from ...language_models.probes.structure import head_categories
+from ..framework.decision import curves_by_run
+from ..framework.params import to_params
+from ..framework.verdict import Analysis, ClaimContext, Verdict
 from .config import DEFAULT_INIT_STD, MEASURE_COLUMN
 from .plots import plot_loss_curves, plot_rank_vs_complexity, plot_rank_vs_progress, plot_structure
 

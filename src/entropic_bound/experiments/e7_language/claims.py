@@ -5,7 +5,7 @@
   decided by their intervals on the natural-language corpora, the other kinds reported beside
   (:mod:`.domain_verdicts` states both rules).
 - **C13** (structural priors dominate the realised mixers; no single identifiable low-rank routing
-  kernel). Heads categorised by :func:`entropic_bound.lm.structure.head_categories` and fitted by one
+  kernel). Heads categorised by :func:`entropic_bound.language_models.probes.structure.head_categories` and fitted by one
   logit-field kernel; both shares with the model as unit, read by head count and weighted by the loss
   the heads' content routing carries, gated by the controls (:mod:`.structure_verdict`).
 
@@ -18,12 +18,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ...lm.checkpoint_probe import resolve_checkpoint, skip_message
-from ...lm.corpora import KINDS, expected_mixing
-from ..claim import Claim, Setting, needs_rows
-from ..claim_slices import with_option
-from ..draws import drawn_seed
-from ..verdict import ClaimContext, Verdict
+from ...language_models.corpora.catalogue import KINDS, expected_mixing
+from ...language_models.probes.checkpoint import resolve_checkpoint, skip_message
+from ..framework.claim import Claim, Setting, needs_rows
+from ..framework.claim_slices import with_option
+from ..framework.draws import drawn_seed
+from ..framework.verdict import ClaimContext, Verdict
 from .analysis import categorise, corpus_table, main_shape, progress_points
 from .config import COMPLEXITY_MEASURES
 from .domain_verdicts import (

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from ...config import param
 from ...errors import ConfigError, did_you_mean
-from ...lm.content_threshold import MIN_MOVED
-from ...lm.corpora import CORPORA, KINDS, corpus_role
-from ...lm.docstrings import PACKAGE_TEXTS
-from ...lm.train_config import LMTrainConfig
+from ...language_models.corpora.catalogue import CORPORA, KINDS, corpus_role
+from ...language_models.corpora.docstrings import PACKAGE_TEXTS
+from ...language_models.probes.content_threshold import MIN_MOVED
+from ...language_models.training.train_config import LMTrainConfig
 from ...spectra.panel_rows import panel_keys
-from ..draws import Drawn
+from ..framework.draws import Drawn
 
 #: C11's ladder (natural text, its word-shuffled and k-gram-resampled versions, code, Markov
 #: sources) and C13's controls (recall: content routing; lag copy: positional; Markov: local).

@@ -28,7 +28,7 @@ import pandas as pd
 
 from ...stats.interval_decision import IntervalDecision, decide_by_interval
 from ...stats.rank_tests import EXACT_MAX_POINTS
-from ..verdict import Verdict, decide
+from ..framework.verdict import Verdict, decide
 from .statistics import cluster_partials, spearman_test
 
 C11_STATEMENT = "static kernel rank anti-correlates with predicted task complexity"

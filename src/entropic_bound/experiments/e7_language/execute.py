@@ -1,6 +1,6 @@
 """E7's executors: one ensemble of language models (one member per (corpus, seed) run), or one checkpoint.
 
-A language-model group trains every member at once (:func:`~entropic_bound.lm.trainer.train_lm_ensemble`;
+A language-model group trains every member at once (:func:`~entropic_bound.language_models.training.trainer.train_lm_ensemble`;
 member ``e`` has its own corpus, init seed and batch order, all derived from its run id, so its
 numbers do not depend on the group it trained in). At every checkpoint it probes the kernels
 (folded and change from init) and the realised mixers on fixed held-out windows. A checkpoint run
@@ -15,14 +15,24 @@ import numpy as np
 import torch
 
 from ...inspect.logit_field import LOGIT_FIELD_COLUMNS, fit_layer
-from ...lm.checkpoint_probe import RANDOM_SEED, checkpoint_mixers, is_random_control, resolve_checkpoint
-from ...lm.complexity import kgram_heldout_bits, order_estimate
-from ...lm.controls import answer_accuracy, episode_starts
-from ...lm.corpora import LAG_SOURCES, MQAR_SOURCES, VOCAB, Corpus, load_corpus
-from ...lm.model import EnsembleLM
-from ...lm.probe import KernelProbe, content_ablation_bits, ensemble_lm_fields, mixer_stats
-from ...lm.structure import structure_summary
-from ...lm.trainer import (
+from ...language_models.corpora.catalogue import LAG_SOURCES, MQAR_SOURCES, VOCAB, Corpus, load_corpus
+from ...language_models.corpora.complexity import kgram_heldout_bits, order_estimate
+from ...language_models.model.ensemble import EnsembleLM
+from ...language_models.probes.checkpoint import (
+    RANDOM_SEED,
+    checkpoint_mixers,
+    is_random_control,
+    resolve_checkpoint,
+)
+from ...language_models.probes.controls import answer_accuracy, episode_starts
+from ...language_models.probes.heads import (
+    KernelProbe,
+    content_ablation_bits,
+    ensemble_lm_fields,
+    mixer_stats,
+)
+from ...language_models.probes.structure import structure_summary
+from ...language_models.training.trainer import (
     EnsembleOutcome,
     LMTrainConfig,
     heldout_bits,
@@ -32,9 +42,9 @@ from ...lm.trainer import (
     windows,
 )
 from ...sweep.spec import RunResult, RunSpec
-from ..draws import drawn_seed, salted
-from ..grid import derive_seed
-from ..params import from_params
+from ..framework.draws import drawn_seed, salted
+from ..framework.grid import derive_seed
+from ..framework.params import from_params
 from .config import DEFAULT_INIT_STD
 
 CORPUS_METRICS = (

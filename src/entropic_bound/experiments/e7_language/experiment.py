@@ -1,7 +1,7 @@
 """E7 — natural language (the paper's Appendix B): small causal LMs on corpora of different complexity.
 
 One run is one (corpus, seed) language model; runs of one shape train together as an ensemble
-(:mod:`.execute`). Every corpus has a role (:class:`~entropic_bound.lm.corpora.CorpusRole`):
+(:mod:`.execute`). Every corpus has a role (:class:`~entropic_bound.language_models.corpora.catalogue.CorpusRole`):
 natural language (tinyshakespeare shipped in the package, the prose of ``pydoc_data.topics``, the
 user's own text files), code (stdlib source), synthetic sources of known entropy rate and mixing
 demand (associative recall, a k-gram ladder), and controls of known routing (MQAR, lag copy, Markov)
@@ -16,11 +16,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ...lm.checkpoint_probe import resolve_checkpoint
-from ...lm.corpora import corpus_role, file_digest, text_name
+from ...language_models.corpora.catalogue import corpus_role, file_digest, text_name
+from ...language_models.probes.checkpoint import resolve_checkpoint
 from ...sweep.spec import RunResult, RunSpec
-from ..base import Experiment
-from ..params import to_params
+from ..framework.base import Experiment
+from ..framework.params import to_params
 from .analysis import analyse, prepare
 from .claims import CLAIMS
 from .config import DEFAULT_INIT_STD, SCALE_SETTINGS, VERSIONED, E7Config

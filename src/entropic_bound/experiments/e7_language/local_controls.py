@@ -2,7 +2,7 @@
 
 A Markov source whose order-k context has already occurred earlier in the model's window for most
 targets can be answered by content routing (an induction-style lookup) as well as by a local band
-(:mod:`entropic_bound.lm.recurrence`), so its models may route by content without the instrument
+(:mod:`entropic_bound.language_models.corpora.recurrence`), so its models may route by content without the instrument
 being wrong. Such a source stays in the grid and in the control report, but is not *required* to
 come out local (``verdict.c13_local_max_recurrence``; 1.0 requires every Markov source).
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ...lm.corpora import expected_mixing, load_corpus
-from ...lm.recurrence import context_recurrence
-from ..draws import salted
-from ..grid import derive_seed
+from ...language_models.corpora.catalogue import expected_mixing, load_corpus
+from ...language_models.corpora.recurrence import context_recurrence
+from ..framework.draws import salted
+from ..framework.grid import derive_seed
 
 
 @lru_cache(maxsize=64)

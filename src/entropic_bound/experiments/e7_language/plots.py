@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from ...lm.corpora import expected_mixing
+from ...language_models.corpora.catalogue import expected_mixing
 from ...plotting import figure_grid, legend_below, series_styles
 
 _MARKERS = {"natural": "o", "code": "s", "synthetic": "^", "checkpoint": "D", "random_checkpoint": "d"}

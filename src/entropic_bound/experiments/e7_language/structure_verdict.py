@@ -25,11 +25,11 @@ head with a low-rank routing kernel (the instrument can see routing), the lag-co
 (``lagcopy-*``) a ``positional``/``local`` head and no majority of content heads, the Markov
 models (``markov_*``) a ``local`` head and no majority of content heads — in every learned model.
 A head is ``content`` when its content share (content TV over the most its mean pattern allows,
-:mod:`entropic_bound.lm.structure`) reaches ``c13_content_tv``; a recall head counts as ``content``
+:mod:`entropic_bound.language_models.probes.structure`) reaches ``c13_content_tv``; a recall head counts as ``content``
 when its share over the answer rows (``content_share_answers``, the query rows that predict an
 answer token) reaches it: on episode-aligned windows the
 routing happens at those rows only, and the all-row mean dilutes it (see
-:mod:`entropic_bound.lm.structure`); natural text has no answer rows and keeps the all-row score. A
+:mod:`entropic_bound.language_models.probes.structure`); natural text has no answer rows and keeps the all-row score. A
 control that is absent, not learned, or not as expected makes the verdict on natural text
 **inconclusive**: the instrument has not shown it can tell the categories apart.
 """
@@ -39,11 +39,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...lm.corpora import expected_mixing
-from ...lm.structure import CATEGORIES, MIN_MOVED, STRUCTURAL
+from ...language_models.corpora.catalogue import expected_mixing
+from ...language_models.probes.structure import CATEGORIES, MIN_MOVED, STRUCTURAL
 from ...stats.interval_decision import decide_by_interval
-from ..claim import Formats
-from ..verdict import Verdict, decide
+from ..framework.claim import Formats
+from ..framework.verdict import Verdict, decide
 from .config import ABLATION_BITS
 from .statistics import source_share
 

@@ -1,0 +1,78 @@
+"""What deciding a claim produces: a :class:`Verdict`, the :class:`ClaimContext` a criterion reads,
+and the :class:`Analysis` the report shows for one experiment.
+
+Verdicts are computed from stored numbers with a stated criterion and can come out refuted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pandas as pd
+
+from ...jsonable import json_safe
+
+VERDICTS = ("confirmed", "refuted", "inconclusive")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one claim, with the criterion that decided it and the numbers behind it."""
+
+    claim: str
+    outcome: str  # one of VERDICTS
+    criterion: str
+    evidence: dict
+    experiment: str
+    statement: str = ""
+    robustness: dict | None = None  # see experiments/robustness.py: the claim's boundary
+    replication: dict | None = None  # see experiments/replication.py: the verdict of every draw
+
+    def __post_init__(self) -> None:
+        assert self.outcome in VERDICTS, self.outcome
+
+    def with_robustness(self, robustness: dict) -> Verdict:
+        """This verdict with its boundary (a ``robustness.summarise_boundary`` entry) attached."""
+        return replace(self, robustness=robustness)
+
+    def to_dict(self) -> dict:
+        """The verdict as ``verdicts.json`` holds it (the outcome under the key ``"verdict"``)."""
+        out = {
+            "verdict": self.outcome,
+            "criterion": self.criterion,
+            "evidence": json_safe(self.evidence),
+            "experiment": self.experiment,
+            "statement": self.statement,
+        }
+        if self.robustness is not None:
+            out["robustness"] = json_safe(self.robustness)
+        if self.replication is not None:
+            out["replication"] = json_safe(self.replication)
+        return out
+
+
+def decide(holds: bool | None) -> str:
+    """``True`` → confirmed, ``False`` → refuted, ``None`` (not enough data) → inconclusive."""
+    return "inconclusive" if holds is None else ("confirmed" if holds else "refuted")
+
+
+@dataclass
+class Analysis:
+    """What the report shows for one experiment."""
+
+    results: pd.DataFrame
+    verdicts: list[Verdict]
+    figures: dict[str, Any] = field(default_factory=dict)  # name → matplotlib Figure
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)  # extra tables shown in the report
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ClaimContext:
+    """What a criterion reads besides the config and the rows: the store's records and the tables
+    (or numbers) the experiment derived once from all its rows (:meth:`Decision.prepare`)."""
+
+    records: list[dict] = field(default_factory=list)
+    tables: Mapping[str, Any] = field(default_factory=dict)

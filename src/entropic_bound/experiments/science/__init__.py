@@ -1,0 +1,1 @@
+"""Science shared by several experiments: attention teachers and their data (E4, E5), the init groups and implicit-bias comparison (C3, C7)."""

@@ -1,0 +1,1 @@
+"""Measurements of trained language models: per-head kernels and mixers, content structure, released checkpoints, recall controls."""

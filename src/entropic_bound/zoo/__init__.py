@@ -1,0 +1,1 @@
+"""The model-zoo page: released models measured by ``inspect`` and the published figures they are compared with."""

@@ -1,0 +1,193 @@
+"""The verdict tables of docs/ written from the verdicts JSON, so the published text cannot drift.
+
+``python -m tools.docs_tables docs/paper-scale-verdicts.json`` rewrites the marked
+blocks (``<!-- generated: NAME -->`` … ``<!-- end generated -->``) of docs/paper-scale.md (the
+``verdicts-table``) and docs/claims.md (``verdict-numbers``, one block at the end) beside the JSON;
+``--check`` only says whether they are current (exit 1 when not). Everything outside the markers is
+left as written. Where ``quick-draws-verdicts.json`` lies beside the JSON (the verdicts of a
+``reproduce --scale quick --draws …`` run, cut to each claim's verdict and ``replication`` by
+:func:`draws_record`), claims.md's ``fresh-draws`` block lists every draw's verdict and decision.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from entropic_bound.report.evidence import evidence_line
+
+END = "<!-- end generated -->"
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _robust(v: dict) -> str:
+    settings = (v.get("robustness") or {}).get("settings") or []
+    if not settings:
+        return "—"
+    return f"{'yes' if v['robustness'].get('robust') else 'no'} ({len(settings)})"
+
+
+def _differs(v: dict) -> str:
+    """The settings whose verdict differs from the default setting's, in words ('' when none). The
+    map is the first draw's: when the draws disagree, the shown verdict is not that draw's, so the
+    settings are compared with the first draw's default and the text says so."""
+    settings = (v.get("robustness") or {}).get("settings") or []
+    if not settings:
+        return ""
+    base = settings[0].get("verdict", v["verdict"])
+    parts = []
+    for s in settings[1:]:
+        if s.get("verdict") != base:
+            where = ", ".join(f"{k} = {_value(x)}" for k, x in (s.get("setting") or {}).items())
+            parts.append(f"{where} {s['verdict']}")
+    text = "; ".join(parts)
+    if text and base != v["verdict"]:
+        first = ((v.get("replication") or {}).get("draws") or [0])[0]
+        text = f"against draw {first}'s {base}: {text}"
+    return text
+
+
+def _draws(v: dict) -> str:
+    """The draws a verdict was decided on; a verdict stored without them predates draws and the
+    interval rules (an earlier publication's, kept until its experiment is run again)."""
+    rep = v.get("replication")
+    if not rep:
+        return "earlier run"
+    return ", ".join(f"{d}: {w}" for d, w in zip(rep["draws"], rep["verdicts"], strict=True))
+
+
+def _value(x) -> str:
+    if isinstance(x, list):
+        return "/".join(_value(i) for i in x)
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def _decision_text(d: dict | None) -> str:
+    """A decision record as ``statistic [lo, hi] vs threshold`` (``(narrow)`` marked); ``—`` without one."""
+    if not isinstance(d, dict) or "interval" not in d or None in d["interval"]:
+        return "—"
+    lo, hi = d["interval"]
+    mark = " (narrow)" if d.get("narrow") else ""
+    return f"{d['statistic']:.3g} [{lo:.3g}, {hi:.3g}] vs {d['threshold']:.3g}{mark}"
+
+
+def verdicts_table(verdicts: dict[str, dict]) -> str:
+    """The paper-scale verdict table: claim, experiment, verdict, robustness, what differs and the evidence."""
+    rows = [
+        "| claim | exp | verdict | draws | robust | where it differs / the evidence |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for claim, v in verdicts.items():
+        word = v["verdict"] if v["verdict"] != "refuted" else "**refuted**"
+        differs = _differs(v)
+        text = (f"differs: {differs}. " if differs else "") + evidence_line(claim, v.get("evidence") or {})
+        rows.append(f"| {claim} | {v['experiment']} | {word} | {_draws(v)} | {_robust(v)} | {_cell(text)} |")
+    return "\n".join(rows)
+
+
+def numbers_table(verdicts: dict[str, dict], quick: dict[str, dict] | None = None) -> str:
+    """Per claim: the paper-scale verdict, its interval decision, and the quoted numbers (paper; quick
+    from the stored quick evidence when given)."""
+    head = "| claim | paper verdict | decision (statistic [interval] vs threshold) | paper numbers |"
+    rows = [
+        head + (" quick numbers |" if quick else ""),
+        "| --- | --- | --- | --- |" + (" --- |" if quick else ""),
+    ]
+    for claim, v in verdicts.items():
+        evidence = v.get("evidence") or {}
+        row = f"| {claim} | {v['verdict']} | {_decision_text(evidence.get('decision'))} | {_cell(evidence_line(claim, evidence))} |"
+        if quick:
+            row += f" {_cell(evidence_line(claim, quick[claim])) if claim in quick else '—'} |"
+        rows.append(row)
+    return "\n".join(rows)
+
+
+def draws_record(verdicts: dict[str, dict]) -> dict[str, dict]:
+    """The part of a verdicts JSON the fresh-draws table reads: per claim its experiment, scale,
+    verdict and ``replication`` (every draw's verdict and decision)."""
+    keep = ("experiment", "scale", "verdict", "replication")
+    return {claim: {k: v[k] for k in keep if k in v} for claim, v in verdicts.items()}
+
+
+def _draw_cell(draw: int, verdict: str, decision: dict | None) -> str:
+    text = _decision_text(decision)
+    return f"draw {draw}: {verdict}" + ("" if text == "—" else f", {text}")
+
+
+def draws_table(verdicts: dict[str, dict]) -> str:
+    """Per claim: the combined verdict and, per draw, its verdict and interval decision."""
+    rows = [
+        "| claim | verdict | per draw: verdict, statistic [interval] vs threshold |",
+        "| --- | --- | --- |",
+    ]
+    for claim, v in verdicts.items():
+        rep = v.get("replication") or {}
+        decisions = rep.get("decisions") or [None] * len(rep.get("draws", ()))
+        per_draw = "; ".join(
+            _draw_cell(d, word, dec)
+            for d, word, dec in zip(rep.get("draws", ()), rep.get("verdicts", ()), decisions, strict=True)
+        )
+        rows.append(f"| {claim} | {v['verdict']} | {_cell(per_draw) or '—'} |")
+    return "\n".join(rows)
+
+
+def replace_block(text: str, name: str, block: str) -> str:
+    """``text`` with the generated block ``name`` replaced by ``block`` (ValueError when it has none)."""
+    start = f"<!-- generated: {name} -->"
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"no '{start}' … '{END}' block")
+    return pattern.sub(lambda _: f"{start}\n{block}\n{END}", text, count=1)
+
+
+def regenerated(verdicts_path: Path, quick_path: Path | None = None) -> dict[Path, str]:
+    """``{doc path: its text with every generated block rewritten}`` for the docs beside ``verdicts_path``."""
+    verdicts = json.loads(verdicts_path.read_text())
+    quick = json.loads(quick_path.read_text()) if quick_path and quick_path.exists() else None
+    docs = verdicts_path.parent
+    scale, claims = docs / "paper-scale.md", docs / "claims.md"
+    claims_text = replace_block(claims.read_text(), "verdict-numbers", numbers_table(verdicts, quick))
+    if "<!-- generated: paper-draws -->" in claims_text:
+        claims_text = replace_block(claims_text, "paper-draws", draws_table(verdicts))
+    fresh = docs / "quick-draws-verdicts.json"
+    if fresh.exists():
+        claims_text = replace_block(claims_text, "fresh-draws", draws_table(json.loads(fresh.read_text())))
+    return {
+        scale: replace_block(scale.read_text(), "verdicts-table", verdicts_table(verdicts)),
+        claims: claims_text,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    check = "--check" in args
+    paths = [a for a in args if a != "--check"]
+    if len(paths) not in (1, 2) or not Path(paths[0]).is_file():
+        print(
+            "docs_tables: expected VERDICTS_JSON [QUICK_EVIDENCE_JSON] [--check], an existing file",
+            file=sys.stderr,
+        )
+        return 2
+    quick = Path(paths[1]) if len(paths) == 2 else Path("tests/data/quick_evidence.json")
+    try:
+        docs = regenerated(Path(paths[0]), quick)
+    except (ValueError, json.JSONDecodeError, KeyError) as err:
+        print(f"docs_tables: {paths[0]}: {err}", file=sys.stderr)
+        return 2
+    stale = [p for p, text in docs.items() if p.read_text() != text]
+    if check:
+        for p in stale:
+            print(f"stale: {p}")
+        return 1 if stale else 0
+    for p in stale:
+        p.write_text(docs[p])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
