@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ... import config as cfglib
-from ...defaults import SCALES
 from ...errors import ConfigError
+from ...names import SCALES
 from ...store.migrations import migrate_config_keys, replacement_of
 from .decision import Decision
 from .grid import Grid
