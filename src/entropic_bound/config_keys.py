@@ -2,7 +2,7 @@
 
 :func:`check_keys` reads an experiment's config class from its ``config.py``
 (:func:`~entropic_bound.experiments.framework.config_lookup.config_class`), a module that imports no torch,
-and refuses an unknown or renamed key, a value of the wrong type or out of range with the message
+and refuses an unknown key, a value of the wrong type or out of range with the message
 the full validation gives (one implementation: :mod:`entropic_bound.config`'s checks run on the
 same declarations). Choices read from a registry (``param(choices=<function>)``: the estimators, the
 ladder's students) and constraints that tie fields together (a config's ``check()``) are left to the
@@ -24,7 +24,6 @@ from .config import load_yaml, parse_assignment
 from .errors import ConfigError, did_you_mean
 from .experiments.framework.config_lookup import config_class
 from .registry import EXPERIMENTS
-from .store.migrations import replacement_of
 
 _EXPERIMENT_NAME = re.compile(r"E[0-9]+")
 
@@ -85,10 +84,6 @@ def check_keys(experiment: str, overrides: Mapping[str, Any]) -> None:
     validation (its lookup says so); with no override nothing is imported."""
     if not overrides or experiment not in EXPERIMENTS:
         return
-    for key in overrides:
-        new = replacement_of(experiment, key)
-        if new is not None:
-            raise ConfigError(f"Unknown config key '{key}': it is now '{new}'. Did you mean '{new}'?")
     cls = config_class(experiment)
     for key, value in overrides.items():
         cfglib.check_key(cls, key)
