@@ -13,6 +13,7 @@ level and a did-you-mean, before any work is done.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import types
 import typing
@@ -203,18 +204,64 @@ def keys(cfg: Any, prefix: str = "") -> list[str]:
     return out
 
 
+@functools.cache
+def declared_fields(cls: type, prefix: str = "") -> dict[str, tuple[Any, Mapping[str, Any]]]:
+    """Every dotted leaf key of the config class ``cls`` in declaration order (as :func:`keys` lists
+    an instance's), with its annotation and metadata: what a key or value is checked against."""
+    out: dict[str, tuple[Any, Mapping[str, Any]]] = {}
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        if dataclasses.is_dataclass(tp):
+            out.update(declared_fields(tp, f"{prefix}{f.name}."))
+        else:
+            out[f"{prefix}{f.name}"] = (tp, f.metadata)
+    return out
+
+
+def check_key(cls: type, key: str, prefix: str = "") -> None:
+    """Refuse ``prefix + key`` unless it names a field or a section of the config class ``cls``."""
+    leaves = list(declared_fields(cls, prefix))
+    path = f"{prefix}{key}".split(".")
+    for depth, head in enumerate(path):
+        above = "".join(f"{p}." for p in path[:depth])
+        below = [k for k in leaves if k.startswith(above)]
+        if depth < prefix.count("."):
+            continue  # the sections ``prefix`` already names
+        if head not in {k[len(above) :].split(".")[0] for k in below}:
+            full = ".".join(path)
+            raise ConfigError(
+                f"Unknown config key '{full}'. Available: {', '.join(below)}.{did_you_mean(full, below)}"
+            )
+        if f"{above}{head}" in leaves and depth < len(path) - 1:
+            raise ConfigError(f"Unknown config key '{'.'.join(path)}': '{head}' is a value, not a section.")
+
+
+def check_value(cls: type, key: str, value: Any, *, lazy_choices: bool = True) -> None:
+    """Refuse a value the field ``key`` of the config class ``cls`` declares wrong (type, range,
+    choices), with :func:`validate`'s message. ``lazy_choices=False`` leaves out choices declared as a
+    function (read from a registry, which would import it) and fields that are not plain scalars."""
+    tp, meta = declared_fields(cls).get(key, (None, {}))  # a section is checked field by field
+    if tp is None or (not lazy_choices and not _plain(tp)):
+        return
+    if not lazy_choices:
+        meta = {k: (None if k == "choices" and callable(v) else v) for k, v in meta.items()}
+    _check_field(key, tp, meta, _coerce(key, tp, value))
+
+
+def _plain(tp: Any) -> bool:
+    """A scalar, a tuple of scalars, or either or null."""
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        tp = next(a for a in typing.get_args(tp) if a is not type(None))
+    if typing.get_origin(tp) is tuple:
+        tp = typing.get_args(tp)[0]
+    return tp in (int, float, bool, str)
+
+
 def _set(cfg: Any, path: list[str], value: Any, full_key: str) -> Any:
-    names = {f.name: f for f in dataclasses.fields(cfg)}
     head = path[0]
-    if head not in names:
-        known = keys(cfg, prefix=full_key[: len(full_key) - len(".".join(path))])
-        raise ConfigError(
-            f"Unknown config key '{full_key}'. Available: {', '.join(known)}.{did_you_mean(full_key, known)}"
-        )
     current = getattr(cfg, head)
     if len(path) > 1:
-        if not dataclasses.is_dataclass(current):
-            raise ConfigError(f"Unknown config key '{full_key}': '{head}' is a value, not a section.")
         return dataclasses.replace(cfg, **{head: _set(current, path[1:], value, full_key)})
     if dataclasses.is_dataclass(current):
         if not isinstance(value, Mapping):
@@ -258,8 +305,8 @@ def apply_overrides(cfg: Any, overrides: Mapping[str, Any] | Iterable[str], pref
     """Return a copy of ``cfg`` with dotted-key overrides applied (not yet validated)."""
     items = overrides.items() if isinstance(overrides, Mapping) else (parse_assignment(o) for o in overrides)
     for key, value in items:
-        full = f"{prefix}{key}"
-        cfg = _set(cfg, key.split("."), value, full)
+        check_key(type(cfg), key, prefix)
+        cfg = _set(cfg, key.split("."), value, f"{prefix}{key}")
     return cfg
 
 

@@ -2,9 +2,9 @@
 
 :func:`check_keys` reads an experiment's config class from its ``config.py``
 (:func:`~entropic_bound.experiments.framework.config_lookup.config_class`), a module that imports no torch,
-and refuses an unknown or renamed key, a value of the wrong type or out of range with the message
-the full validation gives (the same :mod:`entropic_bound.config` functions run on the same
-declarations). Choices read from a registry (``param(choices=<function>)``: the estimators, the
+and refuses an unknown key, a value of the wrong type or out of range with the message
+the full validation gives (one implementation: :mod:`entropic_bound.config`'s checks run on the
+same declarations). Choices read from a registry (``param(choices=<function>)``: the estimators, the
 ladder's students) and constraints that tie fields together (a config's ``check()``) are left to the
 full validation, which imports what they read.
 
@@ -15,11 +15,7 @@ keys by experiment (:func:`split_by_experiment`).
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import re
-import types
-import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,10 +24,8 @@ from .config import load_yaml, parse_assignment
 from .errors import ConfigError, did_you_mean
 from .experiments.framework.config_lookup import config_class
 from .registry import EXPERIMENTS
-from .store.migrations import replacement_of
 
 _EXPERIMENT_NAME = re.compile(r"E[0-9]+")
-_SCALARS = (int, float, bool, str)
 
 
 def gather_overrides(assignments: Sequence[str], config_file: str | None) -> dict:
@@ -85,61 +79,12 @@ def experiment_names() -> list[str]:
 
 def check_keys(experiment: str, overrides: Mapping[str, Any]) -> None:
     """Refuse an override key ``experiment``'s config does not have, or a value its declaration
-    refuses, as the full validation would. An experiment not registered is left to the full
+    refuses, with the checks and messages of the full validation (:func:`entropic_bound.config.check_key`,
+    :func:`~entropic_bound.config.check_value`). An experiment not registered is left to the full
     validation (its lookup says so); with no override nothing is imported."""
     if not overrides or experiment not in EXPERIMENTS:
         return
-    for key in overrides:
-        new = replacement_of(experiment, key)
-        if new is not None:
-            raise ConfigError(f"Unknown config key '{key}': it is now '{new}'. Did you mean '{new}'?")
-    fields = _leaf_fields(config_class(experiment))
-    leaves = list(fields)
+    cls = config_class(experiment)
     for key, value in overrides.items():
-        _check_key(key, leaves)
-        tp, meta = fields.get(key, (None, {}))  # a section (``train``) is left to the full validation
-        if _checkable(tp):
-            cfglib._check_field(key, tp, _fixed(meta), cfglib._coerce(key, tp, value))
-
-
-@functools.cache
-def _leaf_fields(cls: type, prefix: str = "") -> dict[str, tuple[Any, Mapping[str, Any]]]:
-    """Every dotted leaf key of the config class ``cls`` in declaration order (as
-    :func:`entropic_bound.config.keys` lists an instance's), with its annotation and metadata."""
-    out: dict[str, tuple[Any, Mapping[str, Any]]] = {}
-    hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        tp = hints[f.name]
-        if dataclasses.is_dataclass(tp):
-            out.update(_leaf_fields(tp, f"{prefix}{f.name}."))
-        else:
-            out[f"{prefix}{f.name}"] = (tp, f.metadata)
-    return out
-
-
-def _checkable(tp: Any) -> bool:
-    """A scalar, a tuple of scalars, or either or null: the types the early check coerces."""
-    if typing.get_origin(tp) in (typing.Union, types.UnionType):
-        tp = next(a for a in typing.get_args(tp) if a is not type(None))
-    if typing.get_origin(tp) is tuple:
-        tp = typing.get_args(tp)[0]
-    return tp in _SCALARS
-
-
-def _fixed(meta: Mapping[str, Any]) -> dict[str, Any]:
-    """A field's constraints without the choices declared as a function (read from a registry)."""
-    return {k: (None if k == "choices" and callable(v) else v) for k, v in meta.items() if k != "doc"}
-
-
-def _check_key(key: str, leaves: list[str]) -> None:
-    path = key.split(".")
-    for depth, head in enumerate(path):
-        prefix = "".join(f"{p}." for p in path[:depth])
-        below = [k for k in leaves if k.startswith(prefix)]
-        names = {k[len(prefix) :].split(".")[0] for k in below}
-        if head not in names:
-            raise ConfigError(
-                f"Unknown config key '{key}'. Available: {', '.join(below)}.{did_you_mean(key, below)}"
-            )
-        if f"{prefix}{head}" in leaves and depth < len(path) - 1:
-            raise ConfigError(f"Unknown config key '{key}': '{head}' is a value, not a section.")
+        cfglib.check_key(cls, key)
+        cfglib.check_value(cls, key, value, lazy_choices=False)

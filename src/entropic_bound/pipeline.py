@@ -8,9 +8,9 @@ from pathlib import Path
 
 from .config import to_dict
 from .config_keys import gather_overrides, split_by_experiment  # noqa: F401  (the pipeline's API)
-from .defaults import DEFAULT_OUT, STORE_NAME
 from .errors import UserInputError
 from .experiments.framework.draws import draws_to_run
+from .names import DEFAULT_OUT, STORE_NAME
 from .plotting import to_png
 from .registry import EXPERIMENTS
 from .report.writer import analyse_store, check_out_dir, write_report

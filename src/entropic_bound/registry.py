@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from .errors import UnknownNameError, did_you_mean
-from .teacher_definitions import LINEAR_QK_TEACHER, SOFTMAX_TEACHER
+from .tasks.names import LINEAR_QK_TEACHER, SOFTMAX_TEACHER
 
 T = TypeVar("T")
 

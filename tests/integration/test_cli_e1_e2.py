@@ -131,7 +131,7 @@ def test_list_shows_registries(capsys):
         (["run", "E9"], "Unknown experiment 'E9'. Available:"),
         (["run", "E1", "--set", "train.lrr=1"], "Did you mean 'train.lr'"),
         (["run", "E1", "--set", "eps_floor=1e-3"], "Did you mean 'verdict.eps_floor'"),
-        (["reproduce", "--only", "E7", "--set", "E7.checkpoints=minilm"], "it is now 'released_models'"),
+        (["reproduce", "--only", "E7", "--set", "E7.checkpoints=minilm"], "Unknown config key 'checkpoints'"),
         (["run", "E1", "--set", "ranks=[40]"], "'ranks' parameter must hold ints in [1, 16]"),
         (["run", "E1", "--set", "task.sigma=-1"], "'task.sigma' parameter must be a float in [0, inf)"),
         (["run", "E1", "--set", "train.n_samples=abc"], "must be an int"),

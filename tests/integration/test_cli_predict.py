@@ -238,7 +238,7 @@ def test_the_teacher_definitions_are_stated_once_and_are_what_the_tasks_compute(
 
     from entropic_bound.registry import TASKS
     from entropic_bound.tasks import LinearQKTeacherTask, SoftmaxTeacherTask
-    from entropic_bound.teacher_definitions import LINEAR_QK_TEACHER, SOFTMAX_TEACHER
+    from entropic_bound.tasks.names import LINEAR_QK_TEACHER, SOFTMAX_TEACHER
 
     assert TASKS.summary("linear_qk_teacher").startswith(LINEAR_QK_TEACHER)
     assert TASKS.summary("softmax_teacher").startswith(SOFTMAX_TEACHER)

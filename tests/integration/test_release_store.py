@@ -1,8 +1,8 @@
 """A store written by the released code still resumes and reports the same verdicts.
 
-``tests/data/release_store/runs.sqlite.gz`` holds tiny E1, E3 and E7 sweeps written by the 0.1.0
-release through the CLI (``entropic-bound run EK --set …`` with the assignments in ``runs.json``,
-spelled with today's key names). Resuming them must find every run (nothing trains again), and the
+``tests/data/release_store/runs.sqlite.gz`` holds tiny E1, E3 and E7 sweeps written by an earlier
+version through the CLI (``entropic-bound run EK --set …`` with the assignments in ``runs.json``),
+its stored configs in today's key names. Resuming them must find every run (nothing trains again), and the
 report, which rebuilds each experiment from the config stored beside its runs, must reach the
 verdicts in ``runs.json``: the release's, except where a criterion has since changed (C12 is now
 decided on natural-language corpora alone, which the tiny grid has too few of: inconclusive).

@@ -16,7 +16,6 @@ from entropic_bound.cli import main, predict_cmd
 from entropic_bound.errors import ConfigError
 from entropic_bound.experiments.framework.config_lookup import config_class
 from entropic_bound.pipeline import EXPERIMENTS
-from entropic_bound.store.migrations import CONFIG_KEY_MIGRATIONS
 
 HEAVY = ("torch", "scipy", "pandas", "matplotlib")
 
@@ -115,9 +114,6 @@ def test_every_default_value_passes_the_early_check():
         cls = EXPERIMENTS.get(name)
         for scale in ("quick", "paper"):
             config_keys.check_keys(name, flatten(to_dict(cls.default_config(scale))))
-        for old in CONFIG_KEY_MIGRATIONS.get(name, {}):
-            with pytest.raises(ConfigError, match="it is now"):
-                config_keys.check_keys(name, {old: 1})
 
 
 def test_run_accepts_the_experiment_prefix_reproduce_needs(capsys):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -23,17 +25,14 @@ class Opt(Architecture):
         return linear_layer(weights, attn + "q_proj", attn + "k_proj", base + "self_attn_layer_norm")
 
 
-def test_registry_names_and_a_miss_lists_them():
-    assert ARCHITECTURES.names() == ["bert", "gemma3", "gpt2", "hooked_transformer", "llama"]
+def test_a_miss_lists_every_registered_architecture():
     assert adapter("bert").causal is False and adapter("llama").rope and adapter("gpt2").causal
-    with pytest.raises(
-        UnknownNameError,
-        match=r"Unknown architecture 'lama'. Available: bert, gemma3, gpt2, hooked_transformer, llama",
-    ):
+    listed = re.escape(", ".join(sorted(ARCHITECTURES.declared())))
+    with pytest.raises(UnknownNameError, match=rf"Unknown architecture 'lama'. Available: {listed}\."):
         adapter("lama")
 
 
-@pytest.mark.parametrize("name", ARCHITECTURES.names())
+@pytest.mark.parametrize("name", ARCHITECTURES.declared())
 def test_every_adapter_declares_its_layout(name):
     a = adapter(name)
     assert "{i}" in a.anchor and a.fields.n_heads and a.fields.n_layers and a.fields.d_model

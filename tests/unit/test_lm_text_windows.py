@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from entropic_bound.experiments.e7_language.execute import _load
-from entropic_bound.language_models.corpora.catalogue import WINDOWED, load_corpus
+from entropic_bound.language_models.corpora.catalogue import CORPORA, WINDOWED, load_corpus
 from entropic_bound.language_models.corpora.text_windows import rotated, text_window
 from entropic_bound.sweep.spec import RunSpec
 
@@ -30,10 +30,17 @@ def test_rotation_keeps_every_item_once():
     assert all(sorted(m) == items for m in moved) and any(m[0] != 0 for m in moved)
 
 
-@pytest.mark.parametrize("name", ["tinyshakespeare", "pydoc_prose", "stdlib_docstrings"])
+#: windowed corpora whose text the corpus seed draws (the shuffle of the words)
+SEEDED_TEXTS = {"shakespeare-shuffled"}
+
+
+@pytest.mark.parametrize("name", [n for n in CORPORA.declared() if n in WINDOWED])
 def test_a_fixed_text_moves_with_the_window_seed(name):
     first = load_corpus(name, 20_000, 0)
-    assert np.array_equal(first.tokens, load_corpus(name, 20_000, 7).tokens)  # the seed alone moves nothing
+    if name not in SEEDED_TEXTS:
+        assert np.array_equal(
+            first.tokens, load_corpus(name, 20_000, 7).tokens
+        )  # the seed alone moves nothing
     drawn = load_corpus(name, 20_000, 0, window_seed=1)
     assert len(drawn.tokens) == 20_000 and not np.array_equal(first.tokens, drawn.tokens)
 

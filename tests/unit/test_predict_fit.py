@@ -13,6 +13,7 @@ from test_predict_data import teacher_data
 from entropic_bound.predict import predict_r_star
 from entropic_bound.predict.goodness import ALPHA, dispersion_test, held_out, simulated_null
 from entropic_bound.tasks import LinearQKTeacherTask, SoftmaxTeacherTask
+from entropic_bound.tasks.names import PREDICT_TEACHERS
 
 TEACHER = {"softmax": SoftmaxTeacherTask, "linear": LinearQKTeacherTask}
 
@@ -154,14 +155,14 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-@pytest.mark.parametrize("kind", ["softmax", "linear-qk"])
+@pytest.mark.parametrize("kind", list(PREDICT_TEACHERS))
 def test_false_rejection_rate_on_50_small_draws_of_the_class(kind, one_thread):
     _assert_level(kind, SEEDS, **SMALL)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("scale", [1.0, 4.0])
-@pytest.mark.parametrize("kind", ["softmax", "linear-qk"])
+@pytest.mark.parametrize("kind", list(PREDICT_TEACHERS))
 def test_false_rejection_rate_on_50_draws_of_the_issue_setting(kind, scale, one_thread):
     _assert_level(kind, SEEDS, scale=scale, **ISSUE)
 
@@ -173,7 +174,7 @@ def test_power_on_the_other_class_data(kind, read_as, one_thread):
     assert rejected >= seeds - 1, [f["reason"] for f in fits]
 
 
-@pytest.mark.parametrize("kind", ["softmax", "linear-qk"])
+@pytest.mark.parametrize("kind", list(PREDICT_TEACHERS))
 def test_power_on_misspecified_noise(kind, one_thread):
     """Noise whose level varies from sample to sample (σ_i from 0.01 to 0.1) is not the class's iid noise."""
     seeds, rejected = 10, []

@@ -212,37 +212,14 @@ def test_newer_schema_is_refused(tmp_path):
     )
 
 
-def _fake_v0(path):
-    """The prototype layout: no meta table, runs without provenance columns, no experiments table."""
-    conn = sqlite3.connect(path)
-    conn.execute(
-        "CREATE TABLE runs (run_id TEXT PRIMARY KEY, experiment TEXT, params TEXT, seed INTEGER, "
-        "status TEXT, diverged_step INTEGER, metrics TEXT, curves TEXT, created_at TEXT)"
-    )
-    spec = RunSpec("old", {"lr": 0.5}, 1)
-    conn.execute(
-        "INSERT INTO runs VALUES (?, 'old', '{\"lr\":0.5}', 1, 'ok', NULL, '{\"loss\":NaN}', '{}', 't0')",
-        (spec.run_id,),
-    )
-    conn.commit()
-    conn.close()
-    return spec
-
-
-def test_migrates_fake_v0_store(tmp_path):
+def test_a_runs_table_alone_is_not_a_run_store_and_is_left_untouched(tmp_path):
     path = tmp_path / "old.sqlite"
-    spec = _fake_v0(path)
-    with pytest.raises(UserInputError, match="old schema version 0"):
-        RunStore(path, readonly=True)
-    with RunStore(path) as s:
-        (rec,) = s.records("old")
-        assert rec["run_id"] == spec.run_id and math.isnan(rec["metrics"]["loss"])
-        assert rec["versions"] == {} and rec["git_commit"] is None
-        assert s.finished_ids() == {spec.run_id}
-        s.put_experiment("old", "tiny", {})  # the experiments table now exists
-        assert s.put(_result(), provenance=PROV)
-    conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta").fetchone()[0] == "1"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE runs (run_id TEXT PRIMARY KEY, experiment TEXT, params TEXT)")
+    before = path.read_bytes()
+    with pytest.raises(UserInputError, match="not an entropic-bound run store"):
+        RunStore(path)
+    assert path.read_bytes() == before
 
 
 def test_migrations_run_in_order(tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from entropic_bound.errors import UnknownNameError, UserInputError
+from entropic_bound.tasks.names import SPECTRA
 from entropic_bound.tasks.operators import (
     ar1_covariance,
     haar_orthonormal,
@@ -83,7 +84,7 @@ def test_haar_orthonormal_is_sign_symmetric():
     assert (Qs[:, 0, 0] ** 2).mean() == pytest.approx(0.25, abs=0.025)
 
 
-@pytest.mark.parametrize("kind", ["flat", "geometric", "power"])
+@pytest.mark.parametrize("kind", SPECTRA)
 def test_low_rank_matrix_has_the_requested_spectrum_and_norm(kind):
     s = make_spectrum(4, kind, decay=0.3, alpha=1.5)
     M = low_rank_matrix(9, 6, 4, s, fro_norm=5.0, generator=gen(2))

@@ -4,7 +4,7 @@ entropic-bound predict DATA.npz --teacher linear-qk|softmax [--v-known] [--json]
                        [--estimator NAME] [--method NAME] [--plot FILE.png]
 entropic-bound predict --x X.npy --y Y.npy [--v V.npy] --teacher ...
 
-The teachers are those of ``entropic-bound list`` (:mod:`entropic_bound.teacher_definitions`).
+The teachers are those of ``entropic-bound list`` (:mod:`entropic_bound.tasks.names`).
 
 Exit status: 0 when r* is identifiable, 3 when these data (or this method) cannot identify it —
 the output then says why and what would make it identifiable — and 2 for a user mistake.
@@ -17,7 +17,7 @@ import math
 import os
 
 from ..errors import DataError, UserInputError
-from ..teacher_definitions import PREDICT_TEACHERS
+from ..tasks.names import PREDICT_TEACHERS
 
 # The parser's names, spelled here so that `--help` does not import the predictors (torch, scipy);
 # tests/unit/test_cli_imports.py checks them against entropic_bound.predict.

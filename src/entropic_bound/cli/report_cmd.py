@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..defaults import DEFAULT_OUT, STORE_NAME
 from ..errors import UserInputError
 from ..export import FORMATS
+from ..names import DEFAULT_OUT, STORE_NAME
 from .run_cmd import add_force
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..defaults import DEFAULT_OUT, SCALES
 from ..errors import UserInputError
+from ..names import DEFAULT_OUT, SCALES
 from ..sweep.runner import BACKENDS
 from .progress import report_steps, sweep_progress
 from .summary import print_outcome

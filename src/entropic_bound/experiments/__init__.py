@@ -16,7 +16,7 @@ from ..registry import EXPERIMENTS
 
 #: shared names, each from the module that defines it
 _SHARED = {
-    "SCALES": "..defaults",
+    "SCALES": "..names",
     "Analysis": ".verdict",
     "Verdict": ".verdict",
     "Experiment": ".base",

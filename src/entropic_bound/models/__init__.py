@@ -1,7 +1,7 @@
 """Students of the interpolation ladder, each an ensemble with a leading model axis.
 
 The names below are imported from their modules on first use, so importing a name table
-(:mod:`.softmax_temperature`, what E3's config reads) imports no student and no torch.
+(:mod:`.names`, what E3's config reads) imports no student and no torch.
 """
 
 from __future__ import annotations

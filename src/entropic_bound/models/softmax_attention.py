@@ -11,8 +11,8 @@ from torch import Tensor
 from ..validation import check_choice
 from ._attention import QKEnsemble
 from .base import MemberSpec, PlotStyle
+from .names import TEMPERATURES
 from .reference import SoftmaxAttention
-from .softmax_temperature import TEMPERATURES
 
 
 def temperatures(members: Sequence[MemberSpec], d: int, temperature: str) -> Tensor:

@@ -101,7 +101,7 @@ def predict_r_star(
     """Predict r* from data ``X (N, n, d)``, ``Y (N, n, d_v)`` (and ``V (d, d_v)`` if known).
 
     ``teacher`` is ``"linear-qk"`` (``"linear_qk"`` is accepted too) or ``"softmax"``, the teachers of
-    :mod:`entropic_bound.teacher_definitions`; the fitted kernel absorbs any scale of ``K*`` (their
+    :mod:`entropic_bound.tasks.names`; the fitted kernel absorbs any scale of ``K*`` (their
     ``1/√d`` and ``1/n`` included), so ``r*`` is ``rank K*``. ``r_hat`` is the noise-calibrated cut
     (:mod:`.cut`: ``#{σ_i(K̂) > safety · max ||Ê||₂}``, ``Ê`` simulated estimation noise at the
     residual noise level) unless ``estimator`` names a key of ``estimates`` (then its rounded

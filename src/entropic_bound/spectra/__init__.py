@@ -1,7 +1,7 @@
 """Spectra: batched float64 singular values (dense and factored) and rank estimators.
 
 Every estimator is declared (lazily, by ``module:object``) in :data:`entropic_bound.registry.ESTIMATORS`.
-The names below are imported from their modules on first use, so importing :mod:`.panel_rows` (what
+The names below are imported from their modules on first use, so importing :mod:`.names` (what
 an experiment's config reads) imports no estimator and no torch.
 """
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import DataError, UserInputError
 from ..registry import ESTIMATORS
-from .panel_rows import panel_keys, panel_rows  # noqa: F401  (panel_keys: also read from here)
+from .names import panel_keys, panel_rows  # noqa: F401  (panel_keys: also read from here)
 from .svd import as_float64_tensor
 
 #: ``(key, estimator_name, params)`` in report order: what the registered estimators declare. Treat as

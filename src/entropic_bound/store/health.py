@@ -107,14 +107,9 @@ def table_names(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
-#: The columns every ``runs`` table of ours has had, since the prototype (schema version 0).
-PROTOTYPE_CORE = frozenset({"run_id", "experiment", "params", "seed", "status", "metrics", "curves"})
-
-
-def schema_version(conn: sqlite3.Connection, path: Path, known_columns: set[str]) -> int:
+def schema_version(conn: sqlite3.Connection, path: Path) -> int:
     """The schema version of the run store behind ``conn``: its ``meta`` table's, 0 for an empty
-    database or the prototype's lone ``runs`` table (the core columns and none that ``known_columns``
-    lacks); a one-line :class:`UserInputError` for any other database, which is then left untouched."""
+    database; a one-line :class:`UserInputError` for any other database, which is then left untouched."""
     tables = table_names(conn)
     if "meta" in tables:
         row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -122,10 +117,6 @@ def schema_version(conn: sqlite3.Connection, path: Path, known_columns: set[str]
             return int(row[0])
     elif not tables:
         return 0
-    elif tables == {"runs"}:
-        columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
-        if PROTOTYPE_CORE <= columns <= known_columns:
-            return 0
     raise UserInputError(
         f"'{path}' is an SQLite database but not an entropic-bound run store "
         f"(tables: {', '.join(sorted(tables))}); it was left untouched."

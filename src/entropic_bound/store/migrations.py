@@ -1,18 +1,14 @@
-"""How a store written by an older entropic-bound is read: its schema, and its config keys.
+"""A store's schema and how it is brought up to date.
 
 :data:`MIGRATIONS` turns a store of schema version ``v`` into one of ``v + 1`` (applied on open by
-:class:`~entropic_bound.store.run_store.RunStore`, each step in its own transaction).
-
-:data:`CONFIG_KEY_MIGRATIONS` maps a config key an experiment's stored config may hold to the key
-that replaced it. A stored config is read with its keys carried over (:func:`migrate_config_keys`),
-so its runs resume and its report rebuilds; an override that still names an old key fails naming
-the new one (:func:`replacement_of`).
+:class:`~entropic_bound.store.run_store.RunStore`, each step in its own transaction); the first step
+creates the tables in a new (empty) file.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 SCHEMA_VERSION = 1
 
@@ -33,14 +29,9 @@ RUNS_COLUMNS = {  # name → declared type, in table order
 
 
 def _migrate_v0_to_v1(conn: sqlite3.Connection) -> None:
-    """v0: no store yet (an empty file), or the prototype layout whose ``runs`` lacked the
-    provenance columns and which had no ``experiments`` table. Creates or completes the v1 tables."""
+    """v0: no store yet (an empty file). Creates the v1 tables."""
     columns = ",\n  ".join(f"{name} {decl}" for name, decl in RUNS_COLUMNS.items())
     conn.execute(f"CREATE TABLE IF NOT EXISTS runs (\n  {columns}\n)")
-    present = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
-    for name, decl in RUNS_COLUMNS.items():
-        if name not in present:
-            conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl.replace(' NOT NULL', '')}")
     conn.execute("CREATE INDEX IF NOT EXISTS runs_experiment ON runs(experiment)")
     conn.execute(
         "CREATE TABLE IF NOT EXISTS experiments "
@@ -50,20 +41,3 @@ def _migrate_v0_to_v1(conn: sqlite3.Connection) -> None:
 
 #: ``MIGRATIONS[v]`` turns a version-``v`` store into a version-``v + 1`` one.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_v0_to_v1]
-
-#: experiment → {old config key: the key that holds its value now}
-CONFIG_KEY_MIGRATIONS: dict[str, dict[str, str]] = {
-    # 0.1.0 named E7's released models ``checkpoints``, beside ``train.checkpoints`` (evaluation steps)
-    "E7": {"checkpoints": "released_models"},
-}
-
-
-def migrate_config_keys(experiment: str, flat: Mapping[str, object]) -> dict:
-    """A stored config's flat ``key → value`` with every old key of ``experiment`` renamed."""
-    renamed = CONFIG_KEY_MIGRATIONS.get(experiment, {})
-    return {renamed.get(k, k): v for k, v in flat.items()}
-
-
-def replacement_of(experiment: str, key: str) -> str | None:
-    """The key that replaced the old config key ``key`` of ``experiment``; None if it is not old."""
-    return CONFIG_KEY_MIGRATIONS.get(experiment, {}).get(key)

@@ -163,7 +163,7 @@ class RunStore:
 
     def _version(self) -> int:
         """The schema version of an entropic-bound store; a one-line refusal for any other database."""
-        return schema_version(self._conn, self.path, set(RUNS_COLUMNS))
+        return schema_version(self._conn, self.path)
 
     def _newer(self, version: int) -> UserInputError:
         return UserInputError(

@@ -190,9 +190,9 @@ CASES: dict[str, Case] = {
     "reproduce-override-without-experiment": Case(
         lambda w, s: ["reproduce", "--only", "E1", "--out", f"{w}/o", "--set", "train.lr=1e-3"], "E1.train.lr"
     ),
-    "reproduce-e7-old-key": Case(
+    "reproduce-e7-unknown-key": Case(
         lambda w, s: ["reproduce", "--only", "E7", "--out", f"{w}/o", "--set", "E7.checkpoints=minilm"],
-        "it is now 'released_models'",
+        "Unknown config key 'checkpoints'",
     ),
     # -- run: the output folder and the store ----------------------------------------------------
     "run-out-is-a-file": Case(

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...config import param
-from ...spectra.panel_rows import panel_keys
+from ...spectra.names import panel_keys
 from ...tasks.names import SPECTRA
 from ...training.config import TrainConfig
 from ...validation import check_ranks
 from ..framework.draws import Drawn
-from ..science.init_groups import LARGE_INIT_MIN, SMALL_INIT_MAX
+from ..science.names import LARGE_INIT_MIN, SMALL_INIT_MAX
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,7 @@ class E2Recovery(Experiment):
 
     def prepare(self, table, ok, records):
         """The rows with ``min_norm_<key>``: every estimate of the minimum-norm interpolant of each run's
-        data set, regenerated from its seeds (a store written before the metric existed is re-analysed)."""
+        data set, regenerated from its seeds."""
         if not len(ok):
             return ok, ClaimContext(records)
         by_run = {}

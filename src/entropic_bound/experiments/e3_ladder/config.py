@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ...config import param
 from ...errors import ConfigError
-from ...models.softmax_temperature import TEMPERATURES
+from ...models.names import TEMPERATURES
 from ...registry import STUDENTS
 from ...tasks.names import SPECTRA
 from ...training.config import TrainConfig

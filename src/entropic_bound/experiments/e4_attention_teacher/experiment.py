@@ -16,19 +16,14 @@ steps), which would read as a false deficiency; Adam reaches the floor there in 
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
 from ...models.base import MemberSpec
 from ...results import RunResult, RunSpec
 from ...stats.convergence import convergence
 from ...sweep.spec import grid_specs
 from ...training.evaluation import held_out_excess, signal_power
 from ..framework.base import Experiment
-from ..framework.decision import curves_by_run
 from ..framework.grid import member_result
 from ..framework.params import to_params
-from ..framework.verdict import ClaimContext
 from ..science.attention_teachers import (
     GroupSetup,
     attention_student,
@@ -50,19 +45,6 @@ class E4AttentionTeacher(Experiment):
     config_class = E4Config
     student_of = attention_student
     scale_settings = SCALE_SETTINGS
-
-    def prepare(self, table, ok, records):
-        """The rows with ``converged`` read from each run's stored training curve where a store
-        written before the metric existed lacks it."""
-        if not len(ok) or ("converged" in ok and ok["converged"].notna().all()):
-            return ok, ClaimContext(records)
-        curves = curves_by_run(records)
-        filled = [
-            train_convergence(curves.get(r.run_id, {}), r.noise_floor)["converged"]
-            for r in ok[["run_id", "noise_floor"]].itertuples()
-        ]
-        old = ok["converged"] if "converged" in ok else pd.Series(np.nan, index=ok.index)
-        return ok.assign(converged=old.fillna(pd.Series(filled, index=ok.index))), ClaimContext(records)
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg

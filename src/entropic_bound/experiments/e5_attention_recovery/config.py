@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 from ...config import param
 from ...errors import ConfigError
-from ...spectra.panel_rows import panel_keys
+from ...spectra.names import panel_keys
 from ...training.config import TrainConfig
 from ..framework.draws import Drawn
 from ..science.attention_task import AttentionTask
-from ..science.init_groups import LARGE_INIT_MIN, SMALL_INIT_MAX
+from ..science.names import LARGE_INIT_MIN, SMALL_INIT_MAX
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -67,8 +67,7 @@ class E5AttentionRecovery(Experiment):
 
     def prepare(self, table, ok, records):
         """The rows with ``min_norm_<key>`` on under-identified runs (``N·n < d``): every estimate of the
-        minimum-norm kernel of each run's data set, regenerated from its seeds (stores written before the
-        metric existed are re-analysed)."""
+        minimum-norm kernel of each run's data set, regenerated from its seeds."""
         if not len(ok):
             return ok, ClaimContext(records)
         ids, by_run = set(ok["run_id"]), {}

@@ -18,7 +18,6 @@ import pandas as pd
 from ...inspect.logit_field import LOGIT_FIELD_COLUMNS
 from ...language_models.corpora.catalogue import corpus_kind
 from ...language_models.probes.checkpoint import (
-    checkpoint_d_head,
     is_random_control,
     resolve_checkpoint,
     skip_message,
@@ -167,7 +166,7 @@ def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]
                 r["run_id"],
                 f"checkpoint:{r['probe.checkpoint']}",
                 _checkpoint_kind(r["probe.checkpoint"]),
-                _stored_d_head(r),
+                float(r["d_head"]),
             )
             for _, r in ck.iterrows()
         ]
@@ -211,13 +210,6 @@ def head_table(cfg, table: pd.DataFrame, runs: pd.DataFrame, records: list[dict]
         ],
     )
     return out.assign(category=categorise(cfg, out))
-
-
-def _stored_d_head(row) -> float:
-    """A checkpoint run's ``d_head``; one stored before runs recorded it reads the checkpoint's config
-    (NaN where that checkpoint is not on this machine: its heads then get no kernel flag)."""
-    d_head = row.get("d_head", np.nan)
-    return float(d_head) if np.isfinite(d_head) else checkpoint_d_head(row["probe.checkpoint"])
 
 
 def _checkpoint_kind(name: str) -> str:

@@ -9,9 +9,8 @@ from ...config import param
 from ...errors import ConfigError, did_you_mean
 from ...language_models.corpora.catalogue import CORPORA, KINDS, corpus_role
 from ...language_models.corpora.docstrings import PACKAGE_TEXTS
-from ...language_models.probes.content_threshold import MIN_MOVED
-from ...language_models.training.train_config import LMTrainConfig
-from ...spectra.panel_rows import panel_keys
+from ...language_models.names import MIN_MOVED, LMTrainConfig
+from ...spectra.names import panel_keys
 from ..framework.draws import Drawn
 
 #: C11's ladder (natural text, its word-shuffled and k-gram-resampled versions, code, Markov

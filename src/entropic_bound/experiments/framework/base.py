@@ -9,13 +9,11 @@ store's table into result tables, figures and verdicts (:class:`~.decision.Decis
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from ... import config as cfglib
-from ...defaults import SCALES
 from ...errors import ConfigError
-from ...store.migrations import migrate_config_keys, replacement_of
+from ...names import SCALES
 from .decision import Decision
 from .grid import Grid
 
@@ -61,22 +59,11 @@ class Experiment(Grid, Decision):
             raise ConfigError(
                 f"The 'scale' parameter must be one of {', '.join(SCALES)}. Got {scale!r} instead."
             )
-        cls._reject_replaced(overrides)
         cfg = cfglib.apply_overrides(cls.default_config(scale), overrides)
         return cfglib.validate(cfg)
 
     @classmethod
-    def _reject_replaced(cls, overrides: Any) -> None:
-        """An override with a key the config no longer has fails naming the key that replaced it."""
-        items = overrides if isinstance(overrides, Mapping) else dict(map(cfglib.parse_assignment, overrides))
-        for key in items:
-            new = replacement_of(cls.name, key)
-            if new is not None:
-                raise ConfigError(f"Unknown config key '{key}': it is now '{new}'. Did you mean '{new}'?")
-
-    @classmethod
     def from_dict(cls, data: dict) -> Any:
-        """Rebuild a stored config (as written by :func:`entropic_bound.config.to_dict`), old keys
-        carried over by :data:`~entropic_bound.store.migrations.CONFIG_KEY_MIGRATIONS`."""
-        flat = migrate_config_keys(cls.name, cfglib.flatten(data))
+        """Rebuild a stored config (as written by :func:`entropic_bound.config.to_dict`)."""
+        flat = cfglib.flatten(data)
         return cfglib.validate(cfglib.apply_overrides(cls.default_config("quick"), flat))

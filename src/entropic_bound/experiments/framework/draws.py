@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...config import param
-from ...defaults import SCALE_DRAWS
 from ...errors import UserInputError
+from ...names import SCALE_DRAWS
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def parse_draws(text: str) -> tuple[int, ...]:
 
 def draws_to_run(scale: str, config_draw: int, draws, draw_overridden: bool) -> tuple[int, ...]:
     """The draws a command trains: ``draws`` when given; else the one draw an override set
-    (``--set E1.draw=3``); else the scale's default (:data:`~entropic_bound.defaults.SCALE_DRAWS`:
+    (``--set E1.draw=3``); else the scale's default (:data:`~entropic_bound.names.SCALE_DRAWS`:
     one draw at quick, two at paper, so the paper scale decides on two draws)."""
     if draws is not None:
         if draw_overridden:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...stats.interval_decision import decide_by_interval, newcombe_difference
-from .init_groups import LARGE_INIT_MIN, SMALL_INIT_MAX  # noqa: F401  (the claims' init groups)
+from .names import LARGE_INIT_MIN, SMALL_INIT_MAX  # noqa: F401  (the claims' init groups)
 
 UNIT = "run (one trained model per teacher draw, data set and init scale)"
 

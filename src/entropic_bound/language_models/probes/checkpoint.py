@@ -15,7 +15,6 @@ do without training). Any other name is a path to a Hugging Face–format safete
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +37,6 @@ __all__ = [
     "RANDOM_SEED",
     "RANDOM_SUFFIX",
     "RELEASED_MODELS",
-    "checkpoint_d_head",
     "checkpoint_mixers",
     "is_random_control",
     "reinitialised",
@@ -100,20 +98,3 @@ def checkpoint_mixers(
         reinit_seed=reinit_seed,
     )
     return run.mixers, run.inputs, bool(cfg.causal), int(cfg.d_head)
-
-
-@lru_cache(maxsize=16)
-def checkpoint_d_head(name: str) -> float:
-    """The head dimension of checkpoint ``name`` from its config (no forward pass), NaN when it is
-    not available on this machine: for runs stored before checkpoint runs recorded ``d_head``."""
-    from ...errors import UserInputError
-    from ...inspect import arch_config, open_checkpoint
-
-    resolved = resolve_checkpoint(name)
-    if resolved is None:
-        return float("nan")
-    try:
-        ckpt = open_checkpoint(resolved[0])
-        return float(arch_config(ckpt.weights, ckpt.config).d_head)
-    except UserInputError:  # unreadable or unknown architecture: the head keeps an unknown d_head, as before
-        return float("nan")

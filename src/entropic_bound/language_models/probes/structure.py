@@ -52,7 +52,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...inspect import locality_mass, positional_prior_explained, sink_score, uniform_mixer
-from .content_threshold import MIN_MOVED
+from ..names import MIN_MOVED
 
 STRUCTURAL = ("sink", "local", "positional", "averaging")
 CATEGORIES = ("content", *STRUCTURAL)

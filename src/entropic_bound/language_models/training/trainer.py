@@ -25,8 +25,8 @@ from ...errors import DataError
 from ...sweep.group_progress import report_step
 from ...training.schedules import checkpoint_steps, cosine_lr
 from ..model.ensemble import EnsembleLM
+from ..names import LMTrainConfig
 from .flat import FlatAdamW
-from .train_config import LMTrainConfig
 
 
 def windows(tokens: torch.Tensor, starts: torch.Tensor, n_ctx: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,4 +1,5 @@
-"""Names shared by the CLI and the library, kept in a module that imports nothing heavy."""
+"""The root package's names, shared by the CLI and the library, kept in a module that imports nothing
+heavy."""
 
 SCALES = ("quick", "paper")
 #: the draws a scale trains when the command names none: the paper scale decides on two draws

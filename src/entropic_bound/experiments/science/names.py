@@ -1,8 +1,9 @@
-"""Which init scales count as small and which as large, for C3 (E2) and C7 (E5) alike.
+"""The shared science's names a config reads, in a module without analysis
+(pandas): which init scales count as small and which as large, for C3 (E2) and C7 (E5) alike.
 
 E2's and E5's configs take their ``verdict`` bounds' defaults from here (the contrast itself is
 :mod:`.implicit_bias`), so an init scale cannot count as large in one claim and be dropped in the
-other. A module of its own so that importing a config imports no analysis (pandas).
+other.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The rows of the rank-estimate panel, read from the estimator registry when asked for.
+"""The spectra package's names a config reads: the rows of the rank-estimate panel, read from the
+estimator registry when asked for.
 
 A module without torch or numpy: an experiment's config names :func:`panel_keys` as the choices of
 its estimator-picking keys (``verdict.c3_estimator``, …), and importing the config must not import

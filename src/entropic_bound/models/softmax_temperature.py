@@ -1,7 +1,0 @@
-"""The softmax temperatures a student is built with, by name, in a module without torch (E3's config
-offers them as choices before any student is imported)."""
-
-from __future__ import annotations
-
-#: ``sqrt_d``: ``τ = √d`` (the softmax teacher's); ``sqrt_r``: ``τ_m = √r_m`` per member.
-TEMPERATURES = ("sqrt_d", "sqrt_r")
