@@ -22,6 +22,7 @@ class Interval(str, Enum):
     ORDER_STATISTIC = "order_statistic"  # exact distribution-free interval of a median
     SPEARMAN = "spearman"  # Spearman rho: Fisher z with the exact permutation test, bootstrap from 10 points
     COUNT = "count"  # a count rule: every unit must pass, the worst decides, no sampling interval
+    POINT = "point"  # the statistic itself against its bar, no sampling interval (a control's median)
 
 
 @dataclass(frozen=True)
