@@ -3,8 +3,8 @@
 From outside the package: a throw-away estimator, student and experiment in a temporary package,
 each declared to its registry by one lazy ``module:object`` line, listed by ``entropic-bound list``
 and run end to end by ``entropic-bound run``. Inside a copy of the package: a throw-away estimator,
-student, ladder rung and experiment added by each guide's edits alone touch the number of files the
-guide states, and the registry-generated tests pass against the copy without another edit.
+student, ladder rung, experiment and claim added by each guide's edits alone touch the number of files
+the guide states, and the registry-generated tests pass against the copy without another edit.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 
 from entropic_bound.cli import main
+from entropic_bound.experiments import tiny_settings
+from entropic_bound.experiments.framework.verdict import VERDICTS
 from entropic_bound.registry import ESTIMATORS, EXPERIMENTS, STUDENTS
 
 ESTIMATOR = '''
@@ -61,8 +63,9 @@ from entropic_bound.config import param
 from entropic_bound.experiments.framework.base import Experiment
 from entropic_bound.experiments.framework.grid import member_result
 from entropic_bound.experiments.framework.params import to_params
-from entropic_bound.experiments.framework.verdict import Analysis, Verdict, decide
+from entropic_bound.experiments.framework.verdict import Analysis, Finding, decide
 from entropic_bound.experiments.framework.claim import Claim
+from entropic_bound.experiments.framework.rule import Interval, Rule, Unit
 from entropic_bound.models import MemberSpec
 from entropic_bound.registry import ESTIMATORS, STUDENTS, TASKS
 from entropic_bound.results import RunSpec
@@ -85,11 +88,22 @@ class E9Config:
 def verdict_c99(cfg, rows, context):
     ranks = rows["half_top_rank"] if len(rows) else None
     ok = None if ranks is None else bool((ranks >= 1).all())
-    evidence = {"runs": len(rows)}
-    return Verdict("C99", decide(ok), "every model has a rank >= 1", evidence, "E9", "throw-away claim")
+    return Finding(decide(ok), "every model has a rank >= 1", {"runs": len(rows)})
 
 
-CLAIMS = (Claim("C99", decide=verdict_c99, sentence="{runs:n} runs", default_setting=lambda cfg: {}, statistic="runs"),)
+CLAIMS = (
+    Claim(
+        id="C99",
+        experiment="E9",
+        statement="throw-away claim",
+        unit=Unit("run"),
+        rule=Rule(thresholds=(), interval=Interval.COUNT),
+        decide=verdict_c99,
+        sentence="{runs:n} runs",
+        default_setting=lambda cfg: {},
+        statistic="runs",
+    ),
+)
 
 
 def analyse(cfg, table, rows, context, verdicts):
@@ -233,9 +247,9 @@ from ...models import MemberSpec
 from ...registry import ESTIMATORS, STUDENTS, TASKS
 from ...results import RunSpec
 from ...training import FixedData, train_ensemble
-from ..base import Experiment
-from ..grid import member_result
-from ..params import to_params
+from ..framework.base import Experiment
+from ..framework.grid import member_result
+from ..framework.params import to_params
 from .analysis import analyse
 from .claims import CLAIMS
 from .config import SCALE_SETTINGS, E8Config
@@ -268,7 +282,7 @@ class E8Floor(Experiment):
         return [member_result(s, m, outcome, {"top_rank": float(ranks[m])}) for m, s in enumerate(group)]
 """,
     "analysis.py": """
-from ..verdict import Analysis
+from ..framework.verdict import Analysis
 
 
 def analyse(cfg, table, rows, context, verdicts):
@@ -276,22 +290,64 @@ def analyse(cfg, table, rows, context, verdicts):
 """,
     "plots.py": '"""E8 draws no figure."""\n',
     "claims.py": """
-from ..verdict import Verdict, decide
-from ..claim import Claim
+from ..framework.claim import Claim
+from ..framework.rule import Interval, Rule, Unit
+from ..framework.verdict import Finding, decide
 
 
 def verdict_c14(cfg, rows, context):
     share = float((rows["top_rank"] >= 1).mean()) if len(rows) else None
     holds = None if share is None else share >= cfg.verdict.rate
-    evidence = {"share": share, "runs": len(rows)}
-    return Verdict("C14", decide(holds), "most models have a rank >= 1", evidence, "E8", "throw-away claim")
+    return Finding(decide(holds), "most models have a rank >= 1", {"share": share, "runs": len(rows)})
 
 
-CLAIMS = (
-    Claim("C14", decide=verdict_c14, sentence="{runs:n} runs", default_setting=lambda cfg: {}, statistic="runs"),
+C14 = Claim(
+    id="C14",
+    experiment="E8",
+    statement="throw-away claim",
+    unit=Unit("run"),
+    rule=Rule(thresholds=("verdict.rate",), interval=Interval.POINT),
+    decide=verdict_c14,
+    sentence="{runs:n} runs",
+    default_setting=lambda cfg: {},
+    statistic="runs",
 )
+CLAIMS = (C14,)
 """,
 }
+
+#: The claim guide's edits: a threshold in E1's config and X3 in E1's claims.py (criterion, declaration, CLAIMS).
+GUIDE_CLAIM_THRESHOLD = '    x3_rate: float = param(0.5, gt=0.0, le=1.0, doc="X3: share of teacher draws reaching the floor at r >= r*")\n'
+GUIDE_CLAIM = """
+
+def verdict_x3(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
+    above = rows[rows["rank"] >= rows["task.r_star"]] if len(rows) else rows
+    criterion = (
+        f"at least {cfg.verdict.x3_rate:.0%} of runs with r >= r* reach eps_floor = "
+        f"{cfg.verdict.eps_floor:g}, a share of teacher draws decided by its 95% Wilson interval"
+    )
+    if not len(above):
+        return Finding("inconclusive", criterion, {"runs": 0})
+    reached = above["rel_excess"] < cfg.verdict.eps_floor
+    decision = unit_share_decision(above, reached, TEACHER_DRAW.keys, cfg.verdict.x3_rate)
+    evidence = {"share": decision.statistic, "runs": len(above), "decision": decision.to_dict()}
+    return Finding(decide(decision.outcome), criterion, evidence)
+
+
+X3 = Claim(
+    id="X3",
+    experiment="E1",
+    statement="students of rank r >= r* reach the noise floor",
+    unit=TEACHER_DRAW,
+    rule=Rule(thresholds=("verdict.x3_rate", "verdict.eps_floor"), interval=Interval.WILSON),
+    decide=verdict_x3,
+    sentence="{share:pct} of teacher draws reach the floor at r ≥ r* ({runs} runs)",
+    default_setting=lambda cfg: grid_setting(cfg, "task.spectra"),
+    statistic="share",
+    grid=lambda cfg, rows, context: sliced(cfg, rows, (("spectra", "task.spectrum"),)),
+)
+CLAIMS = (C1, C2, X3)
+"""
 
 REGISTRY_LINES = {
     "estimator": '(ESTIMATORS, "half_top_rank", "spectra.half_top_rank:half_top_rank.estimator", "above half the top"),',
@@ -306,6 +362,7 @@ GUIDES = {  # kind → the "### Adding …" section of docs/architecture.md that
     "student": "Adding a student",
     "rung": "Adding a ladder rung",
     "experiment": "Adding an experiment",
+    "claim": "Adding a claim",
 }
 
 
@@ -330,8 +387,23 @@ def _add_registry_line(package: Path, line: str) -> None:
     registry.write_text(text.replace(anchor, f"    {line}\n{anchor}", 1))
 
 
+def _add_claim(package: Path) -> None:
+    """X3 on E1: its threshold after C2's in E1's verdict section, and its criterion, declaration and
+    place in CLAIMS in E1's claims.py (with the one import its criterion needs)."""
+    e1 = package / "experiments" / "e1_linear_surrogate"
+    config = (e1 / "config.py").read_text()
+    anchor = config.index("\n", config.index("    sharpness: float = param(")) + 1
+    (e1 / "config.py").write_text(config[:anchor] + GUIDE_CLAIM_THRESHOLD + config[anchor:])
+    claims = (e1 / "claims.py").read_text().replace("CLAIMS = (C1, C2)\n", "")
+    imported = "record, unit_bootstrap, units_of"
+    claims = claims.replace(imported, "record, unit_bootstrap, unit_share_decision, units_of")
+    (e1 / "claims.py").write_text(claims + GUIDE_CLAIM)
+
+
 def _follow(package: Path, kind: str) -> None:
     """The edits the guide of ``kind`` lists, and nothing else."""
+    if kind == "claim":
+        return _add_claim(package)
     if kind == "estimator":
         (package / "spectra" / "half_top_rank.py").write_text(GUIDE_ESTIMATOR)
     elif kind == "student":
@@ -392,6 +464,7 @@ def test_each_guide_touches_the_files_it_states_and_nothing_else_is_needed(tmp_p
         "tests/unit/test_student_contract.py",
         "tests/unit/test_cli_imports.py",
         "tests/unit/test_estimator_contract.py",
+        "tests/unit/test_claim_identity.py",
         *(f"{memory}[{case}]" for case in ("B4", "B8", "B8-moments")),
     ]
     run = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *tests]
@@ -416,3 +489,24 @@ def test_each_guide_touches_the_files_it_states_and_nothing_else_is_needed(tmp_p
         cwd=tmp_path,
     )
     assert json.loads((out / "verdicts.json").read_text())["C14"]["verdict"] == "confirmed"
+    _decide_the_new_claim_from_the_cli(env, tmp_path)
+
+
+def _decide_the_new_claim_from_the_cli(env: dict, tmp_path: Path) -> None:
+    """E1 run from the copy's command line at its tiny grid: X3 is decided beside C1 and C2 and stated
+    in verdicts.json under the identity its declaration gives it."""
+    assignments = [
+        f"{key}={','.join(map(str, value)) if isinstance(value, tuple) else value}"
+        for key, value in tiny_settings("E1").items()
+    ]
+    out = tmp_path / "out_claim"
+    run = [sys.executable, "-m", "entropic_bound", "run", "E1", "--out", str(out), "--quiet"]
+    subprocess.run(
+        run + [arg for a in assignments for arg in ("--set", a)], check=True, env=env, cwd=tmp_path
+    )
+    verdicts = json.loads((out / "verdicts.json").read_text())
+    assert set(verdicts) == {"C1", "C2", "X3"}
+    x3 = verdicts["X3"]
+    assert x3["experiment"] == "E1" and x3["statement"] == "students of rank r >= r* reach the noise floor"
+    assert x3["verdict"] in VERDICTS and x3["evidence"]["decision"]["unit"] == "teacher draw"
+    assert x3["criterion"].startswith("at least 50% of runs with r >= r*") and x3["robustness"]["settings"]

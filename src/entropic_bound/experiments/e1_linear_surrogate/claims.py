@@ -1,4 +1,5 @@
-"""E1's claims C1 and C2: each criterion, its report sentence and its robustness grid."""
+"""E1's claims C1 and C2: each declaration, criterion, report sentence and robustness grid (the numbers
+they read are in :mod:`.statistics`)."""
 
 from __future__ import annotations
 
@@ -9,22 +10,19 @@ from ...stats.interval_decision import decide_by_interval
 from ...stats.unit_intervals import record, unit_bootstrap, units_of
 from ..framework.claim import Claim
 from ..framework.claim_slices import grid_setting, sliced
-from ..framework.verdict import ClaimContext, Verdict, decide
+from ..framework.rule import Condition, Interval, Rule, Unit
+from ..framework.verdict import ClaimContext, Finding, decide
+from .statistics import floor_boundary, median_of, transition_ratios
 
 #: A teacher draw: the runs of one (spectrum, r*, seed) share the teacher and its data.
 TEACHER = ("task.spectrum", "task.r_star", "seed")
-
-
-def _median_of(units: list[np.ndarray]):
-    """The median of the pooled runs of the units an index array picks."""
-    return lambda picked: float(np.median(np.concatenate([units[i] for i in picked])))
-
+TEACHER_DRAW = Unit("teacher draw", TEACHER)
 
 #: C1/C2 boundary axes: (config key, result column); each value is decided again on its own rows.
 AXES = (("spectra", "task.spectrum"), ("v_settings", "v"), ("r_stars", "task.r_star"), ("seed", "seed"))
 
 
-def verdict_c1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     criterion = (
         f"median over runs with r < r* of (measured excess risk / closed-form tail-energy minimum) "
         f"lies in [{cfg.verdict.c1_low:g}, {cfg.verdict.c1_high:g}]: confirmed when its 95% bootstrap interval over "
@@ -32,8 +30,7 @@ def verdict_c1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     )
     below = rows[(rows["rank"] < rows["task.r_star"]) & (rows["closed_form"] > 0)] if len(rows) else rows
     if not len(below):
-        evidence = {"runs": 0}
-        return Verdict("C1", "inconclusive", criterion, evidence, "E1", "deficiency follows the tail energy")
+        return Finding("inconclusive", criterion, {"runs": 0})
     ratio = below["ratio_to_closed_form"].to_numpy()
     med = float(np.median(ratio))
     by_group = below.groupby(["task.spectrum", "v"])["ratio_to_closed_form"].median().round(4)
@@ -45,49 +42,23 @@ def verdict_c1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         "median_by_spectrum_and_v": {f"{s}/{v}": x for (s, v), x in by_group.items()},
         "n_samples": cfg.train.n_samples,
     }
-    units = [g["ratio_to_closed_form"].to_numpy() for g in units_of(below, TEACHER)]
-    _, ci = unit_bootstrap(units, _median_of(units))
+    units = [g["ratio_to_closed_form"].to_numpy() for g in units_of(below, TEACHER_DRAW.keys)]
+    _, ci = unit_bootstrap(units, median_of(units))
     low, high = cfg.verdict.c1_low, cfg.verdict.c1_high
     outcome = record(
         evidence,
         {
-            "median_at_least_c1_low": decide_by_interval(med, ci, low, unit="teacher draw"),
+            "median_at_least_c1_low": decide_by_interval(med, ci, low, unit=TEACHER_DRAW.name),
             "median_at_most_c1_high": decide_by_interval(
-                med, ci, high, higher_is_better=False, unit="teacher draw"
+                med, ci, high, higher_is_better=False, unit=TEACHER_DRAW.name
             ),
         },
     )
     evidence["teacher_draws"] = len(units)
-    return Verdict(
-        "C1",
-        decide(outcome),
-        criterion,
-        evidence,
-        "E1",
-        "every rank-r < r* model has excess risk bounded below by the tail energy, and training reaches it",
-    )
+    return Finding(decide(outcome), criterion, evidence)
 
 
-def _transition_ratios(rows: pd.DataFrame) -> pd.DataFrame:
-    out = []
-    for key, g in rows.groupby(["task.r_star", "task.spectrum", "v", "seed"]):
-        r_star = key[0]
-        at = g[g["rank"] == r_star]["excess"]
-        below = g[g["rank"] == r_star - 1]["excess"] if r_star > 1 else g["signal"].iloc[:1]
-        if len(at) and len(below):
-            out.append(
-                {
-                    "r_star": r_star,
-                    "spectrum": key[1],
-                    "v": key[2],
-                    "seed": key[3],
-                    "ratio": float(below.iloc[0] / max(at.iloc[0], 1e-300)),
-                }
-            )
-    return pd.DataFrame(out)
-
-
-def verdict_c2(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c2(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     criterion = (
         f"every run with r >= r* has relative excess risk < eps_floor = {cfg.verdict.eps_floor:g}, and the transition "
         f"is sharp: median over (r*, spectrum, V, seed) of excess(r*-1)/excess(r*) >= {cfg.verdict.sharpness:g} "
@@ -96,10 +67,9 @@ def verdict_c2(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         "confirmed when it lies at or above the bar, refuted when at or below, else inconclusive"
     )
     above = rows[rows["rank"] >= rows["task.r_star"]] if len(rows) else rows
-    ratios = _transition_ratios(rows) if len(rows) else pd.DataFrame()
+    ratios = transition_ratios(rows) if len(rows) else pd.DataFrame()
     if not len(above) or not len(ratios):
-        evidence = {"runs": int(len(above))}
-        return Verdict("C2", "inconclusive", criterion, evidence, "E1", "achievability at r >= r*")
+        return Finding("inconclusive", criterion, {"runs": int(len(above))})
     worst = float(above["rel_excess"].max())
     med_ratio = float(ratios["ratio"].median())
     evidence = {
@@ -109,38 +79,19 @@ def verdict_c2(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         "median_transition_ratio": med_ratio,
         "min_transition_ratio": float(ratios["ratio"].min()),
         "transition_ratio_by_r_star": ratios.groupby("r_star")["ratio"].median().round(2).to_dict(),
-        "eps_floor_boundary": _floor_boundary(above, cfg.verdict.eps_floor),
+        "eps_floor_boundary": floor_boundary(above, cfg.verdict.eps_floor),
     }
     keys = ["r_star", "spectrum", "seed"]
     units = [g["ratio"].to_numpy() for g in units_of(ratios, keys)]
-    _, ci = unit_bootstrap(units, _median_of(units))
+    _, ci = unit_bootstrap(units, median_of(units))
     floor = decide_by_interval(
         worst, (worst, worst), cfg.verdict.eps_floor, higher_is_better=False, unit="run"
     )
-    sharp = decide_by_interval(med_ratio, ci, cfg.verdict.sharpness, unit="teacher draw")
+    sharp = decide_by_interval(med_ratio, ci, cfg.verdict.sharpness, unit=TEACHER_DRAW.name)
     outcome = record(evidence, {"every_run_reaches_floor": floor, "transition_sharp": sharp})
     if floor.outcome is False:  # a run above the floor refutes whatever the sharpness says
         outcome = False
-    return Verdict(
-        "C2",
-        decide(outcome),
-        criterion,
-        evidence,
-        "E1",
-        "a model of rank r >= r* reaches the noise floor, with a sharp transition at r = r*",
-    )
-
-
-def _floor_boundary(above: pd.DataFrame, eps_floor: float) -> dict:
-    """How close the floor rule sits to flipping: the worst run against eps_floor, and the runs within
-    a factor of 3 of it (a fresh draw moves these across the floor)."""
-    rel = above["rel_excess"].to_numpy()
-    near = (rel >= eps_floor / 3) & (rel < eps_floor * 3)
-    return {
-        "worst_over_eps_floor": float(rel.max() / eps_floor),
-        "runs_within_factor_3": int(near.sum()),
-        "eps_floor_that_flips": float(rel.max()),
-    }
+    return Finding(decide(outcome), criterion, evidence)
 
 
 def _default(cfg) -> dict:
@@ -152,7 +103,11 @@ def _slices(cfg, rows: pd.DataFrame, context: ClaimContext):
 
 
 C1 = Claim(
-    "C1",
+    id="C1",
+    experiment="E1",
+    statement="every rank-r < r* model has excess risk bounded below by the tail energy, and training reaches it",
+    unit=TEACHER_DRAW,
+    rule=Rule(thresholds=("verdict.c1_low", "verdict.c1_high"), interval=Interval.BOOTSTRAP),
     decide=verdict_c1,
     sentence="measured / closed-form excess below r*: median {median_ratio:n4} "
     "(10–90% range {q10:n4}–{q90:n4}) over {runs} runs",
@@ -161,7 +116,15 @@ C1 = Claim(
     grid=_slices,
 )
 C2 = Claim(
-    "C2",
+    id="C2",
+    experiment="E1",
+    statement="a model of rank r >= r* reaches the noise floor, with a sharp transition at r = r*",
+    unit=TEACHER_DRAW,
+    rule=Rule(
+        thresholds=("verdict.sharpness",),
+        interval=Interval.BOOTSTRAP,
+        conditions=(Condition(("verdict.eps_floor",), Interval.COUNT, Unit("run")),),
+    ),
     decide=verdict_c2,
     sentence="at r ≥ r*: {runs_reaching_floor}/{runs_at_or_above_r_star} runs reach the floor "
     "(worst relative excess {max_rel_excess_at_or_above_r_star:n}); transition ratio "

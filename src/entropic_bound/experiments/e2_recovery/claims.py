@@ -1,4 +1,5 @@
-"""E2's claim C3: its criterion, its report sentence and its robustness grid.
+"""E2's claim C3: its declaration, criterion, report sentence and robustness grid (its numbers in
+:mod:`.statistics`).
 
 C3 is an implicit-bias claim, so it is decided where the data leave room for a bias: on
 under-identified data (``N·d_v < n``) whose minimum-norm interpolant is above ``r*`` (the data alone
@@ -9,14 +10,14 @@ the data recovers; those runs are the control, reported beside the verdict.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from ..framework.claim import Claim, Formats
 from ..framework.claim_slices import grid_setting, options, sliced
-from ..framework.verdict import ClaimContext, Verdict
-from ..science.implicit_bias import bias_contrast, contrast_outcome, detectable
-from .recovery import estimator_rule, rank_over_training, rank_statuses, status_counts
+from ..framework.rule import Interval, Rule, Unit
+from ..framework.verdict import ClaimContext, Finding
+from .recovery import estimator_rule, rank_over_training, rank_statuses
+from .statistics import c3_cells, c3_decision, learned, recovered, share
 
 #: C3 boundary: estimators decided again as explicit (non-standard) overrides of the rule's choice.
 C3_ESTIMATORS = (
@@ -25,89 +26,6 @@ C3_ESTIMATORS = (
     "energy_threshold_rank_99",
     "energy_effective_rank",
 )
-STATEMENT = "gradient descent from small init on an over-parameterised A = PQᵀ concentrates at rank r*"
-
-
-def learned(cfg, rows: pd.DataFrame) -> pd.Series:
-    """Runs that fit their data (train loss <= c3_fit·max(σ², 1e-4)): an unfitted model says nothing about rank."""
-    return rows["train_loss"] <= cfg.verdict.c3_fit * np.maximum(rows["task.sigma"] ** 2, 1e-4)
-
-
-def _share(mask: pd.Series) -> float | None:
-    return float(mask.mean()) if len(mask) else None
-
-
-def _recovered(g: pd.DataFrame, col: str, tol: float) -> pd.Series:
-    """Two-sided: |estimate − r*| <= tol, or a transient (rank was r*, rose late by fitting noise)."""
-    return ((g[col] - g["task.r_star"]).abs() <= tol) | (g["status_rank"] == "transient")
-
-
-def c3_cells(cfg, fit: pd.DataFrame, col: str, min_norm_col: str) -> tuple[dict, object]:
-    """The numbers of the decision (learned GD runs on under-identified data whose minimum-norm
-    interpolant is above r* + tol) and of the identified control; and the interval decision (or None)."""
-    tol = cfg.verdict.c3_tolerance
-    small = fit["init_scale"] <= cfg.verdict.small_init_max
-    large = fit["init_scale"] >= cfg.verdict.large_init_min
-    ident = fit["identified"] > 0.5
-    room = detectable(fit, min_norm_col, tol) & ~ident
-    groups = {
-        "small_under": fit[small & room],
-        "large_under": fit[large & room],
-        "small_identified": fit[small & ident],
-        "large_identified": fit[large & ident],
-    }
-    under = fit[~ident]
-    contrast = bias_contrast(
-        groups["small_under"],
-        groups["large_under"],
-        _recovered(groups["small_under"], col, tol),
-        _recovered(groups["large_under"], col, tol),
-        cfg.verdict.c3_contrast,
-    )
-    decision = contrast.pop("decision")
-    return {
-        "small_init_under_identified_recovery": _share(_recovered(groups["small_under"], col, tol)),
-        "large_init_under_identified_recovery": _share(_recovered(groups["large_under"], col, tol)),
-        **contrast,
-        "small_init_identified_recovery": _share(_recovered(groups["small_identified"], col, tol)),
-        "large_init_identified_recovery": _share(_recovered(groups["large_identified"], col, tol)),
-        "min_norm_rank": _min_norm_by_data_set(under, min_norm_col),
-        "under_identified_data_sets": int(len(_min_norm_by_data_set(under, min_norm_col))),
-        "data_sets_with_room": int(under[detectable(under, min_norm_col, tol)].groupby(DATA_SET).ngroups)
-        if len(under)
-        else 0,
-        "runs": {k: int(len(g)) for k, g in groups.items()},
-        "status_counts": {k: status_counts(g) for k, g in groups.items()},
-        "median_estimate": {k: float(g[col].median()) if len(g) else None for k, g in groups.items()},
-    }, decision
-
-
-DATA_SET = ["task.r_star", "task.spectrum", "train.n_samples", "seed"]
-
-
-def _min_norm_by_data_set(under: pd.DataFrame, min_norm_col: str) -> dict:
-    """``{"r*=…, <spectrum>, N=…, seed …": min-norm rank}`` of every under-identified data set."""
-    if not len(under):
-        return {}
-    first = under.groupby(DATA_SET)[min_norm_col].first()
-    return {f"r*={r}, {sp}, N={N}, seed {s}": round(float(v), 4) for (r, sp, N, s), v in first.items()}
-
-
-def c3_decision(cfg, cells: dict, decision) -> tuple[bool | None, str]:
-    """(True / False / None, reason): Newcombe's interval of the small-minus-large recovery shares."""
-    v, runs = cfg.verdict, cells["runs"]
-    if not cells["data_sets_with_room"]:
-        ranks = ", ".join(f"{x:g}" for x in cells["min_norm_rank"].values()) or "none"
-        return None, (
-            f"nothing to detect: no under-identified data set has a minimum-norm interpolant above r* + "
-            f"{v.c3_tolerance:g} (min_norm_rank {ranks})"
-        )
-    if min(runs["small_under"], runs["large_under"]) < v.c3_min_runs:
-        return None, (
-            f"too few learned GD runs on under-identified data with room for a bias: small init "
-            f"{runs['small_under']}, large init {runs['large_under']}; {v.c3_min_runs} each needed"
-        )
-    return contrast_outcome(decision, v.c3_contrast)
 
 
 def _criterion(cfg, key: str) -> str:
@@ -125,7 +43,7 @@ def _criterion(cfg, key: str) -> str:
     )
 
 
-def verdict_c3(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c3(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     rule = estimator_rule(cfg)
     key = cfg.verdict.c3_estimator or rule["estimator"]
     col, min_norm_col = f"A_{key}", f"min_norm_{key}"
@@ -141,12 +59,12 @@ def verdict_c3(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         )
     if not len(rows) or col not in rows:
         evidence.update(runs=0, reason="no runs")
-        return Verdict("C3", "inconclusive", criterion, evidence, "E2", STATEMENT)
+        return Finding("inconclusive", criterion, evidence)
     if min_norm_col not in rows:
         evidence.update(
             reason=f"min_norm_rank absent: the rows lack {min_norm_col} (E2Recovery.prepare adds it)"
         )
-        return Verdict("C3", "inconclusive", criterion, evidence, "E2", STATEMENT)
+        return Finding("inconclusive", criterion, evidence)
     ranked = rank_statuses(cfg, rows, key, context.records)
     gd = ranked[ranked["train.optimizer"] == "gd"]
     fit = gd[learned(cfg, gd)]
@@ -158,16 +76,14 @@ def verdict_c3(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         cells,
         decision=decision.to_dict() if decision is not None else None,
         set_aside_not_learned=int(len(gd) - len(fit)),
-        adam_small_init_under_identified_recovery=_share(
-            _recovered(adam_small, col, cfg.verdict.c3_tolerance)
-        ),
+        adam_small_init_under_identified_recovery=share(recovered(adam_small, col, cfg.verdict.c3_tolerance)),
         rank_over_training=rank_over_training(fit),
         rank_curves_stored=int(ranked["rank_curve"].notna().sum()),
     )
     if reason:
         evidence["reason"] = reason
     verdict = {True: "confirmed", False: "refuted", None: "inconclusive"}[outcome]
-    return Verdict("C3", verdict, criterion, evidence, "E2", STATEMENT)
+    return Finding(verdict, criterion, evidence)
 
 
 def c3_grid(cfg, rows: pd.DataFrame, context: ClaimContext):
@@ -199,7 +115,11 @@ def c3_sentence(e: dict, fmt: Formats) -> str:
 
 
 C3 = Claim(
-    "C3",
+    id="C3",
+    experiment="E2",
+    statement="gradient descent from small init on an over-parameterised A = PQᵀ concentrates at rank r*",
+    unit=Unit("run"),
+    rule=Rule(thresholds=("verdict.c3_contrast",), interval=Interval.NEWCOMBE),
     decide=verdict_c3,
     sentence=c3_sentence,
     default_setting=lambda cfg: grid_setting(

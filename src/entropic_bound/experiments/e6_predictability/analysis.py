@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ...predict.result import ESTIMATE_KEYS
+from ..framework.rule import Unit
 from ..framework.verdict import Analysis, ClaimContext, Verdict
 from .plots import plot_estimates, plot_rate_heatmaps
 
@@ -187,6 +188,7 @@ def analyse(
 #: A teacher draw: the runs of one (teacher kind, n, r*, spectrum, seed) share the teacher (its noise
 #: levels and sample sizes are fits of the same draw).
 TEACHER = ("teacher", "task.n", "task.r_star", "task.spectrum", "seed")
+TEACHER_DRAW = Unit("teacher draw", TEACHER)
 
 
 def rates_by_r(g: pd.DataFrame, col: str = "exact") -> dict[int, float]:

@@ -9,26 +9,27 @@ from ...stats.interval_decision import IntervalDecision
 from ...stats.unit_intervals import record, unit_share_decision
 from ..framework.claim import Claim, Formats, needs_rows
 from ..framework.claim_slices import Setting, grid_setting, options, sliced
-from ..framework.verdict import ClaimContext, Verdict, decide
-from .analysis import TEACHER, at_scale, rates_by_r
-from .contamination import c8_sentence, verdict_c8
+from ..framework.rule import Condition, Interval, Rule
+from ..framework.verdict import ClaimContext, Finding, decide
+from .analysis import TEACHER_DRAW, at_scale, rates_by_r
+from .contamination import PAIRED_DRAW, c8_sentence, verdict_c8
 from .estimator_bias import band, c10_sentence, verdict_c10  # noqa: F401  (band: the tests' C10 bands)
 
 
 def _rate_decisions(g: pd.DataFrame, rate: float, prefix: str) -> dict[str, IntervalDecision]:
     """Per r*: the exact-recovery share over teacher draws against ``rate`` (Wilson)."""
     return {
-        f"{prefix}r*={int(r)}": unit_share_decision(h, h["exact"].astype(bool), TEACHER, rate)
+        f"{prefix}r*={int(r)}": unit_share_decision(h, h["exact"].astype(bool), TEACHER_DRAW.keys, rate)
         for r, h in g.groupby("task.r_star")
     }
 
 
 def _flag_decision(outside: pd.DataFrame, flag_rate: float) -> IntervalDecision:
     """The share of teacher draws flagged not identifiable outside the domain against ``flag_rate``."""
-    return unit_share_decision(outside, outside["identifiable"] == 0, TEACHER, flag_rate)
+    return unit_share_decision(outside, outside["identifiable"] == 0, TEACHER_DRAW.keys, flag_rate)
 
 
-def verdict_c9(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c9(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     criterion = (
         f"linear teacher, both linear methods (V known: linear_v_known; V unknown: linear_v_unknown): at the largest N "
         f"and every sigma <= {cfg.verdict.sigma_max:g}, the exact-recovery rate (r_hat == r*) is >= {cfg.verdict.rate:g} for every r* in "
@@ -36,9 +37,6 @@ def verdict_c9(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         f"not identifiable in >= {cfg.verdict.flag_rate:g} of runs. Each rate is a share of teacher draws (teacher, n, "
         "r*, spectrum, seed; every draw weighs the fraction of its runs) decided by its 95% Wilson interval: confirmed "
         "when every interval lies at or above its bar, refuted when one lies at or below it, else inconclusive"
-    )
-    statement = (
-        "r* of a linear QK teacher is predicted exactly from data at sufficient N, with V known and unknown"
     )
     lin = rows[(rows["teacher"] == "linear") & rows["method"].isin(["linear_v_known", "linear_v_unknown"])]
     evidence, decisions = {}, {}
@@ -66,11 +64,11 @@ def verdict_c9(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     evidence["min_rate_in_domain"] = min(rates_in) if rates_in else None
     if methods != {"linear_v_known", "linear_v_unknown"}:
         evidence["missing"] = sorted({"linear_v_known", "linear_v_unknown"} - methods)
-        return Verdict("C9", "inconclusive", criterion, evidence, "E6", statement)
-    return Verdict("C9", decide(record(evidence, decisions)), criterion, evidence, "E6", statement)
+        return Finding("inconclusive", criterion, evidence)
+    return Finding(decide(record(evidence, decisions)), criterion, evidence)
 
 
-def verdict_x1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_x1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     """X1 on the softmax_log_attention runs; the recovery frontier (``context.tables["frontier"]``) is
     computed once from every run."""
     frontier = context.tables["frontier"]
@@ -81,7 +79,6 @@ def verdict_x1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         "teacher draws (teacher, n, r*, spectrum, seed) decided by its 95% Wilson interval: confirmed when every interval "
         "lies at or above its bar, refuted when one lies at or below it, else inconclusive"
     )
-    statement = "a data-only predictor is exact for softmax teachers wherever r* is identifiable"
     soft = rows[(rows["teacher"] == "softmax") & (rows["method"] == "softmax_log_attention")]
     inside, outside = soft[soft["in_domain"]], soft[~soft["in_domain"]]
     scale = at_scale(inside, cfg.verdict.sigma_max)
@@ -115,7 +112,7 @@ def verdict_x1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         for _, r in f.iterrows()
     }
     if not by_sigma:
-        return Verdict("X1", "inconclusive", criterion, evidence, "E6", statement)
+        return Finding("inconclusive", criterion, evidence)
     evidence["min_rate_inside"] = min(min(r.values()) for r in by_sigma.values())
     decisions = {}
     for sigma, g in scale.groupby("task.sigma"):
@@ -125,7 +122,7 @@ def verdict_x1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         decisions[f"flagged/n={int(n)}/V {v}"] = _flag_decision(g, cfg.verdict.flag_rate)
     flags = [d for k, d in decisions.items() if k.startswith("flagged/")]
     evidence["exact_inside"], evidence["flagged_outside"] = exact, _all_hold(flags)
-    return Verdict("X1", decide(record(evidence, decisions)), criterion, evidence, "E6", statement)
+    return Finding(decide(record(evidence, decisions)), criterion, evidence)
 
 
 def _all_hold(decisions) -> bool | None:
@@ -199,33 +196,56 @@ def _ns_setting(cfg, *keys: str) -> dict:
     return {**grid_setting(cfg, *keys), "ns": sorted({*cfg.task.ns, *cfg.c10_ns})}
 
 
+#: C9's and X1's rule: exact-recovery and flagged shares of teacher draws against their rates (Wilson).
+RATES = Rule(thresholds=("verdict.rate", "verdict.flag_rate"), interval=Interval.WILSON)
+
 C8 = Claim(
-    "C8",
-    decide=needs_rows("C8", "E6", verdict_c8),
+    id="C8",
+    experiment="E6",
+    statement="the energy effective rank is robust to softmax-induced noise, against the paper's numerical rank",
+    unit=PAIRED_DRAW,
+    rule=Rule(
+        thresholds=("verdict.c8_ratio",),
+        interval=Interval.BOOTSTRAP,
+        conditions=(Condition(("verdict.c8_min_contamination",), Interval.BOOTSTRAP),),
+    ),
+    decide=needs_rows(verdict_c8),
     sentence=c8_sentence,
     default_setting=lambda cfg: _ns_setting(cfg, "task.spectra", "verdict.c10_v"),
     statistic="energy_to_numerical_ratio",
     grid=c8_grid,
 )
 C9 = Claim(
-    "C9",
-    decide=needs_rows("C9", "E6", verdict_c9),
+    id="C9",
+    experiment="E6",
+    statement="r* of a linear QK teacher is predicted exactly from data at sufficient N, with V known and unknown",
+    unit=TEACHER_DRAW,
+    rule=RATES,
+    decide=needs_rows(verdict_c9),
     sentence=c9_sentence,
     default_setting=lambda cfg: grid_setting(cfg, "task.ns", "task.spectra", "verdict.sigma_max"),
     statistic="min_rate_in_domain",
     grid=c9_grid,
 )
 C10 = Claim(
-    "C10",
-    decide=needs_rows("C10", "E6", verdict_c10),
+    id="C10",
+    experiment="E6",
+    statement="the paper's data-only estimators recover r* of a softmax teacher only partially",
+    unit=TEACHER_DRAW,
+    rule=Rule(thresholds=("verdict.c10_tolerance",), interval=Interval.BOOTSTRAP),
+    decide=needs_rows(verdict_c10),
     sentence=c10_sentence,
     default_setting=lambda cfg: _ns_setting(cfg, "task.spectra", "verdict.c10_v"),
     statistic="sub_claims_holding",
     grid=c10_grid,
 )
 X1 = Claim(
-    "X1",
-    decide=needs_rows("X1", "E6", verdict_x1),
+    id="X1",
+    experiment="E6",
+    statement="a data-only predictor is exact for softmax teachers wherever r* is identifiable",
+    unit=TEACHER_DRAW,
+    rule=RATES,
+    decide=needs_rows(verdict_x1),
     sentence=x1_sentence,
     default_setting=lambda cfg: {
         **grid_setting(cfg, "task.spectra", "verdict.sigma_max"),

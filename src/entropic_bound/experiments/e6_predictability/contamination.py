@@ -35,7 +35,8 @@ import pandas as pd
 
 from ...stats.interval_decision import decide_by_interval
 from ...stats.rank_tests import percentile_interval
-from ..framework.verdict import ClaimContext, Verdict
+from ..framework.rule import Unit
+from ..framework.verdict import ClaimContext, Finding
 from .analysis import TRUE_COLUMN
 
 KERNEL_ESTIMATORS = (
@@ -48,6 +49,8 @@ KERNEL_ESTIMATORS = (
 MIXER = "realised_mixer_energy_rank"
 PAIR = ["v", "task.n", "task.r_star", "task.spectrum", "n_samples", "task.sigma", "seed"]
 DRAW = ["task.n", "task.r_star", "task.spectrum", "seed"]  # one teacher draw: the independent unit
+#: C8's unit: a draw's linear and softmax teachers share K*, V*, X, so the pair's draw is the unit.
+PAIRED_DRAW = Unit("teacher draw", tuple(DRAW))
 #: The bootstrap over teacher draws behind C8's intervals (fixed: the verdict is a function of the rows).
 N_BOOT, BOOT_SEED = 2000, 0
 
@@ -149,11 +152,6 @@ def ranking(table: dict[str, dict], per_draw: pd.DataFrame, boots: dict[str, np.
     return sorted(rows, key=lambda r: r["degradation"])
 
 
-C8_STATEMENT = (
-    "the energy effective rank is robust to softmax-induced noise, against the paper's numerical rank"
-)
-
-
 def c8_criterion(cfg) -> str:
     v = cfg.verdict
     return (
@@ -183,7 +181,7 @@ def _pairs(cfg, rows: pd.DataFrame) -> pd.DataFrame | None:
     return pairs if len(pairs) else None
 
 
-def verdict_c8(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c8(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     """C8 on E6's softmax_linearised pairs (module docstring)."""
     crit, pairs = c8_criterion(cfg), _pairs(cfg, rows)
     table = degradation_table(pairs) if pairs is not None else {}
@@ -193,7 +191,7 @@ def verdict_c8(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         "by_estimator": table,
     }
     if "energy_effective_rank" not in table or "numerical_rank" not in table:
-        return Verdict("C8", "inconclusive", crit, evidence, "E6", C8_STATEMENT)
+        return Finding("inconclusive", crit, evidence)
     per_draw = draw_degradations(pairs)
     boots = bootstrap_draws(per_draw, n_boot=N_BOOT, seed=BOOT_SEED)
     energy, numerical = per_draw["energy_effective_rank"], per_draw["numerical_rank"]
@@ -206,7 +204,7 @@ def verdict_c8(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         cfg.verdict.c8_ratio,
         refute_threshold=1.0,
         higher_is_better=False,
-        unit="teacher draw",
+        unit=PAIRED_DRAW.name,
     )
     evidence.update(
         {
@@ -228,9 +226,9 @@ def verdict_c8(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
             f"{cfg.verdict.c8_min_contamination:g} rank unit(s): no softmax contamination shown for robustness "
             "to show against"
         )
-        return Verdict("C8", "inconclusive", crit, evidence, "E6", C8_STATEMENT)
+        return Finding("inconclusive", crit, evidence)
     verdict = {True: "confirmed", False: "refuted", None: "inconclusive"}[decision.outcome]
-    return Verdict("C8", verdict, crit, evidence, "E6", C8_STATEMENT)
+    return Finding(verdict, crit, evidence)
 
 
 def c8_sentence(e: dict, fmt) -> str:

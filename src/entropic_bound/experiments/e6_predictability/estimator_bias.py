@@ -10,8 +10,8 @@ import pandas as pd
 from ...stats.interval_decision import IntervalDecision, decide_by_interval
 from ...stats.unit_intervals import record, unit_bootstrap, units_of
 from ..framework.claim import Formats
-from ..framework.verdict import ClaimContext, Verdict
-from .analysis import PAPER_ESTIMATORS, TEACHER, at_scale, rates_by_r
+from ..framework.verdict import ClaimContext, Finding
+from .analysis import PAPER_ESTIMATORS, TEACHER_DRAW, at_scale, rates_by_r
 
 
 def _mean_by_r(g: pd.DataFrame, col: str) -> dict[int, float]:
@@ -41,7 +41,7 @@ def band_decision(value: float, interval: tuple[float, float], threshold: float,
     contradicted when it lies beyond ``threshold`` ∓ ``tol`` on the other side."""
     refute = threshold - tol if above else threshold + tol
     return decide_by_interval(
-        value, interval, threshold, refute_threshold=refute, higher_is_better=above, unit="teacher draw"
+        value, interval, threshold, refute_threshold=refute, higher_is_better=above, unit=TEACHER_DRAW.name
     )
 
 
@@ -55,7 +55,7 @@ def _all_parts(parts: list[bool | None]) -> bool | None:
 def _unit_values(g: pd.DataFrame, col: str) -> list[tuple[int, float]]:
     """``(r*, mean of col)`` per teacher draw: the unit the C10 bootstraps resample, within r*."""
     out = []
-    for unit in units_of(g[g[col].notna()], TEACHER):
+    for unit in units_of(g[g[col].notna()], TEACHER_DRAW.keys):
         out.append((int(unit["task.r_star"].iloc[0]), float(unit[col].mean())))
     return out
 
@@ -238,7 +238,7 @@ def _record_c10(evidence: dict, main_key: str, subs: list[bool | None]) -> None:
         ]
 
 
-def verdict_c10(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c10(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     t = cfg.verdict.c10_tolerance
     criterion = (
         f"softmax_linearised at the largest N, sigma <= {cfg.verdict.sigma_max:g}, V {cfg.verdict.c10_v}; each sub-claim against r*, "
@@ -253,7 +253,6 @@ def verdict_c10(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
         "bootstrap interval over teacher draws (resampled within r*): it holds when the interval lies on the claimed "
         "side, is contradicted when it lies beyond the contradiction bar. Confirmed iff all hold; refuted iff any is contradicted; else inconclusive"
     )
-    statement = "the paper's data-only estimators recover r* of a softmax teacher only partially"
     linearised = (
         at_scale(rows[rows["method"] == "softmax_linearised"], cfg.verdict.sigma_max) if len(rows) else rows
     )
@@ -264,13 +263,13 @@ def verdict_c10(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     subs = [main[k]["holds"] for k in C10_SUBCLAIMS] if main is not None else [None]
     _record_c10(evidence, f"V_{cfg.verdict.c10_v}", subs)
     if main is None:
-        return Verdict("C10", "inconclusive", criterion, evidence, "E6", statement)
+        return Finding("inconclusive", criterion, evidence)
     evidence["sub_claims_holding"] = sum(s is True for s in subs)
     evidence["sub_claims_contradicted"] = sum(s is False for s in subs)
     verdict = (
         "refuted" if False in subs else ("confirmed" if all(s is True for s in subs) else "inconclusive")
     )
-    return Verdict("C10", verdict, criterion, evidence, "E6", statement)
+    return Finding(verdict, criterion, evidence)
 
 
 def c10_sentence(e: dict, fmt: Formats) -> str:

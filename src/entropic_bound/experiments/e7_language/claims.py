@@ -1,4 +1,4 @@
-"""E7's claims C11-C13: each criterion, its report sentence and its robustness grid.
+"""E7's claims C11-C13: each declaration, criterion, report sentence and robustness grid.
 
 - **C11** (paper, App. B: the measured static kernel rank *anti*-correlates with predicted task
   complexity) and **C12** (the rank tracks optimisation progress, the loss, not complexity):
@@ -23,7 +23,8 @@ from ...language_models.probes.checkpoint import resolve_checkpoint, skip_messag
 from ..framework.claim import Claim, Setting, needs_rows
 from ..framework.claim_slices import with_option
 from ..framework.draws import drawn_seed
-from ..framework.verdict import ClaimContext, Verdict
+from ..framework.rule import Interval, Rule, Unit
+from ..framework.verdict import ClaimContext, Finding
 from .analysis import categorise, corpus_table, main_shape, progress_points
 from .config import COMPLEXITY_MEASURES
 from .domain_verdicts import (
@@ -37,7 +38,7 @@ from .local_controls import not_local_only
 from .structure_verdict import c13_on_heads, c13_sentence, control_report, routing_kernel
 
 
-def verdict_c11(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c11(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     """C11 on the corpora of ``rows`` (the LM runs of :func:`.analysis.run_table`), ``cfg.seeds`` seeds each."""
     rows = rows[rows["seed"] < cfg.seeds]  # a robustness setting may keep fewer seeds
     corpora = corpus_table(cfg, rows)
@@ -64,7 +65,7 @@ def verdict_c11(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     return replace(verdict, evidence={**verdict.evidence, "domain": domain})
 
 
-def verdict_c12(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c12(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     """C12 on the checkpoints of the learned runs (their curves are in ``context.records``)."""
     records = context.records
     rows = rows[rows["seed"] < cfg.seeds]
@@ -89,7 +90,7 @@ def verdict_c12(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
     return replace(verdict, evidence={**verdict.evidence, "domain": domain})
 
 
-def verdict_c13(cfg, rows: pd.DataFrame, context: ClaimContext) -> Verdict:
+def verdict_c13(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     """C13 on the heads of the learned runs and measured checkpoints (``context.tables["heads"]``),
     gated by the controls' heads (every learned model of a control corpus in the grid)."""
     heads, checkpoint_runs = context.tables["heads"], context.tables["checkpoints_measured"]
@@ -222,7 +223,7 @@ def _setting_cfg(cfg, setting: dict):
     return with_option(cfg, changes)
 
 
-def c11_every_measure(cfg, rows: pd.DataFrame, context: ClaimContext, verdict: Verdict) -> Verdict:
+def c11_every_measure(cfg, rows: pd.DataFrame, context: ClaimContext, verdict: Finding) -> Finding:
     """The main C11 verdict with ``rho_by_measure``: rho and interval under each complexity measure."""
     by = {}
     for m in COMPLEXITY_MEASURES:
@@ -241,7 +242,7 @@ def c11_every_measure(cfg, rows: pd.DataFrame, context: ClaimContext, verdict: V
     return replace(verdict, evidence={**evidence, "domain": {**evidence["domain"], "side": side}})
 
 
-def c12_side_domains(cfg, rows: pd.DataFrame, context: ClaimContext, verdict: Verdict) -> Verdict:
+def c12_side_domains(cfg, rows: pd.DataFrame, context: ClaimContext, verdict: Finding) -> Finding:
     """The main C12 verdict with the same rule's verdict on every other kind and on all pooled."""
     keys = ("rho", "ci_low", "ci_high", "rho_complexity", "rho_complexity_ci", "runs", "halves")
     side = _side_domains(cfg, rows, context, "c12_kinds", verdict_c12, keys)
@@ -271,8 +272,12 @@ def _grid_of(claim: str):
 
 
 C11 = Claim(
-    "C11",
-    decide=needs_rows("C11", "E7", verdict_c11),
+    id="C11",
+    experiment="E7",
+    statement="static kernel rank anti-correlates with predicted task complexity",
+    unit=Unit("corpus", ("corpus",)),
+    rule=Rule(thresholds=(), interval=Interval.SPEARMAN),  # rho against 0
+    decide=needs_rows(verdict_c11),
     sentence=c11_sentence,
     default_setting=lambda cfg: grids(cfg)["C11"][0],
     statistic="rho",
@@ -281,8 +286,12 @@ C11 = Claim(
     annotate=c11_every_measure,
 )
 C12 = Claim(
-    "C12",
-    decide=needs_rows("C12", "E7", verdict_c12),
+    id="C12",
+    experiment="E7",
+    statement="the static kernel rank tracks optimisation progress (loss), not task complexity",
+    unit=Unit("run", ("run_id",)),
+    rule=Rule(thresholds=("verdict.c12_min_abs_rho",), interval=Interval.BOOTSTRAP),
+    decide=needs_rows(verdict_c12),
     sentence=c12_sentence,
     default_setting=lambda cfg: grids(cfg)["C12"][0],
     statistic="rho",
@@ -291,8 +300,14 @@ C12 = Claim(
     annotate=c12_side_domains,
 )
 C13 = Claim(
-    "C13",
-    decide=needs_rows("C13", "E7", verdict_c13),
+    id="C13",
+    experiment="E7",
+    statement="structural priors (sink, locality, position) dominate the realised mixers",
+    unit=Unit("model", ("source", "run_id")),
+    rule=Rule(
+        thresholds=("verdict.c13_share", "verdict.c13_kernel_share"), interval=Interval.CLUSTER_BOOTSTRAP
+    ),
+    decide=needs_rows(verdict_c13),
     sentence=c13_sentence,
     default_setting=lambda cfg: grids(cfg)["C13"][0],
     statistic="share_structural",

@@ -28,11 +28,9 @@ import pandas as pd
 
 from ...stats.interval_decision import IntervalDecision, decide_by_interval
 from ...stats.rank_tests import EXACT_MAX_POINTS
-from ..framework.verdict import Verdict, decide
+from ..framework.verdict import Finding, decide
 from .statistics import cluster_partials, spearman_test
 
-C11_STATEMENT = "static kernel rank anti-correlates with predicted task complexity"
-C12_STATEMENT = "the static kernel rank tracks optimisation progress (loss), not task complexity"
 ALPHA = 0.05
 
 
@@ -51,7 +49,7 @@ def corpora_to_decide(alpha: float = ALPHA) -> int:
 
 def c11_on_corpora(
     corpora: pd.DataFrame, *, criterion_info: dict, n_boot: int, seed: int, min_corpora: int
-) -> Verdict:
+) -> Finding:
     """C11 from one row per corpus: ``name, kind, seeds, complexity_bits, rank, seed_ranks`` (+ extras)."""
     criterion = (
         f"Spearman rho between the predicted complexity ({criterion_info['measure']}) and the final head-mean "
@@ -76,7 +74,7 @@ def c11_on_corpora(
     if n < min_corpora or usable["complexity_bits"].nunique() < 3:
         evidence.update(rho=nan, ci_low=nan, ci_high=nan, test="none", p_value=nan, half_width=nan)
         evidence.update(points_needed=None, decision=_c11_decision(nan, nan, nan).to_dict())
-        return Verdict("C11", "inconclusive", criterion, evidence, "E7", C11_STATEMENT)
+        return Finding("inconclusive", criterion, evidence)
     test = spearman_test(
         usable["complexity_bits"].to_numpy(float),
         usable["rank"].to_numpy(float),
@@ -97,7 +95,7 @@ def c11_on_corpora(
     evidence["decision"] = {**decision.to_dict(), "test_decision": test["decision"]}
     # how many corpora the measured effect would need (80% power, two-sided 5%) when undecided
     evidence["points_needed"] = test["points_needed"] if ok is None else None
-    return Verdict("C11", decide(ok), criterion, evidence, "E7", C11_STATEMENT)
+    return Finding(decide(ok), criterion, evidence)
 
 
 def _c11_decision(rho: float, lo: float, hi: float) -> IntervalDecision:
@@ -141,7 +139,7 @@ def c12_halves(
 
 def c12_on_points(
     points: pd.DataFrame, *, controls: list[str], min_abs_rho: float, n_boot: int, seed: int, info: dict
-) -> Verdict:
+) -> Finding:
     """C12 from pooled checkpoint points: ``run_id, rank, progress, complexity`` and the control columns."""
     bar = f"{min_abs_rho:g}"
     criterion = (
@@ -167,7 +165,7 @@ def c12_on_points(
     evidence["decision"] = tracks.to_dict()
     evidence["decision_not_complexity"] = not_c.to_dict()
     evidence["halves"] = {"tracks_progress": decide(tracks.outcome), "not_complexity": decide(not_c.outcome)}
-    return Verdict("C12", decide(ok), criterion, evidence, "E7", C12_STATEMENT)
+    return Finding(decide(ok), criterion, evidence)
 
 
 def c12_sentence(e: dict, fmt) -> str:
@@ -181,6 +179,6 @@ def c12_sentence(e: dict, fmt) -> str:
     )
 
 
-def side_summary(v: Verdict, keys: tuple[str, ...]) -> dict:
+def side_summary(v: Finding, keys: tuple[str, ...]) -> dict:
     """A side domain's verdict and its numbers (the verdict of the same rule on those corpora)."""
     return {"verdict": v.outcome} | {k: v.evidence.get(k) for k in keys}

@@ -43,11 +43,9 @@ from ...language_models.corpora.catalogue import expected_mixing
 from ...language_models.probes.structure import CATEGORIES, MIN_MOVED, STRUCTURAL
 from ...stats.interval_decision import decide_by_interval
 from ..framework.claim import Formats
-from ..framework.verdict import Verdict, decide
+from ..framework.verdict import Finding, decide
 from .config import ABLATION_BITS
 from .statistics import source_share
-
-C13_STATEMENT = "structural priors (sink, locality, position) dominate the realised mixers"
 
 HEAD_COLUMNS = (
     "source",
@@ -279,7 +277,7 @@ def c13_on_heads(
     info: dict,
     n_boot: int,
     seed: int,
-) -> Verdict:
+) -> Finding:
     """C13 from a per-head table (``source, kind, run_id, category, routing_kernel`` and the scores)
     and the control report (:func:`control_report`)."""
     criterion = (
@@ -333,13 +331,13 @@ def c13_on_heads(
     }
     evidence["head_table"] = heads[[c for c in HEAD_COLUMNS if c in heads]].to_dict("records")
     if not len(heads):
-        return Verdict("C13", "inconclusive", criterion, evidence, "E7", C13_STATEMENT)
+        return Finding("inconclusive", criterion, evidence)
     if evidence["weighting"]["opposite"]:
         evidence["reason"] = (
             "weightings disagree: by count and by the loss heads carry the verdict is opposite"
         )
     ok = outcome if controls_ok else None
-    return Verdict("C13", decide(ok), criterion, evidence, "E7", C13_STATEMENT)
+    return Finding(decide(ok), criterion, evidence)
 
 
 def _field_summary(g: pd.DataFrame) -> dict:

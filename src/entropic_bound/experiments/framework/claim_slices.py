@@ -18,7 +18,7 @@ import pandas as pd
 
 from ...config import apply_overrides
 from .robustness import SettingOutcome, describe_setting, summarise_boundary
-from .verdict import Verdict
+from .verdict import Finding
 
 
 def _plain(value: Any) -> Any:
@@ -27,13 +27,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def outcome_of(setting: dict, verdict: Verdict, statistic: str | None) -> SettingOutcome:
-    """``verdict`` under ``setting`` with ``evidence[statistic]`` (when numeric) as its statistic."""
-    value = verdict.evidence.get(statistic) if statistic else None
+def outcome_of(setting: dict, finding: Finding, statistic: str | None) -> SettingOutcome:
+    """``finding`` under ``setting`` with ``evidence[statistic]`` (when numeric) as its statistic."""
+    value = finding.evidence.get(statistic) if statistic else None
     number = (
         float(value) if isinstance(value, (int, float, np.number)) and not isinstance(value, bool) else None
     )
-    return SettingOutcome({k: _plain(v) for k, v in setting.items()}, verdict.outcome, number)
+    return SettingOutcome({k: _plain(v) for k, v in setting.items()}, finding.outcome, number)
 
 
 def row_slices(
@@ -74,21 +74,20 @@ def options(cfg: Any, rows: pd.DataFrame, key: str, values: Iterable[Any]) -> li
     return [Setting({name: v}, with_option(cfg, {key: v}), rows) for v in values]
 
 
-def boundary(
-    default: tuple[dict, Verdict],
-    others: Iterable[tuple[dict, Verdict]],
+def robustness_entry(
+    default: tuple[dict, Finding],
+    others: Iterable[tuple[dict, Finding]],
     statistic: str | None,
     holds_when: str | None = None,
-) -> Verdict:
-    """The default verdict with its ``robustness`` entry (default setting first, then ``others``);
-    ``holds_when`` None lists the confirmed settings."""
-    setting, main = default
-    outcomes = [outcome_of(setting, main, statistic)]
-    outcomes += [outcome_of(s, v, statistic) for s, v in others]
-    return main.with_robustness(summarise_boundary(outcomes, holds_when))
+) -> dict:
+    """The ``robustness`` entry of a claim from its finding at the default setting and under ``others``
+    (default setting first); ``holds_when`` None lists the confirmed settings."""
+    outcomes = [outcome_of(*default, statistic)]
+    outcomes += [outcome_of(s, f, statistic) for s, f in others]
+    return summarise_boundary(outcomes, holds_when)
 
 
-def most_settings_wording(outcomes: list[tuple[dict, Verdict]]) -> str | None:
+def most_settings_wording(outcomes: list[tuple[dict, Finding]]) -> str | None:
     """ "every setting tried except …" when most settings, the default among them, are confirmed;
     None (list the confirmed settings) otherwise."""
     misses = [(i, s, v) for i, (s, v) in enumerate(outcomes) if v.outcome != "confirmed"]

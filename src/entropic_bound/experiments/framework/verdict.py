@@ -1,5 +1,6 @@
-"""What deciding a claim produces: a :class:`Verdict`, the :class:`ClaimContext` a criterion reads,
-and the :class:`Analysis` the report shows for one experiment.
+"""What deciding a claim produces: a criterion's :class:`Finding`, the claim's :class:`Verdict` (the
+finding under the claim's declared identity), the :class:`ClaimContext` a criterion reads, and the
+:class:`Analysis` the report shows for one experiment.
 
 Verdicts are computed from stored numbers with a stated criterion and can come out refuted.
 """
@@ -15,6 +16,19 @@ import pandas as pd
 from ...jsonable import json_safe
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a criterion decides: the outcome, the criterion that decided it (with its thresholds) and
+    the numbers behind it. Whose claim it is, the claim says (:meth:`~.claim.Claim.verdict`)."""
+
+    outcome: str  # one of VERDICTS
+    criterion: str
+    evidence: dict
+
+    def __post_init__(self) -> None:
+        assert self.outcome in VERDICTS, self.outcome
 
 
 @dataclass(frozen=True)
