@@ -15,6 +15,7 @@ from entropic_bound.experiments.e5_attention_recovery.recovery import (
     kernel_design,
     min_norm_kernel,
 )
+from entropic_bound.experiments.framework.draws import Seeds
 from entropic_bound.experiments.science.attention_teachers import (
     draw_teacher,
     mixer_estimates,
@@ -105,7 +106,7 @@ def test_c7_rule_picks_an_estimator_on_the_truth_and_its_noise():
     samples, 200 noise draws): the numerical rank's cut sits near the fit's noise, so it misses a few
     noisy cases; the 99 % energy rank matches every case and is the first such in the stated order."""
     cfg = configure("E5", "quick", {}).cfg
-    rule = estimator_rule(cfg)
+    rule = estimator_rule(cfg, Seeds("E5"))
     assert rule["estimator"] == "energy_threshold_rank_99" and rule["all_match"]
     assert 0.9 < rule["matches"]["numerical_rank"] < 1
     assert 0 < rule["noise_fraction_by_N"]["256"] < 0.01  # far below the 1 % cut

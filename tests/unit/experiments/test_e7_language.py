@@ -449,6 +449,7 @@ def test_the_copyable_markov_sources_are_the_high_recurrence_ones():
     16-symbol ones and the dense 4-symbol order-3 source stay; a bound of 1 requires every one."""
     from entropic_bound.experiments.e7_language.experiment import E7Language
     from entropic_bound.experiments.e7_language.local_controls import markov_recurrences, not_local_only
+    from entropic_bound.experiments.framework.draws import Seeds
 
     cfg = E7Language.configure("quick", {})
     names = [
@@ -458,14 +459,14 @@ def test_the_copyable_markov_sources_are_the_high_recurrence_ones():
         "markov_v8_k2_a0.1",
         "markov_v16_k2_a0.1",
     ]
-    rec = markov_recurrences(cfg, names + ["lagcopy-L4"])
+    rec = markov_recurrences(cfg, names + ["lagcopy-L4"], Seeds("E7"))
     assert set(rec) == set(names)
     assert (
         rec["markov_v4_k3_a0.1"] > 0.6 and rec["markov_v4_k2_a0.1"] > 0.6 and rec["markov_v16_k2_a0.1"] < 0.15
     )
-    assert set(not_local_only(cfg, names)) == {"markov_v4_k2_a0.1", "markov_v4_k3_a0.1"}
+    assert set(not_local_only(cfg, names, Seeds("E7"))) == {"markov_v4_k2_a0.1", "markov_v4_k3_a0.1"}
     every = E7Language.configure("quick", {"verdict.c13_local_max_recurrence": 1.0})
-    assert not_local_only(every, names) == {}
+    assert not_local_only(every, names, Seeds("E7")) == {}
 
 
 def test_control_report_reads_real_scored_heads():

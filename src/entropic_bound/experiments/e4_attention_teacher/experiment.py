@@ -51,7 +51,7 @@ class E4AttentionTeacher(Experiment):
     student_of = attention_student
     scale_settings = SCALE_SETTINGS
 
-    def prepare(self, table, ok, records):
+    def prepare(self, table, ok, records, seeds):
         """The rows with ``converged`` read from each run's stored training curve where a store
         written before the metric existed lacks it."""
         if not len(ok) or ("converged" in ok and ok["converged"].notna().all()):
@@ -89,7 +89,8 @@ class E4AttentionTeacher(Experiment):
         kind, task, teacher, test = setup.kind, setup.task, setup.teacher, setup.test
         v_known = group[0].params["v"] == "known"
         members = [
-            MemberSpec(s.params["rank"], s.params["init_scale"], self.seed("init", s.run_id)) for s in group
+            MemberSpec(s.params["rank"], s.params["init_scale"], setup.seeds.seed("init", s.run_id))
+            for s in group
         ]
         model, outcome = setup.train_students(members, v_known)
         excess = held_out_excess(model.double(), test.X, test.clean)  # (M,)
