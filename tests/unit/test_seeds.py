@@ -50,7 +50,9 @@ def test_run_ids_of_draw_zero_and_two_are_those_of_before():
     assert zero.run_id == "46a0c39a8500e4a4" and two.run_id == "2ee9383c754cb20e"
     assert two.params == PARAMS and two.key()["params"] == {**PARAMS, "draw": 2}
     # a store's record holds the draw among its params: it comes back as the field
-    assert RunSpec("E1", {**PARAMS, "draw": 2}, 0) == two and RunSpec("E1", {**PARAMS, "draw": 2}, 0).draw == 2
+    assert (
+        RunSpec("E1", {**PARAMS, "draw": 2}, 0) == two and RunSpec("E1", {**PARAMS, "draw": 2}, 0).draw == 2
+    )
     assert RunSpec("E1", {**PARAMS, "draw": 0}, 0).run_id == zero.run_id
 
 

@@ -24,14 +24,19 @@ from entropic_bound.experiments.framework.claim_slices import with_option
 from entropic_bound.experiments.framework.draws import Seeds
 from entropic_bound.experiments.framework.verdict import ClaimContext
 from entropic_bound.pipeline import configure
+from entropic_bound.registry import EXPERIMENTS
 
 CTX = ClaimContext()
 E5_CTX = ClaimContext(seeds=Seeds("E5"))  # C7 reads its rule's noise cases from the draw's seeds
 
 
-def _judge(claim, cfg, rows, context=CTX):
-    """The claim decided at the default and over its robustness grid, as ``Experiment.analyse`` does."""
-    return claim.judge(cfg, rows, context)
+def _judge(claim, cfg, rows, context=None):
+    """The claim decided at the default and over its robustness grid, as ``Experiment.analyse`` does
+    (with draw 0's seeds: C3's and C7's rules read their noise cases from them)."""
+    return claim.judge(cfg, rows, context or ClaimContext(seeds=Seeds(_EXPERIMENT_OF[claim.id])))
+
+
+_EXPERIMENT_OF = {c.id: name for name in EXPERIMENTS for c in EXPERIMENTS.get(name).declared_claims}
 
 
 def _cfg(name: str, **thresholds):

@@ -34,6 +34,7 @@ from entropic_bound.experiments.e7_language.structure_verdict import (
     routing_kernel,
 )
 from entropic_bound.experiments.framework.claim_slices import with_option
+from entropic_bound.experiments.framework.draws import Seeds
 from entropic_bound.inspect.logit_field import LOGIT_FIELD_COLUMNS, fit_logit_field
 from entropic_bound.language_models.corpora.catalogue import expected_mixing
 from entropic_bound.language_models.probes.structure import structure_summary
@@ -521,7 +522,7 @@ def test_probe_answer_rows_mark_the_queries_whose_target_is_an_answer():
         members.append((corpus, corpus.tokens[:cut], corpus.tokens[cut:], {}))
     group = [SimpleNamespace(run_id="r0"), SimpleNamespace(run_id="r1")]
     n = 17  # one episode: SEP k v k v k v k v q a q a q a q a
-    idx, rows = _probe_windows(group, members, _episode_pools(group, members, n), n, 8)
+    idx, rows = _probe_windows(group, members, _episode_pools(group, members, n), n, 8, Seeds("E7"))
     assert rows.shape == (2, 8, n) and not rows[1].any()  # no answer mask: no answer rows
     assert (rows[0].sum(axis=1) == 4).all()  # the four queries (the last target is outside)
     x = idx[0].numpy()
