@@ -9,7 +9,7 @@ from pathlib import Path
 from .config import to_dict
 from .config_keys import gather_overrides, split_by_experiment  # noqa: F401  (the pipeline's API)
 from .errors import UserInputError
-from .experiments.framework.draws import draws_to_run
+from .experiments.framework.draws import Seeds, draws_to_run
 from .names import DEFAULT_OUT, STORE_NAME
 from .plotting import to_png
 from .registry import EXPERIMENTS
@@ -199,8 +199,9 @@ def run_experiments(
         exp.name: draws_to_run(scale, exp.draw, draws, "draw" in (overrides.get(exp.name) or {}))
         for exp in bound
     }
-    bound = [exp.at_draw(runs_of[exp.name][0]) for exp in bound]  # one executor trains every draw
-    specs = {exp.name: [s for d in runs_of[exp.name] for s in exp.at_draw(d).specs()] for exp in bound}
+    specs = {  # one executor trains every draw: each run carries its own
+        exp.name: [s for d in runs_of[exp.name] for s in exp.drawn_specs(Seeds(exp.name, d))] for exp in bound
+    }
     groups = {}
     for exp in bound:
         exp.device = device if device in exp.devices else "cpu"

@@ -51,15 +51,19 @@ def _normalise_params(params: Any) -> dict:
 
 @dataclass(frozen=True, eq=False)
 class RunSpec:
-    """One run: an experiment name, its parameters (JSON-able) and a seed.
+    """One run: an experiment name, its parameters (JSON-able), a seed and the draw it belongs to.
 
     Equality and hashing go through :attr:`run_id`, so specs work as dict keys and set members.
-    ``params`` is normalised on construction (a private copy, tuples turned into lists).
+    ``params`` is normalised on construction (a private copy, tuples turned into lists). ``draw``
+    (an int >= 0) is the experiment's random draw: a ``"draw"`` in ``params`` (as a store's records
+    hold it) is moved to it. Draw 0 hashes nothing more, so its ids are those of a run without draws;
+    draw ``d > 0`` hashes ``{"draw": d}`` among the params (:meth:`key`).
     """
 
     experiment: str
     params: dict
     seed: int
+    draw: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.experiment, str) or not self.experiment:
@@ -70,10 +74,22 @@ class RunSpec:
             if not (hasattr(self.seed, "item") and isinstance(self.seed.item(), int)):
                 raise ConfigError(f"The 'seed' of a run spec must be an int. Got {self.seed!r} instead.")
             object.__setattr__(self, "seed", int(self.seed.item()))
-        object.__setattr__(self, "params", _normalise_params(self.params))
+        params = _normalise_params(self.params)
+        draw = params.pop("draw", self.draw)
+        if hasattr(draw, "__index__") and not isinstance(draw, bool):
+            draw = int(draw)  # a numpy integer
+        if not isinstance(draw, int) or isinstance(draw, bool) or draw < 0:
+            raise ConfigError(f"The 'draw' of a run spec must be an int >= 0. Got {draw!r} instead.")
+        if self.draw and draw != self.draw:
+            raise ConfigError(f"A run spec has two draws, {self.draw} and {draw!r} in its params; give one.")
+        object.__setattr__(self, "params", params)
+        object.__setattr__(self, "draw", draw)
 
     def key(self) -> dict:
-        return {"experiment": self.experiment, "params": self.params, "seed": self.seed}
+        """What the run id hashes: the params with ``{"draw": d}`` for a draw ``d > 0`` (the form a
+        store keeps them in)."""
+        params = {**self.params, "draw": self.draw} if self.draw else self.params
+        return {"experiment": self.experiment, "params": params, "seed": self.seed}
 
     @property
     def run_id(self) -> str:

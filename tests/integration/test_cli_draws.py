@@ -6,6 +6,7 @@ import json
 
 from entropic_bound.cli import main
 from entropic_bound.experiments import tiny_settings
+from entropic_bound.experiments.framework.draws import Seeds
 from entropic_bound.pipeline import configure
 from entropic_bound.store import RunStore
 
@@ -23,7 +24,7 @@ def test_two_draws_store_both_grids_resume_and_replicate_every_claim(tmp_path, c
     argv = ["reproduce", "--only", "E1", "--out", str(out), "--draws", "0,1", *_tiny_e1()]
     assert main([*argv, "--quiet"]) == 0
     exp = configure("E1", "quick", tiny_settings("E1"))
-    ids = {d: {s.run_id for s in exp.at_draw(d).specs()} for d in (0, 1)}
+    ids = {d: {s.run_id for s in exp.drawn_specs(Seeds(exp.name, d))} for d in (0, 1)}
     with RunStore(out / "runs.sqlite", readonly=True) as store:
         assert store.finished_ids("E1") == ids[0] | ids[1] and not ids[0] & ids[1]
         info = store.experiment_info("E1")

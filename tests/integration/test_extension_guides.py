@@ -125,11 +125,12 @@ class E9Throwaway(Experiment):
         return [RunSpec(self.name, {"rank": r, **train}, 0) for r in self.cfg.ranks]
 
     def execute(self, group):
+        seeds = self.seeds_of(group)
         task = TASKS.build("fixed_operator", n=self.cfg.task.n, d=self.cfg.task.d, r_star=2)
-        teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher")))
+        teacher = task.teacher(torch.Generator().manual_seed(seeds.seed("teacher")))
         train = self.train_config(group[0])
-        batch = teacher.sample(train.n_samples, torch.Generator().manual_seed(self.seed("data")))
-        members = [MemberSpec(s.params["rank"], 0.1, self.seed("init", s.run_id)) for s in group]
+        batch = teacher.sample(train.n_samples, torch.Generator().manual_seed(seeds.seed("data")))
+        members = [MemberSpec(s.params["rank"], 0.1, seeds.seed("init", s.run_id)) for s in group]
         model = STUDENTS.build("B9", members, n=task.n, d=task.d, d_v=task.d_out, dtype=torch.float64)
         outcome = train_ensemble(model, FixedData(batch.X, batch.Y), train)
         ranks = ESTIMATORS.get("half_top_rank")(model.spectra()["A"])
@@ -271,11 +272,12 @@ class E8Floor(Experiment):
         return [RunSpec(self.name, {"rank": r, **train}, 0) for r in self.cfg.ranks]
 
     def execute(self, group):
+        seeds = self.seeds_of(group)
         task = TASKS.build("fixed_operator", n=self.cfg.task.n, d=self.cfg.task.d, r_star=2)
-        teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher")))
+        teacher = task.teacher(torch.Generator().manual_seed(seeds.seed("teacher")))
         train = self.train_config(group[0])
-        batch = teacher.sample(train.n_samples, torch.Generator().manual_seed(self.seed("data")))
-        members = [MemberSpec(s.params["rank"], 0.1, self.seed("init", s.run_id)) for s in group]
+        batch = teacher.sample(train.n_samples, torch.Generator().manual_seed(seeds.seed("data")))
+        members = [MemberSpec(s.params["rank"], 0.1, seeds.seed("init", s.run_id)) for s in group]
         model = STUDENTS.build("B0", members, n=task.n, d=task.d, d_v=task.d_out, dtype=torch.float64)
         outcome = train_ensemble(model, FixedData(batch.X, batch.Y), train)
         ranks = ESTIMATORS.get("numerical_rank")(model.spectra()["A"])

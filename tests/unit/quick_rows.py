@@ -31,7 +31,7 @@ def _write(folder: Path) -> None:
     with RunStore(folder / "runs.sqlite", readonly=True) as store:
         for name in store.experiments():
             exp = configure(name, "quick", {})
-            table, _ = exp.select(store.table(name), [])
+            table, _ = exp.select(store.table(name), [], exp.seeds)
             cols = [c for c in table.columns if c in KEEP or not c.startswith(DROP_PREFIXES)]
             cols = [c for c in cols if c not in ("wall_s", "timing_s", "experiment")]
             table[cols].to_csv(DATA / f"{name}.csv.gz", index=False, float_format="%.10g")

@@ -1,4 +1,5 @@
-"""Draws: the ``draw`` key salts every seed and names its runs; verdicts combine over draws.
+"""Draws: a run spec carries its draw, every seed comes from the draw's ``Seeds``; verdicts combine
+over draws.
 
 Draw 0 is the grid as it was before draws existed (``test_run_ids_stable.py`` pins its ids); here a
 fresh draw gives new run ids, a new teacher, new data and new trained numbers, and the combination
@@ -17,7 +18,7 @@ from entropic_bound.experiments import tiny_settings
 from entropic_bound.experiments.e1_linear_surrogate import claims as e1_claims
 from entropic_bound.experiments.e7_language.execute import _load
 from entropic_bound.experiments.framework.claim_slices import with_option
-from entropic_bound.experiments.framework.draws import drawn_seed, draws_to_run, parse_draws, salted
+from entropic_bound.experiments.framework.draws import Seeds, drawn_seed, draws_to_run, parse_draws, salted
 from entropic_bound.experiments.framework.params import from_params
 from entropic_bound.experiments.framework.replication import DISAGREE, combine, combine_all
 from entropic_bound.experiments.framework.verdict import ClaimContext
@@ -32,54 +33,54 @@ from entropic_bound.tasks import FixedOperatorTask
 @pytest.mark.parametrize("name", EXPERIMENTS.names())
 def test_a_fresh_draw_names_every_run_anew_and_draw_zero_adds_nothing(name):
     exp = configure(name, "quick", tiny_settings(name))
-    zero, one = exp.specs(), exp.at_draw(1).specs()
-    assert exp.draw == 0 and all("draw" not in s.params for s in zero)
-    assert [{**s.params, "draw": 1} for s in zero] == [s.params for s in one]
+    zero, one = exp.drawn_specs(exp.seeds), exp.drawn_specs(Seeds(name, 1))
+    assert exp.draw == 0 and all(s.draw == 0 and "draw" not in s.key()["params"] for s in zero)
+    assert [s.params for s in zero] == [s.params for s in one] and {s.draw for s in one} == {1}
     assert not {s.run_id for s in zero} & {s.run_id for s in one}
     assert len({s.run_id for s in zero + one}) == 2 * len(zero)
-    # a draw set by override is the same grid as at_draw
-    assert [s.run_id for s in configure(name, "quick", {**tiny_settings(name), "draw": 1}).specs()] == [
-        s.run_id for s in one
-    ]
+    # a draw set by override is the same grid as the draw's seeds give
+    overridden = configure(name, "quick", {**tiny_settings(name), "draw": 1})
+    assert [s.run_id for s in overridden.drawn_specs(overridden.seeds)] == [s.run_id for s in one]
 
 
 def test_seeds_are_salted_only_off_draw_zero():
     assert salted(0, "a", 3) == ("a", 3) and drawn_seed(0, 7) == 7
     assert salted(2, "a", 3) != salted(1, "a", 3) and drawn_seed(1, 7) != drawn_seed(2, 7) != 7
     exp = configure("E1", "quick", {})
-    assert exp.seed("teacher", 1) != exp.at_draw(1).seed("teacher", 1)
-    assert exp.at_draw(1).seed("teacher", 1) == configure("E1", "quick", {"draw": 1}).seed("teacher", 1)
+    assert exp.seeds.seed("teacher", 1) != Seeds("E1", 1).seed("teacher", 1)
+    assert Seeds("E1", 1).seed("teacher", 1) == configure("E1", "quick", {"draw": 1}).seeds.seed("teacher", 1)
 
 
-def _first_group(exp):
-    return exp.groups(exp.specs())[0]
+def _first_group(exp, draw=0):
+    return exp.groups(exp.drawn_specs(Seeds(exp.name, draw)))[0]
 
 
 def test_e1_draw_one_trains_another_teacher_data_and_init():
     exp = configure("E1", "quick", {**tiny_settings("E1"), "task.spectra": ("geometric",)})
-    zero, one = exp.execute(_first_group(exp)), exp.execute(_first_group(exp.at_draw(1)))
-    assert [r.spec.params.get("draw") for r in one] == [1] * len(one)
+    zero, one = exp.execute(_first_group(exp)), exp.execute(_first_group(exp, 1))
+    assert [r.spec.draw for r in one] == [1] * len(one)
     # the teacher: another A*, drawn from the draw's seed
     task = FixedOperatorTask(**from_params(zero[0].spec, "task"))
-    a0, a1 = (e.seed("teacher", task, 0) for e in (exp, exp.at_draw(1)))
+    a0, a1 = (Seeds("E1", d).seed("teacher", task, 0) for d in (0, 1))
     t0, t1 = (task.teacher(torch.Generator().manual_seed(a)).truth["A"] for a in (a0, a1))
     assert not np.allclose(t0, t1)
     # the data (the least-squares optimum on them) and the trained students
     opt = [[r.metrics["finite_sample_optimum"] for r in rs] for rs in (zero, one)]
     assert np.isfinite(opt).all() and not np.allclose(*opt)
     assert not np.allclose([r.metrics["excess"] for r in zero], [r.metrics["excess"] for r in one])
-    # the executor of draw 0 trains a draw-1 group exactly as the draw-1 grid does (one executor, many draws)
-    again = exp.execute(_first_group(exp.at_draw(1)))
+    # an executor configured at draw 1 trains a draw-1 group as the draw-0 one does (the group's draw decides)
+    again = configure("E1", "quick", {**tiny_settings("E1"), "task.spectra": ("geometric",), "draw": 1})
+    again = again.execute(_first_group(exp, 1))
     assert [r.metrics["excess"] for r in again] == [r.metrics["excess"] for r in one]
 
 
 def test_attention_teachers_and_data_move_with_the_draw():
     params = {"n": 6, "d": 4, "r_star": 2, "spectrum": "flat", "decay": 0.5, "c": 1.0, "sigma": 0.1}
-    _, t0 = draw_teacher("E4", "linear", params, 0)
-    _, t1 = draw_teacher("E4", "linear", params, 0, draw=1)
+    _, t0 = draw_teacher(Seeds("E4"), "linear", params, 0)
+    _, t1 = draw_teacher(Seeds("E4", 1), "linear", params, 0)
     assert not np.allclose(t0.truth["K"], t1.truth["K"])
-    b0 = draw_data("E4", "train", t0, params, 8, 0, torch.float64)
-    b1 = draw_data("E4", "train", t0, params, 8, 0, torch.float64, draw=1)
+    b0 = draw_data(Seeds("E4"), "train", t0, params, 8, 0, torch.float64)
+    b1 = draw_data(Seeds("E4", 1), "train", t0, params, 8, 0, torch.float64)
     assert not torch.allclose(b0.X, b1.X)
 
 
@@ -99,10 +100,10 @@ FEWER_STEPS = {"E2": {"train.steps": 100}}  # its tiny grid trains longest; fewe
 @pytest.mark.parametrize("name", sorted(DRAWN_METRIC))
 def test_draw_one_trains_other_numbers(name):
     exp = configure(name, "quick", {**tiny_settings(name), **FEWER_STEPS.get(name, {})})
-    by_params = {canonical_json(s.params): s for s in exp.at_draw(1).specs()}
+    by_params = {canonical_json(s.params): s for s in exp.drawn_specs(Seeds(name, 1))}
     key, compared = DRAWN_METRIC[name], 0
     for group in exp.groups(exp.specs())[:3]:  # a tiny grid's large-init groups may diverge
-        drawn = [by_params[canonical_json({**s.params, "draw": 1})] for s in group]
+        drawn = [by_params[canonical_json(s.params)] for s in group]
         zero, one = ([r.metrics[key] for r in exp.execute(g)] for g in (group, drawn))
         pairs = [(a, b) for a, b in zip(zero, one) if np.isfinite(a) and np.isfinite(b)]
         assert not pairs or any(a != b for a, b in pairs), (zero, one)  # a noiseless run may give 0 twice
@@ -115,22 +116,27 @@ def test_draw_one_trains_other_numbers(name):
 NATURAL = ("tinyshakespeare", "pydoc_prose", "stdlib_code")
 
 
+def _tokens(spec):
+    return np.asarray(_load(spec, Seeds("E7", spec.draw)).tokens)
+
+
 def test_e7_draw_one_samples_other_synthetic_corpora_and_trains_other_models():
     exp = configure("E7", "quick", tiny_settings("E7"))
-    pairs = [(a, b) for a, b in zip(exp.specs(), exp.at_draw(1).specs()) if a.params.get("corpus.name")]
+    one_specs = exp.drawn_specs(Seeds("E7", 1))
+    pairs = [(a, b) for a, b in zip(exp.specs(), one_specs) if a.params.get("corpus.name")]
     markov = [(a, b) for a, b in pairs if a.params["corpus.name"].startswith("markov")]
     assert markov
     for a, b in markov:
-        assert not np.array_equal(np.asarray(_load(a).tokens), np.asarray(_load(b).tokens))
+        assert not np.array_equal(_tokens(a), _tokens(b))
     group = next(g for g in exp.groups(exp.specs()) if g[0].params.get("corpus.name") in NATURAL)
-    by_params = {canonical_json(s.params): s for s in exp.at_draw(1).specs()}
-    drawn = [by_params[canonical_json({**s.params, "draw": 1})] for s in group]
+    by_params = {canonical_json(s.params): s for s in one_specs}
+    drawn = [by_params[canonical_json(s.params)] for s in group]
     zero, one = exp.execute(group), exp.execute(drawn)
     # the same text, another window of it, other models: init, batches and probes come from the draw
     for a, b in zip(zero, one):
         assert a.spec.params["corpus.name"] == b.spec.params["corpus.name"]
         if a.spec.params["corpus.name"] in NATURAL:
-            assert not np.array_equal(np.asarray(_load(a.spec).tokens), np.asarray(_load(b.spec).tokens))
+            assert not np.array_equal(_tokens(a.spec), _tokens(b.spec))
         for key in ("initial_val_bits", "train_bits", "heldout_bits"):
             assert np.isfinite(a.metrics[key]) and a.metrics[key] != b.metrics[key], key
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from entropic_bound.experiments.e7_language.execute import _load
+from entropic_bound.experiments.framework.draws import Seeds
 from entropic_bound.language_models.corpora.catalogue import CORPORA, WINDOWED, load_corpus
 from entropic_bound.language_models.corpora.text_windows import rotated, text_window
 from entropic_bound.sweep.spec import RunSpec
@@ -53,11 +54,11 @@ def test_synthetic_corpora_ignore_the_window_seed():
 
 
 def _spec(draw):
-    params = {"corpus.name": "tinyshakespeare", "corpus.tokens": 5_000, **({"draw": draw} if draw else {})}
-    return RunSpec(experiment="E7", params=params, seed=0)
+    params = {"corpus.name": "tinyshakespeare", "corpus.tokens": 5_000}
+    return RunSpec(experiment="E7", params=params, seed=0, draw=draw)
 
 
 def test_e7_takes_another_window_of_a_real_text_on_a_later_draw():
-    zero, one, two = (_load(_spec(d)).tokens for d in (0, 1, 2))
+    zero, one, two = (_load(_spec(d), Seeds("E7", d)).tokens for d in (0, 1, 2))
     assert np.array_equal(zero, load_corpus("tinyshakespeare", 5_000, 0).tokens)  # draw 0 unchanged
     assert not np.array_equal(zero, one) and not np.array_equal(one, two)

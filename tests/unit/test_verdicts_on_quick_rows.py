@@ -21,16 +21,22 @@ from entropic_bound.experiments.e5_attention_recovery import claims as e5_claims
 from entropic_bound.experiments.e6_predictability import analysis as e6_analysis
 from entropic_bound.experiments.e6_predictability import claims as e6_claims
 from entropic_bound.experiments.framework.claim_slices import with_option
+from entropic_bound.experiments.framework.draws import Seeds
 from entropic_bound.experiments.framework.verdict import ClaimContext
 from entropic_bound.pipeline import configure
 from entropic_bound.registry import EXPERIMENTS
 
 CTX = ClaimContext()
+E5_CTX = ClaimContext(seeds=Seeds("E5"))  # C7 reads its rule's noise cases from the draw's seeds
 
 
-def _judge(claim, cfg, rows, context=CTX):
-    """The claim decided at the default and over its robustness grid, as ``Experiment.analyse`` does."""
-    return claim.judge(cfg, rows, context)
+def _judge(claim, cfg, rows, context=None):
+    """The claim decided at the default and over its robustness grid, as ``Experiment.analyse`` does
+    (with draw 0's seeds: C3's and C7's rules read their noise cases from them)."""
+    return claim.judge(cfg, rows, context or ClaimContext(seeds=Seeds(_EXPERIMENT_OF[claim.id])))
+
+
+_EXPERIMENT_OF = {c.id: name for name in EXPERIMENTS for c in EXPERIMENTS.get(name).declared_claims}
 
 
 def _cfg(name: str, **thresholds):
@@ -88,7 +94,7 @@ def test_c2_confirmed_on_quick_rows_and_flips():
 def e2_prepared():
     """The quick rows with the minimum-norm ranks ``E2Recovery.prepare`` regenerates from the seeds."""
     rows = _kept_rows("E2")
-    return configure("E2", "quick", {}).prepare(rows, rows, [])[0]
+    return configure("E2", "quick", {}).prepare(rows, rows, [], Seeds("E2"))[0]
 
 
 def test_c3_nothing_to_detect_on_quick_rows_and_flips(e2_prepared):
@@ -125,7 +131,9 @@ def test_c3_nothing_to_detect_on_quick_rows_and_flips(e2_prepared):
             small_under, 16.0, np.where(large_under, room["task.r_star"], room["A_energy_threshold_rank_90"])
         )
     )
-    v = _judge(e2_claims.C3, _cfg("E2"), swapped, ClaimContext())  # no rank curves: final estimates
+    v = _judge(
+        e2_claims.C3, _cfg("E2"), swapped, ClaimContext(seeds=Seeds("E2"))
+    )  # no rank curves: final estimates
     assert v.outcome == "refuted" and v.evidence["decision"]["interval"][1] <= 0
     # small init recovers, large init does not: confirmed once the interval clears the bar
     clean = room.assign(
@@ -133,18 +141,21 @@ def test_c3_nothing_to_detect_on_quick_rows_and_flips(e2_prepared):
             small_under, room["task.r_star"], np.where(large_under, 16.0, room["A_energy_threshold_rank_90"])
         )
     )
-    v = _judge(e2_claims.C3, _cfg("E2"), clean, ClaimContext())
+    v = _judge(e2_claims.C3, _cfg("E2"), clean, ClaimContext(seeds=Seeds("E2")))
     lo = v.evidence["decision"]["interval"][0]
     assert v.evidence["contrast"] == pytest.approx(1.0) and v.outcome == (
         "confirmed" if lo >= 0.5 else "inconclusive"
     )
     assert (
-        _judge(e2_claims.C3, _cfg("E2", c3_contrast=lo - 1e-6), clean, ClaimContext()).outcome == "confirmed"
+        _judge(
+            e2_claims.C3, _cfg("E2", c3_contrast=lo - 1e-6), clean, ClaimContext(seeds=Seeds("E2"))
+        ).outcome
+        == "confirmed"
     )
     # identified data alone cannot show a bias; stored rows without the metric say so
     v = _judge(e2_claims.C3, _cfg("E2"), rows[rows["identified"] > 0.5])
     assert v.outcome == "inconclusive" and "nothing to detect" in v.evidence["reason"]
-    bare = e2_claims.verdict_c3(_cfg("E2"), _kept_rows("E2"), CTX)
+    bare = e2_claims.verdict_c3(_cfg("E2"), _kept_rows("E2"), ClaimContext(seeds=Seeds("E2")))
     assert bare.outcome == "inconclusive" and bare.evidence["reason"].startswith("min_norm_rank absent")
     forced = _judge(e2_claims.C3, _cfg("E2", c3_estimator="numerical_rank"), rows)
     assert "non_standard" in forced.evidence
@@ -287,7 +298,7 @@ def test_c6_holds_when_reads_the_region():
 def e5_prepared():
     """The quick rows with the minimum-norm kernel ranks ``E5AttentionRecovery.prepare`` regenerates."""
     rows = _kept_rows("E5")
-    return configure("E5", "quick", {}).prepare(rows, rows, [])[0]
+    return configure("E5", "quick", {}).prepare(rows, rows, [], Seeds("E5"))[0]
 
 
 def test_c7_by_the_rule_inconclusive_on_quick_rows_and_flips(e5_prepared):
@@ -341,9 +352,9 @@ def test_c7_by_the_rule_inconclusive_on_quick_rows_and_flips(e5_prepared):
     assert v.outcome == "inconclusive" and "nothing to detect" in v.evidence["reason"]
     # without the under-identified runs, or without the metric, the implicit bias cannot be decided
     assert _judge(e5_claims.C7, _cfg("E5"), rows[rows["train.n_samples"] > 1]).outcome == "inconclusive"
-    bare = e5_claims.verdict_c7(_cfg("E5"), _kept_rows("E5"), CTX)
+    bare = e5_claims.verdict_c7(_cfg("E5"), _kept_rows("E5"), E5_CTX)
     assert bare.outcome == "inconclusive" and bare.evidence["reason"].startswith("min_norm_rank absent")
-    hand = e5_claims.verdict_c7(_cfg("E5", c7_estimator="numerical_rank"), rows, CTX)
+    hand = e5_claims.verdict_c7(_cfg("E5", c7_estimator="numerical_rank"), rows, E5_CTX)
     assert "non_standard" in hand.evidence and hand.evidence["estimator"] == "numerical_rank"
 
 

@@ -120,11 +120,10 @@ def _draws(args) -> tuple[int, ...] | None:
     return None if args.draws is None else parse_draws(args.draws)
 
 
-def _execute(names: list[str], overrides: dict, args) -> int:
+def _execute(names: list[str], overrides: dict, args, draws: tuple[int, ...] | None) -> int:
     from ..pipeline import run_experiments  # heavy: imports every experiment
 
     _check_workers(args)
-    draws = _draws(args)
     with sweep_progress(args.quiet) as progress:
         result = run_experiments(
             names,
@@ -162,9 +161,9 @@ def _run(args) -> int:
     items = gather_overrides(args.assignments, args.config)
     overrides = strip_experiment(args.experiment, items, EXPERIMENTS.names())
     check_keys(args.experiment, overrides)
-    _draws(args)
+    draws = _draws(args)
     EXPERIMENTS.get(args.experiment)
-    return _execute([args.experiment], {args.experiment: overrides}, args)
+    return _execute([args.experiment], {args.experiment: overrides}, args, draws)
 
 
 def _reproduce(args) -> int:
@@ -177,7 +176,7 @@ def _reproduce(args) -> int:
             "The '--only' option must name at least one experiment, e.g. --only E1,E2 (without it "
             f"every experiment runs). Got {args.only!r} instead."
         )
-    _draws(args)
+    draws = _draws(args)
     early = only or experiment_names()  # checked before the experiments (and torch) are imported
     if early:
         for name, keys in split_by_experiment(items, early).items():
@@ -187,4 +186,4 @@ def _reproduce(args) -> int:
     names = only or EXPERIMENTS.names()
     for n in names:
         EXPERIMENTS.get(n)
-    return _execute(names, split_by_experiment(items, names), args)
+    return _execute(names, split_by_experiment(items, names), args, draws)

@@ -20,7 +20,8 @@ _SHARED = {
     "Analysis": ".verdict",
     "Verdict": ".verdict",
     "Experiment": ".base",
-    "derive_seed": ".grid",
+    "derive_seed": ".framework.draws",
+    "Seeds": ".framework.draws",
 }
 
 

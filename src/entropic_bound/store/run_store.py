@@ -245,7 +245,7 @@ class RunStore:
         row = (
             spec.run_id,
             spec.experiment,
-            _dumps(spec.params),
+            _dumps(spec.key()["params"]),  # the draw among the params, as its run id hashes it
             spec.seed,
             result.status,
             result.diverged_step,

@@ -12,6 +12,7 @@ from entropic_bound.experiments.e2_recovery.analysis import recovery_table
 from entropic_bound.experiments.e2_recovery.config import E2Task, E2Verdict
 from entropic_bound.experiments.e2_recovery.experiment import E2Recovery
 from entropic_bound.experiments.e2_recovery.recovery import min_norm_operator
+from entropic_bound.experiments.framework.draws import Seeds
 from entropic_bound.experiments.framework.verdict import ClaimContext
 from entropic_bound.training import TrainConfig
 
@@ -40,7 +41,7 @@ def e2_runs(init_scales, **verdict) -> tuple[E2Config, pd.DataFrame, list[dict]]
             records.append({"run_id": spec.run_id, "curves": res.curves})
     table = pd.DataFrame(rows)
     kept = table[table["status"] == "ok"].reset_index(drop=True)
-    return cfg, exp.prepare(table, kept, records)[0], records
+    return cfg, exp.prepare(table, kept, records, exp.seeds)[0], records
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,7 @@ def test_c3_nothing_to_detect_where_the_min_norm_interpolant_is_already_at_r_sta
     """σ = 0.05: the minimum-norm fit of N = 2 samples is A*'s seen part plus noise the energy rank
     ignores, so its rank is r*: the data alone force the low rank and no bias can show."""
     cfg, rows, records = small_vs_large
-    v = claims.C3.judge(cfg, rows, ClaimContext(records))
+    v = claims.C3.judge(cfg, rows, ClaimContext(records, seeds=Seeds("E2")))
     e = v.evidence
     assert e["estimator"] == "energy_threshold_rank_90" and "non_standard" not in e
     assert e["estimator_on_truth"]["r*=1, flat"]["noiseless"] == 1
@@ -77,15 +78,15 @@ def test_c3_by_interval_where_the_min_norm_rank_leaves_room(small_vs_large):
     """The numerical rank counts the noise of the minimum-norm fit (rank > r* + 0.5): small init
     recovers r* in 2 of 2 runs, large init in 0 of 2; Newcombe's interval [0.07, 1] decides."""
     cfg, rows, records = small_vs_large
-    v = claims.verdict_c3(_numerical(cfg), rows, ClaimContext(records))
+    v = claims.verdict_c3(_numerical(cfg), rows, ClaimContext(records, seeds=Seeds("E2")))
     e = v.evidence
     assert "non_standard" in e and min(e["min_norm_rank"].values()) > 1.5
     assert (e["success_small"], e["runs_small"], e["success_large"], e["runs_large"]) == (2, 2, 0, 2)
     lo, hi = e["decision"]["interval"]
     assert v.outcome == "inconclusive" and 0 < lo < 0.5 and hi == pytest.approx(1.0)
-    assert claims.verdict_c3(_numerical(cfg, c3_contrast=lo / 2), rows, ClaimContext(records)).outcome == (
-        "confirmed"
-    )
+    assert claims.verdict_c3(
+        _numerical(cfg, c3_contrast=lo / 2), rows, ClaimContext(records, seeds=Seeds("E2"))
+    ).outcome == ("confirmed")
     # small and large init's estimates swapped (no rank curves: final estimates decide)
     under = rows["identified"] < 0.5
     small_under, large_under = under & (rows["init_scale"] <= 0.01), under & (rows["init_scale"] >= 0.1)
@@ -95,16 +96,16 @@ def test_c3_by_interval_where_the_min_norm_rank_leaves_room(small_vs_large):
             small_under, large_value, np.where(large_under, rows["task.r_star"], rows["A_numerical_rank"])
         )
     )
-    v = claims.verdict_c3(_numerical(cfg), worse, ClaimContext())
+    v = claims.verdict_c3(_numerical(cfg), worse, ClaimContext(seeds=Seeds("E2")))
     assert v.outcome == "refuted" and v.evidence["decision"]["interval"][1] <= 0
 
 
 def test_c3_too_few_runs_or_no_min_norm_rank_is_inconclusive(small_vs_large):
     cfg, rows, records = small_vs_large
-    v = claims.verdict_c3(_numerical(cfg), rows[rows["seed"] == 0], ClaimContext(records))
+    v = claims.verdict_c3(_numerical(cfg), rows[rows["seed"] == 0], ClaimContext(records, seeds=Seeds("E2")))
     assert v.outcome == "inconclusive" and "too few" in v.evidence["reason"]
     bare = rows.drop(columns=[c for c in rows if c.startswith("min_norm_")])
-    v = claims.verdict_c3(cfg, bare, ClaimContext(records))
+    v = claims.verdict_c3(cfg, bare, ClaimContext(records, seeds=Seeds("E2")))
     assert v.outcome == "inconclusive" and v.evidence["reason"].startswith("min_norm_rank absent")
 
 

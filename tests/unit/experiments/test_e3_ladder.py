@@ -15,6 +15,7 @@ from entropic_bound.experiments.e3_ladder.analysis import fill_settings, summary
 from entropic_bound.experiments.e3_ladder.claims import c4_on_summary, x2_on_summary
 from entropic_bound.experiments.e3_ladder.config import E3Task
 from entropic_bound.experiments.e3_ladder.experiment import build_student, evaluate, task_of, training_data
+from entropic_bound.experiments.framework.draws import Seeds
 from entropic_bound.models import (
     LinearOperatorEnsemble,
     LinearQKEnsemble,
@@ -186,7 +187,7 @@ def test_every_rung_sees_the_same_data_stream():
     batches = []
     for rung in ("B0", "B3"):
         task = task_of(by_rung[rung])
-        data = training_data(task.teacher(0), task, 0, train)
+        data = training_data(task.teacher(0), task, 0, train, Seeds("E3"))
         batches.append([data.batch(i) for i in range(2)])
     for (x0, y0), (x1, y1) in zip(*batches):
         assert torch.equal(x0, x1) and torch.equal(y0, y1)
@@ -269,7 +270,7 @@ def test_models_refuse_positions_on_b0_and_b3():
     spec = next(s for s in E3Ladder(CFG).specs() if s.params["rung"] == "B3")
     bad = RunSpec(spec.experiment, {**spec.params, "positional": "learned_absolute"}, 0)
     with pytest.raises(UserInputError):
-        build_student([bad], task_of(bad.params).teacher(0), torch.float32)
+        build_student([bad], task_of(bad.params).teacher(0), torch.float32, Seeds("E3"))
 
 
 # ----- X2's convergence rule on real trainings

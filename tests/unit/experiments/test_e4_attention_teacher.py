@@ -12,6 +12,7 @@ from entropic_bound.experiments.e4_attention_teacher.claims import verdict_c5, v
 from entropic_bound.experiments.e4_attention_teacher.config import E4Config, E4Verdict
 from entropic_bound.experiments.e4_attention_teacher.experiment import E4AttentionTeacher
 from entropic_bound.experiments.framework.claim_slices import with_option
+from entropic_bound.experiments.framework.draws import Seeds
 from entropic_bound.experiments.framework.verdict import ClaimContext
 from entropic_bound.experiments.science.attention_teachers import (
     build_student,
@@ -23,23 +24,24 @@ from entropic_bound.models.base import MemberSpec
 from entropic_bound.training.evaluation import held_out_excess
 
 CTX = ClaimContext()
+E4 = Seeds("E4")  # draw 0
 TASK = {"n": 6, "d": 8, "r_star": 2, "spectrum": "flat", "decay": 0.25, "c": 2.0, "sigma": 0.1}
 
 
 def test_teachers_share_kernel_value_and_inputs():
-    _, lin = draw_teacher("E4", "linear", TASK, 0)
-    _, soft = draw_teacher("E4", "softmax", TASK, 0)
+    _, lin = draw_teacher(E4, "linear", TASK, 0)
+    _, soft = draw_teacher(E4, "softmax", TASK, 0)
     assert torch.equal(lin.K, soft.K) and torch.equal(lin.V, soft.V)
-    a = draw_data("E4", "test", lin, TASK, 5, 0, torch.float64)
-    b = draw_data("E4", "test", soft, TASK, 5, 0, torch.float64)
-    c = draw_data("E4", "train", soft, TASK, 5, 0, torch.float64)
+    a = draw_data(E4, "test", lin, TASK, 5, 0, torch.float64)
+    b = draw_data(E4, "test", soft, TASK, 5, 0, torch.float64)
+    c = draw_data(E4, "train", soft, TASK, 5, 0, torch.float64)
     assert torch.equal(a.X, b.X) and not torch.equal(a.X, c.X)
 
 
 @pytest.mark.parametrize("kind", ["linear", "softmax"])
 def test_heldout_excess_matches_per_model_loop_and_is_zero_at_the_teacher(kind):
-    _, teacher = draw_teacher("E4", kind, TASK, 1)
-    test = draw_data("E4", "test", teacher, TASK, 37, 1, torch.float64)
+    _, teacher = draw_teacher(E4, kind, TASK, 1)
+    test = draw_data(E4, "test", teacher, TASK, 37, 1, torch.float64)
     model = build_student(kind, [MemberSpec(2, 0.5, 3), MemberSpec(4, 0.5, 4)], teacher, False, torch.float64)
     got = held_out_excess(model, test.X, test.clean, chunk=10)  # chunks of 10 over 37 samples
     with torch.no_grad():
@@ -55,8 +57,8 @@ def test_heldout_excess_matches_per_model_loop_and_is_zero_at_the_teacher(kind):
 
 
 def test_uniform_attention_excess():
-    _, soft = draw_teacher("E4", "softmax", TASK, 2)
-    test = draw_data("E4", "test", soft, TASK, 200, 2, torch.float64)
+    _, soft = draw_teacher(E4, "softmax", TASK, 2)
+    test = draw_data(E4, "test", soft, TASK, 200, 2, torch.float64)
     known = uniform_attention_excess(test, soft.V, "softmax")
     pred = test.X.mean(1, keepdim=True) @ soft.V  # (N, 1, d_v): uniform mixing with V*
     assert known == pytest.approx(float((pred - test.clean).pow(2).mean()), rel=1e-12)

@@ -20,6 +20,7 @@ from entropic_bound.experiments.e6_predictability.config import E6Config, E6Task
 from entropic_bound.experiments.e6_predictability.contamination import verdict_c8
 from entropic_bound.experiments.e6_predictability.experiment import E6Predictability, cells, draw, settings
 from entropic_bound.experiments.framework.claim_slices import with_option
+from entropic_bound.experiments.framework.draws import Seeds
 from entropic_bound.experiments.framework.verdict import ClaimContext
 from entropic_bound.predict import predict_r_star
 
@@ -27,6 +28,8 @@ CFG = E6Config()
 R_STARS = (1, 2, 4, 8, 16)
 #: Bars the 5-10 teacher draws of these tables can clear by their Wilson interval (0.9 needs >= 35 draws).
 LOOSE = with_option(CFG, {"verdict.rate": 0.5, "verdict.flag_rate": 0.5})
+
+E6 = Seeds("E6")  # draw 0
 
 
 def _row(
@@ -130,14 +133,14 @@ def test_draw_shares_kernel_and_inputs_across_teachers_and_sigma():
         "task.sigma": 0.0,
         "n_samples": 5,
     }
-    lin, X1, Y1 = draw(p, 0)
-    soft, X2, Y2 = draw({**p, "teacher": "softmax", "task.sigma": 0.1}, 0)
+    lin, X1, Y1 = draw(p, 0, E6)
+    soft, X2, Y2 = draw({**p, "teacher": "softmax", "task.sigma": 0.1}, 0, E6)
     assert np.array_equal(lin.K.numpy(), soft.K.numpy()) and np.array_equal(X1, X2)
     # the clean linear target is the task's formula, σ = 0
     K, V = lin.K.numpy(), lin.V.numpy()
     expected = (X1 @ K @ X1.transpose(0, 2, 1) / np.sqrt(8)) @ X1 @ V / 6
     assert np.allclose(Y1, expected, atol=1e-12)
-    _, X3, _ = draw({**p, "n_samples": 7}, 1)
+    _, X3, _ = draw({**p, "n_samples": 7}, 1, E6)
     assert not np.array_equal(X1, X3[:5])
 
 
@@ -162,7 +165,7 @@ def test_execute_stores_every_estimate_and_recovers_linear_v_known():
     )
     [group] = exp.groups(exp.specs())
     [res] = exp.execute(group)
-    teacher, X, Y = draw(group[0].params, group[0].seed)
+    teacher, X, Y = draw(group[0].params, group[0].seed, E6)
     direct = predict_r_star(X, Y, teacher="linear-qk", V=teacher.V.numpy(), method="linear_v_known")
     assert res.metrics["r_hat"] == direct.r_hat == 3 and res.metrics["exact"] == 1.0
     assert res.metrics["identifiable"] == 1.0 and res.metrics["confident_wrong"] == 0.0

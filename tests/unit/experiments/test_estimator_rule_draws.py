@@ -7,19 +7,18 @@ noise level, the same on every draw."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from entropic_bound.experiments.e2_recovery.recovery import estimator_rule as e2_rule
 from entropic_bound.experiments.e5_attention_recovery.recovery import estimator_rule as e5_rule
+from entropic_bound.experiments.framework.draws import Seeds
 from entropic_bound.pipeline import configure
 
 
 @pytest.mark.parametrize(("name", "rule"), [("E2", e2_rule), ("E5", e5_rule)])
 def test_the_rule_picks_one_estimator_on_every_draw_from_noise_that_moves(name, rule):
     cfg = configure(name, "quick", {}).cfg
-    outcomes = [rule(dataclasses.replace(cfg, draw=d)) for d in range(5)]
+    outcomes = [rule(cfg, Seeds(name, d)) for d in range(5)]
     assert len({o["estimator"] for o in outcomes}) == 1, [o["estimator"] for o in outcomes]
     assert outcomes[0]["all_match"]
     seen = [(tuple(o["noise_fraction_by_N"].values()), tuple(o["matches"].values())) for o in outcomes]

@@ -61,16 +61,16 @@ class E1LinearSurrogate(Experiment):
         return "B0"
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
-        p0, seed = group[0].params, group[0].seed
+        p0, seed, seeds = group[0].params, group[0].seed, self.seeds_of(group)
         task = FixedOperatorTask(**from_params(group[0], "task"))
-        teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, seed)))
+        teacher = task.teacher(torch.Generator().manual_seed(seeds.seed("teacher", task, seed)))
         truth = teacher.truth
         train = self.train_config(group[0])
         dtype = DTYPES[train.dtype]
-        data_gen = torch.Generator().manual_seed(self.seed("data", task, seed))
+        data_gen = torch.Generator().manual_seed(seeds.seed("data", task, seed))
         V_known = teacher.V if p0["v"] == "known" else None
         members = [
-            MemberSpec(s.params["rank"], s.params["init_scale"], self.seed("init", s.run_id)) for s in group
+            MemberSpec(s.params["rank"], s.params["init_scale"], seeds.seed("init", s.run_id)) for s in group
         ]
         model = STUDENTS.build(
             "B0", members, n=task.n, d=task.d, d_v=task.d_out, V_known=V_known, dtype=dtype

@@ -44,7 +44,7 @@ def _criterion(cfg, key: str) -> str:
 
 
 def verdict_c3(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
-    rule = estimator_rule(cfg)
+    rule = estimator_rule(cfg, context.seeds)
     key = cfg.verdict.c3_estimator or rule["estimator"]
     col, min_norm_col = f"A_{key}", f"min_norm_{key}"
     criterion = _criterion(cfg, key)
@@ -91,7 +91,7 @@ def c3_grid(cfg, rows: pd.DataFrame, context: ClaimContext):
     (explicit overrides: non-standard settings)."""
     axes = (("r_stars", "task.r_star"), ("spectra", "task.spectrum"), ("seed", "seed"))
     under = rows[rows["identified"] < 0.5] if len(rows) else rows
-    chosen = cfg.verdict.c3_estimator or estimator_rule(cfg)["estimator"]
+    chosen = cfg.verdict.c3_estimator or estimator_rule(cfg, context.seeds)["estimator"]
     others = [k for k in C3_ESTIMATORS if k != chosen]
     return (
         sliced(cfg, rows, axes)

@@ -68,20 +68,20 @@ class E2Recovery(Experiment):
 
     def data_set(self, spec: RunSpec):
         """``(task, teacher, batch)`` of one run: the teacher and the fixed data set it trains on."""
-        seed = spec.seed
+        seed, seeds = spec.seed, self.seeds_of([spec])
         task = FixedOperatorTask(**from_params(spec, "task"))
-        teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, seed)))
+        teacher = task.teacher(torch.Generator().manual_seed(seeds.seed("teacher", task, seed)))
         train = self.train_config(spec)
-        data_gen = torch.Generator().manual_seed(self.seed("data", task, train.n_samples, seed))
+        data_gen = torch.Generator().manual_seed(seeds.seed("data", task, train.n_samples, seed))
         return task, teacher, teacher.sample(train.n_samples, data_gen, dtype=DTYPES[train.dtype])
 
-    def prepare(self, table, ok, records):
+    def prepare(self, table, ok, records, seeds):
         """The rows with ``min_norm_<key>``: every estimate of the minimum-norm interpolant of each run's
         data set, regenerated from its seeds."""
         if not len(ok):
             return ok, ClaimContext(records)
         by_run = {}
-        for group in self.groups([s for s in self.specs() if s.run_id in set(ok["run_id"])]):
+        for group in self.groups([s for s in self.drawn_specs(seeds) if s.run_id in set(ok["run_id"])]):
             _, teacher, batch = self.data_set(group[0])  # the members share the data set
             values = min_norm_estimates(batch.X.double().numpy(), batch.Y.double().numpy(), teacher.V.numpy())
             by_run.update({s.run_id: values for s in group})
@@ -93,7 +93,10 @@ class E2Recovery(Experiment):
         truth = teacher.truth
         train = self.train_config(group[0])
         dtype = DTYPES[train.dtype]
-        members = [MemberSpec(task.n, s.params["init_scale"], self.seed("init", s.run_id)) for s in group]
+        members = [
+            MemberSpec(task.n, s.params["init_scale"], self.seeds_of(group).seed("init", s.run_id))
+            for s in group
+        ]
         model = STUDENTS.build(
             "B0", members, n=task.n, d=task.d, d_v=task.d_out, V_known=teacher.V, dtype=dtype
         )

@@ -22,7 +22,7 @@ from ...stats.estimator_choice import ground_truth_cases, rule_evidence
 from ...stats.transients import classify_rank_curve
 from ...tasks.operators import make_spectrum
 from ..framework.decision import curves_by_run
-from ..framework.draws import drawn_seed
+from ..framework.draws import Seeds
 
 NOISE_DRAWS = 20  # per truth and N: the rule's choice is then the noise level's, not one sample's
 
@@ -43,7 +43,7 @@ def ls_noise(n: int, d: int, n_samples: int, sigma: float, rng: np.random.Genera
     return sigma * rng.standard_normal((n, n_samples * d)) @ np.linalg.pinv(M)
 
 
-def estimator_rule(cfg) -> dict:
+def estimator_rule(cfg, seeds: Seeds) -> dict:
     """The rule's outcome on the config's grid of truths: ``{estimator, all_match, matches (every
     estimator's share of cases), estimator_on_truth (per r*/spectrum: noiseless value and the range over
     noisy cases), noise_fraction (per identified N), rule}``.
@@ -54,9 +54,7 @@ def estimator_rule(cfg) -> dict:
     N add no case."""
     t = cfg.task
     counts = tuple(cfg.sample_counts)
-    return _rule(
-        t.n, t.d, t.sigma, t.decay, tuple(t.r_stars), tuple(t.spectra), counts, drawn_seed(cfg.draw, 0)
-    )
+    return _rule(t.n, t.d, t.sigma, t.decay, tuple(t.r_stars), tuple(t.spectra), counts, seeds.moved(0))
 
 
 @lru_cache(maxsize=64)

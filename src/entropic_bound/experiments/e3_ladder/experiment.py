@@ -33,8 +33,8 @@ from ...training.evaluation import held_out_excess
 from ...training.trainer import DTYPES, learning_rate
 from ..framework.base import Experiment
 from ..framework.device import train_on
-from ..framework.draws import salted
-from ..framework.grid import derive_seed, member_result
+from ..framework.draws import Seeds
+from ..framework.grid import member_result
 from ..framework.params import to_params
 from ..framework.verdict import ClaimContext
 from .analysis import analyse, fill_settings
@@ -109,7 +109,7 @@ class E3Ladder(Experiment):
         """X2's runs train with ``x2_train``, every other role with ``train``."""
         return self.cfg.x2_train if spec.params["role"] == "x2" else self.cfg.train
 
-    def prepare(self, table, ok, records):
+    def prepare(self, table, ok, records, seeds):
         """The runs that did not diverge with their setting columns as labels (``"-"`` where absent)."""
         return (fill_settings(ok) if len(table) else ok), ClaimContext(records)
 
@@ -145,18 +145,18 @@ class E3Ladder(Experiment):
 
     # -- one ensemble ----------------------------------------------------------------------
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
-        p0 = group[0].params
+        p0, seeds = group[0].params, self.seeds_of(group)
         task = task_of(p0)
-        teacher = task.teacher(torch.Generator().manual_seed(self.seed("teacher", task, p0["task_seed"])))
+        teacher = task.teacher(torch.Generator().manual_seed(seeds.seed("teacher", task, p0["task_seed"])))
         train = self.train_config(group[0])
         dtype = DTYPES[train.dtype]
-        model = build_student(group, teacher, dtype)
+        model = build_student(group, teacher, dtype, seeds)
         # the held-out set is drawn from its own generator: drawing it before training changes nothing
         test = teacher.sample(
-            p0["n_test"], torch.Generator().manual_seed(self.seed("test", task, p0["task_seed"]))
+            p0["n_test"], torch.Generator().manual_seed(seeds.seed("test", task, p0["task_seed"]))
         )
         tracker = ExcessCurve(model, test, train)
-        data = training_data(teacher, task, p0["task_seed"], train, self.draw)
+        data = training_data(teacher, task, p0["task_seed"], train, seeds)
         outcome = train_on(self.device, model, data, train, on_step=tracker)
         metrics, mixers, target_mixer = evaluate(model, teacher, test, p0["n_mix"])
         results = []
@@ -226,12 +226,11 @@ class ExcessCurve:
         return {"excess_step": self.step, "rel_excess_curve": [float(v[m]) for v in self.values]}
 
 
-def build_student(group: list[RunSpec], teacher, dtype: torch.dtype):
+def build_student(group: list[RunSpec], teacher, dtype: torch.dtype, seeds: Seeds):
     """The ensemble of one group: one member per spec (its rank, init scale and a run-derived seed)."""
     p0 = group[0].params
     members = [
-        MemberSpec(s.params["rank"], s.params["init_scale"], derive_seed(f"{E3Ladder.name}/init", s.run_id))
-        for s in group
+        MemberSpec(s.params["rank"], s.params["init_scale"], seeds.of_run("init", s.run_id)) for s in group
     ]
     return STUDENTS.build(
         p0["rung"],
@@ -246,10 +245,10 @@ def build_student(group: list[RunSpec], teacher, dtype: torch.dtype):
     )
 
 
-def training_data(teacher, task, task_seed: int, train: TrainConfig, draw: int = 0):
+def training_data(teacher, task, task_seed: int, train: TrainConfig, seeds: Seeds):
     """Fresh batches (``n_samples = 0``) or one fixed data set, from a generator that depends on the
     task (and the draw) only: every rung and role trained on this task sees exactly the same data."""
-    g = torch.Generator().manual_seed(derive_seed(f"{E3Ladder.name}/data", *salted(draw, task, task_seed)))
+    g = torch.Generator().manual_seed(seeds.seed("data", task, task_seed))
     dtype = DTYPES[train.dtype]
     if not train.n_samples:
         return FreshData(teacher, train.batch_size, g, dtype)

@@ -71,7 +71,8 @@ class E4AttentionTeacher(Experiment):
         kind, task, teacher, test = setup.kind, setup.task, setup.teacher, setup.test
         v_known = group[0].params["v"] == "known"
         members = [
-            MemberSpec(s.params["rank"], s.params["init_scale"], self.seed("init", s.run_id)) for s in group
+            MemberSpec(s.params["rank"], s.params["init_scale"], setup.seeds.seed("init", s.run_id))
+            for s in group
         ]
         model, outcome = setup.train_students(members, v_known)
         excess = held_out_excess(model.double(), test.X, test.clean)  # (M,)

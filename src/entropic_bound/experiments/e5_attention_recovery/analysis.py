@@ -64,7 +64,7 @@ def analyse(
         tables["estimator_errors"] = errors
         tables["c8_softmax_vs_linear"] = c8_table(small)
     if len(ident):
-        figures["e5_estimators_over_training"] = plot_trajectories(cfg, ident, records)
+        figures["e5_estimators_over_training"] = plot_trajectories(cfg, ident, records, context.seeds)
         figures["e5_final_spectra"] = plot_final_spectra(cfg, ident, records)
     if len(errors):
         figures["e5_estimator_error_heatmap"] = plot_error_heatmap(errors)

@@ -28,7 +28,7 @@ def _criterion(cfg, key: str) -> str:
 
 
 def verdict_c7(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
-    rule = estimator_rule(cfg)
+    rule = estimator_rule(cfg, context.seeds)
     key = cfg.verdict.c7_estimator or rule["estimator"]
     col = f"K_{key}"
     criterion = _criterion(cfg, key)
@@ -81,7 +81,7 @@ AXES = (("spectra", "task.spectrum"), ("r_stars", "task.r_star"), ("seed", "seed
 def c7_grid(cfg, rows: pd.DataFrame, context: ClaimContext) -> list[Setting]:
     """C7 decided again per spectrum, r*, seed and with the other estimators of K's rank (explicit
     overrides: non-standard settings)."""
-    chosen = cfg.verdict.c7_estimator or estimator_rule(cfg)["estimator"]
+    chosen = cfg.verdict.c7_estimator or estimator_rule(cfg, context.seeds)["estimator"]
     others = [k for k in C7_ESTIMATORS if k != chosen]
     return sliced(cfg, rows, AXES) + options(cfg, rows, "verdict.c7_estimator", others)
 

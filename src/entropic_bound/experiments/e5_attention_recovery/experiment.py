@@ -65,7 +65,7 @@ class E5AttentionRecovery(Experiment):
                 out += grid_specs(self.name, grid, range(c.seeds), under)
         return out
 
-    def prepare(self, table, ok, records):
+    def prepare(self, table, ok, records, seeds):
         """The rows with ``min_norm_<key>`` on under-identified runs (``N·n < d``): every estimate of the
         minimum-norm kernel of each run's data set, regenerated from its seeds."""
         if not len(ok):
@@ -73,7 +73,7 @@ class E5AttentionRecovery(Experiment):
         ids, by_run = set(ok["run_id"]), {}
         under = [
             s
-            for s in self.specs()
+            for s in self.drawn_specs(seeds)
             if s.run_id in ids and s.params["train.n_samples"] * s.params["task.n"] < s.params["task.d"]
         ]
         for group in self.groups(under):
@@ -89,7 +89,9 @@ class E5AttentionRecovery(Experiment):
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         setup = GroupSetup.of(self, group)
         p0, task, teacher, test = group[0].params, setup.task, setup.teacher, setup.test
-        members = [MemberSpec(task.d, s.params["init_scale"], self.seed("init", s.run_id)) for s in group]
+        members = [
+            MemberSpec(task.d, s.params["init_scale"], setup.seeds.seed("init", s.run_id)) for s in group
+        ]
         model, outcome = setup.train_students(members, p0["v"] == "known")
         model = model.double()
         excess = held_out_excess(model, test.X, test.clean) / signal_power(test.clean)  # (M,) relative

@@ -27,7 +27,7 @@ def _panels(rows: pd.DataFrame) -> list[tuple[str, str]]:
     ]
 
 
-def plot_trajectories(cfg, rows: pd.DataFrame, records: list[dict]):
+def plot_trajectories(cfg, rows: pd.DataFrame, records: list[dict], seeds):
     """Energy effective rank (solid) and the C7 estimator (dashed) of K over training, per r* and init."""
     curves = {r["run_id"]: r.get("curves") or {} for r in records}
     r_stars, panels = sorted(rows["task.r_star"].unique()), _panels(rows)
@@ -49,7 +49,7 @@ def plot_trajectories(cfg, rows: pd.DataFrame, records: list[dict]):
                 steps = np.maximum(np.asarray(c["step"]), 1)
                 colour = sweep_colour(row["init_scale"], "init")
                 ax.plot(steps, est[ENERGY], "-", color=colour, lw=1.0, label=f"init {row['init_scale']:g}")
-                ax.plot(steps, est[c7_estimator(cfg)], "--", color=colour, lw=0.8)
+                ax.plot(steps, est[c7_estimator(cfg, seeds)], "--", color=colour, lw=0.8)
             ax.axhline(r_star, color="k", lw=0.8, ls=":")
             ax.set_xscale("log")
             ax.set_title(f"{kind}, {spectrum}, r* = {r_star}", fontsize=8)
@@ -57,7 +57,7 @@ def plot_trajectories(cfg, rows: pd.DataFrame, records: list[dict]):
             ax.set_ylabel("rank estimate of K")
     legend_below(fig, axes)
     fig.suptitle(
-        f"E5: energy effective rank (solid) and {c7_estimator(cfg)} (dashed) of K over training",
+        f"E5: energy effective rank (solid) and {c7_estimator(cfg, seeds)} (dashed) of K over training",
         fontsize=10,
     )
     return fig

@@ -28,7 +28,7 @@ import scipy.linalg
 from ...spectra import estimate_all, singular_values
 from ...stats.estimator_choice import ground_truth_cases, rule_evidence
 from ...tasks.operators import make_spectrum
-from ..framework.draws import drawn_seed
+from ..framework.draws import Seeds
 
 NOISE_DRAWS = 200  # per identified N (shared by the truths): a failure rate near 1 % is seen on every draw
 NOISE_DESIGNS = 10  # random designs they are drawn on (one factorisation each)
@@ -105,13 +105,11 @@ def _noise_draws(n: int, d: int, n_samples: int, sigma: float, rng: np.random.Ge
     return [E for _ in range(NOISE_DESIGNS) for E in ls_kernel_noise(n, d, n_samples, sigma, rng, per_design)]
 
 
-def estimator_rule(cfg) -> dict:
+def estimator_rule(cfg, seeds: Seeds) -> dict:
     """The rule's outcome on the config's grid of truths (the keys of C3's ``estimator_rule``)."""
     t = cfg.task
     counts = tuple(sorted({cfg.train.n_samples, *cfg.c7_sample_counts}))
-    return _rule(
-        t.n, t.d, t.sigma, t.decay, t.c, tuple(t.r_stars), tuple(t.spectra), counts, drawn_seed(cfg.draw, 0)
-    )
+    return _rule(t.n, t.d, t.sigma, t.decay, t.c, tuple(t.r_stars), tuple(t.spectra), counts, seeds.moved(0))
 
 
 @lru_cache(maxsize=16)
@@ -138,6 +136,6 @@ def _rule(n, d, sigma, decay, c, r_stars, spectra, counts, seed) -> dict:
     }
 
 
-def c7_estimator(cfg) -> str:
+def c7_estimator(cfg, seeds: Seeds) -> str:
     """C7's estimator key: ``verdict.c7_estimator`` where set by hand, else the rule's choice."""
-    return cfg.verdict.c7_estimator or estimator_rule(cfg)["estimator"]
+    return cfg.verdict.c7_estimator or estimator_rule(cfg, seeds)["estimator"]

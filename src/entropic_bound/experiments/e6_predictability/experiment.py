@@ -39,8 +39,7 @@ from ...results import RunResult, RunSpec
 from ...spectra import energy_effective_rank, estimate_all
 from ...tasks import ATTENTION_TEACHERS
 from ..framework.base import Experiment
-from ..framework.draws import salted
-from ..framework.grid import derive_seed
+from ..framework.draws import Seeds
 from .analysis import analyse, prepare
 from .claims import CLAIMS
 from .config import METHOD_SETTINGS, PREDICT_TEACHER, SCALE_SETTINGS, E6Config
@@ -115,7 +114,7 @@ class E6Predictability(Experiment):
     devices = ("cpu",)  # nothing trains here: the predictors are closed-form float64 numpy
     max_group = 256
 
-    def prepare(self, table, ok, records):
+    def prepare(self, table, ok, records, seeds):
         return prepare(self.cfg, ok, records)
 
     def specs(self) -> list[RunSpec]:
@@ -142,7 +141,7 @@ class E6Predictability(Experiment):
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         p0, seed = group[0].params, group[0].seed
-        teacher, X, Y = draw(p0, seed)
+        teacher, X, Y = draw(p0, seed, Seeds(self.name, group[0].draw))
         ref = reference_metrics(teacher, X)
         return [predict_run(spec, teacher, X, Y, ref) for spec in group]
 
@@ -151,17 +150,14 @@ def _task_params(p: dict) -> dict:
     return {k[5:]: v for k, v in p.items() if k.startswith("task.")}
 
 
-def draw(p: dict, seed: int):
-    """``(teacher, X (N, n, d), Y (N, n, d_v))`` float64 numpy for one group's params ``p`` (its
-    ``draw``, when it has one, salts both seeds)."""
+def draw(p: dict, seed: int, seeds: Seeds):
+    """``(teacher, X (N, n, d), Y (N, n, d_v))`` float64 numpy for one group's params ``p``, from the
+    seeds of the group's draw."""
     task_params = _task_params(p)
     task = TASKS.build(ATTENTION_TEACHERS[p["teacher"]], **task_params)
     shared = sorted((k, v) for k, v in task_params.items() if k != "sigma")  # same K*, V* across σ, N, kind
-    salt = p.get("draw", 0)
-    teacher = task.teacher(
-        torch.Generator().manual_seed(derive_seed("E6/teacher", *salted(salt, shared, seed)))
-    )
-    gen = torch.Generator().manual_seed(derive_seed("E6/data", *salted(salt, shared, p["n_samples"], seed)))
+    teacher = task.teacher(torch.Generator().manual_seed(seeds.seed("teacher", shared, seed)))
+    gen = torch.Generator().manual_seed(seeds.seed("data", shared, p["n_samples"], seed))
     batch = teacher.sample(p["n_samples"], gen, dtype=torch.float64)
     return teacher, batch.X.numpy(), batch.Y.numpy()
 
@@ -196,7 +192,7 @@ def predict_run(spec: RunSpec, teacher, X: np.ndarray, Y: np.ndarray, ref: dict)
         teacher=PREDICT_TEACHER[p["teacher"]],
         V=V,
         method=p["method"],
-        seed=derive_seed("E6/cut", spec.run_id),
+        seed=Seeds("E6", spec.draw).of_run("cut", spec.run_id),
         check_fit=False,  # the teacher-class check is for a user's data; E6 knows its teacher's class
     )
     cpu = time.process_time() - cpu0

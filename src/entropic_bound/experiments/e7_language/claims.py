@@ -22,7 +22,6 @@ from ...language_models.corpora.catalogue import KINDS, expected_mixing
 from ...language_models.probes.checkpoint import resolve_checkpoint, skip_message
 from ..framework.claim import Claim, Setting, needs_rows
 from ..framework.claim_slices import with_option
-from ..framework.draws import drawn_seed
 from ..framework.rule import Interval, Rule, Unit
 from ..framework.verdict import ClaimContext, Finding
 from .analysis import categorise, corpus_table, main_shape, progress_points
@@ -57,7 +56,7 @@ def verdict_c11(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
         corpora,
         criterion_info=info,
         n_boot=cfg.verdict.bootstrap,
-        seed=drawn_seed(cfg.draw, cfg.verdict.bootstrap_seed),
+        seed=context.seeds.moved(cfg.verdict.bootstrap_seed),
         min_corpora=cfg.verdict.c11_min_corpora,
     )
     names = list(corpora["name"]) if len(corpora) else []
@@ -82,7 +81,7 @@ def verdict_c12(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
         controls=list(cfg.verdict.c12_controls),
         min_abs_rho=cfg.verdict.c12_min_abs_rho,
         n_boot=cfg.verdict.bootstrap,
-        seed=drawn_seed(cfg.draw, cfg.verdict.bootstrap_seed),
+        seed=context.seeds.moved(cfg.verdict.bootstrap_seed),
         info=info,
     )
     names = list(dict.fromkeys(sel[sel["learned"] & main_shape(cfg, sel)]["corpus"]))
@@ -130,11 +129,11 @@ def verdict_c13(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
         share=v.c13_share,
         kernel_share=v.c13_kernel_share,
         controls=control_report(
-            heads, control_names, v.c13_ablation_bits, not_local_only(cfg, control_names)
+            heads, control_names, v.c13_ablation_bits, not_local_only(cfg, control_names, context.seeds)
         ),
         info=info,
         n_boot=v.bootstrap,
-        seed=drawn_seed(cfg.draw, v.bootstrap_seed),
+        seed=context.seeds.moved(v.bootstrap_seed),
     )
 
 

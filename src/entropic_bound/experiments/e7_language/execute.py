@@ -42,8 +42,7 @@ from ...language_models.training.trainer import (
     windows,
 )
 from ...sweep.spec import RunResult, RunSpec
-from ..framework.draws import drawn_seed, salted
-from ..framework.grid import derive_seed
+from ..framework.draws import Seeds
 from ..framework.params import from_params
 from .config import DEFAULT_INIT_STD
 
@@ -98,16 +97,16 @@ def corpus_metrics(corpus: Corpus, train: np.ndarray, val: np.ndarray, max_order
     }
 
 
-def _load(spec: RunSpec) -> Corpus:
+def _load(spec: RunSpec, seeds: Seeds) -> Corpus:
     """The run's corpus; a fixed text's window moves with the draw (draw 0: its beginning)."""
     p = spec.params
-    name, draw = p["corpus.name"], p.get("draw", 0)
+    name = p["corpus.name"]
     return load_corpus(
         name,
         p["corpus.tokens"],
-        derive_seed("E7/corpus", *salted(draw, name, p.get("corpus.seed", 0))),
+        seeds.seed("corpus", name, p.get("corpus.seed", 0)),
         p.get("corpus.path"),
-        window_seed=derive_seed("E7/window", name, draw) if draw else None,
+        window_seed=seeds.window(name),
     )
 
 
@@ -151,13 +150,15 @@ def _episode_pools(group, members, n_ctx: int) -> list[tuple[np.ndarray, np.ndar
     return out
 
 
-def _probe_windows(group, members, pools, n_ctx: int, count: int) -> tuple[torch.Tensor, np.ndarray]:
+def _probe_windows(
+    group, members, pools, n_ctx: int, count: int, seeds: Seeds
+) -> tuple[torch.Tensor, np.ndarray]:
     """Fixed held-out windows per member for the probes ``(E, count, n_ctx)`` and their answer rows
     ``(E, count, n_ctx)``: True where the query's target (the next token) is a recall control's
     answer (all False for a corpus without an answer mask)."""
     out, rows = [], []
     for s, (corpus, train, val, _), pool in zip(group, members, pools):
-        gen = torch.Generator().manual_seed(derive_seed("E7/probe", s.run_id))
+        gen = torch.Generator().manual_seed(seeds.of_run("probe", s.run_id))
         allowed = None if pool is None else torch.as_tensor(pool[1], dtype=torch.long)
         v = torch.as_tensor(val, dtype=torch.long)
         starts = random_starts(len(v), n_ctx, count, gen, allowed)
@@ -170,14 +171,14 @@ def _probe_windows(group, members, pools, n_ctx: int, count: int) -> tuple[torch
     return torch.stack(out), np.stack(rows)
 
 
-def group_model(group: list[RunSpec]) -> EnsembleLM:
+def group_model(group: list[RunSpec], seeds: Seeds) -> EnsembleLM:
     """The untrained ensemble of one group: the first run's model shape, each member initialised
     from its own run id."""
     p = group[0].params
     return EnsembleLM(
         VOCAB,
         p["model.n_ctx"],
-        [derive_seed("E7/init", s.run_id) for s in group],
+        [seeds.of_run("init", s.run_id) for s in group],
         d_model=p["model.d_model"],
         n_layers=p["model.n_layers"],
         n_heads=p["model.n_heads"],
@@ -186,14 +187,15 @@ def group_model(group: list[RunSpec]) -> EnsembleLM:
     )
 
 
-def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResult]:
-    """Train the group's members as one ensemble on ``device``; one result per spec."""
+def execute_lm_group(group: list[RunSpec], seeds: Seeds, device: str = "cpu") -> list[RunResult]:
+    """Train the group's members as one ensemble on ``device``, from the seeds of their draw; one
+    result per spec."""
     start, p = time.perf_counter(), group[0].params
     corpora = {}
     for spec in group:
         key = (spec.params["corpus.name"], spec.params.get("corpus.path"))
         if key not in corpora:
-            corpus = _load(spec)
+            corpus = _load(spec, seeds)
             cut = int(len(corpus.tokens) * (1 - p["val_fraction"]))
             train, val = corpus.tokens[:cut], corpus.tokens[cut:]
             metrics = corpus_metrics(corpus, train, val, p["kgram_max_order"])
@@ -203,11 +205,13 @@ def execute_lm_group(group: list[RunSpec], device: str = "cpu") -> list[RunResul
             corpora[key] = (corpus, train, val, metrics)
     members = [corpora[(s.params["corpus.name"], s.params.get("corpus.path"))] for s in group]
     n_ctx = p["model.n_ctx"]
-    model = group_model(group).to(device)
+    model = group_model(group, seeds).to(device)
     pools = _episode_pools(group, members, n_ctx)
-    probe_idx, answer_rows = _probe_windows(group, members, pools, n_ctx, p["probe_windows"])  # (E, P, n)
+    probe_idx, answer_rows = _probe_windows(
+        group, members, pools, n_ctx, p["probe_windows"], seeds
+    )  # (E, P, n)
     recorder = _Recorder(model, probe_idx, p["locality_window"], answer_rows)
-    gens = [torch.Generator().manual_seed(derive_seed("E7/data", s.run_id)) for s in group]
+    gens = [torch.Generator().manual_seed(seeds.of_run("data", s.run_id)) for s in group]
     cfg = LMTrainConfig(**from_params(group[0], "train"))
     outcome = train_lm_ensemble(model, [(m[1], m[2]) for m in members], cfg, gens, recorder, pools)
     extra = _final_measures(model, group, members, probe_idx, pools)
@@ -329,7 +333,7 @@ def _member_result(
     return RunResult(spec, "diverged" if step >= 0 else "ok", out, curves, step if step >= 0 else None, wall)
 
 
-def execute_checkpoint(spec: RunSpec) -> RunResult:
+def execute_checkpoint(spec: RunSpec, seeds: Seeds) -> RunResult:
     """Structure scores of a released checkpoint's heads on the natural text named in the spec."""
     start, p = time.perf_counter(), spec.params
     resolved = resolve_checkpoint(p["probe.checkpoint"])
@@ -337,9 +341,8 @@ def execute_checkpoint(spec: RunSpec) -> RunResult:
         from ...errors import DataError
 
         raise DataError(f"The checkpoint '{p['probe.checkpoint']}' is not available on this machine.")
-    draw = p.get("draw", 0)
-    window = derive_seed("E7/window", p["probe.text"], draw) if draw else None  # another text per draw
-    text_corpus = load_corpus(p["probe.text"], p["probe.text_bytes"], drawn_seed(draw, 0), window_seed=window)
+    window = seeds.window(p["probe.text"])  # another text per draw
+    text_corpus = load_corpus(p["probe.text"], p["probe.text_bytes"], seeds.moved(0), window_seed=window)
     text = np.asarray(text_corpus.tokens, dtype=np.uint8).tobytes().decode("utf-8", errors="replace")
     random = is_random_control(p["probe.checkpoint"])
     mixers, inputs, causal, d_head = checkpoint_mixers(

@@ -124,9 +124,10 @@ class E7Language(Experiment):
         return ("lm", *sorted((k, v) for k, v in spec.params.items() if k.startswith(("model.", "train."))))
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
+        seeds = self.seeds_of(group)
         if "probe.checkpoint" in group[0].params:
-            return [execute_checkpoint(spec) for spec in group]
-        return execute_lm_group(group, self.device)
+            return [execute_checkpoint(spec, seeds) for spec in group]
+        return execute_lm_group(group, seeds, self.device)
 
-    def prepare(self, table, ok, records):
+    def prepare(self, table, ok, records, seeds):
         return prepare(self.cfg, table, records)

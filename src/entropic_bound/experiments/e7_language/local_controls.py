@@ -13,29 +13,28 @@ from functools import lru_cache
 
 from ...language_models.corpora.catalogue import expected_mixing, load_corpus
 from ...language_models.corpora.recurrence import context_recurrence
-from ..framework.draws import salted
-from ..framework.grid import derive_seed
+from ..framework.draws import Seeds
 
 
 @lru_cache(maxsize=64)
-def markov_recurrence(name: str, tokens: int, seed: int, n_ctx: int, draw: int = 0) -> float:
+def markov_recurrence(name: str, tokens: int, seed: int, n_ctx: int, seeds: Seeds) -> float:
     """Share of targets whose context recurs earlier in the window, on the corpus E7 trains on."""
-    corpus = load_corpus(name, tokens, derive_seed("E7/corpus", *salted(draw, name, seed)))
+    corpus = load_corpus(name, tokens, seeds.seed("corpus", name, seed))
     return context_recurrence(corpus.tokens, corpus.mixing_demand, n_ctx)[0]  # a Markov source's order
 
 
-def markov_recurrences(cfg, names: list[str]) -> dict[str, float]:
+def markov_recurrences(cfg, names: list[str], seeds: Seeds) -> dict[str, float]:
     """``{name: recurrence}`` of the Markov corpora among ``names``, in the grid's own corpus and window."""
     return {
-        n: markov_recurrence(n, cfg.task.tokens, cfg.task.seed, cfg.model.n_ctx, cfg.draw)
+        n: markov_recurrence(n, cfg.task.tokens, cfg.task.seed, cfg.model.n_ctx, seeds)
         for n in names
         if expected_mixing(n) == ("local",)  # a Markov source: its mixing demand is its order
     }
 
 
-def not_local_only(cfg, names: list[str]) -> dict[str, float]:
+def not_local_only(cfg, names: list[str], seeds: Seeds) -> dict[str, float]:
     """The Markov controls an in-context lookup can answer: recurrence ≥ ``c13_local_max_recurrence``."""
     bound = cfg.verdict.c13_local_max_recurrence
     if bound >= 1.0:  # every Markov source required: no corpus to read
         return {}
-    return {n: r for n, r in markov_recurrences(cfg, names).items() if r >= bound}
+    return {n: r for n, r in markov_recurrences(cfg, names, seeds).items() if r >= bound}

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from .draws import Seeds
 from .verdict import Analysis, ClaimContext, Verdict
 
 
@@ -34,7 +35,7 @@ class Decision:
         if cls.declared_claims and "claims" not in cls.__dict__:
             cls.claims = tuple(c.id for c in cls.declared_claims)
 
-    def analyse(self, table: pd.DataFrame, records: list[dict]) -> Analysis:
+    def analyse(self, table: pd.DataFrame, records: list[dict], seeds: Seeds | None = None) -> Analysis:
         """Tables, figures and verdicts from this config's rows of the store.
 
         Selects this grid's rows (:meth:`select`), sets aside the runs that diverged, prepares the rest
@@ -42,9 +43,11 @@ class Decision:
         (:meth:`~entropic_bound.experiments.framework.claim.Claim.judge`), counts the diverged runs once into every
         verdict's evidence (``excluded_diverged``) and hands the verdicts to :attr:`analysis_function`.
         """
-        table, records = self.select(table, records)
+        seeds = seeds or self.seeds  # the draw decided: default the config's
+        table, records = self.select(table, records, seeds)
         kept, n_diverged = split_status(table)
-        rows, context = self.prepare(table, kept, records)
+        rows, context = self.prepare(table, kept, records, seeds)
+        context = replace(context, seeds=seeds)
         verdicts = [
             _count_excluded(claim.judge(self.cfg, rows, context), n_diverged)
             for claim in self.declared_claims
@@ -55,15 +58,17 @@ class Decision:
         return analysis
 
     def prepare(
-        self, table: pd.DataFrame, kept: pd.DataFrame, records: list[dict]
+        self, table: pd.DataFrame, kept: pd.DataFrame, records: list[dict], seeds: Seeds
     ) -> tuple[pd.DataFrame, ClaimContext]:
         """The rows every claim is decided on and their :class:`ClaimContext` (default: the runs that did
         not diverge, and the records); an experiment overrides it to derive columns or tables once."""
         return kept, ClaimContext(records)
 
-    def select(self, table: pd.DataFrame, records: list[dict]) -> tuple[pd.DataFrame, list[dict]]:
-        """Keep the store's rows that belong to this config's grid."""
-        ids = {s.run_id for s in self.specs()}
+    def select(
+        self, table: pd.DataFrame, records: list[dict], seeds: Seeds
+    ) -> tuple[pd.DataFrame, list[dict]]:
+        """Keep the store's rows that belong to this config's grid in ``seeds``'s draw."""
+        ids = {s.run_id for s in self.drawn_specs(seeds)}
         rows = table[table["run_id"].isin(ids)].reset_index(drop=True) if len(table) else table
         return rows, [r for r in records if r["run_id"] in ids]
 

@@ -1,10 +1,11 @@
-"""Draws: fresh random draws of an experiment, from one config key.
+"""Draws: fresh random draws of an experiment, and the seeds each draw derives.
 
-Every experiment's config has ``draw`` (an int ≥ 0, default 0, declared once in :class:`Drawn`).
-Every seed an experiment derives — teacher, data, student init, corpus sampling, probes, batch
-order, the bootstrap of a verdict's statistic — is salted by its draw (:func:`salted`,
-:func:`drawn_seed`), and a run's params name its draw (:func:`draw_params`), so the runs of two
-draws have different ids and can share one store.
+A draw is an int >= 0: ``--draws 0,1`` on the command line (or the ``draw`` key every config
+inherits from :class:`Drawn`, ``--set draw=1``). It travels as data: each run spec carries it
+(:attr:`~entropic_bound.results.RunSpec.draw`, hashed into the run id for a draw > 0, so the runs
+of two draws can share one store), and every seed an experiment derives — teacher, data, student
+init, corpus sampling, probes, batch order, the bootstrap of a verdict's statistic — comes from one
+:class:`Seeds` object ``(experiment, draw)``.
 
 Draw 0 adds nothing: its params, run ids and seeds are those of a config that has no draw at all,
 so every store, run id and number made before draws existed is draw 0's.
@@ -52,6 +53,34 @@ def drawn_seed(draw: int, seed: int) -> int:
     if not draw:
         return seed
     return derive_seed("draw", int(seed), int(draw))
+
+
+@dataclass(frozen=True)
+class Seeds:
+    """Every seed of one draw of one experiment, derived in one place.
+
+    ``Seeds("E1", 0)`` gives the seeds an experiment had before draws existed; another draw moves
+    every one of them (its derivation's parts end with ``("draw", d)``)."""
+
+    experiment: str
+    draw: int = 0
+
+    def seed(self, purpose: str, *parts: Any) -> int:
+        """The seed for ``purpose`` (``"teacher"``, ``"data"``, ``"init"`` …) of ``parts``."""
+        return derive_seed(f"{self.experiment}/{purpose}", *salted(self.draw, *parts))
+
+    def of_run(self, purpose: str, run_id: str) -> int:
+        """The seed for ``purpose`` of one run: not salted again, its run id already names the draw."""
+        return derive_seed(f"{self.experiment}/{purpose}", run_id)
+
+    def moved(self, seed: int) -> int:
+        """An integer seed given in a config (a corpus seed, a bootstrap seed) moved to this draw."""
+        return drawn_seed(self.draw, seed)
+
+    def window(self, name: str) -> int | None:
+        """The seed of which window of a finite text ``name`` this draw reads; None for draw 0 (the
+        text's own start)."""
+        return derive_seed(f"{self.experiment}/window", name, self.draw) if self.draw else None
 
 
 def parse_draws(text: str) -> tuple[int, ...]:

@@ -8,8 +8,6 @@ one ensemble, and the costs only order the groups.
 
 from __future__ import annotations
 
-import copy
-import functools
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
 from dataclasses import replace
@@ -17,7 +15,7 @@ from typing import Any
 
 from ...errors import UserInputError
 from ...results import RunResult, RunSpec
-from .draws import derive_seed, draw_params, salted
+from .draws import Seeds
 from .params import from_params
 
 
@@ -25,45 +23,38 @@ class Grid(ABC):
     """The grid of an experiment bound to its config ``cfg``; subclasses implement :meth:`specs` and
     :meth:`execute` and set the grouping, cost and device attributes that differ from these.
 
-    The config's ``draw`` (:mod:`.draws`) reaches every run here, so a subclass writes nothing for
-    it: every spec its :meth:`specs` returns carries the draw in its params (none for draw 0),
-    :meth:`execute` trains a group as the grid of the group's own draw (one executor trains every
-    draw of a sweep), and :meth:`seed` salts every seed by the draw."""
+    A draw (:mod:`.draws`) travels as data: :meth:`drawn_specs` gives the runs of one draw, each
+    spec carrying it, and :meth:`execute` derives every seed from :meth:`seeds_of` its group."""
 
     name: str = ""
     cfg: Any
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for method, wrap in (("specs", _with_draw), ("execute", _at_group_draw)):
-            own = cls.__dict__.get(method)
-            if own is not None and not getattr(own, "__isabstractmethod__", False):
-                setattr(cls, method, wrap(own))
-
     @property
     def draw(self) -> int:
-        """The draw this grid's runs come from (0 for a config without one)."""
+        """The config's draw (``--set draw=N``; 0 for a config without one)."""
         return int(getattr(self.cfg, "draw", 0))
 
-    def at_draw(self, draw: int) -> Grid:
-        """This grid (same device and memory settings) with its config's ``draw`` set to ``draw``."""
-        if draw == self.draw:
-            return self
-        other = copy.copy(self)
-        other.cfg = replace(self.cfg, draw=int(draw))
-        return other
+    @property
+    def seeds(self) -> Seeds:
+        """The seeds of the config's draw (:class:`~.draws.Seeds`)."""
+        return Seeds(self.name, self.draw)
 
-    def seed(self, purpose: str, *parts: Any) -> int:
-        """A seed for ``purpose`` (``"teacher"``, ``"data"``, ``"init"`` …) of this experiment's draw."""
-        return derive_seed(f"{self.name}/{purpose}", *salted(self.draw, *parts))
+    def drawn_specs(self, seeds: Seeds) -> list[RunSpec]:
+        """Every run of the grid in ``seeds``'s draw: :meth:`specs`, each run carrying the draw."""
+        return [replace(s, draw=seeds.draw) for s in self.specs()] if seeds.draw else self.specs()
+
+    def seeds_of(self, group: list[RunSpec]) -> Seeds:
+        """The seeds ``group`` trains from: this experiment's, at the draw its runs carry."""
+        return Seeds(self.name, group[0].draw)
 
     @abstractmethod
     def specs(self) -> list[RunSpec]:
-        """Every run of the grid."""
+        """Every run of the grid (of draw 0; :meth:`drawn_specs` gives another draw's)."""
 
     @abstractmethod
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
-        """Train one group; one result per spec."""
+        """Train one group; one result per spec. Its seeds come from :meth:`seeds_of` the group (the
+        draw its runs carry), so one executor trains every draw."""
 
     # -- grouping --------------------------------------------------------------------------
     member_params: tuple[str, ...] = ()  # params that differ between members of one ensemble
@@ -167,29 +158,6 @@ class Grid(ABC):
         if self.max_memory_bytes is None:
             return self.max_group
         return max(1, min(self.max_group, len(members), (budget - need.shared) // need.per_member))
-
-
-def _with_draw(specs):
-    """``specs`` of a grid with the grid's draw added to every spec's params (draw 0: unchanged)."""
-
-    @functools.wraps(specs)
-    def drawn(self) -> list[RunSpec]:
-        extra = draw_params(self.draw)
-        out = specs(self)
-        return [RunSpec(s.experiment, {**s.params, **extra}, s.seed) for s in out] if extra else out
-
-    return drawn
-
-
-def _at_group_draw(execute):
-    """``execute`` of a grid that trains ``group`` as the grid of the group's draw (its params')."""
-
-    @functools.wraps(execute)
-    def drawn(self, group: list[RunSpec]) -> list[RunResult]:
-        draw = int(group[0].params.get("draw", 0)) if group else self.draw
-        return execute(self.at_draw(draw), group)
-
-    return drawn
 
 
 def member_result(

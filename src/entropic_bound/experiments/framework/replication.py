@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+from .draws import Seeds
 from .verdict import Analysis, Verdict
 
 DISAGREE = "draws disagree"
@@ -53,7 +54,7 @@ def analyse_draws(exp, table: pd.DataFrame, records: list[dict], draws: Sequence
     """``exp``'s analysis with every draw of ``draws`` decided on its own rows: the first draw's
     tables, figures and notes, and every claim's verdict combined over the draws (:func:`combine`)."""
     draws = list(draws) or [exp.draw]
-    analyses = [exp.at_draw(d).analyse(table, records) for d in draws]
+    analyses = [exp.analyse(table, records, Seeds(exp.name, d)) for d in draws]
     first = analyses[0]
     first.verdicts = combine_all([a.verdicts for a in analyses], draws)
     if len(draws) > 1:

@@ -90,3 +90,4 @@ class ClaimContext:
 
     records: list[dict] = field(default_factory=list)
     tables: Mapping[str, Any] = field(default_factory=dict)
+    seeds: Any = None  # the draw's :class:`~.draws.Seeds` (a verdict's bootstrap, a rule's noise cases)

@@ -26,8 +26,7 @@ from ...training import FixedData, TrainConfig, TrainOutcome
 from ...training.evaluation import signal_power
 from ...training.trainer import DTYPES
 from ..framework.device import train_on
-from ..framework.draws import salted
-from ..framework.grid import derive_seed
+from ..framework.draws import Seeds
 from ..framework.params import from_params
 from .attention_task import TEACHER_KINDS, AttentionTask, attention_task_params  # noqa: F401  (read from here too)
 
@@ -39,30 +38,28 @@ def attention_student(experiment, spec: RunSpec) -> str:
     return STUDENT_RUNG[spec.params["teacher"]]
 
 
-def draw_teacher(experiment: str, kind: str, task_params: dict, seed: int, draw: int = 0):
+def draw_teacher(seeds: Seeds, kind: str, task_params: dict, seed: int):
     """``(task, teacher)`` for ``kind``; ``K*``, ``V*`` depend on ``task_params``, ``seed`` and the draw only."""
     task = TASKS.build(ATTENTION_TEACHERS[kind], **task_params)
-    parts = salted(draw, sorted(task_params.items()), seed)
-    g = torch.Generator().manual_seed(derive_seed(f"{experiment}/teacher", *parts))
+    g = torch.Generator().manual_seed(seeds.seed("teacher", sorted(task_params.items()), seed))
     return task, task.teacher(g)
 
 
 def draw_data(
-    experiment: str,
+    seeds: Seeds,
     purpose: str,
     teacher,
     task_params: dict,
     n_samples: int,
     seed: int,
     dtype: torch.dtype,
-    draw: int = 0,
 ) -> Batch:
     """``n_samples`` samples from a generator seeded by ``(experiment, purpose, task_params, N, seed)``
     and the draw.
 
     ``purpose`` is ``"train"`` or ``"test"``; the held-out set has its own dedicated seed.
     """
-    key = derive_seed(f"{experiment}/{purpose}", *salted(draw, sorted(task_params.items()), n_samples, seed))
+    key = seeds.seed(purpose, sorted(task_params.items()), n_samples, seed)
     return teacher.sample(n_samples, torch.Generator().manual_seed(key), dtype=dtype)
 
 
@@ -78,7 +75,7 @@ def build_student(kind: str, members: list[MemberSpec], teacher, v_known: bool, 
 class GroupSetup:
     """What every run of one E4/E5 group shares: the teacher, its training and held-out data."""
 
-    experiment: str
+    seeds: Seeds  # the experiment and the draw the group's runs belong to
     kind: str
     task_params: dict
     task: object
@@ -89,23 +86,21 @@ class GroupSetup:
     test: Batch
     seed: int
     device: str = "cpu"  # where the ensemble trains (the experiment's ``device``)
-    draw: int = 0  # the experiment's draw: salts the minibatch order as it salted the teacher and data
 
     @classmethod
     def of(cls, experiment, group: list[RunSpec]) -> GroupSetup:
-        """``experiment``: the :class:`~.base.Experiment` whose name the group's seeds derive from."""
+        """``experiment``: the :class:`~.base.Experiment` whose name the group's seeds derive from, with
+        the draw its runs carry."""
         p0, seed = group[0].params, group[0].seed
         kind, task_params = p0["teacher"], from_params(group[0], "task")
-        draw = experiment.draw
-        task, teacher = draw_teacher(experiment.name, kind, task_params, seed, draw)
+        seeds = Seeds(experiment.name, group[0].draw)
+        task, teacher = draw_teacher(seeds, kind, task_params, seed)
         train = experiment.train_config(group[0])
         dtype = DTYPES[train.dtype]
-        data = draw_data(experiment.name, "train", teacher, task_params, train.n_samples, seed, dtype, draw)
-        test = draw_data(
-            experiment.name, "test", teacher, task_params, p0["n_test"], seed, torch.float64, draw
-        )
+        data = draw_data(seeds, "train", teacher, task_params, train.n_samples, seed, dtype)
+        test = draw_data(seeds, "test", teacher, task_params, p0["n_test"], seed, torch.float64)
         return cls(
-            experiment.name,
+            seeds,
             kind,
             task_params,
             task,
@@ -116,15 +111,12 @@ class GroupSetup:
             test,
             seed,
             experiment.device,
-            draw,
         )
 
     def train_students(self, members: list[MemberSpec], v_known: bool) -> tuple[object, TrainOutcome]:
         """Build the group's ensemble and train it on the shared data (minibatch order seeded per group)."""
         model = build_student(self.kind, members, self.teacher, v_known, self.dtype)
-        gen = torch.Generator().manual_seed(
-            derive_seed(f"{self.experiment}/batches", *salted(self.draw, self.task_params, self.seed))
-        )
+        gen = torch.Generator().manual_seed(self.seeds.seed("batches", self.task_params, self.seed))
         data = FixedData(self.data.X, self.data.Y, self.train.batch_size, gen)
         return model, train_on(self.device, model, data, self.train)
 
