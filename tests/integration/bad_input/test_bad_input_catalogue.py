@@ -194,6 +194,39 @@ CASES: dict[str, Case] = {
         lambda w, s: ["reproduce", "--only", "E7", "--out", f"{w}/o", "--set", "E7.checkpoints=minilm"],
         "it is now 'released_models'",
     ),
+    "run-e7-binary-corpus": Case(
+        lambda w, s: [
+            "run",
+            "E7",
+            "--out",
+            f"{w}/o",
+            "--set",
+            f"task.corpus_paths=[{_write(w / 'x.bin', np.random.default_rng(0).bytes(4096))}]",
+        ],
+        "not UTF-8 text",
+    ),
+    "run-e7-short-corpus": Case(
+        lambda w, s: [
+            "run",
+            "E7",
+            "--out",
+            f"{w}/o",
+            "--set",
+            f"task.corpus_paths=[{_write(w / 's.txt', 'hi')}]",
+        ],
+        "at least 1000 bytes",
+    ),
+    "run-e7-control-byte-corpus": Case(
+        lambda w, s: [
+            "run",
+            "E7",
+            "--out",
+            f"{w}/o",
+            "--set",
+            f"task.corpus_paths=[{_write(w / 'z.txt', 'ab' * 600 + chr(0) * 200)}]",
+        ],
+        "control bytes",
+    ),
     # -- run: the output folder and the store ----------------------------------------------------
     "run-out-is-a-file": Case(
         lambda w, s: ["run", "E1", "--out", _write(w / "file", "x"), *TINY_E1], "not a folder"

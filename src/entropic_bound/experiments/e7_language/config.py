@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ...config import param
 from ...errors import ConfigError, did_you_mean
-from ...language_models.corpora.catalogue import CORPORA, KINDS, corpus_role
+from ...language_models.corpora.catalogue import CORPORA, KINDS, corpus_role, text_file_problem
 from ...language_models.corpora.docstrings import PACKAGE_TEXTS
 from ...language_models.probes.content_threshold import MIN_MOVED
 from ...language_models.training.train_config import LMTrainConfig
@@ -87,6 +87,9 @@ class E7Task:
                 raise ConfigError(
                     f"The 'task.corpus_paths' parameter must list existing files. Got {p!r} instead."
                 )
+            problem = text_file_problem(p)
+            if problem:
+                raise ConfigError(f"The 'task.corpus_paths' file {p!r} {problem}.")
 
 
 #: A head's content routing carries loss when replacing its pattern by its mean raises the held-out

@@ -389,6 +389,27 @@ def text_corpus(path: str | Path, n_tokens: int) -> Corpus:
     return byte_corpus(text_name(path), "natural", data, str(path))
 
 
+#: An own corpus shorter than this cannot fill the held-out split and the training windows of the
+#: smallest model (``task.tokens`` may not go below it either).
+MIN_TEXT_BYTES = 1000
+
+
+def text_file_problem(path: str | Path) -> str:
+    """Why ``path`` cannot be an own corpus ('' when it can): the byte-level models learn text, and a
+    binary file's held-out loss has no structure to find (its statistics divide by zero)."""
+    data = Path(path).read_bytes()
+    if len(data) < MIN_TEXT_BYTES:
+        return f"has {len(data)} bytes; expected UTF-8/ASCII text of at least {MIN_TEXT_BYTES} bytes"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return f"is not UTF-8 text (byte {err.start} is not); expected UTF-8/ASCII text, e.g. a .txt file"
+    control = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\f")
+    if control > len(text) // 100:  # NULs and other control bytes: a binary file that happens to decode
+        return f"holds {control} control bytes; expected UTF-8/ASCII text, e.g. a .txt file"
+    return ""
+
+
 def text_name(path: str | Path) -> str:
     return f"text:{Path(path).stem}"
 
