@@ -148,7 +148,9 @@ def test_shipped_shakespeare_is_the_whole_public_domain_file():
     import hashlib
     from importlib import resources
 
-    packed = resources.files("entropic_bound.language_models.corpora").joinpath("data", "tinyshakespeare.txt.gz")
+    packed = resources.files("entropic_bound.language_models.corpora").joinpath(
+        "data", "tinyshakespeare.txt.gz"
+    )
     data = gzip.decompress(packed.read_bytes())
     assert hashlib.sha256(data).hexdigest().startswith("86c4e6aa9db7c042")
     assert resources.files("entropic_bound.language_models.corpora").joinpath("data", "SOURCES.md").is_file()
@@ -186,7 +188,9 @@ def test_docstring_prose_drops_doctests_directives_and_rules():
 def test_docstring_sources_are_listed_in_the_shipped_sources_file():
     from importlib import resources
 
-    listed = resources.files("entropic_bound.language_models.corpora").joinpath("data", "SOURCES.md").read_text()
+    listed = (
+        resources.files("entropic_bound.language_models.corpora").joinpath("data", "SOURCES.md").read_text()
+    )
     assert all(f"`{name}`" in listed and PACKAGE_TEXTS[name].licence in listed for name in PACKAGE_TEXTS)
 
 
