@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import math
 import os
+from pathlib import Path
 
 from ..errors import DataError, UserInputError
+from ..store.ownership import claim_output_file
 from ..teacher_definitions import PREDICT_TEACHERS
 
 # The parser's names, spelled here so that `--help` does not import the predictors (torch, scipy);
@@ -75,6 +77,9 @@ def add_parser(sub) -> None:
         metavar="FILE.png",
         help="also draw the singular values (log scale) with the cut τ, r_gap and r_hat to this PNG",
     )
+    p.add_argument(
+        "--force", action="store_true", help="overwrite a --plot file entropic-bound did not write"
+    )
     p.set_defaults(func=_predict)
 
 
@@ -128,6 +133,7 @@ def _predict(args) -> int:
 
     _check_method(args.method, args.teacher)
     _check_plot_path(args.plot)
+    plot_file = claim_output_file(args.plot, force=args.force, option="--plot") if args.plot else None
     X, Y, V = _load(args)
     if args.v_known and V is None:
         raise DataError("--v-known expects an array V (d, d_v) in the data (or --v V.npy). Found none.")
@@ -143,11 +149,11 @@ def _predict(args) -> int:
     else:
         _print_table(pred, args.teacher)
     if args.plot:
-        _write_plot(pred, args.plot)
+        _write_plot(pred, plot_file, args.plot)
     return 0 if pred.identifiable else NOT_IDENTIFIABLE
 
 
-def _write_plot(pred, path: str) -> None:
+def _write_plot(pred, plot_file, path: str) -> None:
     import sys
 
     from ..plotting import to_png
@@ -159,13 +165,7 @@ def _write_plot(pred, path: str) -> None:
         )
         return
     png = to_png(spectrum_figure(pred))
-    try:
-        with open(path, "wb") as handle:
-            handle.write(png)
-    except OSError as exc:
-        raise UserInputError(
-            f"--plot expects a writable file. Could not write '{path}': {exc.strerror}."
-        ) from None
+    plot_file.write_bytes(Path(path).name, png)
 
 
 def to_identify(pred) -> str:

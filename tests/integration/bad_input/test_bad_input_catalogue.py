@@ -74,6 +74,7 @@ def _read_only_store(src: Path, dst: Path) -> str:
 
 
 def _write(path: Path, text: str | bytes) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
     return str(path)
 
@@ -356,6 +357,30 @@ CASES: dict[str, Case] = {
     ),
     "inspect-out-is-a-file": Case(
         lambda w, s: ["inspect", _corrupt_checkpoint(w / "ckpt"), "--out", _write(w / "file", "x")], "file"
+    ),
+    # -- files and folders the user owns: refused unless --force ----------------------------------
+    "inspect-csv-users-file": Case(
+        lambda w, s: ["inspect", "minilm", "--csv", _write(w / "r.csv", "mine\n")],
+        "not written by entropic-bound",
+    ),
+    "inspect-out-users-folder": Case(
+        lambda w, s: ["inspect", "minilm", "--out", str(Path(_write(w / "figs" / "a.txt", "mine")).parent)],
+        "holds no entropic-bound output",
+    ),
+    "predict-plot-users-file": Case(
+        lambda w, s: [
+            "predict",
+            _npz(w / "d.npz", X=_xy()[0], Y=_xy()[1]),
+            "--teacher",
+            "linear-qk",
+            "--plot",
+            _write(w / "p.png", "mine"),
+        ],
+        "not written by entropic-bound",
+    ),
+    "zoo-out-users-file": Case(
+        lambda w, s: ["zoo", "--out", _write(w / "z.md", "mine"), "--models", "minilm"],
+        "not written by entropic-bound",
     ),
     # -- bench train -----------------------------------------------------------------------------
     "bench-unknown-student": Case(lambda w, s: ["bench", "train", "--student", "lineer_qk"], "linear_qk"),
