@@ -264,6 +264,7 @@ CASES: dict[str, Case] = {
         lambda w, s: ["run", "E1", "--out", f"{w}/o", "--store", str(w), *TINY_E1], "is a folder"
     ),
     # -- report / export / list ------------------------------------------------------------------
+    "list-unknown-experiment": Case(lambda w, s: ["list", "E9"], "Available: E1, E2"),
     "report-missing-store": Case(
         lambda w, s: ["report", "--store", f"{w}/none.sqlite", "--out", f"{w}/o"], "does not exist"
     ),
