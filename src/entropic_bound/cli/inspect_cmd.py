@@ -184,6 +184,12 @@ def handler(args: argparse.Namespace) -> int:
         )
     finally:
         stop()
+    warning = (result.text_info or {}).get("text_warning")
+    if warning:
+        print(
+            f"warning: the --text is {warning}; its realised statistics (sinks, locality, logit field) say little",
+            file=sys.stderr,
+        )
     if args.csv:
         csv_file.write_text(Path(args.csv).name, format_csv(result))
         print(f"wrote {len(result.table)} rows to {args.csv}")

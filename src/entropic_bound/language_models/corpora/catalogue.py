@@ -41,6 +41,7 @@ import numpy as np
 
 from ...errors import DataError, UserInputError
 from ...registry import Registry
+from ...text_bytes import not_text_reason
 from .complexity import compression_bits_per_char
 from .docstrings import PACKAGE_TEXTS, docstring_bytes
 from .ladder import KGramModel, shuffle_within_sentences
@@ -400,14 +401,8 @@ def text_file_problem(path: str | Path) -> str:
     data = Path(path).read_bytes()
     if len(data) < MIN_TEXT_BYTES:
         return f"has {len(data)} bytes; expected UTF-8/ASCII text of at least {MIN_TEXT_BYTES} bytes"
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        return f"is not UTF-8 text (byte {err.start} is not); expected UTF-8/ASCII text, e.g. a .txt file"
-    control = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\f")
-    if control > len(text) // 100:  # NULs and other control bytes: a binary file that happens to decode
-        return f"holds {control} control bytes; expected UTF-8/ASCII text, e.g. a .txt file"
-    return ""
+    problem = not_text_reason(data)
+    return f"{problem}; expected UTF-8/ASCII text, e.g. a .txt file" if problem else ""
 
 
 def text_name(path: str | Path) -> str:
