@@ -55,7 +55,8 @@ class SweepSummary:
     skipped: int  # already in the store before this call
     ran: int  # stored by this call
     diverged: int  # of those, how many diverged
-    wall_s: float
+    wall_s: float  # when the last group was stored, from the sweep's start (others train alongside)
+    cpu_s: float = 0.0  # the cost: the sum of the stored runs' own seconds
 
 
 def _unique(specs: Sequence[RunSpec]) -> list[RunSpec]:
@@ -144,6 +145,7 @@ class _Part:
     left: int  # groups of ``todo`` not yet stored
     ran: int = 0
     diverged: int = 0
+    cpu_s: float = 0.0
     summary: SweepSummary | None = field(default=None)
 
 
@@ -175,6 +177,7 @@ def _store(part: _Part, group: list[RunSpec], results: list[RunResult], store, s
         result = by_id[spec.run_id]
         if store.put(result, provenance=provenance):
             part.ran += 1
+            part.cpu_s += result.wall_s
             part.diverged += result.status == "diverged"
     part.left -= 1
 
@@ -208,7 +211,7 @@ def run_sweeps(
 
     def finish(part: _Part) -> None:
         part.summary = SweepSummary(
-            len(part.specs), part.skipped, part.ran, part.diverged, time.perf_counter() - start
+            len(part.specs), part.skipped, part.ran, part.diverged, time.perf_counter() - start, part.cpu_s
         )
         if on_done is not None:
             on_done(part.executor, part.summary)
