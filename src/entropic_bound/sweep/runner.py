@@ -128,9 +128,11 @@ class _Tally:
         self._show(f"group {self.finished}/{len(self.todo)} ({len(self.todo[index])} runs)")
 
     def _show(self, what: str) -> None:
+        """The count is what is stored (what a Ctrl-C keeps); runs part-trained are said beside it."""
         if self.progress:
             busy = sum(f * self.owed[i] for i, f in self.running.items())
-            self.progress(self.stored + busy, self.total, f"{self.name}: {what}")
+            training = f", ~{busy:.0f} run(s) trained in groups not yet stored" if busy >= 0.5 else ""
+            self.progress(self.stored, self.total, f"{self.name}: {what}{training}")
 
 
 @dataclass
