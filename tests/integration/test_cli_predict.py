@@ -112,7 +112,16 @@ def test_not_identifiable_table_says_why_and_what_would_identify_it(tmp_path, ca
         capsys, tmp_path / "v.npz", "--teacher", "softmax", "--method", "softmax_log_attention"
     )
     assert code == 3 and "no r_hat" in out and "singular values" not in out and "nan" not in out
-    assert "to identify it: give V (--v V.npy) and sequences of n ≤ min(d, d_v) = 4 tokens" in out
+    # V was given: the advice names the measured cause, the sequence length, not V
+    assert "to identify it: sequences of n ≤ min(d, d_v) = 4 tokens (these have n = 6)" in out
+
+
+def test_exit_2_when_the_method_has_no_more_equations_than_unknowns(tmp_path, capsys):
+    X, Y, V = _data(N=3, n=4, d=6, d_v=6, teacher="softmax")  # 3·4·3 = 36 log-ratio equations, d² = 36
+    np.savez(tmp_path / "d.npz", X=X, Y=Y, V=V)
+    code, out, err = _run(capsys, tmp_path / "d.npz", "--teacher", "softmax")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "more equations than unknowns" in err
 
 
 def test_table_output_and_estimator_choice(tmp_path, capsys):
@@ -219,8 +228,10 @@ def _softmax_teacher_file(tmp_path):
 def test_json_fit_key_flags_the_wrong_teacher(tmp_path, capsys, teacher, rejected):
     path = _softmax_teacher_file(tmp_path)
     code, out, err = _run(capsys, path, "--teacher", teacher, "--v-known", "--json")
-    assert code == 0, err
+    assert code == (3 if rejected else 0), err  # a rejected class: r_hat is not to be trusted
     result = json.loads(out)
+    assert ("to_identify" in result) is rejected
+    assert not rejected or "more samples would not help" in result["to_identify"]
     fit = result["fit"]
     assert set(fit) >= {"teacher_rejected", "statistic", "threshold", "reason"}
     assert fit["teacher_rejected"] is rejected and isinstance(fit["statistic"], float)
@@ -229,6 +240,7 @@ def test_json_fit_key_flags_the_wrong_teacher(tmp_path, capsys, teacher, rejecte
     assert result["cut"]["chosen"] in ("null", "gap") and "null_rank" in result["cut"]
     code, out, _ = _run(capsys, path, "--teacher", teacher, "--v-known")
     assert ("WARNING: the linear-qk teacher does not fit" in out) is rejected
+    assert ("NOT identifiable from these data under the linear-qk teacher" in out) is rejected
 
 
 def test_the_teacher_definitions_are_stated_once_and_are_what_the_tasks_compute(capsys):

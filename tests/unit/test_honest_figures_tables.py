@@ -66,6 +66,15 @@ def test_e6_heatmaps_draw_the_cells_with_something_to_see_and_name_the_right_abs
     assert "softmax linearised, V known (n = 6 flat)" in note
 
 
+def test_e6_heatmaps_draw_when_every_setting_is_a_right_abstention():
+    # a reduced grid (the linearised method alone): nothing to colour, every setting named in the note
+    only_abstained = _rates().query("method == 'softmax_linearised'")
+    fig = plot_rate_heatmaps(only_abstained, sigma_ref=0.0)["e6_rate_vs_N_softmax"]
+    fig.canvas.draw()
+    assert _panels(fig) == []
+    assert "softmax linearised, V known (n = 6 flat)" in " ".join(fig.get_supxlabel().split())
+
+
 def test_e6_a_confidently_wrong_cell_looks_wrong_not_flagged():
     fig = plot_rate_heatmaps(_rates(wrong_cell=True), sigma_ref=0.0)["e6_rate_vs_N_softmax"]
     ax = {ax.get_title(): ax for ax in _panels(fig)}["softmax log attention, V unknown\nn = 8, flat"]

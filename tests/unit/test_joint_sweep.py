@@ -63,6 +63,9 @@ def test_costliest_first_and_each_experiment_handed_over_when_stored(tmp_path, s
         jobs = [(journal.executor(n, c), named_specs(n)) for n, c in (("cheap", 1), ("dear", 5), ("done", 9))]
         summaries = run_sweeps(jobs, store, provenance=PROV, on_done=journal.done)
         assert [(s.total, s.skipped, s.ran) for s in summaries] == [(12, 0, 12), (12, 0, 12), (12, 12, 0)]
+        # the cost is the runs' own seconds (0.01 for each of the 8 that do not diverge, the diverged
+        # ones their share of their group's time), not when the experiment finished in the pool
+        assert all(0.08 <= s.cpu_s <= 0.08 + s.wall_s for s in summaries[:2]) and summaries[2].cpu_s == 0
         assert _rows(store) == separate_rows  # same groups, same numbers, whatever the order
     groups = len(CostedToyExecutor("x").groups(named_specs("x")))
     assert journal.events == (

@@ -78,6 +78,11 @@ def add_parser(subparsers) -> None:
     out.add_argument("--json", action="store_true", help="same as --format json")
     out.add_argument("--csv", metavar="OUT", help="write the per-head table to this CSV file")
     p.add_argument("--out", metavar="DIR", help="write figures (PNG) to this folder")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite a --csv file or --out folder entropic-bound did not write",
+    )
     p.set_defaults(func=handler)
 
 
@@ -106,6 +111,16 @@ def _check_paths(csv: str | None, out: str | None) -> None:
         blocker = path and next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
         if blocker:
             raise UserInputError(f"The '{flag}' option's folder cannot be created: '{blocker}' is a file.")
+
+
+def _claim_outputs(args: argparse.Namespace):
+    """The --csv file and the --out folder, refused before the (slow) inspection when they hold files
+    entropic-bound did not write (unless --force)."""
+    from ..store.ownership import claim_output_file, claim_output_folder
+
+    csv_file = claim_output_file(args.csv, force=args.force, option="--csv") if args.csv else None
+    figures = claim_output_folder(args.out, force=args.force) if args.out else None
+    return csv_file, figures
 
 
 def _progress(quiet: bool):
@@ -148,6 +163,7 @@ def handler(args: argparse.Namespace) -> int:
     from ..inspect.report import format_csv, format_json, format_table
 
     fmt = _check_args(args)
+    csv_file, figures_folder = _claim_outputs(args)
     limit_threads(args.threads)
     on_layer, stop = _progress(fmt != "table")
     try:
@@ -168,10 +184,14 @@ def handler(args: argparse.Namespace) -> int:
         )
     finally:
         stop()
+    warning = (result.text_info or {}).get("text_warning")
+    if warning:
+        print(
+            f"warning: the --text is {warning}; its realised statistics (sinks, locality, logit field) say little",
+            file=sys.stderr,
+        )
     if args.csv:
-        from ..atomic import atomic_write_text
-
-        atomic_write_text(args.csv, format_csv(result))
+        csv_file.write_text(Path(args.csv).name, format_csv(result))
         print(f"wrote {len(result.table)} rows to {args.csv}")
     elif fmt == "json":
         print(format_json(result))
@@ -182,7 +202,7 @@ def handler(args: argparse.Namespace) -> int:
     if args.out:
         from ..inspect.plots import write_figures
 
-        paths = write_figures(result, args.out)
+        paths = write_figures(result, figures_folder)
         if fmt == "table":
             print(f"wrote {len(paths)} figures to {args.out}")
     return 0

@@ -13,6 +13,11 @@ from ..registry import ESTIMATORS, EXPERIMENTS, PREDICTORS, STUDENTS, TASKS
 
 def add_parser(sub) -> None:
     p = sub.add_parser("list", help="list experiments, tasks, students and rank estimators")
+    p.add_argument(
+        "experiment",
+        nargs="?",
+        help="an experiment (e.g. E7): its config keys, defaults, ranges and meanings",
+    )
     p.set_defaults(func=_list)
 
 
@@ -27,6 +32,8 @@ def plain(text: str) -> str:
 
 def _list(args) -> int:
     console = Console(width=120)
+    if args.experiment:
+        return _list_config(console, args.experiment)
     for title, registry in (
         ("experiments", EXPERIMENTS),
         ("tasks", TASKS),
@@ -38,4 +45,15 @@ def _list(args) -> int:
         for name in registry.names():
             table.add_row(name, Text(plain(registry.summary(name))))  # experiment summaries name their claims
         console.print(table)
+    return 0
+
+
+def _list_config(console: Console, name: str) -> int:
+    """One line a key (greppable): ``key = default  allowed  — meaning``."""
+    from .config_listing import config_rows
+
+    console.print(f"{name} config keys (--set KEY=VALUE; defaults of --scale quick):", highlight=False)
+    for key, default, allowed, meaning in config_rows(name):
+        parts = [f"{key} = {default}", allowed and f"  {allowed}", meaning and f"  — {plain(meaning)}"]
+        console.print(Text("".join(p for p in parts if p)), soft_wrap=True)
     return 0

@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import math
 import os
+from pathlib import Path
 
 from ..errors import DataError, UserInputError
+from ..store.ownership import claim_output_file
 from ..tasks.names import PREDICT_TEACHERS
 
 # The parser's names, spelled here so that `--help` does not import the predictors (torch, scipy);
@@ -39,9 +41,10 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "predict",
         help="predict r* from data (X, Y[, V]) without training",
-        epilog=f"exit status: 0 identifiable; {NOT_IDENTIFIABLE} r* not identifiable from these data "
-        "(the reason and what would make it identifiable are printed, and 'identifiable': false in "
-        "--json); 2 a user mistake",
+        epilog=f"exit status: 0 identifiable; {NOT_IDENTIFIABLE} r* not identifiable from these data, "
+        "or the data reject the teacher class (the reason and what would make it identifiable are "
+        "printed, and 'to_identify' in --json); 2 a user mistake (a bad file, no more equations than "
+        "unknowns)",
     )
     p.add_argument(
         "data",
@@ -74,6 +77,9 @@ def add_parser(sub) -> None:
         "--plot",
         metavar="FILE.png",
         help="also draw the singular values (log scale) with the cut τ, r_gap and r_hat to this PNG",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="overwrite a --plot file entropic-bound did not write"
     )
     p.set_defaults(func=_predict)
 
@@ -128,26 +134,30 @@ def _predict(args) -> int:
 
     _check_method(args.method, args.teacher)
     _check_plot_path(args.plot)
+    plot_file = claim_output_file(args.plot, force=args.force, option="--plot") if args.plot else None
     X, Y, V = _load(args)
     if args.v_known and V is None:
         raise DataError("--v-known expects an array V (d, d_v) in the data (or --v V.npy). Found none.")
     pred = predict_r_star(X, Y, teacher=args.teacher, V=V, method=args.method, estimator=args.estimator)
     if pred.too_few_samples:  # a sample-count problem the user can fix: an error, not a verdict
         raise DataError(f"Expected more equations than unknowns for '{pred.method}'. Found {pred.reason}")
+    trusted = pred.identifiable and not _teacher_rejected(pred)
     if args.json:
-        print(
-            json.dumps(
-                {**pred.to_dict(), **({} if pred.identifiable else {"to_identify": to_identify(pred)})}
-            )
-        )
+        advice = {} if trusted else {"to_identify": to_identify(pred, args.teacher)}
+        print(json.dumps({**pred.to_dict(), **advice}))
     else:
         _print_table(pred, args.teacher)
     if args.plot:
-        _write_plot(pred, args.plot)
-    return 0 if pred.identifiable else NOT_IDENTIFIABLE
+        _write_plot(pred, plot_file, args.plot)
+    return 0 if trusted else NOT_IDENTIFIABLE
 
 
-def _write_plot(pred, path: str) -> None:
+def _teacher_rejected(pred) -> bool:
+    """The held-out test rejected the teacher class: r_hat is the rank of a kernel of the wrong class."""
+    return bool(pred.fit.get("teacher_rejected"))
+
+
+def _write_plot(pred, plot_file, path: str) -> None:
     import sys
 
     from ..plotting import to_png
@@ -159,26 +169,34 @@ def _write_plot(pred, path: str) -> None:
         )
         return
     png = to_png(spectrum_figure(pred))
-    try:
-        with open(path, "wb") as handle:
-            handle.write(png)
-    except OSError as exc:
-        raise UserInputError(
-            f"--plot expects a writable file. Could not write '{path}': {exc.strerror}."
-        ) from None
+    plot_file.write_bytes(Path(path).name, png)
 
 
-def to_identify(pred) -> str:
-    """What would make r* identifiable, for a prediction that is not (by method and reason)."""
+def to_identify(pred, teacher: str) -> str:
+    """What would make r* identifiable, for a prediction that is not (by the measured cause: the
+    teacher class rejected, V missing, sequences too long, or the samples)."""
+    if _teacher_rejected(pred):
+        other = " or ".join(t for t in TEACHER_METHODS if t != teacher.replace("_", "-"))
+        return (
+            f"data of a {teacher} teacher: these reject the class (held-out test above), so more samples "
+            f"would not help; if the data come from another class, name it (--teacher {other})"
+        )
+    (_, n, d), d_v, has_v = pred.shapes["X"], pred.shapes["Y"][2], pred.shapes["V"] is not None
     if pred.method == "softmax_linearised":
+        if has_v:
+            return (
+                f"sequences of n ≤ d_v = {d_v} tokens (these have n = {n}): then softmax_log_attention "
+                "recovers the attention per sample and identifies K exactly"
+            )
         return (
             "give V (d, d_v) with the data (--v V.npy or V in DATA.npz) and sequences with n ≤ d_v: then "
             "softmax_log_attention recovers the attention per sample and identifies K exactly"
         )
     if pred.method == "softmax_log_attention":
-        (_, n, d), d_v = pred.shapes["X"], pred.shapes["Y"][2]
-        if pred.shapes["V"] is None or n > min(d, d_v):
+        if not has_v:
             return f"give V (--v V.npy) and sequences of n ≤ min(d, d_v) = {min(d, d_v)} tokens"
+        if n > min(d, d_v):
+            return f"sequences of n ≤ min(d, d_v) = {min(d, d_v)} tokens (these have n = {n})"
         return "more samples, less noise, or less saturated attention (a smaller logit scale)"
     if pred.method == "linear_v_unknown":
         if "lower bound" in pred.reason:
@@ -186,7 +204,7 @@ def to_identify(pred) -> str:
         if "confirmed" in pred.reason:
             return "n > d tokens per sequence (residual degrees of freedom calibrate the cut), or give V"
         return "sequences whose X_i have full column rank (n ≥ d), or give V (--v V.npy)"
-    return "more samples, or V (--v V.npy) if it is known"
+    return "more samples" if has_v else "more samples, or V (--v V.npy) if it is known"
 
 
 def _print_table(pred, teacher: str) -> None:
@@ -214,12 +232,19 @@ def _print_table(pred, teacher: str) -> None:
         shown = max(pred.r_hat + 2, 4)
         top = ", ".join(f"{v:.3g}" for v in pred.singular_values[:shown])
         console.print(f"singular values: {top}{' …' if len(pred.singular_values) > shown else ''}")
-    if pred.identifiable:
+    if _teacher_rejected(pred):
+        console.print(
+            f"r* is NOT identifiable from these data under the {teacher} teacher (r_hat = {pred.r_hat}, "
+            "not to be trusted): the data reject the class (WARNING below)",
+            highlight=False,
+        )
+        console.print(f"to identify it: {to_identify(pred, teacher)}", highlight=False)
+    elif pred.identifiable:
         console.print(f"r_hat = {pred.r_hat} (identifiable): {pred.reason}", highlight=False)
     else:
         r_hat = f"r_hat = {pred.r_hat}, not to be trusted" if fitted else "no r_hat"
         console.print(f"r* is NOT identifiable from these data ({r_hat}): {pred.reason}", highlight=False)
-        console.print(f"to identify it: {to_identify(pred)}", highlight=False)
+        console.print(f"to identify it: {to_identify(pred, teacher)}", highlight=False)
     if pred.cut:
         console.print(
             f"cut: null threshold gives {pred.cut['null_rank']}, largest gap {pred.cut['gap_rank']}; "

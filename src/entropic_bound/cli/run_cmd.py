@@ -146,7 +146,7 @@ def _execute(names: list[str], overrides: dict, args, draws: tuple[int, ...] | N
         for name, s in result.summaries.items():
             print(
                 f"{name}: {s.ran} run(s) trained, {s.skipped} already stored, {s.diverged} diverged "
-                f"({s.wall_s:.1f} s)",
+                f"({s.cpu_s:.1f} s of training, the sum of the runs' own times; done at {s.wall_s:.1f} s)",
                 file=sys.stderr,
             )
     print_outcome(result.report, as_json=args.json, quiet=args.quiet)

@@ -9,9 +9,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..names import DEFAULT_OUT as RUN_OUT
 from ..errors import UserInputError
 
-DEFAULT_OUT = "docs/model-zoo.md"
+#: Beside run's output, never into a checkout: the repository's docs/model-zoo.md is regenerated only
+#: when a maintainer names it (``--out docs/model-zoo.md --force``).
+DEFAULT_OUT = f"{RUN_OUT}/model-zoo.md"
 
 
 def add_parser(subparsers) -> None:
@@ -34,6 +37,9 @@ def add_parser(subparsers) -> None:
         "--models", nargs="+", metavar="NAME", help="short names to measure (default: all, each with -random)"
     )
     p.add_argument("--threads", type=int, default=1, help="BLAS and torch threads (default 1, as inspect)")
+    p.add_argument(
+        "--force", action="store_true", help="overwrite a page or figure entropic-bound did not write"
+    )
     p.set_defaults(func=handler)
 
 
@@ -53,20 +59,35 @@ def handler(args: argparse.Namespace) -> int:
         raise UserInputError(f"The '--out' option needs a file path. Got the folder '{out}' instead.")
     figure = Path(args.figure) if args.figure else out.parent / "figures" / "model-zoo-per-layer.png"
     # checked before minutes of measuring: the page goes into an existing folder (its figures/ beside it
-    # is made), as predict's --plot does
+    # is made; the default folder too, as run's), as predict's --plot does
     for option, folder in (("--out", out.parent), ("--figure", figure.parent if args.figure else out.parent)):
-        if not folder.is_dir():
+        if not folder.is_dir() and not (option == "--out" and args.out == DEFAULT_OUT):
             raise UserInputError(
                 f"The '{option}' option expects a file in an existing folder. Found no folder '{folder}'."
             )
+    write = _claimed_writer({out: "--out", figure: "--figure"}, args.force)
     limit_threads(args.threads)
     command = "entropic-bound zoo" + ("" if args.out == DEFAULT_OUT else f" --out {args.out}")
     if args.models:
         command += " --models " + " ".join(args.models)
     skipped = build_zoo(
-        out, figure, command, args.models, on_model=lambda n: print(f"measuring {n}", file=sys.stderr)
+        out,
+        figure,
+        command,
+        args.models,
+        on_model=lambda n: print(f"measuring {n}", file=sys.stderr),
+        write=write,
     )
     for line in skipped:
         print(line, file=sys.stderr)
     print(f"wrote {out} and {figure}")
     return 0
+
+
+def _claimed_writer(paths: dict[Path, str], force: bool):
+    """``write(path, bytes)`` for the page and the figure, each refused before any measuring when it
+    holds a file entropic-bound did not write (unless ``force``)."""
+    from ..store.ownership import claim_output_file
+
+    claimed = {path: claim_output_file(path, force=force, option=option) for path, option in paths.items()}
+    return lambda path, data: claimed[path].write_bytes(path.name, data)

@@ -163,6 +163,7 @@ def _realised(ckpt, cfg: ArchConfig, text: str | Path, *, window, sink_definitio
     """Per-head statistics ``{name: (L*H,)}`` of the realised mixers on ``text`` and the text's ``info``."""
     from .forward import run_forward
     from .mixers import mixer_summary, sink_score
+    from .text import text_problem
 
     run = run_forward(ckpt, cfg, text, with_inputs=logit_field, **forward)
     summary = mixer_summary(run.mixers, causal=cfg.causal, window=window, sink_definition=sink_definition)
@@ -186,6 +187,9 @@ def _realised(ckpt, cfg: ArchConfig, text: str | Path, *, window, sink_definitio
     }
     if run.without_bos is not None:
         info["sink_ratio_without_bos"] = float(np.mean(stats["sink_head_without_bos"]))
+    problem = text_problem(text, info["windows"], info["window_len"], forward["window_len"])
+    if problem:  # stated in the JSON's text header, a CSV column, and on the console
+        info["text_warning"] = problem
     return stats, info, run.mixers
 
 

@@ -116,14 +116,14 @@ def spectra_figure(spectra: pd.DataFrame, *, max_cols: int = 4):
     return fig
 
 
-def write_figures(result, out: str | Path) -> list[Path]:
-    """Save the inspection's figures as PNG files in the folder ``out``; returns their paths.
+def write_figures(result, out) -> list[Path]:
+    """Save the inspection's figures as PNG files in the claimed output folder ``out``
+    (:class:`~entropic_bound.store.ownership.OutputFolder`, which refuses files it did not write);
+    returns their paths.
 
     Always the energy-effective-rank heatmap and the kernel spectra; with realised mixers also the
     sink-score and locality-mass heatmaps.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     figures = {
         "energy_effective_rank_heatmap.png": head_heatmap(
             result.table, "energy_effective_rank", title="static kernel energy effective rank"
@@ -144,7 +144,6 @@ def write_figures(result, out: str | Path) -> list[Path]:
     plt = _pyplot()
     paths = []
     for name, fig in figures.items():
-        (out / name).write_bytes(to_png(fig))  # the report's DPI and legible-font floor
+        paths.append(out.write_bytes(name, to_png(fig)))  # the report's DPI and legible-font floor
         plt.close(fig)
-        paths.append(out / name)
     return paths

@@ -108,9 +108,11 @@ def format_csv(result: InspectResult) -> str:
     Gavish–Donoho is empty is the same for every head, so it is said once, in the notes of the JSON and
     the table, not repeated on every row."""
     buffer = io.StringIO()
-    result.table.drop(columns=[GD_REASON_KEY], errors="ignore").to_csv(
-        buffer, index=False, float_format="%.6g"
-    )
+    table = result.table.drop(columns=[GD_REASON_KEY], errors="ignore")
+    warning = (result.text_info or {}).get("text_warning")
+    if warning:  # a CSV read on its own still says its realised columns are degenerate
+        table = table.assign(text_warning=warning)
+    table.to_csv(buffer, index=False, float_format="%.6g")
     return buffer.getvalue()
 
 

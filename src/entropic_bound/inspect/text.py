@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError, UserInputError
+from ..text_bytes import not_text_reason
 
 BUILTIN_TEXT = (
     "The river runs past the old mill and under the stone bridge, where the children of the village "
@@ -185,3 +186,24 @@ def max_positions(config: dict) -> int | None:
         if isinstance(config.get(key), int):
             return config[key]
     return None
+
+
+#: Bytes of a text file read to tell text from a binary file.
+SNIFF_BYTES = 1 << 16
+
+
+def text_problem(text: str | Path, windows: int, tokens: int, window_len: int) -> str:
+    """Why the realised statistics of ``text`` say little ('' when they can be read): the text is not
+    text (a binary file), or it fills less than one window of ``window_len`` tokens (the sink score,
+    locality and logit field of a few tokens are degenerate: every head looks like a sink)."""
+    if isinstance(text, Path):
+        with open(text, "rb") as handle:
+            problem = not_text_reason(handle.read(SNIFF_BYTES))
+        if problem:
+            return f"not text: the file {problem}; the statistics need UTF-8 text"
+    if windows == 1 and tokens < window_len:
+        return (
+            f"too short: {tokens} tokens, fewer than one window of --window-len {window_len} tokens that "
+            "the statistics need; give a longer --text"
+        )
+    return ""

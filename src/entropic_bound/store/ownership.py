@@ -93,14 +93,14 @@ class OutputFolder:
             if not self.owns(rel, _file_sha(self.root / rel)):
                 raise self._changed(rel)
 
-    def _changed(self, rel: str) -> UserInputError:
+    def _changed(self, rel: str, option: str = "--out") -> UserInputError:
         path = self.root / rel
         if rel in self.files:
             why = "was changed since entropic-bound wrote it"
         else:
             why = "exists and was not written by entropic-bound"
         return UserInputError(
-            f"'{path}' {why}; move it aside, choose another --out, or pass --force to overwrite it."
+            f"'{path}' {why}; move it aside, choose another {option}, or pass --force to overwrite it."
         )
 
     def write_bytes(self, rel: str, data: bytes) -> Path:
@@ -168,4 +168,15 @@ def claim_output_folder(root: str | os.PathLike, *, force: bool = False, store_i
             "deleted, files of the same names are overwritten)."
         )
     folder.check_unchanged()
+    return folder
+
+
+def claim_output_file(path: str | os.PathLike, *, force: bool = False, option: str) -> OutputFolder:
+    """The folder of one output file named by ``option``, claimed for that file alone: the file is
+    absent, or listed in the folder's manifest with its current checksum, or ``force``; a one-line
+    refusal otherwise. Write the file with ``.write_bytes(path.name, data)`` (which lists it)."""
+    path = Path(path)
+    folder = OutputFolder(path.parent, read_manifest(path.parent) or {}, trusted=False, force=force)
+    if path.is_file() and not folder.owns(path.name, _file_sha(path)):
+        raise folder._changed(path.name, option)
     return folder

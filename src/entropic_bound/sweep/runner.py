@@ -55,7 +55,8 @@ class SweepSummary:
     skipped: int  # already in the store before this call
     ran: int  # stored by this call
     diverged: int  # of those, how many diverged
-    wall_s: float
+    wall_s: float  # when the last group was stored, from the sweep's start (others train alongside)
+    cpu_s: float = 0.0  # the cost: the sum of the stored runs' own seconds
 
 
 def _unique(specs: Sequence[RunSpec]) -> list[RunSpec]:
@@ -127,9 +128,11 @@ class _Tally:
         self._show(f"group {self.finished}/{len(self.todo)} ({len(self.todo[index])} runs)")
 
     def _show(self, what: str) -> None:
+        """The count is what is stored (what a Ctrl-C keeps); runs part-trained are said beside it."""
         if self.progress:
             busy = sum(f * self.owed[i] for i, f in self.running.items())
-            self.progress(self.stored + busy, self.total, f"{self.name}: {what}")
+            training = f", ~{busy:.0f} run(s) trained in groups not yet stored" if busy >= 0.5 else ""
+            self.progress(self.stored, self.total, f"{self.name}: {what}{training}")
 
 
 @dataclass
@@ -144,6 +147,7 @@ class _Part:
     left: int  # groups of ``todo`` not yet stored
     ran: int = 0
     diverged: int = 0
+    cpu_s: float = 0.0
     summary: SweepSummary | None = field(default=None)
 
 
@@ -175,6 +179,7 @@ def _store(part: _Part, group: list[RunSpec], results: list[RunResult], store, s
         result = by_id[spec.run_id]
         if store.put(result, provenance=provenance):
             part.ran += 1
+            part.cpu_s += result.wall_s
             part.diverged += result.status == "diverged"
     part.left -= 1
 
@@ -208,7 +213,7 @@ def run_sweeps(
 
     def finish(part: _Part) -> None:
         part.summary = SweepSummary(
-            len(part.specs), part.skipped, part.ran, part.diverged, time.perf_counter() - start
+            len(part.specs), part.skipped, part.ran, part.diverged, time.perf_counter() - start, part.cpu_s
         )
         if on_done is not None:
             on_done(part.executor, part.summary)

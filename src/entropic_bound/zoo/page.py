@@ -199,12 +199,15 @@ def static_tail(figure: str) -> list[str]:
 
 
 def build_zoo(
-    out: Path, figure_path: Path, command: str, names: list[str] | None = None, on_model=None
+    out: Path, figure_path: Path, command: str, names: list[str] | None = None, on_model=None, write=None
 ) -> list[str]:
-    """Measure ``names`` (default: :func:`zoo_models`), write the page ``out`` and the figure; return
-    the skip lines of models whose package is absent."""
-    from ..atomic import atomic_write_bytes, atomic_write_text
+    """Measure ``names`` (default: :func:`zoo_models`), write the page ``out`` and the figure with
+    ``write(path, bytes)`` (default: atomically, over anything); return the skip lines of models whose
+    package is absent."""
+    from ..atomic import atomic_write_bytes
     from ..plotting import to_png
+
+    write = write or atomic_write_bytes
 
     text, measured, skipped = zoo_text(), [], []
     for name in names or zoo_models():
@@ -214,8 +217,7 @@ def build_zoo(
         if on_model is not None:
             on_model(name)
         measured.append(measure(name, text))
-    figure_path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(figure_path, to_png(per_layer_figure(measured)))
+    write(figure_path, to_png(per_layer_figure(measured)))
     relative = Path(*figure_path.resolve().relative_to(out.resolve().parent).parts).as_posix()
-    atomic_write_text(out, markdown(measured, skipped, relative, command))
+    write(out, markdown(measured, skipped, relative, command).encode("utf-8"))
     return skipped

@@ -74,6 +74,7 @@ def _read_only_store(src: Path, dst: Path) -> str:
 
 
 def _write(path: Path, text: str | bytes) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
     return str(path)
 
@@ -194,6 +195,39 @@ CASES: dict[str, Case] = {
         lambda w, s: ["reproduce", "--only", "E7", "--out", f"{w}/o", "--set", "E7.checkpoints=minilm"],
         "Unknown config key 'checkpoints'",
     ),
+    "run-e7-binary-corpus": Case(
+        lambda w, s: [
+            "run",
+            "E7",
+            "--out",
+            f"{w}/o",
+            "--set",
+            f"task.corpus_paths=[{_write(w / 'x.bin', np.random.default_rng(0).bytes(4096))}]",
+        ],
+        "not UTF-8 text",
+    ),
+    "run-e7-short-corpus": Case(
+        lambda w, s: [
+            "run",
+            "E7",
+            "--out",
+            f"{w}/o",
+            "--set",
+            f"task.corpus_paths=[{_write(w / 's.txt', 'hi')}]",
+        ],
+        "at least 1000 bytes",
+    ),
+    "run-e7-control-byte-corpus": Case(
+        lambda w, s: [
+            "run",
+            "E7",
+            "--out",
+            f"{w}/o",
+            "--set",
+            f"task.corpus_paths=[{_write(w / 'z.txt', 'ab' * 600 + chr(0) * 200)}]",
+        ],
+        "control bytes",
+    ),
     # -- run: the output folder and the store ----------------------------------------------------
     "run-out-is-a-file": Case(
         lambda w, s: ["run", "E1", "--out", _write(w / "file", "x"), *TINY_E1], "not a folder"
@@ -230,6 +264,7 @@ CASES: dict[str, Case] = {
         lambda w, s: ["run", "E1", "--out", f"{w}/o", "--store", str(w), *TINY_E1], "is a folder"
     ),
     # -- report / export / list ------------------------------------------------------------------
+    "list-unknown-experiment": Case(lambda w, s: ["list", "E9"], "Available: E1, E2"),
     "report-missing-store": Case(
         lambda w, s: ["report", "--store", f"{w}/none.sqlite", "--out", f"{w}/o"], "does not exist"
     ),
@@ -323,6 +358,30 @@ CASES: dict[str, Case] = {
     ),
     "inspect-out-is-a-file": Case(
         lambda w, s: ["inspect", _corrupt_checkpoint(w / "ckpt"), "--out", _write(w / "file", "x")], "file"
+    ),
+    # -- files and folders the user owns: refused unless --force ----------------------------------
+    "inspect-csv-users-file": Case(
+        lambda w, s: ["inspect", "minilm", "--csv", _write(w / "r.csv", "mine\n")],
+        "not written by entropic-bound",
+    ),
+    "inspect-out-users-folder": Case(
+        lambda w, s: ["inspect", "minilm", "--out", str(Path(_write(w / "figs" / "a.txt", "mine")).parent)],
+        "holds no entropic-bound output",
+    ),
+    "predict-plot-users-file": Case(
+        lambda w, s: [
+            "predict",
+            _npz(w / "d.npz", X=_xy()[0], Y=_xy()[1]),
+            "--teacher",
+            "linear-qk",
+            "--plot",
+            _write(w / "p.png", "mine"),
+        ],
+        "not written by entropic-bound",
+    ),
+    "zoo-out-users-file": Case(
+        lambda w, s: ["zoo", "--out", _write(w / "z.md", "mine"), "--models", "minilm"],
+        "not written by entropic-bound",
     ),
     # -- bench train -----------------------------------------------------------------------------
     "bench-unknown-student": Case(lambda w, s: ["bench", "train", "--student", "lineer_qk"], "linear_qk"),

@@ -132,3 +132,27 @@ def test_whichever_of_two_runs_writes_last_its_file_is_ours_next_time(tmp_path):
     a.write_text("report.html", "from a")
     b.write_text("verdicts.json", "{}")  # b saves the manifest last, listing its own report.html first
     claim_output_folder(tmp_path / "o").write_text("report.html", "third run")
+
+
+def test_predict_rewrites_its_own_plot_refuses_a_changed_one_and_force_overwrites(tmp_path, capsys):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    data = tmp_path / "d.npz"
+    np.savez(data, X=rng.standard_normal((40, 4, 3)), Y=rng.standard_normal((40, 4, 3)))
+    plot = tmp_path / "p.png"
+    argv = ["predict", str(data), "--teacher", "linear-qk", "--plot", str(plot)]
+    assert main(argv) != 2 and plot.read_bytes().startswith(b"\x89PNG")
+    assert main(argv) != 2  # ours, unchanged since: rewritten
+    plot.write_bytes(b"mine")
+    capsys.readouterr()
+    assert main(argv) == 2 and "was changed since entropic-bound wrote it" in capsys.readouterr().err
+    assert plot.read_bytes() == b"mine"
+    assert main([*argv, "--force"]) != 2 and plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_zoo_writes_beside_runs_output_by_default_not_into_the_repository():
+    from entropic_bound.cli.zoo_cmd import DEFAULT_OUT
+    from entropic_bound.defaults import DEFAULT_OUT as RUN_OUT
+
+    assert DEFAULT_OUT.startswith(f"{RUN_OUT}/") and not DEFAULT_OUT.startswith("docs/")

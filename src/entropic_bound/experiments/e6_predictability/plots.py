@@ -146,11 +146,22 @@ def _rate_figure(t: pd.DataFrame, axis: str, label: str, where: str, kind: str):
         ax = fig.add_subplot(grid[k // ncols, k % ncols])
         images.update(_heatmap(ax, g, axis, label))
         ax.set_title(_panel_title(method, v, int(n), spectrum), fontsize=8)
-    shown = [(key, text) for key, _, text in SCALES if key in images]
-    gaps = [1.0, 0.15] * len(shown)  # a spacer between two bars keeps their end labels apart
-    bars = grid[-1, :].subgridspec(
-        1, max(1, 2 * len(shown) - 1), width_ratios=gaps[: max(1, 2 * len(shown) - 1)]
+    _scale_bars(fig, grid, images)
+    if abstained:
+        fig.supxlabel(note, fontsize=8)
+    fig.suptitle(
+        f"E6: r* recovery, {kind} teacher, {where}; panels without runs at this scale omitted", fontsize=9
     )
+    return fig
+
+
+def _scale_bars(fig, grid, images: dict) -> None:
+    """A colour bar per scale drawn, in the grid's last row (none when every setting abstained)."""
+    shown = [(key, text) for key, _, text in SCALES if key in images]
+    if not shown:
+        return
+    gaps = [1.0, 0.15] * len(shown)  # a spacer between two bars keeps their end labels apart
+    bars = grid[-1, :].subgridspec(1, 2 * len(shown) - 1, width_ratios=gaps[: 2 * len(shown) - 1])
     for k, (key, text) in enumerate(shown):
         cax = fig.add_subplot(bars[0, 2 * k])
         bar = fig.colorbar(images[key], cax=cax, orientation="horizontal")
@@ -161,12 +172,6 @@ def _rate_figure(t: pd.DataFrame, axis: str, label: str, where: str, kind: str):
                     (0, 0), 1, 1, transform=cax.transAxes, fill=False, hatch=WRONG_HATCH, ec="#67000d", lw=0
                 )
             )
-    if abstained:
-        fig.supxlabel(note, fontsize=8)
-    fig.suptitle(
-        f"E6: r* recovery, {kind} teacher, {where}; panels without runs at this scale omitted", fontsize=9
-    )
-    return fig
 
 
 def plot_rate_heatmaps(rates: pd.DataFrame, sigma_ref: float) -> dict:

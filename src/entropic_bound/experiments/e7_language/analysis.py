@@ -28,6 +28,7 @@ from ..framework.params import to_params
 from ..framework.verdict import Analysis, ClaimContext, Verdict
 from .config import DEFAULT_INIT_STD, MEASURE_COLUMN
 from .plots import plot_loss_curves, plot_rank_vs_complexity, plot_rank_vs_progress, plot_structure
+from .set_aside import print_set_aside
 
 
 def kernel_key(cfg) -> str:
@@ -322,7 +323,7 @@ def _notes(cfg, runs: pd.DataFrame, n_ckpt: int) -> list[str]:
         f"Kernel for C11/C12: {cfg.verdict.kernel_measure} ({'LN1 gain folded into W_Q, W_K' if cfg.verdict.kernel_measure == 'folded' else 'K_t - K_0, gains folded'}), "
         f"estimator {cfg.verdict.rank_estimator}; both measures are stored for every head and checkpoint.",
     ]
-    notes += short_corpora(cfg, runs)
+    notes += short_corpora(cfg, runs) + print_set_aside(cfg, runs)
     skipped = [skip_message(n) for n in cfg.released_models if resolve_checkpoint(n) is None]
     notes += [f"C13: {line}." for line in skipped]
     if not n_ckpt and cfg.released_models:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ...config import param
 from ...errors import ConfigError, did_you_mean
-from ...language_models.corpora.catalogue import CORPORA, KINDS, corpus_role
+from ...language_models.corpora.catalogue import CORPORA, KINDS, corpus_role, text_file_problem
 from ...language_models.corpora.docstrings import PACKAGE_TEXTS
 from ...language_models.names import MIN_MOVED, LMTrainConfig
 from ...spectra.names import panel_keys
@@ -86,6 +86,9 @@ class E7Task:
                 raise ConfigError(
                     f"The 'task.corpus_paths' parameter must list existing files. Got {p!r} instead."
                 )
+            problem = text_file_problem(p)
+            if problem:
+                raise ConfigError(f"The 'task.corpus_paths' file {p!r} {problem}.")
 
 
 #: A head's content routing carries loss when replacing its pattern by its mean raises the held-out

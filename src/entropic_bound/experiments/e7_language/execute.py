@@ -68,7 +68,7 @@ def finite_mean(values) -> float:
 
 
 def corpus_metrics(corpus: Corpus, train: np.ndarray, val: np.ndarray, max_order: int) -> dict:
-    """Complexity of a corpus on the language model's own split (bits/token; see :mod:`...lm.complexity`).
+    """Complexity of a corpus on the language model's own split (bits/token; see :mod:`...language_models.corpora.complexity`).
 
     ``reference_bits`` — what a model that has learned the corpus should approach: the exact
     entropy rate where known, otherwise the best held-out k-gram model on the same split (a

@@ -41,6 +41,7 @@ import numpy as np
 
 from ...errors import DataError, UserInputError
 from ...registry import Registry
+from ...text_bytes import not_text_reason
 from .complexity import compression_bits_per_char
 from .docstrings import PACKAGE_TEXTS, docstring_bytes
 from .ladder import KGramModel, shuffle_within_sentences
@@ -387,6 +388,21 @@ def text_corpus(path: str | Path, n_tokens: int) -> Corpus:
     with path.open("rb") as fh:
         data = fh.read(n_tokens)
     return byte_corpus(text_name(path), "natural", data, str(path))
+
+
+#: An own corpus shorter than this cannot fill the held-out split and the training windows of the
+#: smallest model (``task.tokens`` may not go below it either).
+MIN_TEXT_BYTES = 1000
+
+
+def text_file_problem(path: str | Path) -> str:
+    """Why ``path`` cannot be an own corpus ('' when it can): the byte-level models learn text, and a
+    binary file's held-out loss has no structure to find (its statistics divide by zero)."""
+    data = Path(path).read_bytes()
+    if len(data) < MIN_TEXT_BYTES:
+        return f"has {len(data)} bytes; expected UTF-8/ASCII text of at least {MIN_TEXT_BYTES} bytes"
+    problem = not_text_reason(data)
+    return f"{problem}; expected UTF-8/ASCII text, e.g. a .txt file" if problem else ""
 
 
 def text_name(path: str | Path) -> str:
