@@ -9,8 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..names import DEFAULT_OUT as RUN_OUT
 from ..errors import UserInputError
+from ..names import DEFAULT_OUT as RUN_OUT
 
 #: Beside run's output, never into a checkout: the repository's docs/model-zoo.md is regenerated only
 #: when a maintainer names it (``--out docs/model-zoo.md --force``).
