@@ -47,6 +47,7 @@ class IntervalDecision:
     higher_is_better: bool
     level: float
     unit: str
+    units: int | None = None  # how many independent units the interval was taken over
 
     @property
     def outcome(self) -> bool | None:
@@ -80,6 +81,7 @@ class IntervalDecision:
             "narrow": self.narrow,
             "level": self.level,
             "unit": self.unit,
+            "units": self.units,
         }
 
 
@@ -92,16 +94,18 @@ def decide_by_interval(
     higher_is_better: bool = True,
     level: float = 0.95,
     unit: str = "run",
+    units: int | None = None,
 ) -> IntervalDecision:
     """The :class:`IntervalDecision` of ``statistic`` with ``interval`` against ``threshold``.
 
     ``refute_threshold`` (default: ``threshold``) is the bar on the other side: with
     ``higher_is_better`` the claim is refuted when the whole interval lies at or below it. A
     two-sided claim with a gap between the bars (e.g. confirmed above 0.5, refuted at or below 0)
-    is inconclusive when the interval ends in the gap.
+    is inconclusive when the interval ends in the gap. ``units`` counts the independent units the
+    interval was taken over (what a power calculation scales).
     """
     refute = threshold if refute_threshold is None else refute_threshold
     lo, hi = (float(interval[0]), float(interval[1]))
     return IntervalDecision(
-        float(statistic), (lo, hi), float(threshold), float(refute), higher_is_better, level, unit
+        float(statistic), (lo, hi), float(threshold), float(refute), higher_is_better, level, unit, units
     )

@@ -62,8 +62,10 @@ def unit_share_decision(
 ) -> IntervalDecision:
     """The share of ``flag`` over the units of ``rows`` (``keys``) against ``threshold`` (higher is better)."""
     flags = [flag.loc[g.index].to_numpy(bool) for g in units_of(rows, keys)]
-    share, interval, _ = unit_share(flags)
-    return decide_by_interval(share, interval, threshold, refute_threshold=refute_threshold, unit=unit)
+    share, interval, n = unit_share(flags)
+    return decide_by_interval(
+        share, interval, threshold, refute_threshold=refute_threshold, unit=unit, units=n
+    )
 
 
 def unit_bootstrap(

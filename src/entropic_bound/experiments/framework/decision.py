@@ -35,16 +35,24 @@ class Decision:
         if cls.declared_claims and "claims" not in cls.__dict__:
             cls.claims = tuple(c.id for c in cls.declared_claims)
 
-    def analyse(self, table: pd.DataFrame, records: list[dict], seeds: Seeds | None = None) -> Analysis:
+    def analyse(
+        self,
+        table: pd.DataFrame,
+        records: list[dict],
+        seeds: Seeds | None = None,
+        draws: tuple[int, ...] = (),
+    ) -> Analysis:
         """Tables, figures and verdicts from this config's rows of the store.
 
         Selects this grid's rows (:meth:`select`), sets aside the runs that diverged, prepares the rest
         (:meth:`prepare`), decides every declared claim with its robustness grid
         (:meth:`~entropic_bound.experiments.framework.claim.Claim.judge`), counts the diverged runs once into every
         verdict's evidence (``excluded_diverged``) and hands the verdicts to :attr:`analysis_function`.
+        With ``draws``, the rows of all of them are decided together (pooled); ``seeds`` (the first
+        draw's) seeds the bootstraps.
         """
         seeds = seeds or self.seeds  # the draw decided: default the config's
-        table, records = self.select(table, records, seeds)
+        table, records = self.select(table, records, seeds, tuple(draws))
         kept, n_diverged = split_status(table)
         rows, context = self.prepare(table, kept, records, seeds)
         context = replace(context, seeds=seeds)
@@ -65,12 +73,20 @@ class Decision:
         return kept, ClaimContext(records)
 
     def select(
-        self, table: pd.DataFrame, records: list[dict], seeds: Seeds
+        self, table: pd.DataFrame, records: list[dict], seeds: Seeds, draws: tuple[int, ...] = ()
     ) -> tuple[pd.DataFrame, list[dict]]:
-        """Keep the store's rows that belong to this config's grid in ``seeds``'s draw."""
-        ids = {s.run_id for s in self.drawn_specs(seeds)}
-        rows = table[table["run_id"].isin(ids)].reset_index(drop=True) if len(table) else table
-        return rows, [r for r in records if r["run_id"] in ids]
+        """Keep the store's rows that belong to this config's grid in ``seeds``'s draw (or in each of
+        ``draws``, pooled), each with its ``draw`` as a column."""
+        draw_of = {
+            s.run_id: d
+            for d in (draws or (seeds.draw,))
+            for s in self.drawn_specs(Seeds(seeds.experiment, d))
+        }
+        if not len(table):
+            return table, []
+        rows = table[table["run_id"].isin(draw_of)].reset_index(drop=True)
+        rows = rows.assign(draw=rows["run_id"].map(draw_of).astype(int))
+        return rows, [r for r in records if r["run_id"] in draw_of]
 
 
 def _count_excluded(verdict: Verdict, n_diverged: int) -> Verdict:

@@ -27,11 +27,18 @@ class Interval(str, Enum):
 
 @dataclass(frozen=True)
 class Unit:
-    """The independent unit of a claim: its name as the evidence states it (``"teacher draw"``) and the
-    row columns whose values together name one unit (empty where a unit is one row, or a whole model)."""
+    """The independent unit of a claim: its name as the evidence states it (``"teacher draw"``), the
+    row columns whose values together name one unit (empty where a unit is one row, or a whole model)
+    and what adds more of them: ``"draws"`` where every draw brings fresh units of the same kind (its
+    rows are pooled with the other draws'), else the config key whose value scales their number
+    (``"corpora"``), or None where nothing a command sets adds any.
+
+    Rows of several draws are decided together, so ``keys`` name a unit across draws: include
+    ``"draw"`` unless a key is already unique across them (a run id)."""
 
     name: str
     keys: tuple[str, ...] = ()
+    added_by: str | None = "draws"
 
 
 @dataclass(frozen=True)
