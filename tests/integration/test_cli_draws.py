@@ -38,9 +38,10 @@ def test_two_draws_store_both_grids_resume_and_replicate_every_claim(tmp_path, c
         rep = v["replication"]
         assert rep["draws"] == [0, 1] and len(rep["verdicts"]) == 2
         assert rep["agree"] == (len(set(rep["verdicts"])) == 1)
-        assert v["verdict"] == (rep["verdicts"][0] if rep["agree"] else "inconclusive")
+        assert v["verdict"] == ("inconclusive" if rep.get("reason") else rep["pooled"]["verdict"])
     html = (out / "report.html").read_text()
     assert "<th>draws</th>" in html and "draw 0: " in html and "draw 1: " in html
+    assert "decided on the pooled units of every draw" in html
 
     capsys.readouterr()
     assert main(argv) == 0  # resume: nothing is trained again

@@ -8,6 +8,8 @@ rule flips each way on real verdicts decided on the quick rows.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -20,7 +22,7 @@ from entropic_bound.experiments.e7_language.execute import _load
 from entropic_bound.experiments.framework.claim_slices import with_option
 from entropic_bound.experiments.framework.draws import Seeds, drawn_seed, draws_to_run, parse_draws, salted
 from entropic_bound.experiments.framework.params import from_params
-from entropic_bound.experiments.framework.replication import DISAGREE, combine, combine_all
+from entropic_bound.experiments.framework.replication import DISAGREE, combine
 from entropic_bound.experiments.framework.verdict import ClaimContext
 from entropic_bound.experiments.science.attention_teachers import draw_data, draw_teacher
 from entropic_bound.pipeline import configure
@@ -150,44 +152,59 @@ def _c1(**thresholds):
     return e1_claims.C1.judge(cfg, rows, ClaimContext())
 
 
-def test_draws_that_agree_keep_their_verdict_and_disagreeing_draws_are_inconclusive():
+def _moved(verdict, statistic, interval):
+    """``verdict`` with its decision record at another statistic and interval (another draw's)."""
+    decision = {**verdict.evidence["decision"], "statistic": statistic, "interval": list(interval)}
+    return replace(verdict, evidence={**verdict.evidence, "decision": decision})
+
+
+def test_the_pooled_verdict_stands_unless_the_draws_statistics_disagree():
     confirmed = _c1()
     refuted = _c1(c1_low=0.5, c1_high=0.95)  # the whole interval (about 1.00-1.01) above the band
     assert (confirmed.outcome, refuted.outcome) == ("confirmed", "refuted")
 
-    both = combine([confirmed, confirmed], [0, 1])
+    both = combine(confirmed, [confirmed, confirmed], [0, 1], e1_claims.C1)
     assert both.outcome == "confirmed" and both.evidence == confirmed.evidence
     decision = confirmed.evidence["decision"]
-    assert both.to_dict()["replication"] == {
-        "draws": [0, 1],
-        "verdicts": ["confirmed"] * 2,
-        "agree": True,
-        "decisions": [decision, decision],  # every draw's distance from its bar, not only the first's
-    }
-    assert combine([refuted, refuted], [0, 3]).outcome == "refuted"
+    rep = both.to_dict()["replication"]
+    assert rep["draws"] == [0, 1] and rep["verdicts"] == ["confirmed"] * 2 and rep["agree"]
+    assert rep["decisions"] == [decision, decision]  # every draw's distance from its bar
+    assert rep["pooled"]["verdict"] == "confirmed" and rep["pooled"]["statistic"] == decision["statistic"]
+    assert rep["heterogeneity"]["test"] == "cochran_q" and rep["heterogeneity"]["p"] == 1.0
+    assert draws_text(rep) == "2 draws pooled"
 
-    split = combine([confirmed, refuted], [0, 1])
-    assert split.outcome == "inconclusive" and split.evidence["reason"] == DISAGREE
-    assert split.replication == {
-        "draws": [0, 1],
-        "verdicts": ["confirmed", "refuted"],
-        "agree": False,
-        "decisions": [decision, refuted.evidence["decision"]],
-        "reason": DISAGREE,
-    }
-    assert draws_text(split.replication) == "draws disagree: confirmed, refuted"
-    assert draws_text(both.replication) == "2 draws, agree"
+    # one draw's interval reaches a bar and the other's does not, on the same statistic: no
+    # disagreement, the pooled verdict stands (per-draw verdicts are each draw's fewer units)
+    split = combine(confirmed, [confirmed, refuted], [0, 1], e1_claims.C1)
+    assert split.outcome == "confirmed" and not split.replication["heterogeneity"]["disagree"]
+    assert draws_text(split.replication) == "2 draws pooled (each: confirmed, refuted)"
 
-    single = combine_all([[confirmed]], [0])
-    assert single[0].outcome == "confirmed" and single[0].replication["draws"] == [0]
-    assert draws_text(single[0].replication) == "1 draw"
-    with pytest.raises(ValueError):
-        combine_all([[confirmed], []], [0, 1])  # a draw that decided fewer claims is a bug, not a verdict
+    # a draw whose statistic lies far past the bar the pooled verdict cleared: the draws disagree
+    lo, hi = decision["interval"]
+    width, bar = hi - lo, decision["threshold"]
+    toward = 1 if decision["direction"] == "lower" else -1  # the bar's side, seen from the statistic
+    across = bar + toward * 5 * width
+    far = _moved(confirmed, across, (across - width / 2, across + width / 2))
+    apart = combine(confirmed, [confirmed, far], [0, 1], e1_claims.C1)
+    assert apart.outcome == "inconclusive" and apart.evidence["reason"].startswith(DISAGREE)
+    assert apart.replication["reason"] == DISAGREE and apart.replication["heterogeneity"]["disagree"]
+    assert draws_text(apart.replication).startswith("2 draws disagree (p = ")
+    # ... while one that differs only in size, on the same side, leaves the verdict with its Q reported
+    beyond = decision["statistic"] - toward * 5 * width
+    deeper = _moved(confirmed, beyond, (beyond - width / 2, beyond + width / 2))
+    sized = combine(confirmed, [confirmed, deeper], [0, 1], e1_claims.C1)
+    assert sized.outcome == "confirmed" and sized.replication["heterogeneity"]["disagree"]
+    assert draws_text(sized.replication).startswith("2 draws pooled; sizes differ, same side (p = ")
+
+    single = combine(confirmed, [confirmed], [0], e1_claims.C1)
+    assert single.outcome == "confirmed" and single.replication["heterogeneity"] is None
+    assert draws_text(single.replication) == "1 draw"
 
 
 def test_draws_parse_and_default_per_scale():
     assert parse_draws("0,1,2") == (0, 1, 2) and parse_draws(" 3 ") == (3,)
-    for bad in ("", "a", "0,-1", "1,1", "0,,1", "1.5"):
+    assert parse_draws("0-3") == (0, 1, 2, 3) and parse_draws("0,5-6") == (0, 5, 6)
+    for bad in ("", "a", "0,-1", "1,1", "0,,1", "1.5", "3-1", "0-2,2", "1-"):
         with pytest.raises(UserInputError, match="--draws"):
             parse_draws(bad)
     assert draws_to_run("quick", 0, None, False) == (0,)

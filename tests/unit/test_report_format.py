@@ -1,5 +1,6 @@
 """Output formats: verdicts.json order, CSV rows/integers/precision, readable evidence lines, plain `list`."""
 
+import html
 import json
 
 import numpy as np
@@ -172,15 +173,30 @@ def test_the_c13_line_marks_a_markov_control_that_is_not_required():
 
 def test_the_verdict_table_marks_a_verdict_whose_interval_touches_its_threshold():
     """A real interval decision (Wilson over 4 teacher draws, all exact, against 0.9) is narrow and the
-    verdict table says so; one that clears its bar is not marked."""
+    verdict table says so, with the legend that says what it means; one that clears its bar is not
+    marked. An inconclusive claim says why and what would decide it, in its row."""
+    from entropic_bound.experiments.framework.claim_power import claim_power
+    from entropic_bound.experiments.framework.rule import Interval, Rule, Unit
+    from entropic_bound.report.format import AT_THE_BAR, AT_THE_BAR_MEANS
     from entropic_bound.report.html import _summary_table
     from entropic_bound.stats.interval_decision import decide_by_interval, wilson
 
-    touching = decide_by_interval(1.0, wilson(4, 4), 0.9).to_dict()
+    touching = decide_by_interval(1.0, wilson(4, 4), 0.9, units=4).to_dict()
+    cost = {"experiment": "E6", "scale": "quick", "draws": [0], "seconds": 8.0, "cfg": None}
+    power = claim_power(touching, Rule((), Interval.WILSON), Unit("teacher draw"), cost)
     clear = decide_by_interval(1.0, wilson(40, 40), 0.9).to_dict()
     rows = [
-        {"claim": "C9", "verdict": "inconclusive", "experiment": "E6", "evidence": {"decision": touching}},
+        {
+            "claim": "C9",
+            "verdict": "inconclusive",
+            "experiment": "E6",
+            "evidence": {"decision": touching, "reason": "the interval reaches its bar", "power": power},
+        },
         {"claim": "C1", "verdict": "confirmed", "experiment": "E1", "evidence": {"decision": clear}},
     ]
-    cells = _summary_table(rows).split("<tr>")
-    assert "narrow" in cells[2] and "0.9" in cells[2] and "narrow" not in cells[3]
+    table = _summary_table(rows)
+    cells = table.split("</table>")[0].split("<tr>")
+    assert AT_THE_BAR in cells[2] and "0.9" in cells[2] and AT_THE_BAR not in cells[3]
+    assert html.escape(AT_THE_BAR_MEANS) in table and "Decided 1 of 2 claims." in table
+    assert "why: the interval reaches its bar" in cells[2] and "needs ≈ 35 teacher draws (has 4" in cells[2]
+    assert "--draws 0-" in cells[2] and "to decide" not in cells[3]

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..report.evidence import evidence_line
-from ..report.format import draws_text, natural_key
+from ..report.format import AT_THE_BAR, AT_THE_BAR_MEANS, draws_text, natural_key, next_step, scale_line
 from ..report.overrides import non_standard_line
 
 STYLES = {"confirmed": "bold green", "refuted": "bold red", "inconclusive": "bold yellow"}
@@ -29,12 +29,17 @@ def verdict_table(verdicts: dict) -> Table:
     for claim in sorted(verdicts, key=natural_key):
         v = verdicts[claim]
         verdict = str(v.get("verdict", "?"))
+        evidence = Text(evidence_line(claim, v.get("evidence") or {}))
+        step = next_step(v)
+        if step:
+            evidence.append(f"\n→ {step}", style="yellow")
+        marker = f" ({AT_THE_BAR})" if ((v.get("evidence") or {}).get("decision") or {}).get("narrow") else ""
         table.add_row(
             claim,
             str(v.get("experiment", "")),
-            Text(verdict, style=STYLES.get(verdict, "")),
+            Text(verdict, style=STYLES.get(verdict, "")) + Text(marker),
             Text(draws_text(v.get("replication"))),
-            Text(evidence_line(claim, v.get("evidence") or {})),
+            evidence,
         )
     return table
 
@@ -50,7 +55,10 @@ def print_outcome(report: Path, *, as_json: bool = False, quiet: bool = False, c
             console = Console()
             console = console if console.is_terminal else Console(width=120)
         verdicts = json.loads(verdicts_path.read_text())
+        console.print(scale_line(verdicts), highlight=False)
         console.print(verdict_table(verdicts))
+        if any(((v.get("evidence") or {}).get("decision") or {}).get("narrow") for v in verdicts.values()):
+            console.print(f"{AT_THE_BAR}: {AT_THE_BAR_MEANS}", style="dim", highlight=False)
         line = non_standard_line(verdicts)
         if line:
             console.print(line, style="bold yellow", highlight=False)

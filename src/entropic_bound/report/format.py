@@ -86,11 +86,87 @@ def settings(cfg: Any, prefix: str = "") -> list[tuple[str, str, str]]:
 
 
 def draws_text(replication: dict | None) -> str:
-    """A verdict's draws (its ``replication``, see ``experiments/replication.py``) in a few words:
-    "1 draw", "3 draws, agree", "draws disagree: confirmed, inconclusive"."""
-    if not replication:
+    """A verdict's draws (its ``replication``, see ``experiments/framework/replication.py``) in a few
+    words: "1 draw", "3 draws pooled", "2 draws pooled (each: confirmed, inconclusive)",
+    "2 draws disagree (p = 0.003)" (in direction: the verdict is inconclusive), "2 draws pooled; sizes
+    differ, same side (p = 0.003)"."""
+    draws = (replication or {}).get("draws", ())
+    if len(draws) <= 1:
         return "1 draw"
-    if not replication.get("agree", True):
-        return "draws disagree: " + ", ".join(map(str, replication.get("verdicts", ())))
-    n = len(replication.get("draws", ()))
-    return "1 draw" if n <= 1 else f"{n} draws, agree"
+    test = replication.get("heterogeneity") or {}
+    if test.get("disagree") and replication.get("reason"):
+        return f"{len(draws)} draws disagree (p = {test['p']:.2g})"
+    each = replication.get("verdicts", ())
+    text = f"{len(draws)} draws pooled"
+    if len(set(each)) > 1:
+        text += f" (each: {', '.join(map(str, each))})"
+    if test.get("disagree"):
+        text += f"; sizes differ, same side (p = {test['p']:.2g})"
+    return text
+
+
+#: what the report calls a verdict whose 95 % interval reaches its bar, and what that means
+AT_THE_BAR = "interval at the bar"
+AT_THE_BAR_MEANS = (
+    "the 95 % interval reaches the claim's bar: a few more units could move the verdict either way"
+)
+
+
+def next_step(verdict: dict) -> str | None:
+    """For an inconclusive verdict: why, in words, and what would decide it (its power line)."""
+    if verdict.get("verdict") != "inconclusive":
+        return None
+    evidence = verdict.get("evidence") or {}
+    reason = evidence.get("reason")
+    power = power_line(evidence.get("power"))
+    parts = [f"why: {reason}" if reason else None, f"to decide: {power}" if power else None]
+    return "; ".join(p for p in parts if p) or None
+
+
+def power_line(power: dict | None) -> str | None:
+    """One line for an inconclusive claim: what would decide it and the command that adds it."""
+    if not power:
+        return None
+    if not power.get("available"):
+        return power.get("reason")
+    needed, unit = power.get("units_needed"), power.get("unit") or "unit"
+    if needed is None:
+        return f"no sample size decides it at its statistic {power['statistic']:.3g}"
+    cost = power.get("cpu_s_needed")
+    cost_text = f", ≈ {_duration(cost)} CPU" if cost else ""
+    what = f"needs ≈ {needed} {plural(unit)} (has {power['units_now']}{cost_text}) to {power['side']}"
+    command = power.get("command") or power.get("why_no_command")
+    return f"{what}: {command}" if command else what
+
+
+def _duration(seconds: float) -> str:
+    minutes = seconds / 60
+    return (
+        f"{seconds:.0f} s"
+        if minutes < 1
+        else (f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.1f} h")
+    )
+
+
+def scale_line(verdicts: dict | list) -> str:
+    """What this run could decide, said above its verdict table, and where the paper-scale verdicts are."""
+    rows = list(verdicts.values()) if isinstance(verdicts, dict) else list(verdicts)
+    decided = sum(v.get("verdict") in ("confirmed", "refuted") for v in rows)
+    scales = sorted({str(v.get("scale")) for v in rows if v.get("scale")})
+    at = f" at the {' and '.join(scales)} scale" if scales else ""
+    smoke = (
+        ", a smoke test of every experiment whose grids are too small for several bars"
+        if scales == ["quick"]
+        else ""
+    )
+    return (
+        f"Decided {decided} of {len(rows)} claims{at}{smoke}. Each inconclusive claim says why and what "
+        "would decide it. The paper-scale verdicts: docs/paper-scale.md."
+    )
+
+
+def plural(unit: str) -> str:
+    """``"teacher draw"`` → ``"teacher draws"``, ``"corpus"`` → ``"corpora"``, ``"data set"`` → ``"data sets"``."""
+    if unit.endswith("corpus"):
+        return unit[: -len("corpus")] + "corpora"
+    return unit + ("es" if unit.endswith(("s", "x")) else "s")

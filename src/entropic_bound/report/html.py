@@ -19,7 +19,7 @@ from pathlib import Path
 from ..provenance import provenance
 from .boundary_view import boundary_table_html
 from .evidence import evidence_html, evidence_line
-from .format import draws_text, number, settings
+from .format import AT_THE_BAR, AT_THE_BAR_MEANS, draws_text, next_step, number, scale_line, settings
 from .glossary import TERMS
 from .overrides import non_standard_line
 from .tables import key_value_html, table_preview
@@ -63,13 +63,14 @@ def _num(x) -> str:
 
 
 def narrow_marker(v: dict) -> str:
-    """ " narrow" and the decision's interval when the verdict's interval touches its threshold ('' otherwise)."""
+    """The "interval at the bar" tag and the decision's interval when the verdict's interval touches its
+    threshold ('' otherwise)."""
     decision = (v.get("evidence") or {}).get("decision")
     if not isinstance(decision, dict) or not decision.get("narrow"):
         return ""
     lo, hi = decision.get("interval") or (None, None)
     title = f"interval {_num(lo)}–{_num(hi)} touches the threshold {_num(decision.get('threshold'))}"
-    return f" <span class=small title='{html.escape(title)}'>narrow</span>"
+    return f" <span class=small title='{html.escape(title)}'>{AT_THE_BAR}</span>"
 
 
 def _summary_table(verdicts: list[dict]) -> str:
@@ -81,10 +82,19 @@ def _summary_table(verdicts: list[dict]) -> str:
             f"<tr><td><a href='#claim-{claim}'><b>{claim}</b></a><br><span class=small>"
             f"{html.escape(v.get('statement', ''))}</span></td><td>{badge(v['verdict'])}{narrow_marker(v)}</td>"
             f"<td class=small>{html.escape(draws_text(v.get('replication')))}</td>"
-            f"<td>{html.escape(evidence_line(v['claim'], v.get('evidence') or {}))}</td>"
+            f"<td>{html.escape(evidence_line(v['claim'], v.get('evidence') or {}))}{_next_step_html(v)}</td>"
             f"<td><a href='#{html.escape(v['experiment'])}'>{html.escape(v['experiment'])}</a></td></tr>"
         )
-    return f"<div class=scroll><table class=summary>{head}{''.join(rows)}</table></div>"
+    legend = f"<p class=small><b>{AT_THE_BAR}</b>: {html.escape(AT_THE_BAR_MEANS)}.</p>"
+    return (
+        f"<p>{html.escape(scale_line(verdicts))}</p>"
+        f"<div class=scroll><table class=summary>{head}{''.join(rows)}</table></div>{legend}"
+    )
+
+
+def _next_step_html(v: dict) -> str:
+    step = next_step(v)
+    return f"<div class='small next'>→ {html.escape(step)}</div>" if step else ""
 
 
 def _png_size(path: Path) -> tuple[int, int] | None:
@@ -120,7 +130,7 @@ def _claim_block(v: dict) -> str:
 
 
 def _draws_line(replication: dict | None) -> str:
-    """Which draws decided the claim and each one's verdict; the evidence shown is the first draw's."""
+    """Which draws decided the claim (pooled), each one's own verdict and the heterogeneity test."""
     if not replication:
         return "1 draw."
     decisions = replication.get("decisions") or [None] * len(replication["draws"])
@@ -128,8 +138,11 @@ def _draws_line(replication: dict | None) -> str:
         f"draw {d}: {v}{_interval_text(dec)}"
         for d, v, dec in zip(replication["draws"], replication["verdicts"], decisions, strict=True)
     )
-    rule = "confirmed or refuted only when every draw agrees"
-    return f"{draws_text(replication)} ({pairs}); {rule}; the evidence below is draw {replication['draws'][0]}'s."
+    test = replication.get("heterogeneity")
+    rule = "decided on the pooled units of every draw"
+    if test:
+        rule += f"; Cochran's Q = {number(test['q'])} on {test['df']} df, p = {number(test['p'])}"
+    return f"{draws_text(replication)} ({pairs}); {rule}; the evidence below is the pooled decision's."
 
 
 def _interval_text(decision: dict | None) -> str:

@@ -73,7 +73,7 @@ def analyse_store(
         exp = cls(cls.from_dict(info["config"]))
         if steps:
             steps(f"analysing {name} ({store.count(name)} runs)")
-        analysis = analyse_draws(exp, store.table(name), store.records(name), info["draws"])
+        analysis = analyse_draws(exp, store.table(name), store.records(name), info["draws"], info["scale"])
         out.append((exp, info["scale"], analysis))
     return out
 

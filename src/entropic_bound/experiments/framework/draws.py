@@ -84,16 +84,17 @@ class Seeds:
 
 
 def parse_draws(text: str) -> tuple[int, ...]:
-    """``"0,1,2"`` → ``(0, 1, 2)``: distinct integers ≥ 0, at least one; else one line (exit 2)."""
+    """``"0,1,2"`` or ``"0-2"`` → ``(0, 1, 2)``: distinct integers ≥ 0, at least one; else one line (exit 2)."""
     parts = [p.strip() for p in str(text).split(",")]
-    expected = "comma-separated distinct integers >= 0, e.g. --draws 0,1,2"
+    expected = "comma-separated distinct integers >= 0 or ranges a-b, e.g. --draws 0,1,2 or --draws 0-9"
     if not any(parts):
         raise UserInputError(f"The '--draws' option must be {expected}. Got {text!r} instead.")
-    draws = []
+    draws: list[int] = []
     for p in parts:
-        if not p.isdigit():
+        low, dash, high = p.partition("-")
+        if not low.isdigit() or (dash and (not high.isdigit() or int(high) < int(low))):
             raise UserInputError(f"The '--draws' option must be {expected}. Got {text!r} ({p!r}) instead.")
-        draws.append(int(p))
+        draws.extend(range(int(low), int(high or low) + 1))
     if len(set(draws)) != len(draws):
         raise UserInputError(
             f"The '--draws' option must be {expected}; each draw once. Got {text!r} instead."
