@@ -213,3 +213,12 @@ def test_draws_parse_and_default_per_scale():
     assert draws_to_run("quick", 0, (2, 5), False) == (2, 5)
     with pytest.raises(UserInputError, match="not both"):
         draws_to_run("quick", 1, (0, 1), True)
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS.names())
+def test_a_group_holds_one_draw_so_every_run_trains_from_its_own_draws_seeds(name):
+    exp = configure(name, "quick", tiny_settings(name))
+    specs = exp.drawn_specs(Seeds(name, 61)) + exp.drawn_specs(Seeds(name, 62))
+    groups = exp.groups(specs)
+    assert all(len({s.draw for s in g}) == 1 for g in groups)
+    assert {exp.seeds_of(g).draw for g in groups} == {61, 62}

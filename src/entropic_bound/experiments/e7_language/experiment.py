@@ -121,7 +121,8 @@ class E7Language(Experiment):
         if "probe.checkpoint" in spec.params:
             return ("checkpoint", spec.run_id)
         # one ensemble per model shape and training (the recall control has its own), chunked
-        return ("lm", *sorted((k, v) for k, v in spec.params.items() if k.startswith(("model.", "train."))))
+        shape = sorted((k, v) for k, v in spec.params.items() if k.startswith(("model.", "train.")))
+        return ("lm", spec.draw, *shape)  # a group trains from one draw's seeds
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
         seeds = self.seeds_of(group)

@@ -44,7 +44,9 @@ class Grid(ABC):
         return [replace(s, draw=seeds.draw) for s in self.specs()] if seeds.draw else self.specs()
 
     def seeds_of(self, group: list[RunSpec]) -> Seeds:
-        """The seeds ``group`` trains from: this experiment's, at the draw its runs carry."""
+        """The seeds ``group`` trains from: this experiment's, at the draw its runs carry (one draw:
+        :meth:`group_key` keeps draws apart)."""
+        assert len({s.draw for s in group}) == 1, "a group trains from one draw's seeds"
         return Seeds(self.name, group[0].draw)
 
     @abstractmethod
@@ -63,9 +65,10 @@ class Grid(ABC):
 
     def group_key(self, spec: RunSpec) -> Hashable:
         """Runs with equal keys share data and shapes and train as one ensemble: the runs whose
-        params differ only in :attr:`member_params` (and the seed, if :attr:`seeds_share_group`)."""
+        params differ only in :attr:`member_params` (and the seed, if :attr:`seeds_share_group`), in one
+        draw: a group trains from one draw's seeds (:meth:`seeds_of`)."""
         shared = tuple(sorted((k, str(v)) for k, v in spec.params.items() if k not in self.member_params))
-        return shared if self.seeds_share_group else (shared, spec.seed)
+        return (shared, spec.draw) if self.seeds_share_group else (shared, spec.seed, spec.draw)
 
     def groups(self, specs: list[RunSpec]) -> list[list[RunSpec]]:
         """Deterministic partition of the full grid into ensembles (see :meth:`chunk_size`)."""

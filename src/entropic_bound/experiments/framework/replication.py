@@ -14,7 +14,8 @@ and notes come from the first draw.
 
 Every verdict carries ``replication = {"draws", "verdicts", "agree", "decisions", "pooled",
 "heterogeneity"}`` — each draw's verdict and decision record, the pooled statistic, interval and units,
-and the test — and ``evidence["power"]`` (:mod:`.claim_power`).
+and the test — ``evidence["power"]`` (:mod:`.claim_power`) and ``cpu_seconds``, the summed seconds of the
+runs it was decided on (every draw's; the claims of one experiment share them).
 """
 
 from __future__ import annotations
@@ -127,4 +128,5 @@ def _with_power(verdict: Verdict, claim, cost: Mapping) -> Verdict:
     if claim is None:
         return verdict
     power = claim_power(verdict.evidence.get("decision"), claim.rule, claim.unit, dict(cost))
-    return replace(verdict, evidence={**verdict.evidence, "power": power})
+    evidence = {**verdict.evidence, "power": power}
+    return replace(verdict, evidence=evidence, cpu_seconds=cost["seconds"])

@@ -43,6 +43,8 @@ class Verdict:
     statement: str = ""
     robustness: dict | None = None  # see experiments/robustness.py: the claim's boundary
     replication: dict | None = None  # see experiments/replication.py: the verdict of every draw
+    # CPU seconds of the runs the claim was decided on (shared by the claims of one experiment)
+    cpu_seconds: float | None = None
 
     def __post_init__(self) -> None:
         assert self.outcome in VERDICTS, self.outcome
@@ -64,6 +66,8 @@ class Verdict:
             out["robustness"] = json_safe(self.robustness)
         if self.replication is not None:
             out["replication"] = json_safe(self.replication)
+        if self.cpu_seconds is not None:
+            out["cpu_seconds"] = round(float(self.cpu_seconds), 3)
         return out
 
 
@@ -91,3 +95,17 @@ class ClaimContext:
     records: list[dict] = field(default_factory=list)
     tables: Mapping[str, Any] = field(default_factory=dict)
     seeds: Any = None  # the draw's :class:`~.draws.Seeds` (a verdict's bootstrap, a rule's noise cases)
+
+
+#: the keys of a verdict (and of its ``evidence["power"]``) that measure time, not the science: a rerun
+#: of the same config and draw reproduces every other number of verdicts.json
+TIMING_KEYS = ("cpu_seconds", "cpu_s_per_unit", "cpu_s_needed")
+
+
+def without_timings(verdicts: Any) -> Any:
+    """``verdicts`` (verdicts.json, parsed) without :data:`TIMING_KEYS`, at any depth."""
+    if isinstance(verdicts, dict):
+        return {k: without_timings(v) for k, v in verdicts.items() if k not in TIMING_KEYS}
+    if isinstance(verdicts, list):
+        return [without_timings(v) for v in verdicts]
+    return verdicts
