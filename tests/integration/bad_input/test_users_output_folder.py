@@ -152,8 +152,7 @@ def test_predict_rewrites_its_own_plot_refuses_a_changed_one_and_force_overwrite
 
 
 def test_zoo_writes_beside_runs_output_by_default_not_into_the_repository():
-    from entropic_bound.names import DEFAULT_OUT as RUN_OUT
-
     from entropic_bound.cli.zoo_cmd import DEFAULT_OUT
+    from entropic_bound.names import DEFAULT_OUT as RUN_OUT
 
     assert DEFAULT_OUT.startswith(f"{RUN_OUT}/") and not DEFAULT_OUT.startswith("docs/")
