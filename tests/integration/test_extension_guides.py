@@ -316,22 +316,6 @@ CLAIMS = (C14,)
 }
 
 #: The claim guide's edits: a threshold in E1's config and X3 in E1's claims.py (criterion, declaration, CLAIMS).
-GUIDE_ARCHITECTURE = '''
-from .base import Architecture, ConfigFields, LayerWeights, linear_layer
-
-
-class Opt(Architecture):
-    """OPT decoders (pre-LN): ``decoder.layers.{i}.self_attn.{q,k}_proj``."""
-
-    anchor = "decoder.layers.{i}.self_attn.q_proj.weight"
-    fields = ConfigFields("num_attention_heads", "num_hidden_layers", "hidden_size")
-
-    def read_layer(self, weights, cfg, layer) -> LayerWeights:
-        base = f"{cfg.prefix}decoder.layers.{layer}."
-        attn = base + "self_attn."
-        return linear_layer(weights, attn + "q_proj", attn + "k_proj", base + "self_attn_layer_norm")
-'''
-
 GUIDE_CLAIM_THRESHOLD = '    x3_rate: float = param(0.5, gt=0.0, le=1.0, doc="X3: share of teacher draws reaching the floor at r >= r*")\n'
 GUIDE_CLAIM = """
 
@@ -428,7 +412,9 @@ def _follow(package: Path, kind: str) -> None:
     elif kind == "rung":
         (package / "models" / "second_block.py").write_text(GUIDE_RUNG)
     elif kind == "architecture":
-        (package / "inspect" / "architectures" / "opt.py").write_text(GUIDE_ARCHITECTURE)
+        shutil.copy(
+            REPO / "tests" / "data" / "opt_adapter.py", package / "inspect" / "architectures" / "opt.py"
+        )
     else:
         folder = package / "experiments" / "e8_floor"
         folder.mkdir()
