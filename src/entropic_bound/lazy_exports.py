@@ -2,15 +2,16 @@
 
 A package whose ``__init__`` imported every submodule would make ``import pkg.small_module`` import
 them all (torch with them): importing one torch-free module of ``training`` or ``tasks`` (what an
-experiment's config reads) would cost seconds. With ``__getattr__ = lazy_exports(__name__, homes)``,
-``from pkg import Name`` still works and imports ``Name``'s module alone.
+experiment's config reads) would cost seconds. With
+``__getattr__, __all__ = lazy_package(__name__, {".module": ("Name", …), …})``, ``from pkg import Name``
+still works and imports ``Name``'s module alone.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 
@@ -26,3 +27,12 @@ def lazy_exports(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]
         return value
 
     return __getattr__
+
+
+def lazy_package(
+    package: str, names_by_module: Mapping[str, Iterable[str]]
+) -> tuple[Callable[[str], Any], list[str]]:
+    """``(__getattr__, __all__)`` of ``package`` from each (relative) module → the public names it
+    defines, in the order given."""
+    homes = {name: module for module, names in names_by_module.items() for name in names}
+    return lazy_exports(package, homes), list(homes)

@@ -3,8 +3,9 @@
 From outside the package: a throw-away estimator, student and experiment in a temporary package,
 each declared to its registry by one lazy ``module:object`` line, listed by ``entropic-bound list``
 and run end to end by ``entropic-bound run``. Inside a copy of the package: a throw-away estimator,
-student, ladder rung, experiment and claim added by each guide's edits alone touch the number of files
-the guide states, and the registry-generated tests pass against the copy without another edit.
+student, ladder rung, experiment, claim and checkpoint architecture, added by each guide's edits alone,
+touch the number of files the guide states, and the registry-generated tests pass against the copy
+without another edit.
 """
 
 from __future__ import annotations
@@ -251,17 +252,13 @@ from ...training import FixedData, train_ensemble
 from ..framework.base import Experiment
 from ..framework.grid import member_result
 from ..framework.params import to_params
-from .analysis import analyse
-from .claims import CLAIMS
-from .config import SCALE_SETTINGS, E8Config
+from ..framework.parts import parts_of
+from . import analysis, claims, config
 
 
 class E8Floor(Experiment):
+    config_class, scale_settings, declared_claims, analysis_function = parts_of(config, claims, analysis)
     title = "A throw-away experiment"
-    config_class = E8Config
-    scale_settings = SCALE_SETTINGS
-    declared_claims = CLAIMS
-    analysis_function = analyse
     member_params = ("rank",)
 
     def student_of(self, spec):
@@ -352,6 +349,7 @@ CLAIMS = (C1, C2, X3)
 """
 
 REGISTRY_LINES = {
+    "architecture": '(ARCHITECTURES, "opt", "inspect.architectures.opt:Opt", "OPT decoders"),',
     "estimator": '(ESTIMATORS, "half_top_rank", "spectra.half_top_rank:half_top_rank.estimator", "above half the top"),',
     "student": '(STUDENTS, "B8", "models.copied_operator:CopiedOperatorEnsemble", "B0 under another name"),',
     "rung": '(STUDENTS, "B4", "models.second_block:SecondBlockEnsemble", "a second pre-LN block"),',
@@ -365,6 +363,7 @@ GUIDES = {  # kind → the "### Adding …" section of docs/architecture.md that
     "rung": "Adding a ladder rung",
     "experiment": "Adding an experiment",
     "claim": "Adding a claim",
+    "architecture": "Adding an architecture (`inspect`)",
 }
 
 
@@ -412,6 +411,10 @@ def _follow(package: Path, kind: str) -> None:
         (package / "models" / "copied_operator.py").write_text(GUIDE_STUDENT)
     elif kind == "rung":
         (package / "models" / "second_block.py").write_text(GUIDE_RUNG)
+    elif kind == "architecture":
+        shutil.copy(
+            REPO / "tests" / "data" / "opt_adapter.py", package / "inspect" / "architectures" / "opt.py"
+        )
     else:
         folder = package / "experiments" / "e8_floor"
         folder.mkdir()
@@ -435,6 +438,18 @@ for name, key in (("E2", "verdict.c3_estimator"), ("E5", "verdict.c7_estimator")
 assert ladder_parts()[1][-1] == "B4"
 empty = pd.DataFrame(columns=["role", "rung", "v", "rank", "rel_excess_median"])
 assert "B4" in c4_on_summary(E3Config(), empty).criterion
+
+import numpy as np
+from entropic_bound.inspect import arch_config, kernel_spectra
+
+rng, d = np.random.default_rng(0), 8
+w = {f"model.decoder.layers.{i}.self_attn.{name}.weight": rng.normal(size=(d, d))
+     for i in range(2) for name in ("q_proj", "k_proj")}
+w.update({f"model.decoder.layers.{i}.self_attn_layer_norm.weight": np.ones(d) for i in range(2)})
+config = {"model_type": "opt", "num_attention_heads": 2, "num_hidden_layers": 2, "hidden_size": d}
+cfg = arch_config(w, config)  # found from config.json's model_type, through the registry
+assert (cfg.arch, cfg.n_layers, cfg.d_head) == ("opt", 2, 4)
+assert kernel_spectra(w, cfg)["singular_values"].shape[:2] == (2, 2)
 """
 
 
@@ -467,6 +482,8 @@ def test_each_guide_touches_the_files_it_states_and_nothing_else_is_needed(tmp_p
         "tests/unit/test_cli_imports.py",
         "tests/unit/test_estimator_contract.py",
         "tests/unit/test_claim_identity.py",
+        "tests/unit/test_inspect_architectures.py",
+        "tests/unit/test_inspect_kernels.py",
         *(f"{memory}[{case}]" for case in ("B4", "B8", "B8-moments")),
     ]
     run = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *tests]

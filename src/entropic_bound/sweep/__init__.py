@@ -4,12 +4,13 @@ imported on first use, so a trainer reporting progress imports no runner."""
 
 from __future__ import annotations
 
-from ..lazy_exports import lazy_exports
+from ..lazy_exports import lazy_package
 
-#: each public name → the module that defines it
-_HOMES = {
-    **dict.fromkeys(
-        (
+#: each (relative) module → the public names it defines, imported on first use
+__getattr__, __all__ = lazy_package(
+    __name__,
+    {
+        ".runner": (
             "BACKENDS",
             "Backend",
             "Executor",
@@ -21,9 +22,6 @@ _HOMES = {
             "run_sweep",
             "run_sweeps",
         ),
-        ".runner",
-    ),
-    **dict.fromkeys(("RunResult", "RunSpec", "canonical_json", "grid_specs"), ".spec"),
-}
-__getattr__ = lazy_exports(__name__, _HOMES)
-__all__ = sorted(_HOMES)
+        ".spec": ("RunResult", "RunSpec", "canonical_json", "grid_specs"),
+    },
+)

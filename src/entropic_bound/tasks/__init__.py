@@ -8,31 +8,29 @@ and no torch.
 
 from __future__ import annotations
 
-from ..lazy_exports import lazy_exports
+from ..lazy_exports import lazy_package
 
-#: each public name → the module that defines it
-_HOMES = {
-    "ATTENTION_TEACHERS": ".names",
-    "SPECTRA": ".names",
-    "LinearQKTeacher": ".attention_teachers",
-    "LinearQKTeacherTask": ".attention_teachers",
-    "SoftmaxTeacher": ".attention_teachers",
-    "SoftmaxTeacherTask": ".attention_teachers",
-    "Batch": ".base",
-    "Teacher": ".base",
-    "as_generator": ".base",
-    "FixedOperatorTask": ".fixed_operator",
-    "FixedOperatorTeacher": ".fixed_operator",
-    "ar1_covariance": ".operators",
-    "haar_orthonormal": ".operators",
-    "low_rank_factors": ".operators",
-    "low_rank_matrix": ".operators",
-    "make_spectrum": ".operators",
-    "sqrtm_psd": ".operators",
-    "value_matrix": ".operators",
-}
-
-__getattr__ = lazy_exports(__name__, _HOMES)
-
-
-__all__ = list(_HOMES)
+#: each (relative) module → the public names it defines, imported on first use
+__getattr__, __all__ = lazy_package(
+    __name__,
+    {
+        ".names": ("ATTENTION_TEACHERS", "SPECTRA"),
+        ".attention_teachers": (
+            "LinearQKTeacher",
+            "LinearQKTeacherTask",
+            "SoftmaxTeacher",
+            "SoftmaxTeacherTask",
+        ),
+        ".base": ("Batch", "Teacher", "as_generator"),
+        ".fixed_operator": ("FixedOperatorTask", "FixedOperatorTeacher"),
+        ".operators": (
+            "ar1_covariance",
+            "haar_orthonormal",
+            "low_rank_factors",
+            "low_rank_matrix",
+            "make_spectrum",
+            "sqrtm_psd",
+            "value_matrix",
+        ),
+    },
+)

@@ -6,24 +6,24 @@ The names below are imported from their modules on first use, so importing :mod:
 
 from __future__ import annotations
 
-from ..lazy_exports import lazy_exports
+from ..lazy_exports import lazy_package
 
-#: each public name → the module that defines it
-_HOMES = {
-    "TrainConfig": ".config",
-    "MomentData": ".moments",
-    "QuadraticMoments": ".moments",
-    "cosine_lr": ".schedules",
-    "DTYPES": ".trainer",
-    "FixedData": ".trainer",
-    "FreshData": ".trainer",
-    "TrainOutcome": ".trainer",
-    "checkpoint_steps": ".trainer",
-    "learning_rate": ".trainer",
-    "per_model_loss": ".trainer",
-    "train_ensemble": ".trainer",
-}
-
-__getattr__ = lazy_exports(__name__, _HOMES)
-
-__all__ = list(_HOMES)
+#: each (relative) module → the public names it defines, imported on first use
+__getattr__, __all__ = lazy_package(
+    __name__,
+    {
+        ".config": ("TrainConfig",),
+        ".moments": ("MomentData", "QuadraticMoments"),
+        ".schedules": ("cosine_lr",),
+        ".trainer": (
+            "DTYPES",
+            "FixedData",
+            "FreshData",
+            "TrainOutcome",
+            "checkpoint_steps",
+            "learning_rate",
+            "per_model_loss",
+            "train_ensemble",
+        ),
+    },
+)

@@ -1,13 +1,14 @@
-"""The model zoo: every released model :mod:`.released` knows, and its random-weight control, measured on
-the same text the same way, as one Markdown table and one per-layer figure (``entropic-bound zoo``).
+"""The model zoo: every released model :mod:`entropic_bound.inspect.released` knows, and its
+random-weight control, measured on the same text the same way, as one Markdown table and one
+per-layer figure (``entropic-bound zoo``).
 
 Per model: the distribution over heads (median and range) of the static kernel's
 ``energy_threshold_rank_90`` and ``numerical_rank``, the logit field's ``logit_field_rank_90`` and
 ``logit_field_explained``, the realised mixers' ``mixer_energy_effective_rank``, the share of sink
-heads under both sink definitions (:data:`~.mixers.SINK_DEFINITIONS`, ε = 0.3), and the locality mass;
-beside the published figures they compare with (:mod:`.zoo_published`). The text is the first
-characters of the shipped tinyshakespeare (E7's natural corpus), cut into :data:`WINDOWS` windows of
-:data:`WINDOW_LEN` tokens of each model's own tokenizer.
+heads under both sink definitions (:data:`~entropic_bound.inspect.mixers.SINK_DEFINITIONS`,
+ε = 0.3), and the locality mass; beside the published figures they compare with (:mod:`.published`).
+The text is the first characters of the shipped tinyshakespeare (E7's natural corpus), cut into
+:data:`WINDOWS` windows of :data:`WINDOW_LEN` tokens of each model's own tokenizer.
 """
 
 from __future__ import annotations

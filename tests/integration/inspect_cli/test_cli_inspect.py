@@ -19,7 +19,7 @@ from inspect_helpers import (
 )
 
 from entropic_bound.cli import main
-from entropic_bound.inspect import GD_NOT_APPLICABLE, analyse, analyze, inspect_model
+from entropic_bound.inspect import ARCHITECTURES, GD_NOT_APPLICABLE, analyse, analyze, inspect_model
 
 
 def test_minilm_json_has_72_heads_with_every_estimator(capsys, minilm):
@@ -117,7 +117,7 @@ def test_bad_inputs_are_one_line_errors(capsys, tmp_path, tiny):
     assert "has no config.json" in one_line_error(capsys, tmp_path)
     (tmp_path / "model.bin").write_bytes(b"\x80\x04")
     assert "pickle" in one_line_error(capsys, tmp_path / "model.bin")
-    assert "Available: bert, gemma3, gpt2, hooked_transformer, llama" in one_line_error(
+    assert f"Available: {', '.join(sorted(ARCHITECTURES.declared()))}" in one_line_error(
         capsys, tiny / "gpt2", "--arch", "t5"
     )
     assert "does not divide the width" in one_line_error(capsys, tiny / "gpt2", "--n-heads", "5")

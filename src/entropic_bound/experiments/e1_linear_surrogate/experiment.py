@@ -16,7 +16,6 @@ from ...models import MemberSpec
 from ...registry import STUDENTS
 from ...results import RunResult, RunSpec
 from ...spectra import estimate_all
-from ...sweep.spec import grid_specs
 from ...tasks import FixedOperatorTask
 from ...theory import (
     clean_signal,
@@ -31,31 +30,22 @@ from ..framework.base import Experiment
 from ..framework.device import train_on
 from ..framework.grid import member_result
 from ..framework.params import from_params, to_params
-from .analysis import analyse
-from .claims import CLAIMS
-from .config import SCALE_SETTINGS, E1Config
+from ..framework.parts import parts_of
+from ..framework.spec_helpers import fixed_params, rank_sweep
+from . import analysis, claims, config
 
 
 class E1LinearSurrogate(Experiment):
+    config_class, scale_settings, declared_claims, analysis_function = parts_of(config, claims, analysis)
     run_cost, analysis_cost = 0.08, 1.3  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Linear surrogate: deficiency and achievability"
-    declared_claims = CLAIMS
-    analysis_function = analyse
     member_params = ("rank",)
-    config_class = E1Config
     full_batch_moments = True
-
-    scale_settings = SCALE_SETTINGS
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        task = to_params(c.task, "task", ("n", "d", "decay", "sigma"))
-        fixed = {**task, "init_scale": c.init_scale, **to_params(c.train, "train")}
-        out = []
-        for r_star in c.task.r_stars:  # the student ranks depend on r*
-            grid = {"task.spectrum": c.task.spectra, "v": c.v_settings, "rank": c.student_ranks(r_star)}
-            out += grid_specs(self.name, grid, range(c.seeds), {**fixed, "task.r_star": r_star})
-        return out
+        fixed = fixed_params(c, to_params(c.task, "task", ("n", "d", "decay", "sigma")), "init_scale")
+        return [spec for r_star in c.task.r_stars for spec in rank_sweep(self.name, c, fixed, r_star)]
 
     def student_of(self, spec: RunSpec) -> str:
         return "B0"

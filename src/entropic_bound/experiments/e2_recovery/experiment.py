@@ -26,23 +26,18 @@ from ..framework.base import Experiment
 from ..framework.device import train_on
 from ..framework.grid import member_result
 from ..framework.params import from_params, to_params
+from ..framework.parts import parts_of
 from ..framework.verdict import ClaimContext
-from .analysis import analyse
-from .claims import CLAIMS
-from .config import SCALE_SETTINGS, E2Config
+from . import analysis, claims, config
 from .recovery import min_norm_estimates
 
 
 class E2Recovery(Experiment):
+    config_class, scale_settings, declared_claims, analysis_function = parts_of(config, claims, analysis)
     run_cost, analysis_cost = 0.35, 1.5  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Linear surrogate: recovery by gradient descent from small init"
-    declared_claims = CLAIMS
-    analysis_function = analyse
     member_params = ("init_scale",)
-    config_class = E2Config
     full_batch_moments = True
-
-    scale_settings = SCALE_SETTINGS
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg

@@ -36,10 +36,10 @@ from ..framework.device import train_on
 from ..framework.draws import Seeds
 from ..framework.grid import member_result
 from ..framework.params import to_params
+from ..framework.parts import parts_of
 from ..framework.verdict import ClaimContext
-from .analysis import analyse, fill_settings
-from .claims import CLAIMS
-from .config import SCALE_SETTINGS, E3Config
+from . import analysis, claims, config
+from .analysis import fill_settings
 
 
 def task_of(params: dict):
@@ -49,15 +49,11 @@ def task_of(params: dict):
 
 
 class E3Ladder(Experiment):
+    config_class, scale_settings, declared_claims, analysis_function = parts_of(config, claims, analysis)
     run_cost, analysis_cost = 0.37, 2.7  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Interpolation ladder B0 → B3 on a fixed operator"
-    declared_claims = CLAIMS
-    analysis_function = analyse
     member_params = ("rank",)
     seeds_share_group = True  # all seeds and ranks of one (role, task, rung, V, positional, heads, training)
-    config_class = E3Config
-
-    scale_settings = SCALE_SETTINGS
 
     # -- the grid --------------------------------------------------------------------------
     def _task_params(self, kind: str, operator: str = "low_rank") -> dict:

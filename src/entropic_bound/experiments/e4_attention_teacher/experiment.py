@@ -23,7 +23,8 @@ from ...sweep.spec import grid_specs
 from ...training.evaluation import held_out_excess, signal_power
 from ..framework.base import Experiment
 from ..framework.grid import member_result
-from ..framework.params import to_params
+from ..framework.parts import parts_of
+from ..framework.spec_helpers import fixed_params, rank_sweep
 from ..science.attention_teachers import (
     GroupSetup,
     attention_student,
@@ -31,31 +32,24 @@ from ..science.attention_teachers import (
     saturation_stats,
     uniform_attention_excess,
 )
-from .analysis import analyse
-from .claims import CLAIMS
-from .config import SCALE_SETTINGS, E4Config
+from . import analysis, claims, config
 
 
 class E4AttentionTeacher(Experiment):
+    config_class, scale_settings, declared_claims, analysis_function = parts_of(config, claims, analysis)
     run_cost, analysis_cost = 0.58, 4.7  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Attention-native teacher–student: deficiency and achievability"
-    declared_claims = CLAIMS
-    analysis_function = analyse
     member_params = ("rank",)
-    config_class = E4Config
     student_of = attention_student
-    scale_settings = SCALE_SETTINGS
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        fixed = {**attention_task_params(c.task), "init_scale": c.init_scale, "n_test": c.n_test}
-        fixed.update(to_params(c.train, "train"))
+        fixed = fixed_params(c, attention_task_params(c.task), "init_scale", "n_test")
         out = []
         for kind in c.task.teachers:
             for r_star in c.task.r_stars:  # the student ranks depend on r*
-                grid = {"task.spectrum": c.task.spectra, "v": c.v_settings, "rank": c.student_ranks(r_star)}
+                out += rank_sweep(self.name, c, {**fixed, "teacher": kind}, r_star)
                 at = {**fixed, "teacher": kind, "task.r_star": r_star}
-                out += grid_specs(self.name, grid, range(c.seeds), at)
                 for logit_scale, v, ranks in c.c6_map(r_star):  # the C6 map's further logit scales
                     further = {**at, "task.c": logit_scale, "v": v}
                     out += grid_specs(

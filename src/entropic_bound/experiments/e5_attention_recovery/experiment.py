@@ -20,7 +20,8 @@ from ...sweep.spec import grid_specs
 from ...training.evaluation import held_out_excess, signal_power
 from ..framework.base import Experiment
 from ..framework.grid import member_result
-from ..framework.params import to_params
+from ..framework.parts import parts_of
+from ..framework.spec_helpers import fixed_params
 from ..framework.verdict import ClaimContext
 from ..science.attention_teachers import (
     GroupSetup,
@@ -31,26 +32,20 @@ from ..science.attention_teachers import (
     saturation_stats,
     teacher_mixers,
 )
-from .analysis import analyse
-from .claims import CLAIMS
-from .config import SCALE_SETTINGS, E5Config
+from . import analysis, claims, config
 from .recovery import min_norm_estimates
 
 
 class E5AttentionRecovery(Experiment):
+    config_class, scale_settings, declared_claims, analysis_function = parts_of(config, claims, analysis)
     run_cost, analysis_cost = 0.39, 3.1  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Attention-native recovery and rank estimators"
-    declared_claims = CLAIMS
-    analysis_function = analyse
     member_params = ("init_scale",)
-    config_class = E5Config
     student_of = attention_student
-    scale_settings = SCALE_SETTINGS
 
     def specs(self) -> list[RunSpec]:
         c = self.cfg
-        fixed = {**attention_task_params(c.task), "n_test": c.n_test, "n_mixer": c.n_mixer}
-        fixed.update(to_params(c.train, "train"))
+        fixed = fixed_params(c, attention_task_params(c.task), "n_test", "n_mixer")
         grid = {
             "teacher": c.task.teachers,
             "task.r_star": c.task.r_stars,

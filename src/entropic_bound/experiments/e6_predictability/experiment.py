@@ -40,9 +40,10 @@ from ...spectra import energy_effective_rank, estimate_all
 from ...tasks import ATTENTION_TEACHERS
 from ..framework.base import Experiment
 from ..framework.draws import Seeds
-from .analysis import analyse, prepare
-from .claims import CLAIMS
-from .config import METHOD_SETTINGS, PREDICT_TEACHER, SCALE_SETTINGS, E6Config
+from ..framework.parts import parts_of
+from . import analysis, claims, config
+from .analysis import prepare
+from .config import METHOD_SETTINGS, PREDICT_TEACHER, E6Config
 
 MIXER_INPUTS = 64  # inputs for the teacher's own realised-mixer energy rank
 #: The methods C9 (linear teacher) and X1 (softmax teacher) decide exactness and flagging on.
@@ -104,12 +105,9 @@ def block_seeds(cfg: E6Config, method: str, N: int, sigma: float) -> range:
 
 
 class E6Predictability(Experiment):
+    config_class, scale_settings, declared_claims, analysis_function = parts_of(config, claims, analysis)
     run_cost, analysis_cost = 0.055, 12.9  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Data-only predictability frontier"
-    declared_claims = CLAIMS
-    analysis_function = analyse
-    config_class = E6Config
-    scale_settings = SCALE_SETTINGS
     member_params = ("method", "v")  # the predictors of one data draw share it
     devices = ("cpu",)  # nothing trains here: the predictors are closed-form float64 numpy
     max_group = 256

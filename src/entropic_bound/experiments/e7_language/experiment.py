@@ -21,9 +21,10 @@ from ...language_models.probes.checkpoint import resolve_checkpoint
 from ...sweep.spec import RunResult, RunSpec
 from ..framework.base import Experiment
 from ..framework.params import to_params
-from .analysis import analyse, prepare
-from .claims import CLAIMS
-from .config import DEFAULT_INIT_STD, SCALE_SETTINGS, VERSIONED, E7Config
+from ..framework.parts import parts_of
+from . import analysis, claims, config
+from .analysis import prepare
+from .config import DEFAULT_INIT_STD, VERSIONED
 from .execute import execute_checkpoint, execute_lm_group
 
 _WARNED: set[tuple[str, int]] = set()
@@ -31,16 +32,12 @@ MEMBER_STEP_S = 0.0115  # CPU s per member-step at d_model 32, probes included (
 
 
 class E7Language(Experiment):
+    config_class, scale_settings, declared_claims, analysis_function = parts_of(config, claims, analysis)
     # CPU s at quick scale: a checkpoint run (a language-model group's cost is in group_cost)
     run_cost, analysis_cost = 12.0, 9.5
     name = "E7"
     title = "Natural language: small causal LMs on corpora of known and estimated complexity"
-    declared_claims = CLAIMS
-    analysis_function = analyse
-    config_class = E7Config
     devices = ("cpu", "cuda")  # the language models train on a GPU with --device cuda
-
-    scale_settings = SCALE_SETTINGS
 
     @property
     def max_group(self) -> int:  # type: ignore[override]

@@ -111,8 +111,24 @@ class MarkovSource:
         return np.log2(self.transitions[ctx, tokens[k:]])
 
 
+class _Episodes:
+    """What the recall sources share: tokens ``0`` = SEP, ``n_keys`` key and ``n_values`` value symbols,
+    in a stream of episodes whose phase the last SEP gives."""
+
+    n_keys: int
+    n_values: int
+
+    @property
+    def vocab_size(self) -> int:
+        return 1 + self.n_keys + self.n_values
+
+    def entropy_rate(self) -> float:
+        """Bits per token of the stationary stream (the phase is known from the last SEP)."""
+        return self.episode_bits() / self.episode_len
+
+
 @dataclass(frozen=True)
-class RecallSource:
+class RecallSource(_Episodes):
     """Associative recall with ``pairs`` key–value pairs per episode (see module doc).
 
     Tokens: ``0`` = SEP, keys ``1 … n_keys``, values ``n_keys + 1 … n_keys + n_values``.
@@ -130,10 +146,6 @@ class RecallSource:
             )
 
     @property
-    def vocab_size(self) -> int:
-        return 1 + self.n_keys + self.n_values
-
-    @property
     def episode_len(self) -> int:
         return 2 * self.pairs + 3
 
@@ -142,10 +154,6 @@ class RecallSource:
         m, K = self.pairs, self.n_keys
         keys = math.lgamma(K + 1) - math.lgamma(K - m + 1)
         return keys / math.log(2) + m * math.log2(self.n_values) + math.log2(m)
-
-    def entropy_rate(self) -> float:
-        """Bits per token of the stationary stream (the phase is known from the last SEP)."""
-        return self.episode_bits() / self.episode_len
 
     def sample(self, n_tokens: int, rng: np.random.Generator) -> np.ndarray:
         """``(n_tokens,)`` int64: whole episodes from phase 0, cut to ``n_tokens``."""
@@ -178,7 +186,7 @@ class RecallSource:
 
 
 @dataclass(frozen=True)
-class MQARSource:
+class MQARSource(_Episodes):
     """Multi-query associative recall (Zoology's MQAR, Arora et al. 2023), as a stream of episodes.
 
     Episode (``1 + 2·pairs + 2·queries`` tokens): ``SEP k_1 v_1 … k_m v_m q_1 a_1 … q_Q a_Q`` with
@@ -213,10 +221,6 @@ class MQARSource:
             )
 
     @property
-    def vocab_size(self) -> int:
-        return 1 + self.n_keys + self.n_values
-
-    @property
     def episode_len(self) -> int:
         return 1 + 2 * self.pairs + 2 * self.queries
 
@@ -228,10 +232,6 @@ class MQARSource:
         else:
             queries = Q * math.log(m)
         return (keys + queries) / math.log(2) + m * math.log2(self.n_values)
-
-    def entropy_rate(self) -> float:
-        """Bits per token of the stationary stream (the phase is known from the last SEP)."""
-        return self.episode_bits() / self.episode_len
 
     def phase_bits(self) -> np.ndarray:
         """Information (bits) of the token at each phase of an episode, given the past: ``(L,)``."""
