@@ -76,17 +76,19 @@ def _numerical(cfg, **verdict):
 
 def test_c3_by_interval_where_the_min_norm_rank_leaves_room(small_vs_large):
     """The numerical rank counts the noise of the minimum-norm fit (rank > r* + 0.5): small init
-    recovers r* in 2 of 2 runs, large init in 0 of 2; Newcombe's interval [0.07, 1] decides."""
+    recovers r* on 2 of 2 data sets, large init on 0 of 2; Newcombe's interval [0.07, 1] over the
+    data sets lies above the boundary 0."""
     cfg, rows, records = small_vs_large
     v = claims.verdict_c3(_numerical(cfg), rows, ClaimContext(records, seeds=Seeds("E2")))
     e = v.evidence
     assert "non_standard" in e and min(e["min_norm_rank"].values()) > 1.5
     assert (e["success_small"], e["runs_small"], e["success_large"], e["runs_large"]) == (2, 2, 0, 2)
+    assert e["decision"]["units"] == e["data_sets"] == 2 and e["decision"]["unit"].startswith("data set")
     lo, hi = e["decision"]["interval"]
-    assert v.outcome == "inconclusive" and 0 < lo < 0.5 and hi == pytest.approx(1.0)
+    assert v.outcome == "confirmed" and 0 < lo < 0.5 and hi == pytest.approx(1.0)
     assert claims.verdict_c3(
-        _numerical(cfg, c3_contrast=lo / 2), rows, ClaimContext(records, seeds=Seeds("E2"))
-    ).outcome == ("confirmed")
+        _numerical(cfg, c3_contrast=lo * 2), rows, ClaimContext(records, seeds=Seeds("E2"))
+    ).outcome == ("inconclusive")
     # small and large init's estimates swapped (no rank curves: final estimates decide)
     under = rows["identified"] < 0.5
     small_under, large_under = under & (rows["init_scale"] <= 0.01), under & (rows["init_scale"] >= 0.1)
