@@ -123,3 +123,25 @@ def test_min_norm_operator_interpolates_with_the_smallest_norm():
     other = A + rng.standard_normal((8, 8)) @ null  # another interpolant: the init's part kept
     assert np.abs(other @ X @ V - Y).max() < 1e-10 and np.linalg.norm(A) < np.linalg.norm(other)
     assert np.abs(A @ null).max() < 1e-10  # the minimum-norm answer puts nothing there
+
+
+def test_prepare_regenerates_every_pooled_draws_data_sets():
+    """Rows of two draws decided together (pooled): each run's minimum-norm ranks come from its own
+    draw's data set, the same numbers a decision on that draw alone reads."""
+    exp = E2Recovery(replace(E2Config(), task=E2Task(r_stars=(2,))))
+    per_draw = {
+        d: [s for s in exp.drawn_specs(Seeds("E2", d)) if s.params["train.n_samples"] == 2] for d in (0, 1)
+    }
+    rows = pd.DataFrame([{"run_id": s.run_id, "draw": d} for d, specs in per_draw.items() for s in specs])
+    pooled = exp.prepare(rows, rows, [], Seeds("E2", 0))[0]
+    assert pooled["min_norm_energy_effective_rank"].notna().all()
+    for d in (0, 1):
+        alone = rows[rows["draw"] == d]
+        one = exp.prepare(alone, alone, [], Seeds("E2", d))[0]
+        assert (
+            one["min_norm_energy_effective_rank"].tolist()
+            == pooled.loc[alone.index, "min_norm_energy_effective_rank"].tolist()
+        )
+    assert (
+        pooled.groupby("draw")["min_norm_energy_effective_rank"].apply(tuple).nunique() == 2
+    )  # fresh data per draw

@@ -108,7 +108,8 @@ def c3_sentence(e: dict, fmt: Formats) -> str:
         return f"{lead}estimator {e['estimator']}"
     counts = e["status_counts"]["small_under"]
     # evidence of the rule over data sets (final ranks decide) says so; older evidence counted transients
-    over, aside = (f"over {e['data_sets']} data sets ", ", not counted") if "data_sets" in e else ("", "")
+    over = f"over {e['data_sets']} data sets " if e.get("data_sets") else ""
+    aside = ", not counted" if "data_sets" in e else ""
     return (
         f"{lead}{e['estimator']} (rule on the truth): under-identified data with room for a bias "
         f"({e['data_sets_with_room']} of {e['under_identified_data_sets']} data sets), recovery small init "

@@ -31,6 +31,7 @@ import pandas as pd
 
 from ...stats.interval_decision import decide_by_interval, newcombe_difference
 from ...stats.unit_intervals import units_of
+from ..framework.draws import Seeds
 from .names import LARGE_INIT_MIN, SMALL_INIT_MAX  # noqa: F401  (the claims' init groups)
 
 UNIT = "data set (the runs of every init scale trained on one data set of one draw)"
@@ -39,6 +40,18 @@ UNIT = "data set (the runs of every init scale trained on one data set of one dr
 def data_set_keys(rows: pd.DataFrame, keys: Sequence[str]) -> list[str]:
     """``keys`` plus ``draw`` where the rows carry it: a seed index names a data set within one draw only."""
     return [*keys, "draw"] if "draw" in rows.columns else list(keys)
+
+
+def groups_of_rows(experiment, rows: pd.DataFrame, seeds: Seeds) -> list[list]:
+    """The run groups behind ``rows`` (members share a data set), of every draw they hold, each draw
+    grouped apart: a pooled decision holds several draws, and a data set must be regenerated from its
+    own draw's seeds. Rows without a ``draw`` column are ``seeds``'s draw."""
+    draws = sorted({int(d) for d in rows["draw"]}) if "draw" in rows.columns else [seeds.draw]
+    ids = set(rows["run_id"])
+    specs = [
+        [s for s in experiment.drawn_specs(Seeds(seeds.experiment, d)) if s.run_id in ids] for d in draws
+    ]
+    return [group for drawn in specs for group in experiment.groups(drawn)]
 
 
 def detectable(g: pd.DataFrame, min_norm_col: str, tol: float) -> pd.Series:
