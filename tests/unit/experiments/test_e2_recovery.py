@@ -76,17 +76,19 @@ def _numerical(cfg, **verdict):
 
 def test_c3_by_interval_where_the_min_norm_rank_leaves_room(small_vs_large):
     """The numerical rank counts the noise of the minimum-norm fit (rank > r* + 0.5): small init
-    recovers r* in 2 of 2 runs, large init in 0 of 2; Newcombe's interval [0.07, 1] decides."""
+    recovers r* on 2 of 2 data sets, large init on 0 of 2; Newcombe's interval [0.07, 1] over the
+    data sets lies above the boundary 0."""
     cfg, rows, records = small_vs_large
     v = claims.verdict_c3(_numerical(cfg), rows, ClaimContext(records, seeds=Seeds("E2")))
     e = v.evidence
     assert "non_standard" in e and min(e["min_norm_rank"].values()) > 1.5
     assert (e["success_small"], e["runs_small"], e["success_large"], e["runs_large"]) == (2, 2, 0, 2)
+    assert e["decision"]["units"] == e["data_sets"] == 2 and e["decision"]["unit"].startswith("data set")
     lo, hi = e["decision"]["interval"]
-    assert v.outcome == "inconclusive" and 0 < lo < 0.5 and hi == pytest.approx(1.0)
+    assert v.outcome == "confirmed" and 0 < lo < 0.5 and hi == pytest.approx(1.0)
     assert claims.verdict_c3(
-        _numerical(cfg, c3_contrast=lo / 2), rows, ClaimContext(records, seeds=Seeds("E2"))
-    ).outcome == ("confirmed")
+        _numerical(cfg, c3_contrast=lo * 2), rows, ClaimContext(records, seeds=Seeds("E2"))
+    ).outcome == ("inconclusive")
     # small and large init's estimates swapped (no rank curves: final estimates decide)
     under = rows["identified"] < 0.5
     small_under, large_under = under & (rows["init_scale"] <= 0.01), under & (rows["init_scale"] >= 0.1)
@@ -121,3 +123,25 @@ def test_min_norm_operator_interpolates_with_the_smallest_norm():
     other = A + rng.standard_normal((8, 8)) @ null  # another interpolant: the init's part kept
     assert np.abs(other @ X @ V - Y).max() < 1e-10 and np.linalg.norm(A) < np.linalg.norm(other)
     assert np.abs(A @ null).max() < 1e-10  # the minimum-norm answer puts nothing there
+
+
+def test_prepare_regenerates_every_pooled_draws_data_sets():
+    """Rows of two draws decided together (pooled): each run's minimum-norm ranks come from its own
+    draw's data set, the same numbers a decision on that draw alone reads."""
+    exp = E2Recovery(replace(E2Config(), task=E2Task(r_stars=(2,))))
+    per_draw = {
+        d: [s for s in exp.drawn_specs(Seeds("E2", d)) if s.params["train.n_samples"] == 2] for d in (0, 1)
+    }
+    rows = pd.DataFrame([{"run_id": s.run_id, "draw": d} for d, specs in per_draw.items() for s in specs])
+    pooled = exp.prepare(rows, rows, [], Seeds("E2", 0))[0]
+    assert pooled["min_norm_energy_effective_rank"].notna().all()
+    for d in (0, 1):
+        alone = rows[rows["draw"] == d]
+        one = exp.prepare(alone, alone, [], Seeds("E2", d))[0]
+        assert (
+            one["min_norm_energy_effective_rank"].tolist()
+            == pooled.loc[alone.index, "min_norm_energy_effective_rank"].tolist()
+        )
+    assert (
+        pooled.groupby("draw")["min_norm_energy_effective_rank"].apply(tuple).nunique() == 2
+    )  # fresh data per draw

@@ -3,8 +3,8 @@
 
 C3 is an implicit-bias claim, so it is decided where the data leave room for a bias: on
 under-identified data (``N·d_v < n``) whose minimum-norm interpolant is above ``r*`` (the data alone
-do not force the low rank), GD from small init must recover ``r*`` more often than GD from large init
-(``implicit_bias``). On identified data the least-squares minimiser is unique, so every init that fits
+do not force the low rank), GD from small init must end at ``r*`` more often than GD from large init
+(``implicit_bias``: over data sets, one boundary at 0). On identified data the least-squares minimiser is unique, so every init that fits
 the data recovers; those runs are the control, reported beside the verdict.
 """
 
@@ -17,7 +17,7 @@ from ..framework.claim_slices import grid_setting, options, sliced
 from ..framework.rule import Interval, Rule, Unit
 from ..framework.verdict import ClaimContext, Finding
 from .recovery import estimator_rule, rank_over_training, rank_statuses
-from .statistics import c3_cells, c3_decision, learned, recovered, share
+from .statistics import DATA_SET, c3_cells, c3_decision, learned, recovered, share
 
 #: C3 boundary: estimators decided again as explicit (non-standard) overrides of the rule's choice.
 C3_ESTIMATORS = (
@@ -34,10 +34,12 @@ def _criterion(cfg, key: str) -> str:
         f"estimator {key} (chosen on the ground truth, see estimator_rule); GD runs that fit their data (train loss "
         f"<= {v.c3_fit:g}·max(σ², 1e-4)) on under-identified data (N·d_v < n) whose minimum-norm interpolant has "
         f"rank > r* + {v.c3_tolerance:g} (min_norm_rank, same estimator: there the data alone do not force r*); "
-        f"a run recovers when |estimate - r*| <= {v.c3_tolerance:g} (or transient: rank was r* and rose late while "
-        f"the loss fell into the noise floor); small init (<= {v.small_init_max:g}) minus large init (>= "
-        f"{v.large_init_min:g}) recovery share, Newcombe 95 % interval over runs: lower end >= {v.c3_contrast:g} "
-        f"confirmed, upper end <= 0 refuted, else inconclusive; no data set with room: inconclusive (nothing to "
+        f"a run recovers when its final estimate is within {v.c3_tolerance:g} of r* (a transient — r* reached, "
+        f"then left upward — is no recovery: the statement is about the solution GD converges to; transients "
+        f"are reported); small init (<= {v.small_init_max:g}) minus large init (>= {v.large_init_min:g}) recovery "
+        f"share over data sets (each weighs the fraction of its runs that recover), Newcombe 95 % interval over "
+        f"data sets: above the boundary {v.c3_contrast:g} confirmed, at or below it refuted (the paper states a "
+        f"direction, no minimum effect), else inconclusive; no data set with room: inconclusive (nothing to "
         f"detect); fewer than {v.c3_min_runs} runs per group: inconclusive. Identified data (N·d_v >= n) are the "
         "control where every init recovers"
     )
@@ -105,11 +107,14 @@ def c3_sentence(e: dict, fmt: Formats) -> str:
     if "contrast" not in e:
         return f"{lead}estimator {e['estimator']}"
     counts = e["status_counts"]["small_under"]
+    # evidence of the rule over data sets (final ranks decide) says so; older evidence counted transients
+    over = f"over {e['data_sets']} data sets " if e.get("data_sets") else ""
+    aside = ", not counted" if "data_sets" in e else ""
     return (
         f"{lead}{e['estimator']} (rule on the truth): under-identified data with room for a bias "
         f"({e['data_sets_with_room']} of {e['under_identified_data_sets']} data sets), recovery small init "
         f"{fmt.pct(e['small_init_under_identified_recovery'])} vs large {fmt.pct(e['large_init_under_identified_recovery'])} "
-        f"({counts['transient']} transient); identified control: small {fmt.pct(e['small_init_identified_recovery'])}, "
+        f"{over}({counts['transient']} transient{aside}); identified control: small {fmt.pct(e['small_init_identified_recovery'])}, "
         f"large {fmt.pct(e['large_init_identified_recovery'])} recover"
     )
 
@@ -118,7 +123,7 @@ C3 = Claim(
     id="C3",
     experiment="E2",
     statement="gradient descent from small init on an over-parameterised A = PQᵀ concentrates at rank r*",
-    unit=Unit("run"),
+    unit=Unit("data set", keys=("draw", *DATA_SET)),
     rule=Rule(thresholds=("verdict.c3_contrast",), interval=Interval.NEWCOMBE),
     decide=verdict_c3,
     sentence=c3_sentence,

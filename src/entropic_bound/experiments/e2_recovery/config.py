@@ -46,7 +46,11 @@ class E2Verdict:
     )
     c3_rate: float = param(0.9, gt=0.0, le=1.0, doc="C3 control: recovery rate of small init, identified N")
     c3_contrast: float = param(
-        0.5, gt=0.0, le=1.0, doc="C3: lower end of the small-minus-large recovery interval needed to confirm"
+        0.0,
+        ge=0.0,
+        le=1.0,
+        doc="C3: the boundary of the small-minus-large recovery contrast (interval above: confirmed, at or "
+        "below: refuted); 0 because the paper states a direction, no minimum effect",
     )
     c3_tolerance: float = param(
         0.5,

@@ -28,6 +28,7 @@ from ..framework.grid import member_result
 from ..framework.params import from_params, to_params
 from ..framework.parts import parts_of
 from ..framework.verdict import ClaimContext
+from ..science.implicit_bias import groups_of_rows
 from . import analysis, claims, config
 from .recovery import min_norm_estimates
 
@@ -72,11 +73,11 @@ class E2Recovery(Experiment):
 
     def prepare(self, table, ok, records, seeds):
         """The rows with ``min_norm_<key>``: every estimate of the minimum-norm interpolant of each run's
-        data set, regenerated from its seeds."""
+        data set, regenerated from its seeds (of every draw the rows hold)."""
         if not len(ok):
             return ok, ClaimContext(records)
         by_run = {}
-        for group in self.groups([s for s in self.drawn_specs(seeds) if s.run_id in set(ok["run_id"])]):
+        for group in groups_of_rows(self, ok, seeds):
             _, teacher, batch = self.data_set(group[0])  # the members share the data set
             values = min_norm_estimates(batch.X.double().numpy(), batch.Y.double().numpy(), teacher.V.numpy())
             by_run.update({s.run_id: values for s in group})

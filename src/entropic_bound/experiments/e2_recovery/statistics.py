@@ -1,13 +1,17 @@
 """The numbers behind E2's claim C3: which runs fit their data, which recover r*, and the
-small-minus-large recovery contrast on under-identified data with room for a bias (the identified
-data as the control), with the decision its interval gives."""
+small-minus-large recovery contrast over data sets on under-identified data with room for a bias (the
+identified data as the control), with the decision its interval gives.
+
+A run recovers when its *final* rank is r* (the paper's statement is about the solution GD converges
+to). A transient (r* reached, then left upward while the loss fell into the noise floor) is no
+recovery; transients are counted and reported beside the verdict, with the contrast they would give."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ..science.implicit_bias import bias_contrast, contrast_outcome, detectable
+from ..science.implicit_bias import bias_contrast, contrast_outcome, data_set_keys, detectable
 from .recovery import status_counts
 
 
@@ -21,13 +25,19 @@ def share(mask: pd.Series) -> float | None:
 
 
 def recovered(g: pd.DataFrame, col: str, tol: float) -> pd.Series:
-    """Two-sided: |estimate − r*| <= tol, or a transient (rank was r*, rose late by fitting noise)."""
-    return ((g[col] - g["task.r_star"]).abs() <= tol) | (g["status_rank"] == "transient")
+    """Two-sided, on the final estimate: |estimate − r*| <= tol (a transient is no recovery)."""
+    return (g[col] - g["task.r_star"]).abs() <= tol
+
+
+def transient(g: pd.DataFrame) -> pd.Series:
+    """Runs whose rank was r* during training and ended above it (reported, not counted)."""
+    return g["status_rank"] == "transient"
 
 
 def c3_cells(cfg, fit: pd.DataFrame, col: str, min_norm_col: str) -> tuple[dict, object]:
     """The numbers of the decision (learned GD runs on under-identified data whose minimum-norm
-    interpolant is above r* + tol) and of the identified control; and the interval decision (or None)."""
+    interpolant is above r* + tol, over data sets) and of the identified control; and the interval
+    decision (or None)."""
     tol = cfg.verdict.c3_tolerance
     small = fit["init_scale"] <= cfg.verdict.small_init_max
     large = fit["init_scale"] >= cfg.verdict.large_init_min
@@ -40,23 +50,29 @@ def c3_cells(cfg, fit: pd.DataFrame, col: str, min_norm_col: str) -> tuple[dict,
         "large_identified": fit[large & ident],
     }
     under = fit[~ident]
+    small_under, large_under = groups["small_under"], groups["large_under"]
+    success = {k: recovered(g, col, tol) for k, g in groups.items()}
     contrast = bias_contrast(
-        groups["small_under"],
-        groups["large_under"],
-        recovered(groups["small_under"], col, tol),
-        recovered(groups["large_under"], col, tol),
+        small_under,
+        large_under,
+        success["small_under"],
+        success["large_under"],
+        DATA_SET,
         cfg.verdict.c3_contrast,
     )
     decision = contrast.pop("decision")
+    by_data_set = _min_norm_by_data_set(under, min_norm_col)
+    with_room = under[detectable(under, min_norm_col, tol)]
     return {
-        "small_init_under_identified_recovery": share(recovered(groups["small_under"], col, tol)),
-        "large_init_under_identified_recovery": share(recovered(groups["large_under"], col, tol)),
+        "small_init_under_identified_recovery": share(success["small_under"]),
+        "large_init_under_identified_recovery": share(success["large_under"]),
         **contrast,
-        "small_init_identified_recovery": share(recovered(groups["small_identified"], col, tol)),
-        "large_init_identified_recovery": share(recovered(groups["large_identified"], col, tol)),
-        "min_norm_rank": _min_norm_by_data_set(under, min_norm_col),
-        "under_identified_data_sets": int(len(_min_norm_by_data_set(under, min_norm_col))),
-        "data_sets_with_room": int(under[detectable(under, min_norm_col, tol)].groupby(DATA_SET).ngroups)
+        **_transients(cfg, small_under, large_under, success),
+        "small_init_identified_recovery": share(success["small_identified"]),
+        "large_init_identified_recovery": share(success["large_identified"]),
+        "min_norm_rank": by_data_set,
+        "under_identified_data_sets": len(by_data_set),
+        "data_sets_with_room": int(with_room.groupby(data_set_keys(under, DATA_SET)).ngroups)
         if len(under)
         else 0,
         "runs": {k: int(len(g)) for k, g in groups.items()},
@@ -65,15 +81,39 @@ def c3_cells(cfg, fit: pd.DataFrame, col: str, min_norm_col: str) -> tuple[dict,
     }, decision
 
 
+def _transients(cfg, small_under: pd.DataFrame, large_under: pd.DataFrame, success: dict) -> dict:
+    """How many counted runs are transients, and the contrast they would give if they counted."""
+    counted = bias_contrast(
+        small_under,
+        large_under,
+        success["small_under"] | transient(small_under),
+        success["large_under"] | transient(large_under),
+        DATA_SET,
+        cfg.verdict.c3_contrast,
+    )
+    return {
+        "transients": {
+            "small": int(transient(small_under).sum()),
+            "large": int(transient(large_under).sum()),
+        },
+        "contrast_counting_transients": counted["contrast"],
+    }
+
+
 DATA_SET = ["task.r_star", "task.spectrum", "train.n_samples", "seed"]
 
 
 def _min_norm_by_data_set(under: pd.DataFrame, min_norm_col: str) -> dict:
-    """``{"r*=…, <spectrum>, N=…, seed …": min-norm rank}`` of every under-identified data set."""
+    """``{"r*=…, <spectrum>, N=…, seed … [, draw …]": min-norm rank}`` of every under-identified data set."""
     if not len(under):
         return {}
-    first = under.groupby(DATA_SET)[min_norm_col].first()
-    return {f"r*={r}, {sp}, N={N}, seed {s}": round(float(v), 4) for (r, sp, N, s), v in first.items()}
+    first = under.groupby(data_set_keys(under, DATA_SET))[min_norm_col].first()
+    return {
+        f"r*={k[0]}, {k[1]}, N={k[2]}, seed {k[3]}" + (f", draw {k[4]}" if len(k) > 4 else ""): round(
+            float(v), 4
+        )
+        for k, v in first.items()
+    }
 
 
 def c3_decision(cfg, cells: dict, decision) -> tuple[bool | None, str]:
@@ -90,4 +130,4 @@ def c3_decision(cfg, cells: dict, decision) -> tuple[bool | None, str]:
             f"too few learned GD runs on under-identified data with room for a bias: small init "
             f"{runs['small_under']}, large init {runs['large_under']}; {v.c3_min_runs} each needed"
         )
-    return contrast_outcome(decision, v.c3_contrast)
+    return contrast_outcome(decision)

@@ -1,5 +1,9 @@
 """E5's claim C7 (C8 moved to E6; E5 keeps its control table): its declaration, criterion, report
-sentence and robustness grid (its numbers in :mod:`.statistics`)."""
+sentence and robustness grid (its numbers in :mod:`.statistics`).
+
+C7 is decided where the under-identified data leave room above r* (the minimum-norm kernel's rank)
+and single out r* from below (no lower rank fits); the robustness map decides it again per r*, and
+:func:`c7_holds_when` words the region of r* where it holds."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from ..framework.claim_slices import Setting, grid_setting, options, sliced
 from ..framework.rule import Condition, Interval, Rule, Unit
 from ..framework.verdict import ClaimContext, Finding
 from .recovery import estimator_rule
-from .statistics import c7_cells, c7_decision
+from .statistics import DATA_SET, c7_cells, c7_decision
 
 
 def _criterion(cfg, key: str) -> str:
@@ -18,12 +22,16 @@ def _criterion(cfg, key: str) -> str:
     return (
         f"implicit bias, per teacher, on runs that fit their data (train loss <= {v.c7_fit:g}·max(σ², 1e-4)), estimator "
         f"{key} of K (chosen on the ground truth, see estimator_rule); a run recovers when |estimate - r*| <= "
-        f"{v.c7_tolerance:g}. (i) On data that identify K (N·n >= d) small init (<= {v.small_init_max:g}) recovers: refuted "
-        f"when the Wilson 95 % upper end of its recovery share is below {v.c7_rate:.0%}; (ii) on under-identified data "
-        f"(N·n < d) whose minimum-norm kernel has rank > r* + {v.c7_tolerance:g} (min_norm_rank, same estimator), small minus "
-        f"large init (>= {v.large_init_min:g}) recovery share, Newcombe 95 % interval over runs: lower end >= "
-        f"{v.c7_contrast:g} confirmed, upper end <= 0 refuted, else inconclusive; no data set with room: inconclusive "
-        "(nothing to detect). Confirmed iff every teacher is; refuted iff one is; else inconclusive"
+        f"{v.c7_tolerance:g}; the unit is the data set (each weighs the fraction of its runs). (i) On data that "
+        f"identify K (N·n >= d) small init (<= {v.small_init_max:g}) recovers: refuted when the Wilson 95 % upper end "
+        f"of its recovery share over data sets is below {v.c7_rate:.0%}; (ii) on under-identified data (N·n < d) "
+        f"whose minimum-norm kernel has rank > r* + {v.c7_tolerance:g} (min_norm_rank, same estimator: room above) "
+        f"and whose cell (r*, spectrum, V, N) no rank below r* fits (no learned run there ends below r* - "
+        f"{v.c7_tolerance:g}: identified from below), small minus large init (>= {v.large_init_min:g}) recovery "
+        f"share, Newcombe 95 % interval over data sets: above the boundary {v.c7_contrast:g} confirmed, at or below "
+        "it refuted (the paper states a direction, no minimum effect), else inconclusive; no data set with room "
+        "that r* is singled out on: inconclusive (nothing to detect). Confirmed iff every teacher is; refuted iff "
+        "one is; else inconclusive. The robustness map decides it again per r*: where it holds"
     )
 
 
@@ -50,26 +58,53 @@ def verdict_c7(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
             reason=f"min_norm_rank absent: the rows lack min_norm_{key} (E5AttentionRecovery.prepare adds it)"
         )
         return Finding("inconclusive", criterion, evidence)
-    by, decided, reasons = {}, {}, {}
+    by, decisive, reasons = {}, {}, {}
     for kind, g in rows.groupby("teacher"):
-        by[kind], decided[kind] = c7_cells(cfg, g, key)
-        outcome, reason = c7_decision(cfg, by[kind], decided[kind])
-        by[kind]["decision"] = decided[kind].to_dict() if decided[kind] is not None else None
-        reasons[kind] = (outcome, reason)
+        by[kind], contrast, gate = c7_cells(cfg, g, key)
+        reasons[kind] = c7_decision(cfg, by[kind], contrast, gate)
+        refuted_by_gate = reasons[kind][0] is False and gate is not None and gate.outcome is False
+        decisive[kind] = gate if refuted_by_gate else contrast
+        by[kind]["decision"] = decisive[kind].to_dict() if decisive[kind] is not None else None
     values = [o for o, _ in reasons.values()]
     contrasts = [c["contrast"] for c in by.values() if c["contrast"] is not None]
-    binding = [d for d in decided.values() if d is not None]
     evidence.update(
         by_teacher=by,
         decision_by_teacher={k: o for k, (o, _) in reasons.items()},
         min_contrast=min(contrasts) if contrasts else None,
-        decision=min(binding, key=lambda d: d.margin).to_dict() if binding else None,
+        decision=_decisive(decisive, reasons),
     )
     why = "; ".join(f"{k}: {r}" for k, (_, r) in reasons.items() if r)
     if why:
         evidence["reason"] = why
     verdict = "refuted" if False in values else ("confirmed" if values and all(values) else "inconclusive")
     return Finding(verdict, criterion, evidence)
+
+
+def _decisive(decisive: dict, reasons: dict) -> dict | None:
+    """The decision record that decides: a refuted teacher's, else the one with the smallest margin."""
+    refuted = [k for k, (o, _) in reasons.items() if o is False and decisive[k] is not None]
+    pool = refuted or [k for k, d in decisive.items() if d is not None]
+    if not pool:
+        return None
+    kind = min(pool, key=lambda k: decisive[k].margin)
+    return {"teacher": kind, **decisive[kind].to_dict()}
+
+
+def c7_holds_when(outcomes: list[tuple[dict, Finding]]) -> str | None:
+    """The region of r* where C7 is confirmed, in words, with the r* the data do not decide and why
+    (e.g. "r* in {2, 4}; r* = 8 nothing to detect"); None (list the confirmed settings) without an r* map."""
+    by_r = {s["r_stars"][0]: v for s, v in outcomes if len(s) == 1 and "r_stars" in s}
+    if not by_r:
+        return None
+    yes = [r for r, v in sorted(by_r.items()) if v.outcome == "confirmed"]
+    words = "r* in {" + ", ".join(map(str, yes)) + "}" if yes else "at no r*"
+    others = [
+        f"r* = {r} {v.outcome}"
+        + (" (nothing to detect)" if "nothing to detect" in v.evidence.get("reason", "") else "")
+        for r, v in sorted(by_r.items())
+        if v.outcome != "confirmed"
+    ]
+    return "; ".join([words, *others])
 
 
 C7_ESTIMATORS = ("energy_threshold_rank_99", "energy_effective_rank", "numerical_rank", "largest_gap_rank")
@@ -97,10 +132,15 @@ def c7_sentence(e: dict, fmt: Formats) -> str:
     recovery = ", ".join(
         f"{t} {fmt.pct(v['small_init_identified_recovery'])}" for t, v in e["by_teacher"].items()
     )
+    units = ""  # evidence over data sets, with the filter from below, says what it counted
+    if all("data_sets" in v for v in e["by_teacher"].values()):
+        aside = sum(len(v["cells_fit_below"]) for v in e["by_teacher"].values())
+        counts = ", ".join(f"{t} {v['data_sets']}" for t, v in e["by_teacher"].items())
+        units = f"; data sets {counts}; {aside} cells set aside where a rank below r* fits"
     return (
         f"{lead}{e['estimator']} (rule on the truth): under-identified data with room for a bias, recovery from small "
-        f"vs large init: {', '.join(parts)} (smallest contrast {fmt.number(e['min_contrast'])}); identified data, "
-        f"small init recovers r*: {recovery}"
+        f"vs large init: {', '.join(parts)} (smallest contrast {fmt.number(e['min_contrast'])}{units}); identified "
+        f"data, small init recovers r*: {recovery}"
     )
 
 
@@ -111,7 +151,7 @@ C7 = Claim(
         "GD from small init on an over-parameterised attention student learns a kernel of rank r* (implicit bias: "
         "where the data do not force a low-rank kernel, small init still recovers r* and large init does not)"
     ),
-    unit=Unit("run"),
+    unit=Unit("data set", keys=("draw", "teacher", *DATA_SET)),
     rule=Rule(
         thresholds=("verdict.c7_contrast",),
         interval=Interval.NEWCOMBE,
@@ -122,6 +162,7 @@ C7 = Claim(
     default_setting=lambda cfg: grid_setting(cfg, "task.spectra", "task.r_stars", "verdict.c7_estimator"),
     statistic="min_contrast",
     grid=c7_grid,
+    holds_when=c7_holds_when,
 )
 # C8 (the energy rank's robustness to the softmax) is decided in E6, where the softmax contaminates the
 # estimate; E5's learned kernels equal K* under both teachers, so its

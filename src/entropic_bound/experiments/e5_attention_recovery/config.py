@@ -28,7 +28,11 @@ class E5Verdict:
         LARGE_INIT_MIN, gt=0.0, doc="init scales from this count as large (shared with C3)"
     )
     c7_contrast: float = param(
-        0.5, gt=0.0, le=1.0, doc="C7: lower end of the small-minus-large recovery interval needed, N·n < d"
+        0.0,
+        ge=0.0,
+        le=1.0,
+        doc="C7: the boundary of the small-minus-large recovery contrast, N·n < d (interval above: confirmed, "
+        "at or below: refuted); 0 because the paper states a direction, no minimum effect",
     )
     c7_fit: float = param(2.0, gt=0.0, doc="C7: learned when final train loss <= c7_fit·max(sigma², 1e-4)")
     c7_estimator: str | None = param(

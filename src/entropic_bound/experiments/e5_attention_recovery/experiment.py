@@ -32,8 +32,15 @@ from ..science.attention_teachers import (
     saturation_stats,
     teacher_mixers,
 )
+from ..science.implicit_bias import groups_of_rows
 from . import analysis, claims, config
 from .recovery import min_norm_estimates
+
+
+def _under_identified(group: list[RunSpec]) -> bool:
+    """Whether a group's data set (its members share it) leaves K under-identified: ``N·n < d``."""
+    p = group[0].params
+    return p["train.n_samples"] * p["task.n"] < p["task.d"]
 
 
 class E5AttentionRecovery(Experiment):
@@ -62,16 +69,11 @@ class E5AttentionRecovery(Experiment):
 
     def prepare(self, table, ok, records, seeds):
         """The rows with ``min_norm_<key>`` on under-identified runs (``N·n < d``): every estimate of the
-        minimum-norm kernel of each run's data set, regenerated from its seeds."""
+        minimum-norm kernel of each run's data set, regenerated from its seeds (of every draw the rows hold)."""
         if not len(ok):
             return ok, ClaimContext(records)
-        ids, by_run = set(ok["run_id"]), {}
-        under = [
-            s
-            for s in self.drawn_specs(seeds)
-            if s.run_id in ids and s.params["train.n_samples"] * s.params["task.n"] < s.params["task.d"]
-        ]
-        for group in self.groups(under):
+        by_run = {}
+        for group in filter(_under_identified, groups_of_rows(self, ok, seeds)):
             setup = GroupSetup.of(self, group)  # the members share the teacher and the data set
             data = setup.data
             values = min_norm_estimates(
