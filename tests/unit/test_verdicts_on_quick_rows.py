@@ -185,18 +185,22 @@ def test_c4_confirmed_on_quick_rows_and_flips():
 def test_x2_quick_rows_cannot_refute_and_flip_with_the_step_and_convergence_rules():
     rows = e3_analysis.fill_settings(_kept_rows("E3"))
     v = _judge(e3_claims.X2, _cfg("E3"), rows)
-    assert v.outcome == "inconclusive"  # 1500 steps < x2_min_steps, and still improving
+    # 2 seeds, neither at the floor: the share's Wilson interval (0-0.66) straddles 1/2, and 1500 steps
+    # < x2_min_steps: the reason names both what would decide it
+    assert v.outcome == "inconclusive" and v.evidence["decision"]["units"] == 2
+    assert "more seeds" in v.evidence["reason"] and "6000" in v.evidence["reason"]
     best = v.evidence["worst_best_rel_excess"]
-    # long enough by the step rule, but the positional runs' excess still fell 16-20 % over the last quarter
-    v = _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000), rows)
+    # a share bar the 2 seeds can fall below (0.7), long enough by the step rule, but the positional runs'
+    # excess still fell 16-20 % over the last quarter: still improving
+    failing = {"x2_min_steps": 1000, "x2_seed_share": 0.7}
+    v = _judge(e3_claims.X2, _cfg("E3", **failing), rows)
     assert v.outcome == "inconclusive" and "still improving" in v.evidence["reason"]
     drops = v.evidence["convergence_failing_pairs"]["relative_drop"]  # B1 signed, B2 row-stochastic
     assert min(drops) >= 0.1
     loose = max(drops) + 0.01  # the same runs called converged: refuted
-    assert (
-        _judge(e3_claims.X2, _cfg("E3", x2_min_steps=1000, convergence_tol=loose), rows).outcome == "refuted"
-    )
-    assert _judge(e3_claims.X2, _cfg("E3", eps_floor=min(best * 2, 0.99)), rows).outcome == "confirmed"
+    assert _judge(e3_claims.X2, _cfg("E3", **failing, convergence_tol=loose), rows).outcome == "refuted"
+    floor = _cfg("E3", eps_floor=min(best * 2, 0.99), x2_seed_share=0.2)  # both seeds under it: 2/2 >= 0.2
+    assert _judge(e3_claims.X2, floor, rows).outcome == "confirmed"
 
 
 # ------------------------------------------------------------------ E4: C5, C6
