@@ -144,6 +144,8 @@ SCALE_SETTINGS = {
 #: A tiny grid for the tests that run every experiment (smoke, golden numbers): seconds, every
 #: claim decided.
 TINY_SETTINGS = {
+    "seeds": 1,
+    "ranks": (),
     "task.n": 6,
     "task.d": 8,
     "task.r_stars": (2,),
