@@ -22,9 +22,12 @@ RUN_ID_DIGESTS = {
     "E2/quick": "4be37f659d21c2a5",
     "E2/paper": "f51f704ba9f20303",
     "E3/quick": "454b057194dcad5e",
-    "E3/paper": "aa52261343a18ae4",
-    "E4/quick": "7d5273ba4290bc0a",
-    "E4/paper": "e0d5274ac9dc6deb",
+    # 8 seeds per X2 setting (x2_seeds; the ladder keeps 3): the ids of seeds 0-2 are those of aa52261343a18ae4
+    "E3/paper": "08af847584a1a5cf",
+    # 18 seeds x 2 r* teacher draws per kind at c = 2, V known, ranks 1, r*-1, r*, r*+1 (C5 decided at quick)
+    "E4/quick": "351bf31328c2ac43",
+    # 10 seeds (c6_seeds 10): >= 60 teacher draws per condition of C5 and C6; seeds 0-2 keep their ids
+    "E4/paper": "56fab2856f67523b",
     "E5/quick": "e3d496cb3a6284b3",
     "E5/paper": "1fd695fbd2d9f64d",
     "E6/quick": "2cb8f22becdfe062",

@@ -93,7 +93,8 @@ def test_c4_inconclusive_when_a_control_fails_or_runs_are_missing():
     assert c4_on_summary(CFG, summary_table(table.iloc[0:0])).outcome == "inconclusive"
 
 
-def x2_table(b1_pos=0.005, b2_pos=0.004):
+def x2_table(b1_pos=0.005, b2_pos=0.004, seeds=4, stuck=0):
+    """X2 rows over ``seeds`` student seeds, the first ``stuck`` of them at 0.13 with positions."""
     rows = []
     for rung, operator, pos_value, none_value in (
         ("B1", "low_rank", b1_pos, 1.0),
@@ -101,8 +102,10 @@ def x2_table(b1_pos=0.005, b2_pos=0.004):
         ("B2", "low_rank", 0.6, 1.05),
     ):
         for rank, factor in ((2, 3.0), (8, 1.0)):
-            rows.append(_row("x2", rung, "known", rank, pos_value * factor, "learned_absolute", operator))
-            rows.append(_row("x2", rung, "known", rank, none_value, "none", operator))
+            for seed in range(seeds):
+                pos = 0.13 if seed < stuck else pos_value * factor
+                rows.append(_row("x2", rung, "known", rank, pos, "learned_absolute", operator, seed=seed))
+                rows.append(_row("x2", rung, "known", rank, none_value, "none", operator, seed=seed))
     return pd.DataFrame(rows)
 
 
@@ -114,9 +117,9 @@ def test_x2_confirmed_refuted_or_inconclusive_by_floor_and_run_length():
     assert pair["best_setting"]["rank"] == 8 and pair["min_rank_reaching_floor"] == 8
     assert pair["gap_closed"] == pytest.approx(1 - 0.004 / 0.8)
     assert v.evidence["pairs"]["B2/low_rank"]["decides_verdict"] is False
-    v = x2_on_summary(short, summary_table(x2_table(b2_pos=0.03)))
-    assert v.outcome == "inconclusive" and "6000" in v.evidence["reason"]
     failing = x2_table(b2_pos=0.03)
+    v = x2_on_summary(short, summary_table(failing), failing)
+    assert v.outcome == "inconclusive" and "6000" in v.evidence["reason"]
     assert x2_on_summary(long, summary_table(failing), failing).outcome == "refuted"
     # the same numbers from runs still improving, or with no curve: cannot refute
     for flag in (0.0, np.nan):
@@ -125,6 +128,38 @@ def test_x2_confirmed_refuted_or_inconclusive_by_floor_and_run_length():
     assert x2_on_summary(long, summary_table(failing)).outcome == "inconclusive"
     no_b1 = x2_table()[lambda t: t["rung"] != "B1"]
     assert x2_on_summary(long, summary_table(no_b1), no_b1).outcome == "inconclusive"
+
+
+def test_x2_a_stuck_seed_lowers_the_share_and_more_seeds_decide():
+    """One seed stuck at 0.13 does not make the verdict absorbing: at 3 seeds the share 2/3 is open, at
+    8 seeds 7/8 clears the one boundary (1/2); the decision counts student seeds, keyed by draw."""
+    v = x2_on_summary(CFG, summary_table(x2_table(seeds=3, stuck=1)), x2_table(seeds=3, stuck=1))
+    assert v.outcome == "inconclusive" and "more seeds" in v.evidence["reason"]
+    many = x2_table(seeds=8, stuck=1)
+    v = x2_on_summary(CFG, summary_table(many), many)
+    d = v.evidence["decision"]
+    assert v.outcome == "confirmed" and d["statistic"] == pytest.approx(7 / 8) and d["units"] == 8
+    assert d["threshold"] == d["refute_threshold"] == CFG.verdict.x2_seed_share
+    pooled = pd.concat([many.assign(draw=0), many.assign(draw=1)])
+    assert x2_on_summary(CFG, summary_table(pooled), pooled).evidence["decision"]["units"] == 16
+
+
+@pytest.mark.parametrize("share,outcome", [(0.75, "confirmed"), (0.25, "refuted")])
+def test_x2_share_is_decided_either_side_of_its_one_boundary(share, outcome):
+    """A share of seeds reaching the floor off 1/2: 4 seeds leave it open, 40 decide it (long, converged
+    runs, so a failure refutes)."""
+    long = replace(CFG, x2_train=replace(CFG.x2_train, steps=6000))
+    for seeds, expected in ((4, "inconclusive"), (40, outcome)):
+        rows = x2_table(b1_pos=0.002, b2_pos=0.002, seeds=seeds, stuck=round((1 - share) * seeds))
+        assert x2_on_summary(long, summary_table(rows), rows).outcome == expected, (share, seeds)
+
+
+def test_c4_states_the_positional_confound():
+    table = pd.concat([ladder_table(), x2_table()])
+    cause = c4_on_summary(CFG, summary_table(table), table).evidence["cause"]
+    assert cause["separated"] is False and "positions" in cause["confound"]
+    assert cause["gap_closed_with_positions"]["B1/low_rank"] == pytest.approx(1 - 0.005 / 1.0)
+    assert "without positions" in cause["would_separate"]
 
 
 def test_c4_failure_of_b1_b3_needs_converged_runs():
@@ -287,6 +322,7 @@ def x2_short():
         v_settings=("known",),
         control_b=False,
         seeds=1,
+        x2_seeds=4,  # the share of seeds reaching the floor needs 4 to decide against 1/2
         x2_ranks=(8,),
         n_test=256,
         x2_train=replace(E3Config().x2_train, steps=300),

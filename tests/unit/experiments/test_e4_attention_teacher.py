@@ -116,20 +116,60 @@ def test_c5_confirmed_and_refuted():
     cfg = E4Config()
     # 40 teacher draws per kind, all on their side: the Wilson interval (>= 0.912) clears 0.9
     assert verdict_c5(cfg, synthetic(0.3, 1e-4, seeds=40), CTX).outcome == "confirmed"
-    # the same shares on 2 draws per kind: the interval reaches 0.34, inconclusive
+    # the same shares on 2 draws per kind: the interval reaches 0.34, inconclusive for want of draws
     few = verdict_c5(cfg, synthetic(0.3, 1e-4), CTX)
     assert few.outcome == "inconclusive" and few.evidence["decision"]["narrow"]
+    assert "too few teacher draws" in few.evidence["reason"]
     # r >= r* misses the floor and has stopped improving: achievability fails
     assert verdict_c5(cfg, synthetic(0.3, 0.05).assign(converged=1.0), CTX).outcome == "refuted"
     # the same misses still improving (or with no curve to tell): they cannot refute
     v = verdict_c5(cfg, synthetic(0.3, 0.05).assign(converged=0.0), CTX)
     assert v.outcome == "inconclusive" and "still improving" in v.evidence["reason"]
     assert verdict_c5(cfg, synthetic(0.3, 0.05), CTX).outcome == "inconclusive"
-    # r < r* above the floor but not clearly (< 3 eps): deficient, not by the margin
-    assert verdict_c5(cfg, synthetic(0.02, 1e-4), CTX).outcome == "inconclusive"
+    # r < r* above the floor by less than c5_margin: deficient all the same (one boundary, eps_floor)
+    assert verdict_c5(cfg, synthetic(0.02, 1e-4, seeds=40), CTX).outcome == "confirmed"
     # r < r* reaching the floor: deficiency fails
-    assert verdict_c5(cfg, synthetic(0.005, 1e-4), CTX).outcome == "refuted"
+    v = verdict_c5(cfg, synthetic(0.005, 1e-4), CTX)
+    assert v.outcome == "refuted" and v.evidence["decision"]["condition"].endswith("/deficient")
     assert verdict_c5(cfg, synthetic(0.3, 1e-4).iloc[:0], CTX).outcome == "inconclusive"
+
+
+def with_failures(rows: pd.DataFrame, share: float, ranks: str, value: float) -> pd.DataFrame:
+    """``rows`` with the runs below r* (``ranks="below"``) or at and above it (``"above"``) of the first
+    ``(1 - share)`` of each teacher kind's teacher draws set to ``value``."""
+    out = rows.copy()
+    draws = out[["task.r_star", "seed"]].drop_duplicates().sort_values(["seed", "task.r_star"])
+    bad = draws.iloc[: round((1 - share) * len(draws))]
+    side = out["rank"] < out["task.r_star"] if ranks == "below" else out["rank"] >= out["task.r_star"]
+    hit = out.set_index(["task.r_star", "seed"]).index.isin(bad.set_index(["task.r_star", "seed"]).index)
+    out.loc[side & hit, "rel_excess"] = value
+    return out
+
+
+@pytest.mark.parametrize("ranks,value", [("below", 0.005), ("above", 0.05)])
+@pytest.mark.parametrize("share,outcome", [(0.96, "confirmed"), (0.8, "refuted")])
+def test_c5_each_share_is_decided_either_side_of_its_one_boundary(ranks, value, share, outcome):
+    """A share off its bar (0.9) is decided by enough teacher draws, the way the data lie: 20 draws per
+    kind leave it open, 200 decide it (the failing runs have converged: they count)."""
+    cfg = E4Config()
+    for seeds, expected in ((5, "inconclusive"), (100, outcome)):
+        rows = with_failures(synthetic(0.3, 1e-4, seeds=seeds), share, ranks, value).assign(converged=1.0)
+        v = verdict_c5(cfg, rows, CTX)
+        assert v.outcome == expected, (ranks, share, seeds)
+        assert (
+            v.evidence["decision"]["units"] == 2 * seeds
+            and v.evidence["teacher_draws"]["linear"] == 2 * seeds
+        )
+        d = v.evidence["decision"]
+        assert d["threshold"] == d["refute_threshold"] == cfg.verdict.c5_rate
+
+
+def test_c5_teacher_draws_of_several_draws_are_distinct_units():
+    one = synthetic(0.3, 1e-4, seeds=10)
+    pooled = pd.concat([one.assign(draw=0), one.assign(draw=1)])
+    assert verdict_c5(E4Config(), one, CTX).evidence["decision"]["units"] == 20
+    v = verdict_c5(E4Config(), pooled, CTX)
+    assert v.evidence["decision"]["units"] == 40 and v.outcome == "confirmed"
 
 
 def test_c6_normalisations_and_flip():
@@ -141,23 +181,57 @@ def test_c6_normalisations_and_flip():
     table = synthetic(0.4, 1e-4, soft_below=0.2, soft_k0=0.5)
     pairs = paired_ratios(transition_table(table))
     assert np.allclose(pairs["ratio_signal"], 0.5) and np.allclose(pairs["ratio_k0"], 1.0)
-    many = synthetic(0.4, 1e-4, soft_below=0.2, soft_k0=0.5, seeds=40)  # the boundary needs >= 35 draws
+    many = synthetic(0.4, 1e-4, soft_below=0.2, soft_k0=0.5, seeds=4)  # 8 draws clear the 0.5 boundary bar
     assert verdict_c6(cfg_sig, many, CTX).outcome == "confirmed"
-    assert verdict_c6(cfg_sig, table, CTX).evidence["decision"]["condition"] == "boundary_kept"
+    assert verdict_c6(cfg_sig, table, CTX).evidence["decision"]["condition"] in (
+        "boundary_kept",
+        "deficient_below",
+    )
     v = verdict_c6(cfg_k0, many, CTX)
     assert v.outcome == "refuted" and v.evidence["other_normalisation_verdict"] == "confirmed"
     assert verdict_c6(E4Config(verdict=E4Verdict(c6_normalisation="signal")), table, CTX).outcome == (
         "inconclusive"  # two pairs < the default four: not decided
     )
     # compressed under both normalisations
-    table = synthetic(0.4, 1e-4, soft_below=0.1, soft_k0=0.8, seeds=40)
+    table = synthetic(0.4, 1e-4, soft_below=0.1, soft_k0=0.8, seeds=4)
     assert verdict_c6(cfg_k0, table, CTX).outcome == "confirmed"
     # compressed, but the softmax loses the boundary (does not reach the floor at r*)
     lost = table.copy()
     lost.loc[(lost["teacher"] == "softmax") & (lost["rank"] == lost["task.r_star"]), "rel_excess"] = 0.05
     assert verdict_c6(cfg_k0, lost.assign(converged=1.0), CTX).outcome == "refuted"
     assert verdict_c6(cfg_k0, lost.assign(converged=0.0), CTX).outcome == "inconclusive"  # still improving
+    # compressed so far that r*-1 reaches the floor too: the boundary has moved below r*
+    moved = table.copy()
+    moved.loc[(moved["teacher"] == "softmax") & (moved["rank"] == moved["task.r_star"] - 1), "rel_excess"] = (
+        1e-3
+    )
+    v = verdict_c6(cfg_k0, moved, CTX)
+    assert v.outcome == "refuted" and v.evidence["decision"]["condition"] == "deficient_below"
     assert verdict_c6(cfg_k0, table.iloc[:0], CTX).outcome == "inconclusive"
+
+
+def test_c6_unit_is_the_teacher_pair_not_its_v_settings():
+    """V known and V learned of one teacher share K*, V* and X: one pair, their ratios' median."""
+    table = synthetic(0.4, 1e-4, soft_below=0.1, soft_k0=0.8, seeds=3)
+    both = pd.concat([table, table.assign(v="learned")])
+    cfg = E4Config()
+    assert verdict_c6(cfg, table, CTX).evidence["pairs"] == verdict_c6(cfg, both, CTX).evidence["pairs"] == 6
+    assert verdict_c6(cfg, both, CTX).evidence["decision"]["units"] == 6
+
+
+@pytest.mark.parametrize("share,outcome", [(0.75, "confirmed"), (0.25, "refuted")])
+def test_c6_boundary_share_is_decided_either_side_of_its_bar(share, outcome):
+    """The share of softmax draws reaching the floor at r* off its bar (0.5): 4 draws leave it open,
+    enough draws decide it either way (the compression holds throughout)."""
+    cfg = E4Config()
+    for seeds, expected in ((2, "inconclusive"), (40, outcome)):
+        table = synthetic(0.4, 1e-4, soft_below=0.1, soft_k0=0.8, seeds=seeds).assign(converged=1.0)
+        soft = table[table["teacher"] == "softmax"]
+        rows = pd.concat([table[table["teacher"] == "linear"], with_failures(soft, share, "above", 0.05)])
+        v = verdict_c6(cfg, rows, CTX)
+        assert v.outcome == expected, (share, seeds)
+        kept = v.evidence["decisions"]["boundary_kept"]
+        assert kept["threshold"] == kept["refute_threshold"] == cfg.verdict.c6_boundary_share
 
 
 def _trained(steps: int, init: float, lr_final: float | None) -> tuple[E4Config, pd.DataFrame]:
@@ -174,6 +248,8 @@ def _trained(steps: int, init: float, lr_final: float | None) -> tuple[E4Config,
         "train.checkpoints": 8,
         "train.lr_final": lr_final,
         "c6_cs": [],
+        "seeds": 1,
+        "ranks": [],
         "init_scale": init,
     }
     exp = E4AttentionTeacher(E4AttentionTeacher.configure("quick", over))

@@ -97,6 +97,13 @@ class E3Verdict:
         doc="a run above the floor converged when its held-out excess fell by < this over the last quarter "
         "of training time (summed learning rate); stats.convergence",
     )
+    x2_seed_share: float = param(
+        0.5,
+        gt=0.0,
+        lt=1.0,
+        doc="X2: a setting makes A* learnable when more than this share of student seeds reach the floor "
+        "(its median is below eps_floor exactly when the share is above 1/2)",
+    )
     x2_min_steps: int = param(
         6000,
         ge=1,
@@ -131,6 +138,9 @@ class E3Config(Drawn):
     x2_ranks: tuple[int, ...] = param((), ge=1, doc="X2 ranks (<= d); empty = r* and d")
     x2_heads: tuple[int, ...] = param((1,), ge=1, le=64, doc="X2 head counts")
     x2_v_settings: tuple[str, ...] = param(("known",), choices=("known", "learned"))
+    x2_seeds: int = param(
+        0, ge=0, le=1000, doc="X2: student initialisations per X2 setting (0: the same as 'seeds')"
+    )
     verdict: E3Verdict = field(default_factory=E3Verdict)
     train: TrainConfig = field(default_factory=lambda: _train(500, 1e-2))
     x2_train: TrainConfig = field(default_factory=lambda: _train(1500, 3e-2))
@@ -159,6 +169,10 @@ class E3Config(Drawn):
         if self.control_b:
             check_rank("task.r_star", self.task.r_star, d, what="task.d, the B1 teacher's kernel is d×d")
 
+    def x2_seed_count(self) -> int:
+        """Student seeds of every X2 setting: ``x2_seeds``, or ``seeds`` where it is 0."""
+        return self.x2_seeds or self.seeds
+
     def full_rank(self, student: str) -> int:
         """``student``'s full rank on this task (``n`` for B0's n×n operator, ``d`` for the kernels)."""
         return STUDENTS.get(student).full_rank(self.task.n, self.task.d)
@@ -176,6 +190,9 @@ SCALE_SETTINGS = {
         "x2_ranks": (2, 4, 8, 16),
         "x2_heads": (1, 2),
         "x2_v_settings": ("known", "learned"),
+        # 8 seeds per X2 setting: a share of seeds reaching the floor decides against 1/2 by its Wilson
+        # interval with one seed stuck (7 of 8: 0.53-0.98); the ladder keeps its 3 (C4 decided)
+        "x2_seeds": 8,
         "n_test": 4096,
         "train": _train(2000, 1e-2),
         "x2_train": _train(12000, 3e-2),  # B1 signed: 0.0126 at 6000 steps, 0.0046 at 18000

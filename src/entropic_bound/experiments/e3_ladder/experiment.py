@@ -96,7 +96,8 @@ class E3Ladder(Experiment):
             base["n_heads"] = n_heads
         if "temperature" in student.accepts:
             base["temperature"] = c.temperature
-        return [RunSpec(self.name, {**base, "rank": r}, seed) for r in ranks for seed in range(c.seeds)]
+        seeds = c.x2_seed_count() if role == "x2" else c.seeds
+        return [RunSpec(self.name, {**base, "rank": r}, seed) for r in ranks for seed in range(seeds)]
 
     def student_of(self, spec: RunSpec) -> str:
         return spec.params["rung"]

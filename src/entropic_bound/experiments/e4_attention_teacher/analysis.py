@@ -49,13 +49,18 @@ RESULT_COLUMNS = [
     "row_entropy_ratio",
     "mean_max_attention",
 ]
-PAIR_KEYS = ["task.r_star", "task.spectrum", "task.c", "v", "seed"]
+PAIR_KEYS = ["task.r_star", "task.spectrum", "task.c", "v", "seed", "draw"]
+
+
+def pair_keys(table: pd.DataFrame) -> list[str]:
+    """The keys of :data:`PAIR_KEYS` ``table`` carries (rows read outside a pooled decision have no draw)."""
+    return [k for k in PAIR_KEYS if k in table.columns]
 
 
 def transition_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per (teacher, r* ≥ 2, spectrum, V, seed): the excess at r*−1 and r*, both normalisations."""
-    out = []
-    for (kind, *key), g in rows.groupby(["teacher", *PAIR_KEYS]):
+    """One row per (teacher, r* ≥ 2, spectrum, V, seed, draw): the excess at r*−1 and r*, both normalisations."""
+    out, keys = [], pair_keys(rows)
+    for (kind, *key), g in rows.groupby(["teacher", *keys]):
         r_star = key[0]
         below, at = g[g["rank"] == r_star - 1], g[g["rank"] == r_star]
         if r_star < 2 or not len(below) or not len(at):
@@ -63,7 +68,7 @@ def transition_table(rows: pd.DataFrame) -> pd.DataFrame:
         out.append(
             {
                 "teacher": kind,
-                **dict(zip(PAIR_KEYS, key)),
+                **dict(zip(keys, key)),
                 "rel_excess_below": float(below["rel_excess"].iloc[0]),
                 "rel_excess_at": float(at["rel_excess"].iloc[0]),
                 "over_k0_below": float(below["excess_over_k0"].iloc[0]),
@@ -76,9 +81,10 @@ def transition_table(rows: pd.DataFrame) -> pd.DataFrame:
 def paired_ratios(trans: pd.DataFrame) -> pd.DataFrame:
     """Softmax ÷ linear normalised excess at r*−1 on the same (K*, V*, X): columns ``ratio_k0``, ``ratio_signal``."""
     if not len(trans) or not {"linear", "softmax"} <= set(trans["teacher"]):
-        return pd.DataFrame(columns=[*PAIR_KEYS, "ratio_k0", "ratio_signal"])
-    lin = trans[trans["teacher"] == "linear"].set_index(PAIR_KEYS)
-    soft = trans[trans["teacher"] == "softmax"].set_index(PAIR_KEYS)
+        return pd.DataFrame(columns=[*pair_keys(trans), "ratio_k0", "ratio_signal"])
+    keys = pair_keys(trans)
+    lin = trans[trans["teacher"] == "linear"].set_index(keys)
+    soft = trans[trans["teacher"] == "softmax"].set_index(keys)
     both = lin.merge(soft, left_index=True, right_index=True, suffixes=("_linear", "_softmax"))
     out = pd.DataFrame(
         {
@@ -91,6 +97,13 @@ def paired_ratios(trans: pd.DataFrame) -> pd.DataFrame:
     out["ratio_k0"] = out["softmax_over_k0"] / out["linear_over_k0"]
     out["ratio_signal"] = out["softmax_rel"] / out["linear_rel"]
     return out.reset_index()
+
+
+def unit_ratios(pairs: pd.DataFrame, norm: str) -> pd.Series:
+    """One softmax/linear ratio per teacher pair (r*, spectrum, c, seed, draw): the median over its V
+    settings, which share K*, V* and X and so are not independent pairs."""
+    keys = [k for k in pair_keys(pairs) if k != "v"]
+    return pairs.groupby(keys)[f"ratio_{norm}"].median()
 
 
 def saturation_table(rows: pd.DataFrame) -> pd.DataFrame:
@@ -140,12 +153,13 @@ def c6_map_table(rows: pd.DataFrame) -> pd.DataFrame:
     for x, g in rows.groupby("task.c"):
         pairs = paired_ratios(transition_table(g))
         if len(pairs):
-            row = {"c": float(x), "pairs": int(len(pairs))}
+            row = {"c": float(x), "pairs": int(len(unit_ratios(pairs, "k0")))}
             for norm in ("k0", "signal"):  # the median with its order-statistic interval (claims.c6_at)
-                lo, hi, coverage = median_interval(pairs[f"ratio_{norm}"])
+                ratios = unit_ratios(pairs, norm)
+                lo, hi, coverage = median_interval(ratios)
                 row.update(
                     {
-                        f"ratio_{norm}": float(pairs[f"ratio_{norm}"].median()),
+                        f"ratio_{norm}": float(ratios.median()),
                         f"{norm}_lo": lo,
                         f"{norm}_hi": hi,
                     }

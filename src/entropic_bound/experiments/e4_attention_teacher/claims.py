@@ -45,38 +45,40 @@ def c6_holds_when(outcomes: list[tuple[dict, Finding]]) -> str:
     return "; ".join(parts) or "nowhere in the grid"
 
 
+def c5_criterion(cfg) -> str:
+    rate, eps = cfg.verdict.c5_rate, cfg.verdict.eps_floor
+    return (
+        f"one boundary, eps_floor = {eps:g} (the noise floor the paper's halves are stated against: deficiency = "
+        f"r < r* cannot reach it, achievability = r >= r* reaches it), and one bar on each share, c5_rate = {rate:.0%}: "
+        "for each teacher (linear and softmax), the share of teacher draws (teacher, r*, spectrum, c, seed, draw; "
+        "each draw weighs the fraction of its runs) whose r < r* runs stay at or above eps_floor, and the share "
+        "whose r >= r* runs fall below it (held-out, clean target), each with its 95% Wilson interval: confirmed "
+        f"when every share's interval lies at or above {rate:.0%}, refuted when one lies at or below it — for "
+        "r >= r* counting every run still improving as reaching the floor (convergence rule on the training "
+        "excess loss − σ²: converged when it falls by < 10 % over the last quarter of training) — otherwise "
+        "inconclusive with the reason (too few teacher draws, or runs still improving)"
+    )
+
+
 def verdict_c5(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     """C5 on the runs at the config's logit scale ``task.c``."""
     rows = rows[np.isclose(rows["task.c"], cfg.task.c)] if len(rows) else rows
-    criterion = (
-        f"for each teacher (linear and softmax), at least {cfg.verdict.c5_rate:.0%} of runs with r < r* have relative "
-        f"excess >= {cfg.verdict.c5_margin:g}·eps_floor = {cfg.verdict.c5_margin * cfg.verdict.eps_floor:g}, and at least {cfg.verdict.c5_rate:.0%} "
-        f"of runs with r >= r* have relative excess < eps_floor = {cfg.verdict.eps_floor:g} (held-out, clean target); "
-        f"refuted if more than {1 - cfg.verdict.c5_rate:.0%} of runs with r < r* reach eps_floor, or if fewer than "
-        f"{cfg.verdict.c5_rate:.0%} with r >= r* would reach it even counting every run still improving as reaching it "
-        "(convergence rule on the training excess loss − σ²: converged when it falls by < 10 % over the last quarter of "
-        "training); otherwise inconclusive, with the reason (runs still improving, or deficient but not by the margin). "
-        "Every share is counted on teacher draws (teacher, r*, spectrum, seed; each draw weighs the fraction of its runs) "
-        "and decided by its 95% Wilson interval: 'at least' means the interval lies at or above the rate, 'more than' / "
-        "'fewer than' that it lies wholly beyond it"
-    )
+    criterion = c5_criterion(cfg)
     summary = c5_summary(cfg, rows) if len(rows) else {}
     evidence = {"by_teacher": summary}
-    fracs = [
-        (s["frac_below_clearly_above_floor"], s["frac_at_or_above_reaching_floor"]) for s in summary.values()
-    ]
+    fracs = [(s["frac_below_above_floor"], s["frac_at_or_above_reaching_floor"]) for s in summary.values()]
     known = [x for pair in fracs for x in pair if x is not None]
     evidence["min_frac"] = min(known) if known else None
     evidence["still_improving"] = sum(s["still_improving"] for s in summary.values())
     if not fracs or any(a is None or b is None for a, b in fracs):
+        evidence["reason"] = "no runs on one side of r* for a teacher kind at this c"
         return Finding("inconclusive", criterion, evidence)
     decisions = c5_decisions(cfg, rows)
     verdict, reason, decisive = c5_decision(decisions)
-    evidence["decision"] = {
-        "condition": decisive,
-        **decisions[decisive.split("/")[0]][decisive.split("/", 1)[1]].to_dict(),
-    }
+    kind, name = decisive.split("/", 1)
+    evidence["decision"] = {"condition": decisive, **decisions[kind][name].to_dict()}
     evidence["decisions"] = {f"{k}/{n}": d.to_dict() for k, ds in decisions.items() for n, d in ds.items()}
+    evidence["teacher_draws"] = {k: ds["reaching_floor"].units for k, ds in decisions.items()}
     if reason:
         evidence["reason"] = reason
     return Finding(verdict, criterion, evidence)
@@ -87,12 +89,16 @@ def verdict_c6(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     of c where it holds in each normalisation (the map over every c of the rows)."""
     norm, factor = cfg.verdict.c6_normalisation, cfg.verdict.c6_factor
     what = "the K = 0 (uniform-attention) excess" if norm == "k0" else "the total signal E||f*||²/(n d_v)"
+    bar = cfg.verdict.c6_boundary_share
     criterion = (
         f"normalisation: excess at r = r*-1 divided by {what}. At each logit scale c, over >= {cfg.verdict.c6_min_pairs} "
-        "paired (r*, spectrum, V, seed) linear/softmax teachers: the median softmax/linear ratio with its exact order-"
-        f"statistic interval; compressed if the interval lies <= {factor:g}, not compressed if it lies above; the boundary "
-        f"is kept if >= {cfg.verdict.c5_rate:.0%} of softmax teacher draws at r = r* reach eps_floor (95% Wilson interval "
-        "at or above the rate), lost if the interval lies below it even counting runs still improving. Confirmed iff compressed and kept, refuted iff not compressed or lost, else "
+        "teacher pairs (r*, spectrum, seed, draw: the linear and the softmax teacher on one K*, V*, X; its V settings "
+        "share them, so the pair's ratio is their median): the median softmax/linear ratio with its exact order-"
+        f"statistic interval; compressed if the interval lies <= {factor:g}, not compressed if it lies at or above. "
+        f"The boundary stays at r* (a transition sits where half its draws have crossed): kept if the Wilson intervals "
+        f"of the share of softmax teacher draws reaching eps_floor at r = r* and of the share staying above it at "
+        f"r = r*-1 both lie at or above {bar:g}, lost if either lies at or below it (at r* even counting runs still "
+        "improving). Confirmed iff compressed and kept, refuted iff not compressed or lost, else "
         f"inconclusive; the verdict is the one at c = {cfg.task.c:g} (the SPEC's regime: neither nearly linear nor "
         "saturated), the region of c where it holds is named per normalisation"
     )
@@ -102,7 +108,8 @@ def verdict_c6(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     here = {n: next((e for x, e in m.items() if np.isclose(x, cfg.task.c)), None) for n, m in full.items()}
     if here[norm] is None or "median" not in here[norm]:
         pairs = here[norm]["pairs"] if here[norm] else 0
-        return Finding("inconclusive", criterion, {"pairs": pairs, "map": full})
+        reason = f"no (linear, softmax) teacher pair with r* >= 2 at c = {cfg.task.c:g}"
+        return Finding("inconclusive", criterion, {"pairs": pairs, "map": full, "reason": reason})
     main = here[norm]
     evidence = {
         "normalisation": norm,
@@ -123,16 +130,18 @@ def verdict_c6(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
         "decision": main["decision"],
         "decisions": main["decisions"],
     }
+    if "reason" in main:
+        evidence["reason"] = main["reason"]
     return Finding(main["verdict"], criterion, evidence)
 
 
 #: C5 boundary axes: (config key, result column).
-C5_AXES = (("spectra", "task.spectrum"), ("v_settings", "v"), ("r_stars", "task.r_star"), ("seed", "seed"))
+C5_AXES = (("spectra", "task.spectrum"), ("v_settings", "v"), ("r_stars", "task.r_star"))
 
 
 def c5_grid(cfg, rows: pd.DataFrame, context: ClaimContext) -> list[Setting]:
-    """C5 decided again per spectrum, V, r* and seed at the default c, and at every other c of the
-    C6 map (whose runs are r*-1 and r* only)."""
+    """C5 decided again per spectrum, V and r* at the default c (not per seed: a seed is one teacher
+    draw, the unit), and at every other c of the C6 map (whose runs are r*-1 and r* only)."""
     main = rows[np.isclose(rows["task.c"], cfg.task.c)] if len(rows) else rows
     other_c = [
         float(x)
@@ -159,14 +168,14 @@ def c6_grid(cfg, rows: pd.DataFrame, context: ClaimContext) -> list[Setting]:
 def c5_sentence(e: dict, fmt: Formats) -> str:
     parts = []
     for teacher, t in e["by_teacher"].items():
-        parts.append(
-            f"{teacher}: "
-            + fmt.fill(
-                "{frac_at_or_above_reaching_floor:pct} of {runs_at_or_above} runs at r ≥ r* reach the floor, "
-                "below r* relative excess ≥ {min_rel_excess_below:n}",
-                t,
-            )
+        below = (
+            "{frac_below_above_floor:pct} of {runs_below} below r* stay above it (relative excess ≥ "
+            "{min_rel_excess_below:n})"
+            if "frac_below_above_floor" in t
+            else "below r* relative excess ≥ {min_rel_excess_below:n}"  # evidence stored before the key
         )
+        reach = "{frac_at_or_above_reaching_floor:pct} of {runs_at_or_above} runs at r ≥ r* reach the floor, "
+        parts.append(f"{teacher}: " + fmt.fill(reach + below, t))
     text = "; ".join(parts)
     return text + (f"; {e['still_improving']} run(s) still improving" if e.get("still_improving") else "")
 
@@ -188,9 +197,7 @@ C5 = Claim(
     experiment="E4",
     statement="deficiency (r < r*) and achievability (r >= r*) hold inside the attention class",
     unit=TEACHER_DRAW,
-    rule=Rule(
-        thresholds=("verdict.c5_rate", "verdict.c5_margin", "verdict.eps_floor"), interval=Interval.WILSON
-    ),
+    rule=Rule(thresholds=("verdict.c5_rate", "verdict.eps_floor"), interval=Interval.WILSON),
     decide=verdict_c5,
     sentence=c5_sentence,
     default_setting=lambda cfg: {
@@ -208,7 +215,9 @@ C6 = Claim(
     rule=Rule(
         thresholds=("verdict.c6_factor",),
         interval=Interval.ORDER_STATISTIC,
-        conditions=(Condition(("verdict.c5_rate", "verdict.eps_floor"), Interval.WILSON, TEACHER_DRAW),),
+        conditions=(
+            Condition(("verdict.c6_boundary_share", "verdict.eps_floor"), Interval.WILSON, TEACHER_DRAW),
+        ),
     ),
     decide=verdict_c6,
     sentence=c6_sentence,

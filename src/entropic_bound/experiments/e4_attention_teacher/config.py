@@ -16,9 +16,18 @@ from ..science.attention_task import AttentionTask
 class E4Verdict:
     """The thresholds of C5 and C6."""
 
-    eps_floor: float = param(1e-2, gt=0.0, lt=1.0, doc="relative excess below which the floor is reached")
-    c5_margin: float = param(3.0, ge=1.0, doc="C5: r < r* must stay above c5_margin * eps_floor")
-    c5_rate: float = param(0.9, gt=0.0, le=1.0, doc="C5: required fraction of runs on each side of r*")
+    eps_floor: float = param(
+        1e-2,
+        gt=0.0,
+        lt=1.0,
+        doc="relative excess below which the floor is reached (C5's one boundary on both sides of r*)",
+    )
+    c5_margin: float = param(
+        3.0, ge=1.0, doc="C5, reported only: the share of r < r* runs at >= c5_margin * eps_floor"
+    )
+    c5_rate: float = param(
+        0.9, gt=0.0, le=1.0, doc="C5: the share of teacher draws on its side of eps_floor, each side of r*"
+    )
     c6_normalisation: str = param(
         "k0",
         choices=("k0", "signal"),
@@ -26,6 +35,13 @@ class E4Verdict:
     )
     c6_min_pairs: int = param(
         4, ge=1, doc="C6: (linear, softmax) pairs needed at a logit scale before it is decided there"
+    )
+    c6_boundary_share: float = param(
+        0.5,
+        gt=0.0,
+        lt=1.0,
+        doc="C6: the boundary sits at r* when more than this share of softmax teacher draws reach the floor "
+        "at r* and stay above it at r*-1 (a transition is located where half its draws have crossed)",
     )
     c6_factor: float = param(
         0.8,
@@ -56,7 +72,7 @@ class E4Config(Drawn):
         4,
         ge=1,
         le=10_000,
-        doc="C6 map: seeds of the further logit scales (at least 'seeds'), so every c rests on several pairs",
+        doc="C6 map: seeds of the further logit scales (each a teacher pair per r* and spectrum)",
     )
     verdict: E4Verdict = field(default_factory=E4Verdict)
     train: TrainConfig = field(
@@ -79,8 +95,9 @@ class E4Config(Drawn):
         return sorted((base | {r_star - 1, r_star, r_star + 1}) & set(range(1, self.task.d + 1)))
 
     def c6_seed_count(self) -> int:
-        """Seeds of the C6 map's further logit scales: ``max(seeds, c6_seeds)``."""
-        return max(self.seeds, self.c6_seeds)
+        """Seeds of the C6 map's further logit scales (``c6_seeds``: their own count, so that the seeds
+        that size C5 at the default c do not multiply the map)."""
+        return self.c6_seeds
 
     def c6_map(self, r_star: int) -> list[tuple[float, str, list[int]]]:
         """``(c, v, ranks)`` of the C6 map's further runs at ``r_star``: r*-1 and r* at each extra c."""
@@ -93,13 +110,23 @@ class E4Config(Drawn):
 
 #: The fields that differ from the defaults at each scale (``Experiment.default_config``).
 SCALE_SETTINGS = {
-    "quick": {"task": AttentionTask(spectra=("flat",))},
+    # 18 seeds x 2 r* = 36 teacher draws per kind at c = 2: a share of 1 clears C5's 90 % bar by its
+    # Wilson interval from 35 draws (stats.power.wilson_units on draws 0-2, every share 1). V known
+    # only and ranks 1, r*-1, r*, r*+1: fewer conditions per teacher draw, not fewer draws.
+    "quick": {
+        "task": AttentionTask(spectra=("flat",)),
+        "seeds": 18,
+        "v_settings": ("known",),
+        "ranks": (1,),
+    },
     "paper": {
         "task": AttentionTask(r_stars=(1, 2, 4, 8)),
         "c6_r_stars": (),
         "c6_v_settings": ("known", "learned"),
-        "seeds": 3,
-        "c6_seeds": 3,  # r* x V x spectra already give >= 4 pairs per c
+        # 10 seeds: 80 teacher draws per kind for C5 (4 r* x 2 spectra) and 60 teacher pairs per c for C6
+        # (r* >= 2); the paper draws' shares (0.976) need about 60 by their Wilson interval
+        "seeds": 10,
+        "c6_seeds": 10,
         "n_test": 4096,
         "train": TrainConfig(
             optimizer="adam",
@@ -117,6 +144,8 @@ SCALE_SETTINGS = {
 #: A tiny grid for the tests that run every experiment (smoke, golden numbers): seconds, every
 #: claim decided.
 TINY_SETTINGS = {
+    "seeds": 1,
+    "ranks": (),
     "task.n": 6,
     "task.d": 8,
     "task.r_stars": (2,),

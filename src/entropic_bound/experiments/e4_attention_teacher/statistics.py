@@ -1,6 +1,10 @@
 """The numbers E4's claims read: C5's shares of teacher draws per teacher kind (Wilson), the runs above
 the floor split by the convergence rule, and C6's softmax/linear ratio per logit scale (an exact
-order-statistic interval over teacher pairs) with the boundary kept at r = r*."""
+order-statistic interval over teacher pairs, one per teacher draw) with the boundary located at r*.
+
+Every statistic has one boundary, the same bar for confirming and refuting: C5's shares against
+``c5_rate`` with ``eps_floor`` splitting "reached the floor" from "did not" on both sides of r*;
+C6's ratio against ``c6_factor`` and its boundary shares against ``c6_boundary_share``."""
 
 from __future__ import annotations
 
@@ -10,13 +14,19 @@ import pandas as pd
 from ...stats.interval_decision import IntervalDecision, decide_by_interval
 from ...stats.unit_intervals import all_of, unit_share_decision
 from ..framework.rule import Unit
-from .analysis import PAIR_KEYS, median_interval, paired_ratios, transition_table
+from .analysis import median_interval, paired_ratios, transition_table, unit_ratios
 
-#: A teacher draw: the runs of one (teacher kind, r*, spectrum, seed) share the teacher.
-TEACHER = ("teacher", "task.r_star", "task.spectrum", "seed")
+#: A teacher draw: the runs of one (teacher kind, r*, spectrum, c, seed) of one draw share the teacher
+#: (both V settings and every student rank).
+TEACHER = ("teacher", "task.r_star", "task.spectrum", "task.c", "seed", "draw")
 TEACHER_DRAW = Unit("teacher draw", TEACHER)
-#: A teacher pair: the linear and the softmax teacher on the same (K*, V*, X).
-TEACHER_PAIR = Unit("teacher pair", tuple(PAIR_KEYS))
+#: A teacher pair: the linear and the softmax teacher on the same (K*, V*, X), both V settings.
+TEACHER_PAIR = Unit("teacher pair", tuple(k for k in TEACHER if k != "teacher"))
+
+
+def present(rows: pd.DataFrame, keys) -> list[str]:
+    """The unit's keys that ``rows`` carry (rows read outside a pooled decision have no ``draw``: one draw)."""
+    return [k for k in keys if k in rows.columns]
 
 
 def unfinished(g: pd.DataFrame) -> pd.Series:
@@ -42,18 +52,21 @@ def floor_misses(cfg, above: pd.DataFrame) -> dict:
 
 
 def c5_summary(cfg, rows: pd.DataFrame) -> dict:
-    """Per teacher: fractions of runs with r < r* above ``c5_margin·eps_floor`` and with r >= r* below
-    ``eps_floor``; the r >= r* runs above the floor with their convergence."""
+    """Per teacher: fractions of runs with r < r* staying above ``eps_floor`` (and, reported only, above
+    ``c5_margin·eps_floor``) and with r >= r* below it; the r >= r* runs above the floor with their
+    convergence."""
     out = {}
+    eps = cfg.verdict.eps_floor
     for kind, g in rows.groupby("teacher"):
         below, above = g[g["rank"] < g["task.r_star"]], g[g["rank"] >= g["task.r_star"]]
         misses = floor_misses(cfg, above)
-        reach = float((above["rel_excess"] < cfg.verdict.eps_floor).mean()) if len(above) else None
+        reach = float((above["rel_excess"] < eps).mean()) if len(above) else None
         out[kind] = {
             "runs_below": int(len(below)),
             "runs_at_or_above": int(len(above)),
+            "frac_below_above_floor": float((below["rel_excess"] >= eps).mean()) if len(below) else None,
             "frac_below_clearly_above_floor": float(
-                (below["rel_excess"] >= cfg.verdict.c5_margin * cfg.verdict.eps_floor).mean()
+                (below["rel_excess"] >= cfg.verdict.c5_margin * eps).mean()
             )
             if len(below)
             else None,
@@ -62,9 +75,6 @@ def c5_summary(cfg, rows: pd.DataFrame) -> dict:
             "frac_at_or_above_reaching_floor_if_finished": None
             if reach is None
             else reach + misses["still_improving"] / len(above),
-            "frac_below_reaching_floor": float((below["rel_excess"] < cfg.verdict.eps_floor).mean())
-            if len(below)
-            else None,
             "min_rel_excess_below": float(below["rel_excess"].min()) if len(below) else None,
             "max_rel_excess_at_or_above": float(above["rel_excess"].max()) if len(above) else None,
             **misses,
@@ -72,45 +82,47 @@ def c5_summary(cfg, rows: pd.DataFrame) -> dict:
     return out
 
 
+def share(rows: pd.DataFrame, flag: pd.Series, bar: float, unit=TEACHER_DRAW) -> IntervalDecision:
+    """The share of ``flag`` over ``unit``'s units of ``rows`` against ``bar`` (one boundary)."""
+    return unit_share_decision(rows, flag, present(rows, unit.keys), bar, unit=unit.name)
+
+
 def c5_decisions(cfg, rows: pd.DataFrame) -> dict[str, dict[str, IntervalDecision]]:
-    """Per teacher kind, the four shares of C5 over teacher draws (Wilson, :func:`unit_share_decision`):
-    ``clearly_deficient`` (r < r* at >= c5_margin·eps_floor) and ``reaching_floor`` (r >= r*) confirm;
-    ``staying_above_floor`` (r < r*) and ``reaching_floor_if_finished`` (r >= r*, unfinished counted as
-    reaching) refute."""
+    """Per teacher kind, the shares of C5 over teacher draws (Wilson, :func:`unit_share_decision`), each
+    against c5_rate: ``deficient`` (r < r* staying above eps_floor) confirms above the rate and refutes
+    below it; ``reaching_floor`` (r >= r*) confirms, ``reaching_floor_if_finished`` (r >= r*, unfinished
+    counted as reaching) refutes (a run still improving is no evidence that it cannot reach the floor)."""
     rate, eps = cfg.verdict.c5_rate, cfg.verdict.eps_floor
     out = {}
     for kind, g in rows.groupby("teacher"):
         below, above = g[g["rank"] < g["task.r_star"]], g[g["rank"] >= g["task.r_star"]]
         reach = above["rel_excess"] < eps
         out[str(kind)] = {
-            "clearly_deficient": unit_share_decision(
-                below, below["rel_excess"] >= cfg.verdict.c5_margin * eps, TEACHER_DRAW.keys, rate
-            ),
-            "reaching_floor": unit_share_decision(above, reach, TEACHER_DRAW.keys, rate),
-            "staying_above_floor": unit_share_decision(
-                below, below["rel_excess"] >= eps, TEACHER_DRAW.keys, rate
-            ),
-            "reaching_floor_if_finished": unit_share_decision(
-                above, reach | unfinished(above), TEACHER_DRAW.keys, rate
-            ),
+            "deficient": share(below, below["rel_excess"] >= eps, rate),
+            "reaching_floor": share(above, reach, rate),
+            "reaching_floor_if_finished": share(above, reach | unfinished(above), rate),
         }
     return out
 
 
+#: Why a refuting share refutes C5, in words.
+C5_REFUTED_BECAUSE = {
+    "deficient": "rank-deficient students reach the floor",
+    "reaching_floor_if_finished": "students with r >= r* stopped improving above the floor",
+}
+
+
 def c5_decision(decisions: dict[str, dict[str, IntervalDecision]]) -> tuple[str, str, str]:
-    """``(verdict, reason, decisive condition)``: confirmed when every teacher's confirming shares clear
-    c5_rate by their interval, refuted when a refuting share's interval lies below it, else inconclusive."""
+    """``(verdict, reason, decisive condition)``: confirmed when every teacher's ``deficient`` and
+    ``reaching_floor`` shares clear c5_rate, refuted when ``deficient`` or ``reaching_floor_if_finished``
+    lies below it, else inconclusive with the reason."""
     flat = {f"{k}/{name}": d for k, ds in decisions.items() for name, d in ds.items()}
-    confirming = {k: d for k, d in flat.items() if k.endswith(("/clearly_deficient", "/reaching_floor"))}
-    refuting = {k: d for k, d in flat.items() if k not in confirming}
+    confirming = {k: d for k, d in flat.items() if k.endswith(("/deficient", "/reaching_floor"))}
+    refuting = {k: d for k, d in flat.items() if k.endswith(("/deficient", "/reaching_floor_if_finished"))}
     refuted = [k for k, d in refuting.items() if d.outcome is False]
     if refuted:
         key = min(refuted, key=lambda k: refuting[k].margin)
-        why = {
-            "staying_above_floor": "rank-deficient students reach the floor",
-            "reaching_floor_if_finished": "students with r >= r* stopped improving above the floor",
-        }[key.split("/", 1)[1]]
-        return "refuted", why, key
+        return "refuted", C5_REFUTED_BECAUSE[key.split("/", 1)[1]], key
     outcome, key = all_of(confirming)
     if outcome:
         return "confirmed", "", key
@@ -123,59 +135,70 @@ def c5_decision(decisions: dict[str, dict[str, IntervalDecision]]) -> tuple[str,
             ),
             key,
         )
+    d = confirming[key]
     return (
         "inconclusive",
-        (
-            "a share's interval over teacher draws straddles c5_rate (deficient runs between the floor and the "
-            "margin, or too few draws)"
-        ),
+        f"the Wilson interval of {key} over {d.units} teacher draws straddles c5_rate: too few teacher draws",
         key,
     )
 
 
-def boundary_at_r_star(cfg, rows: pd.DataFrame) -> tuple[float, bool | None, dict[str, IntervalDecision]]:
-    """Softmax runs at r = r*: the share of teacher draws reaching eps_floor, and whether the boundary is
-    kept (True: its Wilson interval lies at or above c5_rate), lost (False: even counting every unfinished
-    run as reaching, the interval lies at or below it) or undecided (None)."""
-    at = rows[(rows["teacher"] == "softmax") & (rows["rank"] == rows["task.r_star"])]
+def boundary_shares(cfg, rows: pd.DataFrame) -> tuple[float, bool | None, dict[str, IntervalDecision]]:
+    """Where the softmax teacher's transition sits: the share of its teacher draws reaching eps_floor at
+    r = r* and the share staying above it at r = r*-1, each against c6_boundary_share. The boundary is
+    kept (True) when both clear it, lost (False) when either lies below it (at r* even counting every
+    unfinished run as reaching), else undecided (None). Returns the share at r*, the state, the decisions."""
+    soft = rows[rows["teacher"] == "softmax"]
+    at, below = soft[soft["rank"] == soft["task.r_star"]], soft[soft["rank"] == soft["task.r_star"] - 1]
     if not len(at):
         return float("nan"), None, {}
-    rate = cfg.verdict.c5_rate
-    reach = at["rel_excess"] < cfg.verdict.eps_floor
-    kept = unit_share_decision(at, reach, TEACHER_DRAW.keys, rate)
-    ceiling = unit_share_decision(at, reach | unfinished(at), TEACHER_DRAW.keys, rate)
-    state = True if kept.outcome is True else (False if ceiling.outcome is False else None)
-    return float(reach.mean()), state, {"boundary_kept": kept, "boundary_if_finished": ceiling}
+    bar, eps = cfg.verdict.c6_boundary_share, cfg.verdict.eps_floor
+    reach = at["rel_excess"] < eps
+    decisions = {
+        "boundary_kept": share(at, reach, bar),
+        "boundary_if_finished": share(at, reach | unfinished(at), bar),
+    }
+    if len(below):
+        decisions["deficient_below"] = share(below, below["rel_excess"] >= eps, bar)
+    holding = [decisions[k] for k in ("boundary_kept", "deficient_below") if k in decisions]
+    failing = [decisions[k] for k in ("boundary_if_finished", "deficient_below") if k in decisions]
+    lost = any(d.outcome is False for d in failing)
+    state = False if lost else (True if all(d.outcome is True for d in holding) else None)
+    return float(reach.mean()), state, decisions
 
 
 def c6_at(cfg, rows: pd.DataFrame, norm: str) -> dict:
-    """C6 at one logit scale (``rows`` at that c): the median softmax/linear ratio over pairs with its
-    order-statistic interval, compressed iff the interval lies <= c6_factor (not iff it lies at or above),
-    and the boundary; confirmed iff compressed and kept, refuted iff not compressed or lost."""
+    """C6 at one logit scale (``rows`` at that c): the median softmax/linear ratio over teacher pairs with
+    its order-statistic interval, compressed iff the interval lies <= c6_factor, not iff it lies at or
+    above, and the boundary; confirmed iff compressed and kept, refuted iff not compressed or lost."""
     pairs = paired_ratios(transition_table(rows))
-    reach, kept, boundary = boundary_at_r_star(cfg, rows)
-    out = {"pairs": int(len(pairs)), "softmax_frac_reaching_floor_at_r_star": reach, "boundary_kept": kept}
+    reach, kept, boundary = boundary_shares(cfg, rows)
+    out = {"softmax_frac_reaching_floor_at_r_star": reach, "boundary_kept": kept}
     if not len(pairs):
-        return {**out, "compressed": None, "verdict": "inconclusive"}
-    lo, hi, coverage = median_interval(pairs[f"ratio_{norm}"])
-    median = float(pairs[f"ratio_{norm}"].median())
+        return {**out, "pairs": 0, "compressed": None, "verdict": "inconclusive"}
+    ratios = unit_ratios(pairs, norm)
+    out["pairs"] = int(len(ratios))
+    lo, hi, coverage = median_interval(ratios)
+    median = float(ratios.median())
     ratio = decide_by_interval(
-        median, (lo, hi), cfg.verdict.c6_factor, higher_is_better=False, unit=TEACHER_PAIR.name
+        median,
+        (lo, hi),
+        cfg.verdict.c6_factor,
+        higher_is_better=False,
+        unit=TEACHER_PAIR.name,
+        units=len(ratios),
     )
     compressed = ratio.outcome
-    if len(pairs) < cfg.verdict.c6_min_pairs:  # one pair is one teacher draw: not a median
+    if len(ratios) < cfg.verdict.c6_min_pairs:  # one pair is one teacher draw: not a median
         compressed = None
-        out["reason"] = f"{len(pairs)} pair(s) < c6_min_pairs = {cfg.verdict.c6_min_pairs}"
+        out["reason"] = f"{len(ratios)} teacher pair(s) < c6_min_pairs = {cfg.verdict.c6_min_pairs}"
     verdict = (
         "refuted" if False in (compressed, kept) else ("confirmed" if compressed and kept else "inconclusive")
     )
     decisions = {"compressed": ratio, **boundary}
-    if verdict == "refuted":
-        decisive = "compressed" if compressed is False else "boundary_if_finished"
-    else:
-        decisive = min(
-            ("compressed", "boundary_kept"), key=lambda k: decisions[k].margin if k in decisions else np.inf
-        )
+    decisive = c6_decisive(decisions, compressed, kept)
+    if verdict == "inconclusive" and "reason" not in out:
+        out["reason"] = f"the interval of {decisive} straddles its boundary: too few teacher pairs"
     return {
         **out,
         "median": median,
@@ -186,6 +209,18 @@ def c6_at(cfg, rows: pd.DataFrame, norm: str) -> dict:
         "decision": {"condition": decisive, **decisions[decisive].to_dict()},
         "decisions": {k: d.to_dict() for k, d in decisions.items()},
     }
+
+
+def c6_decisive(decisions: dict[str, IntervalDecision], compressed, kept) -> str:
+    """The condition that decides C6 at one c: a failing one if any, else the holding one with the
+    smallest margin."""
+    if compressed is False:
+        return "compressed"
+    if kept is False:
+        failing = [k for k in ("boundary_if_finished", "deficient_below") if k in decisions]
+        return next(k for k in failing if decisions[k].outcome is False)
+    holding = [k for k in ("compressed", "boundary_kept", "deficient_below") if k in decisions]
+    return min(holding, key=lambda k: decisions[k].margin)
 
 
 def c6_map(cfg, rows: pd.DataFrame) -> dict[str, dict[float, dict]]:
