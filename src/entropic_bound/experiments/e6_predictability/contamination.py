@@ -263,8 +263,9 @@ def c8_sentence(e: dict, fmt) -> str:
     text += "; " + part("numerical_rank", "numerical rank (the contamination)")
     if MIXER in t:
         text += "; control, " + part(MIXER, "realised-mixer energy rank")
-    d = (e.get("decisions") or {}).get("energy_to_numerical_ratio")
-    if d:
+    ratio = "energy_to_numerical_ratio"  # a record of one decision has no condition: the ratio's
+    d = (e.get("decisions") or {}).get(ratio) or e.get("decision")
+    if d and d.get("condition", ratio) == ratio:
         lo, hi = d["interval"]
         text += (
             f"; energy/numerical degradation ratio {fmt.number(d['statistic'])} (95% CI {fmt.number(lo)}–"
