@@ -17,6 +17,7 @@ TINY = [
     "task.sigmas=[0.0,0.1]",
     "task.sigma_ref=0.0",
     "seeds=2",
+    "decisive_seeds=0",
     "c10_ns=[2]",
     "c10_r_stars=[4,8]",
 ]
@@ -34,8 +35,8 @@ def test_tiny_e6_writes_verdicts_results_and_figures(tmp_path):
     for claim in ("C8", "C9", "C10", "X1"):
         assert verdicts[claim]["verdict"] in ("confirmed", "refuted", "inconclusive")
         assert verdicts[claim]["experiment"] == "E6" and verdicts[claim]["criterion"]
-    # the tiny variant decides C9 and X1 as the quick defaults do (X1 at n = 6 and at n = d = d_v = 8):
-    # exact rates on 2 teacher draws per r*, whose Wilson interval reaches below 0.9
+    # without the decisive cells' extra seeds (X1 at n = 6 and at n = d = d_v = 8): exact rates on 2
+    # teacher draws per r*, whose Wilson interval reaches below 0.9
     for claim in ("C9", "X1"):
         decision = verdicts[claim]["evidence"]["decision"]
         assert verdicts[claim]["verdict"] == "inconclusive" and decision["narrow"], decision

@@ -1,5 +1,5 @@
-"""The quick defaults decide C1, C2, C4 and C5 as confirmed and C9, X1 as inconclusive (their shares
-are 1 but cover 2-4 teacher draws, whose Wilson interval reaches below 0.9), each with its boundary (slow).
+"""The quick defaults decide C1, C2, C4, C5, C8, C9 and X1 as confirmed (C5's kinds hold 36 teacher
+draws, C9's and X1's cells 40, enough for a share of 1 to clear 0.9), each with its boundary (slow).
 
 Full quick runs of E1, E3, E4 and E6 (about 2 CPU minutes together). The fast tests asserting the
 same verdicts are tests/unit/test_verdicts_on_quick_rows.py (on the rows these runs store) and the
@@ -12,9 +12,9 @@ import pytest
 
 from entropic_bound.cli import main
 
-# C5: 36 teacher draws per kind, every share 1: the Wilson interval clears 0.9
-CONFIRMED = {"E1": ("C1", "C2"), "E3": ("C4",), "E4": ("C5",), "E6": ()}
-INCONCLUSIVE = {"E1": (), "E3": (), "E4": (), "E6": ("C9", "X1")}
+# C5: 36 teacher draws per kind; C9, X1: 40 per decided cell; every share 1 clears 0.9
+CONFIRMED = {"E1": ("C1", "C2"), "E3": ("C4",), "E4": ("C5",), "E6": ("C8", "C9", "X1")}
+INCONCLUSIVE = {"E1": (), "E3": (), "E4": (), "E6": ()}
 
 
 @pytest.mark.slow

@@ -47,7 +47,18 @@ def test_decisive_seeds_only_add_runs_and_leave_other_cells_alone():
     assert {s.params["n_samples"] for s in added} == {512}
 
 
-def test_quick_grid_is_unchanged_by_the_decisive_cells():
-    quick = _specs("quick")
-    assert [s.run_id for s in quick] == [s.run_id for s in _specs("quick", {"decisive_seeds": 0})]
-    assert max(s.seed for s in quick) == _experiment("quick").cfg.seeds - 1
+def test_quick_decisive_cells_are_sized_to_decide_and_add_only_teacher_draws():
+    exp = _experiment("quick")
+    cfg = exp.cfg
+    cells = _units_per_cell(exp.specs(), max(cfg.sample_counts), cfg.verdict.sigma_max)
+    main = {k: v for k, v in cells.items() if k[2] in cfg.task.ns}
+    assert main and set(main.values()) == {cfg.decisive_seeds * len(cfg.task.spectra)}
+    draws = min(main.values())
+    # a share of 1 clears 0.9, and so does the lowest share draws 0-2 gave (0.995 on C9's flagged cell)
+    assert wilson(draws, draws)[0] > cfg.verdict.rate and wilson(0.995 * draws, draws)[0] > cfg.verdict.rate
+    # X1's further n keeps the base seeds inside the domain (pooled with the main grid's n per r*), and
+    # gets them in its flagged cell (V unknown), decided per n
+    extra = {(k[1], v) for k, v in cells.items() if k[2] in cfg.x1_ns}
+    assert extra == {("known", cfg.seeds * len(cfg.task.spectra)), ("unknown", draws)}
+    base = {s.run_id for s in _specs("quick", {"decisive_seeds": 0})}
+    assert base <= {s.run_id for s in exp.specs()}

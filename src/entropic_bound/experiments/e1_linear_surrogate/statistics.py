@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...stats.draw_keys import DRAW, with_draw
+
 
 def median_of(units: list[np.ndarray]):
     """The median of the pooled runs of the units an index array picks."""
@@ -13,19 +15,22 @@ def median_of(units: list[np.ndarray]):
 
 
 def transition_ratios(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per (r*, spectrum, V, seed): excess(r*-1) / excess(r*), excess(0) being the clean signal."""
+    """One row per (draw, r*, spectrum, V, seed): excess(r*-1) / excess(r*), excess(0) being the clean
+    signal."""
     out = []
-    for key, g in rows.groupby(["task.r_star", "task.spectrum", "v", "seed"]):
-        r_star = key[0]
+    keys = [DRAW, "task.r_star", "task.spectrum", "v", "seed"]
+    for key, g in with_draw(rows).groupby(keys):
+        r_star = key[1]
         at = g[g["rank"] == r_star]["excess"]
         below = g[g["rank"] == r_star - 1]["excess"] if r_star > 1 else g["signal"].iloc[:1]
         if len(at) and len(below):
             out.append(
                 {
+                    "draw": key[0],
                     "r_star": r_star,
-                    "spectrum": key[1],
-                    "v": key[2],
-                    "seed": key[3],
+                    "spectrum": key[2],
+                    "v": key[3],
+                    "seed": key[4],
                     "ratio": float(below.iloc[0] / max(at.iloc[0], 1e-300)),
                 }
             )

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ...predict.result import ESTIMATE_KEYS
+from ...stats.draw_keys import DRAW
 from ..framework.rule import Unit
 from ..framework.verdict import Analysis, ClaimContext, Verdict
 from .plots import plot_estimates, plot_rate_heatmaps
@@ -185,9 +186,9 @@ def analyse(
     )
 
 
-#: A teacher draw: the runs of one (teacher kind, n, r*, spectrum, seed) share the teacher (its noise
-#: levels and sample sizes are fits of the same draw).
-TEACHER = ("teacher", "task.n", "task.r_star", "task.spectrum", "seed")
+#: A teacher draw: the runs of one (draw, teacher kind, n, r*, spectrum, seed) share the teacher (its
+#: noise levels and sample sizes are fits of the same draw; every draw re-draws the seeds' teachers).
+TEACHER = (DRAW, "teacher", "task.n", "task.r_star", "task.spectrum", "seed")
 TEACHER_DRAW = Unit("teacher draw", TEACHER)
 
 
@@ -202,3 +203,16 @@ def at_scale(table: pd.DataFrame, sigma_max: float) -> pd.DataFrame:
     return table[
         (table["n_samples"] == table["n_samples"].max()) & (table["task.sigma"] <= sigma_max + 1e-12)
     ]
+
+
+def undecided_reason(evidence: dict, what: str) -> str:
+    """Why a finding is inconclusive, in words: the decisive statistic's interval reaches its boundary
+    (more ``what`` move it off), or nothing was decided at all."""
+    d = evidence.get("decision")
+    if not d or d.get("units") is None:
+        return f"no statistic was decided: the rows hold no {what} in the cells the rule reads"
+    lo, hi = d["interval"]
+    return (
+        f"{d.get('condition', 'the statistic')}: {d['statistic']:.3g} over {d['units']} {what}, 95% interval "
+        f"[{lo:.3g}, {hi:.3g}] reaches its boundary {d['threshold']:g}; more {what} decide it"
+    )

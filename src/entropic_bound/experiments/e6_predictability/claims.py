@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...stats.draw_keys import with_draw
 from ...stats.interval_decision import IntervalDecision
 from ...stats.unit_intervals import record, unit_share_decision
 from ..framework.claim import Claim, Formats, needs_rows
 from ..framework.claim_slices import Setting, grid_setting, options, sliced
 from ..framework.rule import Condition, Interval, Rule
 from ..framework.verdict import ClaimContext, Finding, decide
-from .analysis import TEACHER_DRAW, at_scale, rates_by_r
+from .analysis import TEACHER_DRAW, at_scale, rates_by_r, undecided_reason
 from .contamination import PAIRED_DRAW, c8_sentence, verdict_c8
 from .estimator_bias import band, c10_sentence, verdict_c10  # noqa: F401  (band: the tests' C10 bands)
 
@@ -35,9 +36,11 @@ def verdict_c9(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
         f"and every sigma <= {cfg.verdict.sigma_max:g}, the exact-recovery rate (r_hat == r*) is >= {cfg.verdict.rate:g} for every r* in "
         f"the method's domain (spectra, seeds pooled); r* outside it (V unknown, n < d: r* >= min(n, d_v)) are flagged "
         f"not identifiable in >= {cfg.verdict.flag_rate:g} of runs. Each rate is a share of teacher draws (teacher, n, "
-        "r*, spectrum, seed; every draw weighs the fraction of its runs) decided by its 95% Wilson interval: confirmed "
-        "when every interval lies at or above its bar, refuted when one lies at or below it, else inconclusive"
+        "r*, spectrum, seed, draw; every draw weighs the fraction of its runs) decided by its 95% Wilson interval "
+        "against one boundary, its bar (the paper's 'exact': at least the bar's share of teacher draws recovered): "
+        "confirmed when every interval lies at or above its bar, refuted when one lies at or below it, else inconclusive"
     )
+    rows = with_draw(rows)
     lin = rows[(rows["teacher"] == "linear") & rows["method"].isin(["linear_v_known", "linear_v_unknown"])]
     evidence, decisions = {}, {}
     for method in ("linear_v_known", "linear_v_unknown"):
@@ -64,8 +67,17 @@ def verdict_c9(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     evidence["min_rate_in_domain"] = min(rates_in) if rates_in else None
     if methods != {"linear_v_known", "linear_v_unknown"}:
         evidence["missing"] = sorted({"linear_v_known", "linear_v_unknown"} - methods)
+        evidence["reason"] = f"no runs of {', '.join(evidence['missing'])}: C9 needs both linear methods"
         return Finding("inconclusive", criterion, evidence)
-    return Finding(decide(record(evidence, decisions)), criterion, evidence)
+    return _finding(criterion, evidence, decisions)
+
+
+def _finding(criterion: str, evidence: dict, decisions: dict[str, IntervalDecision]) -> Finding:
+    """Every decision must hold (stats.unit_intervals.all_of); an inconclusive one says why."""
+    outcome = decide(record(evidence, decisions))
+    if outcome == "inconclusive":
+        evidence["reason"] = undecided_reason(evidence, "teacher draws")
+    return Finding(outcome, criterion, evidence)
 
 
 def verdict_x1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
@@ -76,9 +88,10 @@ def verdict_x1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
         f"softmax teacher, softmax_log_attention: inside its domain (V known, n <= min(d, d_v)) the exact-recovery rate "
         f"at the largest N is >= {cfg.verdict.rate:g} for every r* and every sigma <= {cfg.verdict.sigma_max:g}; outside it (V unknown "
         f"or n > min(d, d_v)) >= {cfg.verdict.flag_rate:g} of runs are flagged not identifiable. Each rate is a share of "
-        "teacher draws (teacher, n, r*, spectrum, seed) decided by its 95% Wilson interval: confirmed when every interval "
-        "lies at or above its bar, refuted when one lies at or below it, else inconclusive"
+        "teacher draws (teacher, n, r*, spectrum, seed, draw) decided by its 95% Wilson interval against one boundary, "
+        "its bar: confirmed when every interval lies at or above its bar, refuted when one lies at or below it, else inconclusive"
     )
+    rows = with_draw(rows)
     soft = rows[(rows["teacher"] == "softmax") & (rows["method"] == "softmax_log_attention")]
     inside, outside = soft[soft["in_domain"]], soft[~soft["in_domain"]]
     scale = at_scale(inside, cfg.verdict.sigma_max)
@@ -112,6 +125,9 @@ def verdict_x1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
         for _, r in f.iterrows()
     }
     if not by_sigma:
+        evidence["reason"] = (
+            "no softmax_log_attention runs inside the domain at the largest N and sigma <= sigma_max"
+        )
         return Finding("inconclusive", criterion, evidence)
     evidence["min_rate_inside"] = min(min(r.values()) for r in by_sigma.values())
     decisions = {}
@@ -122,7 +138,7 @@ def verdict_x1(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
         decisions[f"flagged/n={int(n)}/V {v}"] = _flag_decision(g, cfg.verdict.flag_rate)
     flags = [d for k, d in decisions.items() if k.startswith("flagged/")]
     evidence["exact_inside"], evidence["flagged_outside"] = exact, _all_hold(flags)
-    return Finding(decide(record(evidence, decisions)), criterion, evidence)
+    return _finding(criterion, evidence, decisions)
 
 
 def _all_hold(decisions) -> bool | None:

@@ -7,11 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...stats.draw_keys import with_draw
 from ...stats.interval_decision import IntervalDecision, decide_by_interval
 from ...stats.unit_intervals import record, unit_bootstrap, units_of
 from ..framework.claim import Formats
 from ..framework.verdict import ClaimContext, Finding
-from .analysis import PAPER_ESTIMATORS, TEACHER_DRAW, at_scale, rates_by_r
+from .analysis import PAPER_ESTIMATORS, TEACHER_DRAW, at_scale, rates_by_r, undecided_reason
 
 
 def _mean_by_r(g: pd.DataFrame, col: str) -> dict[int, float]:
@@ -26,22 +27,25 @@ PAPER_NAMES = {
 }
 
 
-def band(value: float | None, threshold: float, tol: float, above: bool) -> bool | None:
-    """A one-sided sub-claim: True when ``value`` is on the claimed side of ``threshold``; False when it
-    is on the other side by more than ``tol`` (contradicted); None in between or without data."""
+#: (b)'s saturation boundary: the numerical rank's spread over r* as a share of the r* span (0: flat,
+#: 1: it tracks r* one for one). Saturated means set by the contamination more than by r*: below the
+#: midpoint, it moves less than half as much as r* does.
+SATURATION_SPREAD = 0.5
+
+
+def band(value: float | None, boundary: float, above: bool) -> bool | None:
+    """A one-sided sub-claim at one boundary: True when ``value`` is on the claimed side of ``boundary``
+    (at or beyond it), False when it is on the other side, None without data."""
     if value is None or not np.isfinite(value):
         return None
-    if above:
-        return True if value >= threshold else (False if value < threshold - tol else None)
-    return True if value <= threshold else (False if value > threshold + tol else None)
+    return bool(value >= boundary) if above else bool(value <= boundary)
 
 
-def band_decision(value: float, interval: tuple[float, float], threshold: float, tol: float, above: bool):
-    """:func:`band` decided by ``interval``: holds when it lies on the claimed side of ``threshold``,
-    contradicted when it lies beyond ``threshold`` ∓ ``tol`` on the other side."""
-    refute = threshold - tol if above else threshold + tol
+def band_decision(value: float, interval: tuple[float, float], boundary: float, above: bool, units: int):
+    """:func:`band` decided by ``interval`` over ``units`` teacher draws: holds when it lies on the claimed
+    side of ``boundary``, contradicted when it lies on the other side, undecided while it reaches it."""
     return decide_by_interval(
-        value, interval, threshold, refute_threshold=refute, higher_is_better=above, unit=TEACHER_DRAW.name
+        value, interval, boundary, higher_is_better=above, unit=TEACHER_DRAW.name, units=units
     )
 
 
@@ -91,8 +95,9 @@ def _spread(m: dict[int, float]) -> float:
 
 
 def c10_numerical(cfg, soft: pd.DataFrame) -> dict:
-    """(b) numerical rank saturates: above r* + tol at every r*, and flat (spread <= half the r* span),
-    each by its bootstrap interval over teacher draws."""
+    """(b) numerical rank saturates: read above r* at every r* (mean − r* against ``tol``, the rounding
+    boundary of a rank) and flat (spread against :data:`SATURATION_SPREAD` of the r* span), each by its
+    bootstrap interval over teacher draws."""
     tol = cfg.verdict.c10_tolerance
     units = _unit_values(soft, "est_numerical_rank") if "est_numerical_rank" in soft else []
     num = _means(units)
@@ -101,8 +106,8 @@ def c10_numerical(cfg, soft: pd.DataFrame) -> dict:
     over, over_ci = _boot(units, _over)
     spread, spread_ci = _boot(units, _spread)
     decisions = {
-        "over_r_star": band_decision(over, over_ci, tol, tol, above=True),
-        "spread": band_decision(spread, spread_ci, 0.5, 0.5, above=False),
+        "over_r_star": band_decision(over, over_ci, tol, True, len(units)),
+        "spread": band_decision(spread, spread_ci, SATURATION_SPREAD, False, len(units)),
     }
     return {
         "mean_by_r_star": num,
@@ -114,8 +119,9 @@ def c10_numerical(cfg, soft: pd.DataFrame) -> dict:
 
 
 def c10_energy(cfg, soft: pd.DataFrame) -> dict:
-    """(c) energy rank over-estimates the smallest r* and compresses the largest (bias against r*), each
-    end by its bootstrap interval over teacher draws."""
+    """(c) energy rank over-estimates the smallest r* (bias against +tol) and compresses the largest
+    (against −tol): a bias inside ±tol rounds to r*, the rank read is exact there. Each end by its
+    bootstrap interval over teacher draws."""
     tol = cfg.verdict.c10_tolerance
     if "est_energy_effective_rank" not in soft:
         return {"holds": None}
@@ -126,12 +132,10 @@ def c10_energy(cfg, soft: pd.DataFrame) -> dict:
     small, small_ci = _boot(units, lambda m: m[min(m)])
     large, large_ci = _boot(units, lambda m: m[max(m)])
     decisions = {
-        "over_smallest": band_decision(small, small_ci, tol, tol, above=True),
-        "compresses_largest": band_decision(large, large_ci, -tol, tol, above=False),
+        "over_smallest": band_decision(small, small_ci, tol, True, len(units)),
+        "compresses_largest": band_decision(large, large_ci, -tol, False, len(units)),
     }
     parts = [d.outcome for d in decisions.values()]
-    if -tol <= min(small_ci) and max(small_ci) <= tol and -tol <= min(large_ci) and max(large_ci) <= tol:
-        parts.append(False)  # unbiased at both ends: the opposite of the claim
     out = {"bias_vs_r_star": bias, "bias_smallest_r_star": small, "bias_largest_r_star": large}
     if "true_energy_effective_rank" in soft:
         b = soft["est_energy_effective_rank"] - soft["true_energy_effective_rank"]
@@ -139,22 +143,24 @@ def c10_energy(cfg, soft: pd.DataFrame) -> dict:
     return {**out, "decisions": decisions, "holds": _all_parts(parts)}
 
 
-def _last_step(g: pd.DataFrame) -> tuple[float | None, dict, tuple[float, float] | None]:
+def _last_step(g: pd.DataFrame) -> tuple[float | None, dict, tuple[float, float] | None, int]:
     col = "est_realised_mixer_energy_rank"
     units = _unit_values(g, col) if col in g else []
     m = _means(units)
     if len(m) < 2:
-        return None, m, None
+        return None, m, None, len(units)
     step, ci = _boot(units, lambda mm: mm[sorted(mm)[-1]] - mm[sorted(mm)[-2]] if len(mm) > 1 else np.nan)
-    return step, m, ci
+    return step, m, ci, len(units)
 
 
 def c10_mixer_at_n(cfg, soft: pd.DataFrame, lin: pd.DataFrame, n: int) -> dict:
-    """(d) at one n: decided only where the two largest r* are both >= ``c10_regime``·n (r* >> n, where
-    the linear mixer's rank min(r*, n) saturates); elsewhere undecided, the grid misses the regime."""
+    """(d) at one n: the rise between the two largest r* against ``tol`` (a rise below half a rank unit
+    does not change the rank read: not informative), softmax above, linear at or below; decided only
+    where the two largest r* are both >= ``c10_regime``·n (r* >> n, where the linear mixer's rank
+    min(r*, n) saturates); elsewhere undecided, the grid misses the regime."""
     tol = cfg.verdict.c10_tolerance
-    step_soft, m_soft, ci_soft = _last_step(soft)
-    step_lin, m_lin, ci_lin = _last_step(lin)
+    step_soft, m_soft, ci_soft, n_soft = _last_step(soft)
+    step_lin, m_lin, ci_lin, n_lin = _last_step(lin)
     r_stars = sorted(set(m_soft) & set(m_lin))
     in_regime = len(r_stars) >= 2 and r_stars[-2] >= cfg.verdict.c10_regime * n
     out = {
@@ -170,8 +176,8 @@ def c10_mixer_at_n(cfg, soft: pd.DataFrame, lin: pd.DataFrame, n: int) -> dict:
     if step_soft is None or step_lin is None:
         return {**out, "holds": None}
     decisions = {
-        "softmax_rises": band_decision(step_soft, ci_soft, tol, tol, above=True),
-        "linear_flat": band_decision(step_lin, ci_lin, tol, tol, above=False),
+        "softmax_rises": band_decision(step_soft, ci_soft, tol, True, n_soft),
+        "linear_flat": band_decision(step_lin, ci_lin, tol, False, n_lin),
     }
     return {**out, "decisions": decisions, "holds": _all_parts([d.outcome for d in decisions.values()])}
 
@@ -238,21 +244,38 @@ def _record_c10(evidence: dict, main_key: str, subs: list[bool | None]) -> None:
         ]
 
 
-def verdict_c10(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
-    t = cfg.verdict.c10_tolerance
-    criterion = (
-        f"softmax_linearised at the largest N, sigma <= {cfg.verdict.sigma_max:g}, V {cfg.verdict.c10_v}; each sub-claim against r*, "
-        f"tolerance {t:g} rank units: (b) the paper's numerical rank saturates — mean - r* >= {t:g} at every r* "
-        f"(contradicted if < 0) and its spread over r* <= half the r* span (contradicted if > the span); (c) the "
-        f"paper's energy effective rank over-estimates the smallest r* (bias >= {t:g}; contradicted if < 0) and "
-        f"compresses the largest (bias <= -{t:g}; contradicted if > 0; also contradicted if |bias| <= {t:g} at both); "
-        f"(d) the paper's realised-mixer energy rank rises by >= {t:g} between the two largest r* for the softmax "
-        f"teacher (contradicted if it falls) and by <= {t:g} for the linear one (contradicted if > {2 * t:g}), "
-        f"decided per n where the two largest r* are both >= {cfg.verdict.c10_regime:g}·n (r* >> n; undecided at other n), "
-        "holding iff it holds at every such n. (b), (c) on the n of task.ns. Every statistic is decided by its 95% "
-        "bootstrap interval over teacher draws (resampled within r*): it holds when the interval lies on the claimed "
-        "side, is contradicted when it lies beyond the contradiction bar. Confirmed iff all hold; refuted iff any is contradicted; else inconclusive"
+def c10_criterion(cfg) -> str:
+    t, v = cfg.verdict.c10_tolerance, cfg.verdict
+    return (
+        f"softmax_linearised at the largest N, sigma <= {v.sigma_max:g}, V {v.c10_v}; each sub-claim against r*, every "
+        f"statistic against one boundary. The rank boundary is {t:g} rank units: a rank is read by rounding, so an "
+        f"estimate within {t:g} of a value reads as that value. (b) the paper's numerical rank saturates: min over r* of "
+        f"mean − r* at or above {t:g} (it reads above r* everywhere) and its spread over r* (as a share of the r* span) "
+        f"at or below {SATURATION_SPREAD:g} (it moves less than half as much as r*); (c) the paper's energy effective "
+        f"rank over-estimates the smallest r* (bias at or above {t:g}) and compresses the largest (bias at or below "
+        f"-{t:g}); (d) the paper's realised-mixer energy rank rises by at least {t:g} between the two largest r* for the "
+        f"softmax teacher and by at most {t:g} for the linear one, decided per n where the two largest r* are both >= "
+        f"{v.c10_regime:g}·n (r* >> n; undecided at other n), holding iff it holds at every such n. (b), (c) on the n "
+        "of task.ns. Every statistic is decided by its 95% bootstrap interval over teacher draws (n, r*, spectrum, seed, "
+        "draw; resampled within r*): it holds when the interval lies on the claimed side of its boundary, is "
+        "contradicted when it lies on the other side. Confirmed iff all hold; refuted iff any is contradicted "
+        "(stats.unit_intervals.all_of); else inconclusive"
     )
+
+
+def _undecided(evidence: dict, subs: list[bool | None]) -> str:
+    """Why C10 is undecided: a statistic whose interval reaches its boundary, else a sub-claim whose
+    regime the grid misses."""
+    decisions = evidence.get("decisions") or {"": evidence.get("decision") or {}}
+    for name, d in decisions.items():
+        if d and min(d["interval"]) < d["threshold"] < max(d["interval"]):
+            return undecided_reason({"decision": {"condition": name, **d}}, "teacher draws")
+    missing = [k for k, s in zip(C10_SUBCLAIMS, subs) if s is None]
+    return f"undecided sub-claim(s) {', '.join(missing)}: no n of the grid reaches their regime, or no rows"
+
+
+def verdict_c10(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
+    rows = with_draw(rows)
     linearised = (
         at_scale(rows[rows["method"] == "softmax_linearised"], cfg.verdict.sigma_max) if len(rows) else rows
     )
@@ -263,13 +286,16 @@ def verdict_c10(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
     subs = [main[k]["holds"] for k in C10_SUBCLAIMS] if main is not None else [None]
     _record_c10(evidence, f"V_{cfg.verdict.c10_v}", subs)
     if main is None:
-        return Finding("inconclusive", criterion, evidence)
+        evidence["reason"] = f"no softmax_linearised runs with V {cfg.verdict.c10_v} at the largest N"
+        return Finding("inconclusive", c10_criterion(cfg), evidence)
     evidence["sub_claims_holding"] = sum(s is True for s in subs)
     evidence["sub_claims_contradicted"] = sum(s is False for s in subs)
     verdict = (
         "refuted" if False in subs else ("confirmed" if all(s is True for s in subs) else "inconclusive")
     )
-    return Finding(verdict, criterion, evidence)
+    if verdict == "inconclusive":
+        evidence["reason"] = _undecided(evidence, subs)
+    return Finding(verdict, c10_criterion(cfg), evidence)
 
 
 def c10_sentence(e: dict, fmt: Formats) -> str:

@@ -94,12 +94,17 @@ def blocks(cfg: E6Config) -> list[tuple[tuple[str, str, str], int, tuple[int, fl
     return out
 
 
-def block_seeds(cfg: E6Config, method: str, N: int, sigma: float) -> range:
-    """Seeds of one block: ``decisive_seeds`` where C9 or X1 decide (their methods, the largest N,
-    σ <= ``verdict.sigma_max``) when that is more than ``seeds``; ``seeds`` elsewhere. The first
-    ``seeds`` are the same runs either way, so raising it only adds teacher draws."""
+def block_seeds(cfg: E6Config, method: str, v: str, n: int, N: int, sigma: float) -> range:
+    """Seeds of one block: ``decisive_seeds`` where C9 or X1 decide (their methods, the main grid's n,
+    the largest N, σ <= ``verdict.sigma_max``) when that is more than ``seeds``; ``seeds`` elsewhere.
+    Inside X1's domain its further n pools with the main grid's n per r*, so only its V-unknown cell
+    (flagged, decided per n) needs them there. The first ``seeds`` are the same runs either way, so
+    raising it only adds teacher draws."""
     decisive = (
-        method in DECISIVE_METHODS and N == max(cfg.sample_counts) and sigma <= cfg.verdict.sigma_max + 1e-12
+        method in DECISIVE_METHODS
+        and (n in cfg.task.ns or v == "unknown")
+        and N == max(cfg.sample_counts)
+        and sigma <= cfg.verdict.sigma_max + 1e-12
     )
     return range(max(cfg.seeds, cfg.decisive_seeds) if decisive else cfg.seeds)
 
@@ -134,7 +139,9 @@ class E6Predictability(Experiment):
                     "task.sigma": sigma,
                     "n_samples": N,
                 }
-                out.extend(RunSpec(self.name, params, seed) for seed in block_seeds(c, method, N, sigma))
+                out.extend(
+                    RunSpec(self.name, params, seed) for seed in block_seeds(c, method, v, n, N, sigma)
+                )
         return out
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
