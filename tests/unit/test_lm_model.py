@@ -16,6 +16,7 @@ from entropic_bound.language_models.probes.heads import (
     KernelProbe,
     content_ablation_bits,
     ensemble_mixers,
+    joint_ablation_bits,
     mixer_stats,
 )
 from entropic_bound.language_models.training.trainer import (
@@ -97,6 +98,19 @@ def test_content_ablation_is_zero_for_a_content_blind_head_and_not_for_a_content
     assert bits.shape == (3, 2, 4)
     assert np.abs(bits[:, 0, 0]).max() < 1e-9
     assert np.abs(bits[:, 0, 1:]).max() > 1e-3  # the ×20 weights route by content
+
+
+def test_the_joint_ablation_of_one_head_is_its_own_and_of_several_is_not_their_sum():
+    model = _model().double()  # 2 layers x 4 heads: 256 subsets
+    idx = torch.randint(0, 11, (3, 8, 12), generator=torch.Generator().manual_seed(3))
+    joint, single = joint_ablation_bits(model, idx), content_ablation_bits(model, idx)
+    assert joint.shape == (3, 256) and np.all(joint[:, 0] == 0)  # nothing ablated
+    for i in range(8):  # bit layer * 4 + head: that head alone
+        np.testing.assert_allclose(joint[:, 1 << i], single[:, i // 4, i % 4], rtol=0, atol=1e-12)
+    pair = joint[:, 0b11]  # heads 0 and 1 of layer 0 together: not the sum of each alone
+    assert np.abs(pair - single[:, 0, 0] - single[:, 0, 1]).max() > 1e-6
+    wide = EnsembleLM(11, 12, [0], d_model=36, n_heads=9)  # 18 heads: too many subsets, none stored
+    assert joint_ablation_bits(wide, idx[:1]) is None
 
 
 def test_a_member_does_not_depend_on_its_ensemble():

@@ -225,6 +225,7 @@ def _trained_heads(corpora: list[str], settings: dict):
     import pandas as pd
 
     from entropic_bound.experiments.e7_language.analysis import prepare
+    from entropic_bound.experiments.e7_language.control_gate import joint_ablations
     from entropic_bound.experiments.e7_language.experiment import E7Language
     from entropic_bound.experiments.e7_language.structure_verdict import routing_kernel
 
@@ -238,7 +239,8 @@ def _trained_heads(corpora: list[str], settings: dict):
             for r in results
         ]
     )
-    runs, context = prepare(cfg, table, [{"run_id": r.spec.run_id, "curves": r.curves} for r in results])
+    records = [{"run_id": r.spec.run_id, "curves": r.curves} for r in results]
+    runs, context = prepare(cfg, table, records)
     heads, v = context.tables["heads"], cfg.verdict
     kernel = routing_kernel(
         heads,
@@ -246,18 +248,19 @@ def _trained_heads(corpora: list[str], settings: dict):
         explained=v.c13_kernel_explained,
         rank_fraction=v.c13_kernel_rank_fraction,
     )
-    return runs, heads.assign(routing_kernel=kernel)
+    return runs, heads.assign(routing_kernel=kernel), joint_ablations(records)
 
 
 def test_trained_lag_copy_and_markov_controls_come_out_structural():
     from entropic_bound.experiments.e7_language.config import ABLATION_BITS
-    from entropic_bound.experiments.e7_language.structure_verdict import control_report
+    from entropic_bound.experiments.e7_language.control_gate import control_report
 
     names = ["lagcopy-L4", "markov_v4_k2_a0.1"]
     small = {"task.tokens": 20_000, "train.steps": 300, "model.n_ctx": 16, "probe_windows": 12}
-    runs, heads = _trained_heads(names, small)
+    runs, heads, joint = _trained_heads(names, small)
     assert runs["learned"].all()  # learned within the learned-run filter: evidence, not noise
-    report = control_report(heads, names)
+    assert set(joint) == set(runs["run_id"]) and all(len(j) == 16 for j in joint.values())  # 2 x 2 heads
+    report = control_report(heads, names, joint=joint)
     assert report["lagcopy-L4"]["agrees"] and report["markov_v4_k2_a0.1"]["agrees"]
     assert report["markov_v4_k2_a0.1"]["shares_by_category"]["local"] >= 0.5
     # a lag-copy head may attend by content, but nothing downstream uses it: its routing carries no
@@ -273,7 +276,7 @@ def test_trained_lag_copy_and_markov_controls_come_out_structural():
         and report["markov_v4_k2_a0.1"]["answering_heads"]["local"] >= 1
     )
     # an untrained model is not the same thing: the filter sets it aside
-    untrained, _ = _trained_heads(names[:1], {**small, "train.steps": 2})
+    untrained, _, _ = _trained_heads(names[:1], {**small, "train.steps": 2})
     assert not untrained["learned"].any()
 
 
@@ -283,7 +286,7 @@ def test_trained_recall_control_answers_and_its_logit_field_shows_a_low_rank_ker
     CPU): it answers, and the logit-field fit finds a low-rank kernel that explains a mostly
     content-dependent logit field, and its answer rows show the routing: on episode-aligned windows
     it happens at the answer queries only, which the all-row content TV dilutes (docs/claims.md C13)."""
-    runs, heads = _trained_heads(["mqar-p2r"], {"verdict.learned_min_answer_accuracy": 0.0})
+    runs, heads, _ = _trained_heads(["mqar-p2r"], {"verdict.learned_min_answer_accuracy": 0.0})
     assert runs["answer_accuracy"].iloc[0] >= 0.9
     content = 1 - heads["logit_field_position_explained"]
     seen = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from scipy.stats import spearmanr
 from entropic_bound.errors import ConfigError
 from entropic_bound.experiments.e7_language.analysis import categorise, run_table
 from entropic_bound.experiments.e7_language.config import E7Config, E7Verdict
+from entropic_bound.experiments.e7_language.control_gate import control_gate, control_report
 from entropic_bound.experiments.e7_language.domain_verdicts import (
     abs_interval,
     c11_on_corpora,
@@ -28,11 +30,7 @@ from entropic_bound.experiments.e7_language.statistics import (
     spearman,
     wilson,
 )
-from entropic_bound.experiments.e7_language.structure_verdict import (
-    c13_on_heads,
-    control_report,
-    routing_kernel,
-)
+from entropic_bound.experiments.e7_language.structure_verdict import c13_on_heads, routing_kernel
 from entropic_bound.experiments.framework.claim_slices import with_option
 from entropic_bound.experiments.framework.draws import Seeds
 from entropic_bound.inspect.logit_field import LOGIT_FIELD_COLUMNS, fit_logit_field
@@ -165,6 +163,19 @@ def test_c11_bootstrap_from_ten_corpora():
     )
 
 
+@pytest.mark.parametrize(("sign", "outcome"), [(-1.0, "confirmed"), (1.0, "refuted")])
+def test_c11_off_its_one_boundary_is_decided_at_enough_corpora(sign, outcome):
+    """A weak true rho (about -/+0.4) cannot be told from 0 on 8 corpora, and is on 80, either way;
+    the evidence says what would decide it (corpora, not draws)."""
+    kw = {"criterion_info": INFO11, "n_boot": 400, "seed": 0, "min_corpora": 4}
+    few = c11_on_corpora(_corpora(sign, n=8, noise=6.0), **kw)
+    many = c11_on_corpora(_corpora(sign, n=80, noise=6.0), **kw)
+    assert few.outcome == "inconclusive" and "more natural corpora" in few.evidence["reason"]
+    assert many.outcome == outcome and 0.2 < abs(many.evidence["rho"]) < 0.7
+    d = many.evidence["decision"]
+    assert d["threshold"] == d["refute_threshold"] == 0.0 and d["units"] == 80 and d["unit"] == "corpus"
+
+
 def test_corpus_bootstrap_feels_seed_noise():
     tight = corpus_bootstrap(np.arange(6.0), [[-i, -i] for i in range(6)], 300, 0)
     noisy = corpus_bootstrap(np.arange(6.0), [[-i + 5, -i - 5] for i in range(6)], 300, 0)
@@ -172,13 +183,18 @@ def test_corpus_bootstrap_feels_seed_noise():
     assert noisy[2] - noisy[1] > tight[2] - tight[1]
 
 
-def _points(driver: str, runs: int = 8, T: int = 9, seed: int = 0, noise: float = 0.01) -> pd.DataFrame:
-    """Runs that progress at different speeds; the rank follows ``driver`` plus ``noise``
-    (``both``: progress plus the run's complexity)."""
+def _points(
+    driver: str, runs: int = 8, T: int = 9, seed: int = 0, noise: float = 0.01, per_corpus: int = 1
+) -> pd.DataFrame:
+    """Runs that progress at different speeds, ``per_corpus`` runs to a corpus (its complexity); the
+    rank follows ``driver`` plus ``noise`` (``both``: progress plus the corpus's complexity)."""
     rng = np.random.default_rng(seed)
-    rows = []
+    rows, complexity, offset = [], 0.0, 0.0
     for r in range(runs):
-        speed, complexity = rng.uniform(0.2, 3.0), rng.uniform(1, 4)
+        speed = rng.uniform(0.2, 3.0)
+        complexity = rng.uniform(1, 4) if r % per_corpus == 0 else complexity
+        if driver == "shared" and r % per_corpus == 0:  # the corpus's own level, shared by its runs
+            offset = rng.normal()
         for t in range(1, T + 1):
             progress = 1 - np.exp(-speed * t / 3) + 0.03 * rng.normal()
             norm = 1 + 0.1 * t + 0.01 * rng.normal()
@@ -187,10 +203,12 @@ def _points(driver: str, runs: int = 8, T: int = 9, seed: int = 0, noise: float 
                 "step": t,
                 "complexity": complexity,
                 "both": progress + (complexity - 2.5) / 3,
+                "shared": progress + offset,
             }[driver]
             rows.append(
                 {
                     "run_id": f"r{r}",
+                    "corpus": f"c{r // per_corpus}",
                     "step": np.log(10 * t),
                     "progress": progress,
                     "weight_norm": norm,
@@ -229,6 +247,38 @@ def test_c12_is_inconclusive_when_an_interval_straddles_the_bar():
     few = c12_on_points(_points("progress", runs=8), **kw)
     assert few.evidence["halves"] == {"tracks_progress": "confirmed", "not_complexity": "inconclusive"}
     assert few.outcome == "inconclusive"
+
+
+@pytest.mark.parametrize(("noise", "outcome"), [(0.3, "confirmed"), (1.2, "refuted")])
+def test_c12_off_its_one_boundary_is_decided_at_enough_corpora(noise, outcome):
+    """|rho(progress)| above 0.3 (noise 0.3) or below it (noise 1.2): undecided on 4 corpora, decided
+    on 80, either way; the bar is one boundary for both halves."""
+    kw = {"controls": ["step", "weight_norm"], "min_abs_rho": 0.3, "n_boot": 200, "seed": 0, "info": INFO12}
+    few = c12_on_points(_points("progress", runs=4, noise=noise), **kw)
+    many = c12_on_points(_points("progress", runs=80, noise=noise), **kw)
+    assert few.outcome == "inconclusive" and "more corpora" in few.evidence["reason"]
+    assert many.outcome == outcome and many.evidence["decision"]["units"] == 80
+    for d in (many.evidence["decision"], many.evidence["decision_not_complexity"]):
+        assert d["threshold"] == d["refute_threshold"] == 0.3 and d["unit"] == "corpus"
+
+
+def test_c12_counts_corpora_not_the_runs_that_share_one():
+    """60 runs of 3 corpora, each corpus with its own rank level: 3 units. Over runs, the 3 levels
+    would read as 60 independent points on complexity; over corpora the interval is as wide as 3
+    complexities leave it."""
+    kw = {"controls": ["step", "weight_norm"], "min_abs_rho": 0.3, "n_boot": 200, "seed": 0, "info": INFO12}
+    points = _points("shared", runs=60, per_corpus=20)
+    shared = c12_on_points(points, **kw)
+    as_runs = c12_on_points(points.assign(corpus=points["run_id"]), **kw)  # the old, pseudo-replicated unit
+    assert (
+        shared.evidence["corpora"] == 3
+        and shared.evidence["runs"] == 60
+        and shared.evidence["unit"] == "corpus"
+    )
+    assert shared.evidence["decision"]["units"] == 3 and as_runs.evidence["decision"]["units"] == 60
+    width = lambda v: np.subtract(*v.evidence["rho_complexity_ci"][::-1])  # noqa: E731
+    assert width(shared) > 2 * width(as_runs)
+    assert c12_on_points(_points("progress", runs=2), **kw).evidence["reason"].startswith("2 corpora")
 
 
 def test_c12_halves_on_the_stored_paper_numbers():
@@ -309,16 +359,28 @@ def _decide(heads: pd.DataFrame, controls: dict | None = None, weighting: str = 
         "weighting": weighting,
         "ablation_bits": cfg.verdict.c13_ablation_bits,
     }
-    agree = {"mqar-p2": {"agrees": True, "shares_by_category": {}}}
     return c13_on_heads(
         heads,
         share=0.5,
         kernel_share=0.5,
-        controls=agree if controls is None else controls,
+        controls=_controls() if controls is None else controls,
         info=info,
         n_boot=300,
         seed=0,
     )
+
+
+def _control(expected: list[str], passes: list[bool | None], required: bool = True) -> dict:
+    """One control source's report as :func:`control_report` gives it: each model's test result."""
+    return {"expected": expected, "models": len(passes), "passes": passes, "required": required}
+
+
+def _controls(recall: int = 3, recall_ok: int = 3, lag: int = 3, lag_ok: int = 3) -> dict:
+    """A recall and a lag-copy control source with ``*_ok`` of their models read right."""
+    return {
+        "mqar-p2": _control(["content"], [True] * recall_ok + [False] * (recall - recall_ok)),
+        "lagcopy-L8": _control(["positional", "local"], [True] * lag_ok + [False] * (lag - lag_ok)),
+    }
 
 
 def test_planted_heads_are_read_as_planted():
@@ -332,7 +394,7 @@ def test_planted_heads_are_read_as_planted():
 
 def test_c13_flips_each_way_with_the_model_as_unit():
     structural = _decide(_heads({f"s{i}": {f"m{i}": ["local"] * 7 + ["noise"]} for i in range(3)}))
-    assert structural.outcome == "confirmed" and structural.evidence["unit"] == "model"
+    assert structural.outcome == "confirmed" and structural.evidence["unit"] == "source, then model"
     assert structural.evidence["ci_low"] > 0.5 and structural.evidence["kernel_ci"][1] < 0.5
     routed = _decide(_heads({f"s{i}": {f"m{i}": ["kernel"] * 7 + ["local"]} for i in range(3)}))
     assert routed.outcome == "refuted" and routed.evidence["kernel_share"] == pytest.approx(7 / 8)
@@ -343,6 +405,32 @@ def test_c13_flips_each_way_with_the_model_as_unit():
     )
     mixed = _decide(_heads({"a": {"m0": ["local"] * 4}, "b": {"m1": ["noise"] * 4}}))
     assert mixed.outcome == "inconclusive"  # two sources that disagree: the interval spans the threshold
+
+
+@pytest.mark.parametrize(("local", "outcome"), [(3, "confirmed"), (1, "refuted")])
+def test_c13_off_its_one_boundary_is_decided_at_enough_sources(local, outcome):
+    """Every model 3 of 4 (or 1 of 4) heads structural: the share off 1/2 is undecided on 2 sources
+    and decided on 40, either way, with the controls' gate passing."""
+    rows = {k: _head_row(k, 7, "s", "m", 0) for k in ("local", "noise")}
+
+    def table(n: int) -> pd.DataFrame:
+        kinds = ["local"] * local + ["noise"] * (4 - local)
+        return pd.DataFrame(
+            [
+                {**rows[k], "source": f"s{i}", "run_id": f"m{i}", "head": h}
+                for i in range(n)
+                for h, k in enumerate(kinds)
+            ]
+        )
+
+    few, many = _decide(table(2)), _decide(table(40))
+    assert few.outcome == "inconclusive" and "more sources" in few.evidence["reason"]
+    assert many.outcome == outcome and many.evidence["decision"]["units"] == 40
+    d = many.evidence["decision"]
+    assert (
+        d["threshold"] == d["refute_threshold"] == 0.5
+        and d["kernel"]["threshold"] == d["kernel"]["refute_threshold"]
+    )
 
 
 def test_c13_weighs_every_source_equally_not_every_head():
@@ -374,7 +462,7 @@ def test_c13_by_function_agrees_with_the_count_when_structural_heads_carry_the_l
     assert w["ablation"]["share_structural"] == pytest.approx(0.7 / 0.71) and w["ablation"]["models"] == 3
     assert w["count"]["share_structural"] == pytest.approx(7 / 8) and w["ablation"]["verdict"] == "confirmed"
     d = v.evidence["decision"]
-    assert d["outcome"] is True and d["unit"] == "model" and d["interval"][0] > 0.5
+    assert d["outcome"] is True and d["unit"] == "source" and d["units"] == 3 and d["interval"][0] > 0.5
     assert d["kernel"]["outcome"] is True and d["kernel"]["direction"] == "lower"
 
 
@@ -424,24 +512,49 @@ def test_the_function_weighted_share_resolves_finer_than_a_quarter():
     assert _decide(unmeasured).evidence["weighting"]["ablation"]["models_left_out"] == 1
 
 
-def test_c13_is_inconclusive_when_a_control_disagrees():
+def test_c13_is_inconclusive_when_the_controls_gate_fails_or_is_undecided():
     heads = _heads({f"s{i}": {f"m{i}": ["local"] * 7 + ["noise"]} for i in range(3)})
-    assert _decide(heads).outcome == "confirmed"
-    bad = {"mqar-p2": {"agrees": False, "shares_by_category": {}}}
-    assert (
-        _decide(heads, bad).outcome == "inconclusive" and not _decide(heads, bad).evidence["controls_agree"]
-    )
+    assert _decide(heads).outcome == "confirmed" and _decide(heads).evidence["controls_gate"]["outcome"]
+    failed = _decide(heads, _controls(recall=10, recall_ok=1, lag=10, lag_ok=2))
+    assert failed.outcome == "inconclusive" and not failed.evidence["controls_agree"]
+    assert failed.evidence["reason"].startswith("controls fail: 3 of 20")
+    # one model of each kind: 2 of 2 read right is no evidence yet (Wilson [0.34, 1] holds 1/2)
+    few = _decide(heads, _controls(recall=1, recall_ok=1, lag=1, lag_ok=1))
+    assert few.outcome == "inconclusive" and "more control models" in few.evidence["reason"]
     assert _decide(heads, {}).outcome == "inconclusive"  # no control in the grid: nothing shown
+    # every lag-copy model right but no recall model measured: the instrument is untested on routing
+    untested = _decide(heads, {"lagcopy-L8": _control(["positional", "local"], [True] * 9)})
+    assert untested.outcome == "inconclusive" and "no measured recall" in untested.evidence["reason"]
+
+
+@pytest.mark.parametrize(("rate", "outcome"), [(0.8, True), (0.3, False)])
+def test_the_control_rate_is_decided_off_its_boundary_at_enough_models(rate, outcome):
+    """A rate anywhere but on 1/2 is decided once there are enough control models, either way; one
+    failing model among many no longer blocks the verdict (the every-model rule it replaces)."""
+    outcomes = []
+    for n in (4, 10, 40, 200):
+        ok = round(rate * n)
+        gate = control_gate(
+            _controls(recall=n // 2, recall_ok=ok // 2, lag=n - n // 2, lag_ok=ok - ok // 2), 0.5
+        )
+        outcomes.append(gate["outcome"])
+        assert (
+            gate["models"] == n
+            and gate["decision"]["units"] == n
+            and gate["decision"]["unit"] == "control model"
+        )
+    assert outcomes[0] is None and outcomes[-1] is outcome
+    assert outcomes == sorted(outcomes, key=lambda o: o is not None)  # once decided, more models keep it
+    assert control_gate(_controls(recall=20, recall_ok=19, lag=20, lag_ok=20), 0.5)["outcome"] is True
 
 
 def test_a_control_that_is_not_required_is_reported_but_does_not_block_the_verdict():
     heads = _heads({f"s{i}": {f"m{i}": ["local"] * 7 + ["noise"]} for i in range(3)})
-    recall = {"agrees": True, "shares_by_category": {}}
-    copyable = {"agrees": False, "required": False, "shares_by_category": {"content": 0.5}}
-    required = {"agrees": False, "required": True, "shares_by_category": {"content": 0.5}}
-    assert _decide(heads, {"mqar-p2": recall, "markov_v4_k3_a0.1": copyable}).outcome == "confirmed"
-    assert _decide(heads, {"mqar-p2": recall, "markov_v8_k2_a0.1": required}).outcome == "inconclusive"
-    assert _decide(heads, {"markov_v4_k3_a0.1": copyable}).outcome == "inconclusive"  # none required
+    copyable = {"markov_v4_k3_a0.1": _control(["local"], [False] * 6, required=False)}
+    required = {"markov_v8_k2_a0.1": _control(["local"], [False] * 6)}
+    assert _decide(heads, {**_controls(), **copyable}).outcome == "confirmed"
+    assert _decide(heads, {**_controls(), **required}).outcome == "inconclusive"  # 6 of 12: rate 1/2
+    assert _decide(heads, copyable).outcome == "inconclusive"  # none required
 
 
 def test_the_copyable_markov_sources_are_the_high_recurrence_ones():
@@ -470,29 +583,54 @@ def test_the_copyable_markov_sources_are_the_high_recurrence_ones():
     assert not_local_only(every, names, Seeds("E7")) == {}
 
 
-def test_control_report_reads_real_scored_heads():
-    recall = _heads({"mqar-p2": {"r0": ["kernel", "local"], "r1": ["kernel", "local"]}})
-    lag = _heads({"lagcopy-L8": {"l0": ["local", "local"]}})
-    wrong = _heads({"mqar-p4": {"w0": ["local", "noise"]}})  # content, but no kernel the instrument sees
-    heads = pd.concat([recall, lag, wrong])
+def _scored(spec: dict, bits: dict[str, float]) -> pd.DataFrame:
+    heads = _weighted(spec, bits)
     heads = heads.assign(category=categorise(E7Config(), heads))
-    heads = heads.assign(routing_kernel=routing_kernel(heads, content=0.5, explained=0.5, rank_fraction=0.25))
-    report = control_report(heads, ["mqar-p2", "lagcopy-L8", "mqar-p4", "markov_v4_k3_a0.1"])
-    assert report["mqar-p2"]["agrees"] and report["mqar-p2"]["shares_by_category"][
-        "content"
-    ] == pytest.approx(0.5, abs=1e-12)
-    assert report["mqar-p2"]["logit_field_rank_90"][0] == 0 and report["mqar-p2"]["models"] == 2
-    assert report["lagcopy-L8"]["agrees"] and report["lagcopy-L8"]["expected"] == ["positional", "local"]
-    assert not report["mqar-p4"]["agrees"]
-    assert not report["markov_v4_k3_a0.1"]["agrees"] and report["markov_v4_k3_a0.1"]["models"] == 0
-    assert all(r["required"] for r in report.values())
+    return heads.assign(routing_kernel=routing_kernel(heads, content=0.5, explained=0.5, rank_fraction=0.25))
+
+
+def test_control_report_tests_each_model_by_its_content_heads_ablated_together():
+    """Real categories of planted heads; each head's own ablation set by its kind, the joint losses
+    of the subsets given as the probe stores them (bit ``layer · n_heads + head``)."""
+    recall = {
+        "mqar-p2": {"r0": ["kernel", "local"], "split": ["kernel", "kernel"], "none": ["local", "local"]}
+    }
+    lag = {"lagcopy-L8": {"l0": ["local", "noise"], "used": ["local", "kernel"]}}
+    heads = pd.concat(
+        [
+            _scored(recall, {"kernel": 0.015, "local": 0.1}),
+            _scored(lag, {"local": 0.1, "noise": 0.005, "kernel": 0.3}),
+        ]
+    )
+    heads.loc[(heads["run_id"] == "used") & (heads["head"] == 1), "content_ablation_bits"] = 0.3
+    heads.loc[(heads["run_id"] == "r0") & (heads["head"] == 0), "content_ablation_bits"] = 0.08
+    # the split model routes over both heads: each alone costs 0.015 (under the floor), both 0.05
+    joint = {"split": [0.0, 0.015, 0.015, 0.05]}
+    report = control_report(heads, ["mqar-p2", "lagcopy-L8", "markov_v4_k3_a0.1"], joint=joint)
+    r = report["mqar-p2"]
+    assert r["joint_content_bits"] == pytest.approx([0.08, 0.05, 0.0]) and r["passes"] == [True, True, False]
+    assert not r["agrees"] and r["models"] == 3 and r["expected"] == ["content"]
+    lag_report = report["lagcopy-L8"]
+    assert lag_report["joint_content_bits"] == pytest.approx([0.005, 0.3]) and lag_report["passes"] == [
+        True,
+        False,
+    ]
+    assert report["markov_v4_k3_a0.1"]["models"] == 0 and not report["markov_v4_k3_a0.1"]["agrees"]
+    # without the stored subsets a model with two content heads is not measured, and not counted
+    assert control_report(heads, ["mqar-p2"])["mqar-p2"]["passes"] == [True, None, False]
+    gate = control_gate(report, 0.5)
+    assert (
+        gate["models"] == 5
+        and gate["passed"] == 3
+        and gate["by_side"] == {"recall": [2, 3], "structural": [1, 2]}
+    )
     marked = control_report(heads, ["mqar-p2", "markov_v4_k3_a0.1"], not_required={"markov_v4_k3_a0.1": 0.73})
     assert marked["mqar-p2"]["required"] and not marked["markov_v4_k3_a0.1"]["required"]
     assert marked["markov_v4_k3_a0.1"]["context_recurrence"] == 0.73
 
 
 def test_a_recall_head_routing_at_its_answer_rows_is_a_content_control():
-    heads = _heads({"mqar-p8": {"a0": ["kernel", "local"]}})
+    heads = _heads({"mqar-p8": {"a0": ["kernel", "local"]}}).assign(content_ablation_bits=[0.1, 0.2])
     heads.loc[0, ["content_tv", "content_share"]] = 0.1  # routing at 2 of 9 rows: the all-row mean is diluted
     diluted = heads.assign(category=categorise(E7Config(), heads))
     answered = heads.assign(content_tv_answers=[0.8, np.nan], content_share_answers=[0.9, np.nan])
@@ -503,7 +641,7 @@ def test_a_recall_head_routing_at_its_answer_rows_is_a_content_control():
     for h in (diluted, answered):
         h = h.assign(routing_kernel=routing_kernel(h, content=0.5, explained=0.5, rank_fraction=0.25))
         reports.append(control_report(h, ["mqar-p8"])["mqar-p8"])
-    assert not reports[0]["agrees"] and reports[1]["agrees"]
+    assert reports[0]["passes"] == [False] and reports[1]["passes"] == [True]  # no content head: 0 bits
     assert reports[1]["max_content_tv_answers"] == pytest.approx([0.8], abs=1e-12)
     assert reports[1]["max_content_tv"] == pytest.approx([0.1], abs=1e-12)
     assert np.isnan(reports[0]["max_content_tv_answers"][0])  # no answer rows scored
@@ -632,6 +770,8 @@ def test_quick_e7_schedules_the_recall_ensemble_first():
 
 
 QUICK_HEADS = Path(__file__).resolve().parents[2] / "data" / "quick_rows" / "E7_heads.csv.gz"
+#: The same store's control models: the loss of every subset of their heads ablated together.
+QUICK_JOINT = QUICK_HEADS.with_name("E7_joint_ablation.json")
 #: The copyable Markov control of the quick grid and its context recurrence (reported, not required).
 QUICK_COPYABLE = {"markov_v4_k3_a0.1": 0.7267}
 
@@ -661,7 +801,8 @@ def _quick_c13(heads: pd.DataFrame, **verdict) -> object:
         "weighting": v.c13_weighting,
         "ablation_bits": v.c13_ablation_bits,
     }
-    report = control_report(heads, controls, v.c13_ablation_bits, QUICK_COPYABLE)
+    joint = json.loads(QUICK_JOINT.read_text())
+    report = control_report(heads, controls, v.c13_ablation_bits, QUICK_COPYABLE, joint)
     return c13_on_heads(
         chosen,
         share=v.c13_share,
@@ -678,6 +819,14 @@ def test_c13_on_the_quick_heads_by_count_and_by_function():
     v = _quick_c13(heads)
     e, w = v.evidence, v.evidence["weighting"]
     assert e["controls_agree"] and not e["controls"]["markov_v4_k3_a0.1"]["required"]
+    # every required control model read right: the recall models' two content heads together carry
+    # the answers, the lag-copy and V8 Markov models' content heads (if any) carry nothing
+    g = e["controls_gate"]
+    assert g["outcome"] and g["passed"] == g["models"] == 6 and g["by_side"]["recall"] == [2, 2]
+    assert min(e["controls"]["mqar-p2r"]["joint_content_bits"]) >= 0.02
+    # a floor above what the recall routing carries fails both recall models: 4 of 6, undecided
+    strict = _quick_c13(heads, c13_ablation_bits=0.5).evidence["controls_gate"]
+    assert strict["passed"] == 4 and strict["outcome"] is None
     # by count: 75 % structural over 7 models, the interval reaching just below 1/2: inconclusive
     assert w["count"]["verdict"] == "inconclusive" and w["count"]["models"] == 7
     assert w["count"]["ci"][0] < 0.5 < w["count"]["share_structural"]

@@ -22,10 +22,11 @@ from ...language_models.corpora.catalogue import KINDS, expected_mixing
 from ...language_models.probes.checkpoint import resolve_checkpoint, skip_message
 from ..framework.claim import Claim, Setting, needs_rows
 from ..framework.claim_slices import with_option
-from ..framework.rule import Interval, Rule, Unit
+from ..framework.rule import Condition, Interval, Rule, Unit
 from ..framework.verdict import ClaimContext, Finding
 from .analysis import categorise, corpus_table, main_shape, progress_points
 from .config import COMPLEXITY_MEASURES
+from .control_gate import control_report, joint_ablations
 from .domain_verdicts import (
     c11_on_corpora,
     c11_sentence,
@@ -34,7 +35,7 @@ from .domain_verdicts import (
     side_summary,
 )
 from .local_controls import not_local_only
-from .structure_verdict import c13_on_heads, c13_sentence, control_report, routing_kernel
+from .structure_verdict import c13_on_heads, c13_sentence, routing_kernel
 
 
 def verdict_c11(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
@@ -124,16 +125,17 @@ def verdict_c13(cfg, rows: pd.DataFrame, context: ClaimContext) -> Finding:
         **released_models_report(cfg, heads),
         "reference": _field_reference(heads),
     }
+    joint = joint_ablations(context.records)
+    copyable = not_local_only(cfg, control_names, context.seeds)
     return c13_on_heads(
         chosen,
         share=v.c13_share,
         kernel_share=v.c13_kernel_share,
-        controls=control_report(
-            heads, control_names, v.c13_ablation_bits, not_local_only(cfg, control_names, context.seeds)
-        ),
+        controls=control_report(heads, control_names, v.c13_ablation_bits, copyable, joint),
         info=info,
         n_boot=v.bootstrap,
         seed=context.seeds.moved(v.bootstrap_seed),
+        control_rate=v.c13_control_rate,
     )
 
 
@@ -274,8 +276,9 @@ C11 = Claim(
     id="C11",
     experiment="E7",
     statement="static kernel rank anti-correlates with predicted task complexity",
-    unit=Unit("corpus", ("corpus",)),
-    rule=Rule(thresholds=(), interval=Interval.SPEARMAN),  # rho against 0
+    # a draw re-windows the same texts (and re-draws inits): it moves a corpus's point, adds no corpus
+    unit=Unit("corpus", ("corpus",), added_by="task.corpora"),
+    rule=Rule(thresholds=(), interval=Interval.SPEARMAN),  # rho against its one boundary, 0
     decide=needs_rows(verdict_c11),
     sentence=c11_sentence,
     default_setting=lambda cfg: grids(cfg)["C11"][0],
@@ -288,8 +291,9 @@ C12 = Claim(
     id="C12",
     experiment="E7",
     statement="the static kernel rank tracks optimisation progress (loss), not task complexity",
-    unit=Unit("run", ("run_id",)),
-    rule=Rule(thresholds=("verdict.c12_min_abs_rho",), interval=Interval.BOOTSTRAP),
+    # runs of one corpus share its text: the corpus is the unit, its runs' checkpoints drawn together
+    unit=Unit("corpus", ("corpus",), added_by="task.corpora"),
+    rule=Rule(thresholds=("verdict.c12_min_abs_rho",), interval=Interval.CLUSTER_BOOTSTRAP),
     decide=needs_rows(verdict_c12),
     sentence=c12_sentence,
     default_setting=lambda cfg: grids(cfg)["C12"][0],
@@ -302,9 +306,17 @@ C13 = Claim(
     id="C13",
     experiment="E7",
     statement="structural priors (sink, locality, position) dominate the realised mixers",
-    unit=Unit("model", ("source", "run_id")),
+    # sources (a corpus, a released model) first, then models: a draw adds models, never a source
+    unit=Unit("source, then model", ("source", "run_id"), added_by="task.corpora"),
     rule=Rule(
-        thresholds=("verdict.c13_share", "verdict.c13_kernel_share"), interval=Interval.CLUSTER_BOOTSTRAP
+        thresholds=("verdict.c13_share", "verdict.c13_kernel_share"),
+        interval=Interval.CLUSTER_BOOTSTRAP,
+        conditions=(
+            # the controls' gate: a fresh draw brings fresh control models (new sample, init, batches)
+            Condition(
+                ("verdict.c13_control_rate",), Interval.WILSON, Unit("control model", ("run_id",), "draws")
+            ),
+        ),
     ),
     decide=needs_rows(verdict_c13),
     sentence=c13_sentence,

@@ -173,7 +173,13 @@ class E7Verdict:
     c13_ablation_bits: float = param(
         ABLATION_BITS,
         ge=0.0,
-        doc="controls: a head's content routing carries loss when mean-pattern ablation costs this (bits/token)",
+        doc="controls: a model's content routing carries loss when ablating its content heads together costs this (bits/token)",
+    )
+    c13_control_rate: float = param(
+        0.5,
+        gt=0.0,
+        lt=1.0,
+        doc="C13: share of required control models the instrument reads right that the Wilson interval must clear (the controls' gate)",
     )
     c13_sink_threshold: float = param(0.3, ge=0.0, le=1.0)
     c13_locality_threshold: float = param(0.5, ge=0.0, le=1.0)

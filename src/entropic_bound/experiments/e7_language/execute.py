@@ -15,7 +15,14 @@ import numpy as np
 import torch
 
 from ...inspect.logit_field import LOGIT_FIELD_COLUMNS, fit_layer
-from ...language_models.corpora.catalogue import LAG_SOURCES, MQAR_SOURCES, VOCAB, Corpus, load_corpus
+from ...language_models.corpora.catalogue import (
+    LAG_SOURCES,
+    MQAR_SOURCES,
+    VOCAB,
+    Corpus,
+    expected_mixing,
+    load_corpus,
+)
 from ...language_models.corpora.complexity import kgram_heldout_bits, order_estimate
 from ...language_models.model.ensemble import EnsembleLM
 from ...language_models.probes.checkpoint import (
@@ -29,6 +36,7 @@ from ...language_models.probes.heads import (
     KernelProbe,
     content_ablation_bits,
     ensemble_lm_fields,
+    joint_ablation_bits,
     mixer_stats,
 )
 from ...language_models.probes.structure import structure_summary
@@ -243,16 +251,21 @@ HELDOUT_WINDOWS = 1024
 
 def _final_measures(model: EnsembleLM, group, members, probe_idx: torch.Tensor, pools) -> list[dict]:
     """Per member, at the final step: the logit-field fit of every head on the probe windows
-    (``{column: (L, H)}``), the content ablation per head, the loss over the whole held-out split
+    (``{column: (L, H)}``), the content ablation per head (and, for a control corpus, of every subset
+    of heads together), the loss over the whole held-out split
     (:func:`_heldout`) and, for a recall control, its answer accuracy (:func:`_answer_accuracy`)."""
     fields = ensemble_lm_fields(model, probe_idx)  # [member][layer][head] dicts
     ablation = content_ablation_bits(model, probe_idx)  # (E, L, H)
+    # C13's controls are judged on their content heads ablated together: every subset, kept for them
+    controls = [bool(expected_mixing(s.params["corpus.name"])) for s in group]
+    joint = joint_ablation_bits(model, probe_idx) if any(controls) else None  # (E, 2^(L·H))
     heldout = _heldout(model, members, pools)
     out = [
         {
             "logit_field": {c: [[h[c] for h in layer] for layer in fields[e]] for c in LOGIT_FIELD_COLUMNS},
             "final_heads": {"content_ablation_bits": ablation[e].tolist()},
             **heldout[e],
+            **({"joint_ablation_bits": joint[e].tolist()} if joint is not None and controls[e] else {}),
         }
         for e in range(len(group))
     ]
@@ -309,6 +322,7 @@ def _member_result(
         **recorder.member_curves(e),
         "logit_field": extra["logit_field"],  # final step only: {column: (L, H)}
         "final_heads": extra["final_heads"],  # final step only: {score: (L, H)}
+        **{k: extra[k] for k in ("joint_ablation_bits",) if k in extra},  # final step: (2^(L·H),)
     }
     out = {
         **metrics,

@@ -5,7 +5,8 @@
   (a percentile bootstrap collapses there: 4 corpora at ρ = −1 give [−1, −1]), from 10 on a
   two-stage bootstrap (corpora, then each corpus's seeds); the interval's half-width and the
   corpora the measured effect would need (``points_needed``).
-- **C12**: :func:`cluster_partials`, the partial Spearman ρ with a bootstrap over runs.
+- **C12**: :func:`cluster_partials`, the partial Spearman ρ with a bootstrap over corpora (a
+  corpus's runs share its text: one unit).
 - **C13**: :func:`source_share` — the unit is the **model** (a trained LM or a checkpoint): a share
   per model, every source (corpus or checkpoint) weighted equally, and a cluster bootstrap that
   resamples sources, then models within a source, then heads within a model. Heads of one model
@@ -42,17 +43,22 @@ def two_sided(lo: float, hi: float) -> bool | None:
     return True if hi < 0 else (False if lo > 0 else None)
 
 
-def cluster_partials(points: pd.DataFrame, target: str, controls: list[str], n_boot: int, seed: int):
-    """Partial ρ(rank, target | controls) on ``points`` and its bootstrap interval over runs."""
+def cluster_partials(
+    points: pd.DataFrame, target: str, controls: list[str], n_boot: int, seed: int, by: str = "corpus"
+):
+    """Partial ρ(rank, target | controls) on ``points`` and its bootstrap interval over the clusters
+    named by column ``by`` (a corpus: its runs share the text, so they are one unit), each drawn
+    with all its points; a resample with nothing to correlate (one corpus drawn for complexity,
+    constant within it) gives NaN and is left out of the percentiles."""
     data = points[["rank", target, *controls]].to_numpy(float)  # (N, 2 + k)
-    rows = [np.flatnonzero(points["run_id"].to_numpy() == r) for r in sorted(points["run_id"].unique())]
+    rows = [np.flatnonzero(points[by].to_numpy() == r) for r in sorted(points[by].unique())]
 
     def stat(idx: np.ndarray) -> float:
         return partial_spearman(data[idx, 0], data[idx, 1], data[idx, 2:])
 
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(rows), size=(n_boot, len(rows)))
-    if len({len(r) for r in rows}) == 1:  # runs of equal length: every draw at once (equal up to round-off)
+    if len({len(r) for r in rows}) == 1:  # clusters of equal size: every draw at once (equal up to round-off)
         index = np.stack(rows)[draws].reshape(n_boot, -1)  # (n_boot, N)
         boots = partial_spearman_stack(data[index])
     else:

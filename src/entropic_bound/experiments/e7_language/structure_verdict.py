@@ -20,18 +20,14 @@ is left out). ``c13_weighting`` (count) names the reading that decides; when the
 opposite way the verdict is inconclusive ("weightings disagree"). Control corpora are never among
 the heads decided on.
 
-**Controls**: the recall models (``mqar-*``) must have a ``content`` head and a
-head with a low-rank routing kernel (the instrument can see routing), the lag-copy models
-(``lagcopy-*``) a ``positional``/``local`` head and no majority of content heads, the Markov
-models (``markov_*``) a ``local`` head and no majority of content heads — in every learned model.
-A head is ``content`` when its content share (content TV over the most its mean pattern allows,
-:mod:`entropic_bound.language_models.probes.structure`) reaches ``c13_content_tv``; a recall head counts as ``content``
-when its share over the answer rows (``content_share_answers``, the query rows that predict an
-answer token) reaches it: on episode-aligned windows the
-routing happens at those rows only, and the all-row mean dilutes it (see
-:mod:`entropic_bound.language_models.probes.structure`); natural text has no answer rows and keeps the all-row score. A
-control that is absent, not learned, or not as expected makes the verdict on natural text
-**inconclusive**: the instrument has not shown it can tell the categories apart.
+**Controls** (:mod:`.control_gate`): each control model is tested by the symmetric joint ablation
+of its ``content`` heads (recall: they carry ≥ ``c13_ablation_bits``; lag copy, Markov: less), and
+the share of control models that pass must clear ``c13_control_rate`` with its Wilson interval. A
+gate that fails or is undecided makes the verdict on natural text **inconclusive**: the instrument
+has not shown it can tell the categories apart. A head is ``content`` when its content share
+reaches ``c13_content_tv``; a recall head when its share over the answer rows
+(``content_share_answers``) does: on episode-aligned windows the routing happens at those rows only
+(:mod:`entropic_bound.language_models.probes.structure`); natural text keeps the all-row score.
 """
 
 from __future__ import annotations
@@ -39,12 +35,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...language_models.corpora.catalogue import expected_mixing
 from ...language_models.probes.structure import CATEGORIES, MIN_MOVED, STRUCTURAL
 from ...stats.interval_decision import decide_by_interval
 from ..framework.claim import Formats
 from ..framework.verdict import Finding, decide
 from .config import ABLATION_BITS
+from .control_gate import control_gate
 from .statistics import source_share
 
 HEAD_COLUMNS = (
@@ -89,97 +85,8 @@ def routing_kernel(
         return routing & (content_share >= content) & (ex >= explained) & (rank >= 1) & (rank <= bound)
 
 
-def _category_shares(g: pd.DataFrame) -> dict[str, float]:
-    """Mean over the source's models of each category's share of the model's heads."""
-    per_model = [
-        {c: float((m["category"] == c).mean()) for c in CATEGORIES}
-        for _, m in g.groupby("run_id", sort=False)
-    ]
-    return {c: float(np.mean([p[c] for p in per_model])) for c in CATEGORIES}
-
-
-def _answering(m: pd.DataFrame, bits: float) -> np.ndarray:
-    """Heads whose content routing carries at least ``bits``; False where the score is missing (NaN)."""
-    ab = (
-        m["content_ablation_bits"].to_numpy(float)
-        if "content_ablation_bits" in m
-        else np.full(len(m), np.nan)
-    )
-    return ab >= bits
-
-
-def _model_agrees(m: pd.DataFrame, expected: tuple[str, ...], bits: float) -> bool:
-    """Recall: a content head with a visible kernel whose routing carries loss (the answering head).
-    Lag copy, Markov: a head of the expected structure, and no content head whose routing carries
-    loss. A model stored before the ablation existed is read by heads alone (majority not content)."""
-    content, measured = m["category"].to_numpy() == "content", "content_ablation_bits" in m
-    measured = measured and np.isfinite(m["content_ablation_bits"].to_numpy(float)).all()
-    kernel = m["routing_kernel"].to_numpy(bool)
-    if expected == ("content",):
-        return bool((content & kernel & (_answering(m, bits) if measured else True)).any())
-    structural = bool(m["category"].isin(expected).any())
-    if not measured:
-        return structural and content.mean() <= 0.5
-    return structural and not (content & _answering(m, bits)).any()
-
-
-def _best_scores(models: list[pd.DataFrame]) -> dict[str, list[float]]:
-    """Per model, its largest head score: content TV and content share, over all rows and answer rows."""
-    out = {}
-    for key in ("content_tv", "content_tv_answers", "content_share", "content_share_answers"):
-        best = [np.asarray(m[key], float) if key in m else np.array([np.nan]) for m in models]
-        out[f"max_{key}"] = [float(np.nanmax(b)) if np.isfinite(b).any() else float("nan") for b in best]
-    return out
-
-
-def control_report(
-    controls: pd.DataFrame,
-    names: list[str],
-    ablation_bits: float = ABLATION_BITS,
-    not_required: dict[str, float] | None = None,
-) -> dict:
-    """``{source: {expected, models, shares_by_category, kernel_share, logit_field_rank_90,
-    answering_heads, agrees, required}}`` for every control corpus in the grid (``names``);
-    ``answering_heads`` counts, per category, the heads whose content routing carries at least
-    ``ablation_bits``; a control without a learned model disagrees. ``not_required``: ``{source:
-    context recurrence}`` of Markov sources an in-context lookup can answer (:mod:`.local_controls`),
-    reported but not required to agree."""
-    out, not_required = {}, not_required or {}
-    for name in names:
-        expected = expected_mixing(name)
-        g = controls[controls["source"] == name]
-        models = [m for _, m in g.groupby("run_id", sort=False)]
-        ranks = g["logit_field_rank_90"].to_numpy(float) if len(g) else np.array([])
-        out[name] = {
-            "expected": list(expected),
-            "models": len(models),
-            "shares_by_category": _category_shares(g) if len(g) else {},
-            "kernel_share": float(g["routing_kernel"].mean()) if len(g) else float("nan"),
-            **_best_scores(models),
-            "logit_field_rank_90": [float(np.min(ranks)), float(np.median(ranks)), float(np.max(ranks))]
-            if len(ranks)
-            else [],
-            "answering_heads": {
-                c: int(((g["category"] == c).to_numpy() & _answering(g, ablation_bits)).sum())
-                for c in CATEGORIES
-            }
-            if len(g)
-            else {},
-            "max_content_ablation_bits": [
-                float(np.nanmax(m["content_ablation_bits"])) if "content_ablation_bits" in m else float("nan")
-                for m in models
-            ],
-            "agrees": bool(models) and all(_model_agrees(m, expected, ablation_bits) for m in models),
-            "required": name not in not_required,
-            **({"context_recurrence": not_required[name]} if name in not_required else {}),
-        }
-    return out
-
-
-def _combine(structure: bool | None, kernel_above: bool | None, controls_ok: bool) -> bool | None:
+def _combine(structure: bool | None, kernel_above: bool | None) -> bool | None:
     """Confirmed when structure dominates and few heads have a kernel; refuted when either fails."""
-    if not controls_ok:
-        return None
     if structure is False or kernel_above is True:
         return False
     return True if structure is True and kernel_above is False else None
@@ -197,7 +104,12 @@ def _decision(half: dict, threshold: float, *, above: bool) -> dict:
     """The interval record of one half; its outcome is strict (an interval ending on the bar does
     not clear it), as :func:`.statistics.source_share` decides."""
     d = decide_by_interval(
-        half["share"], (half["ci_low"], half["ci_high"]), threshold, higher_is_better=above, unit="model"
+        half["share"],
+        (half["ci_low"], half["ci_high"]),
+        threshold,
+        higher_is_better=above,
+        unit="source",  # the bootstrap's top level: models within a source are resampled beneath it
+        units=half["sources"],
     ).to_dict()
     outcome = half["decision"] if above else (None if half["decision"] is None else not half["decision"])
     return {**d, "outcome": outcome}
@@ -229,7 +141,7 @@ def reading(
         **_decision(struct, share, above=True),
         "kernel": _decision(kernel, kernel_share, above=False),
     }
-    outcome = _combine(struct["decision"], kernel["decision"], True) if struct["models"] else None
+    outcome = _combine(struct["decision"], kernel["decision"]) if struct["models"] else None
     return {"structure": struct, "kernel": kernel, "outcome": outcome, "decision": decision}
 
 
@@ -268,6 +180,28 @@ def weighing(count: dict, ablation: dict, main: str) -> tuple[bool | None, dict]
     return (None if opposite else ours), record
 
 
+def _criterion(info: dict, share: float, kernel_share: float, control_rate: float) -> str:
+    return (
+        f"over {'+'.join(info['sources'])} heads, the model as unit clustered by source (a share per model, every "
+        f"source weighted equally, cluster bootstrap over sources, models, heads): (1) share of content-independent "
+        f"heads (sink, local, positional, averaging; content share < {info['content_tv']:g}) and (2) share of heads "
+        f"with one identifiable routing kernel (content-dependent logit variance >= {info['kernel_content']:g}, one "
+        f"kernel of rank (90%) <= {info['kernel_rank_fraction']:g} d_head explains >= {info['kernel_explained']:g} "
+        f"of it). Confirmed if (1)'s interval lies above {share:g} and (2)'s below {kernel_share:g} (one boundary "
+        "each: 'dominate' is a majority of the heads); refuted if (1)'s lies below or (2)'s above; inconclusive "
+        "otherwise, or when the controls' gate does not pass: each required control model's content heads ablated "
+        f"together (mean pattern) must cost >= {info.get('ablation_bits', ABLATION_BITS):g} bits/token for recall "
+        "and less for lag copy and Markov (the Markov sources required are those whose context recurs earlier in "
+        f"the window for < {info.get('local_max_recurrence', 1.0):g} of targets; a content head moves >= "
+        f"{info.get('min_moved', MIN_MOVED):g} of its mass), and the share of control models that pass must have "
+        f"its Wilson interval above {control_rate:g}. Two readings of each share: by head count and weighted by the "
+        "loss each head's content routing carries (trained models whose heads carry >= "
+        f"{info.get('ablation_bits', ABLATION_BITS):g} bits/token together; a checkpoint has no ablation); the "
+        f"{info.get('weighting', 'count')} reading decides, and when the other decides the opposite way the verdict "
+        "is inconclusive (weightings disagree). Control corpora are never among the heads decided on"
+    )
+
+
 def c13_on_heads(
     heads: pd.DataFrame,
     *,
@@ -277,30 +211,13 @@ def c13_on_heads(
     info: dict,
     n_boot: int,
     seed: int,
+    control_rate: float = 0.5,
 ) -> Finding:
     """C13 from a per-head table (``source, kind, run_id, category, routing_kernel`` and the scores)
-    and the control report (:func:`control_report`)."""
-    criterion = (
-        f"over {'+'.join(info['sources'])} heads, the model as unit (a share per model, every source weighted "
-        f"equally, cluster bootstrap over sources, models, heads): (1) share of content-independent heads (sink, "
-        f"local, positional, averaging; content share < {info['content_tv']:g}) and (2) share of heads with one "
-        f"identifiable routing kernel (content-dependent logit variance >= {info['kernel_content']:g}, one kernel "
-        f"of rank (90%) <= {info['kernel_rank_fraction']:g} d_head explains >= {info['kernel_explained']:g} of it). Confirmed if (1)'s "
-        f"interval lies above {share:g} and (2)'s below {kernel_share:g}; refuted if (1)'s lies below or (2)'s above; "
-        "inconclusive otherwise, or when the controls do not come out as expected (recall: a content head with a "
-        "visible kernel whose routing carries loss; lag-copy: positional/local, Markov: local, and in neither a "
-        "content head whose routing carries loss — loss rise when the head's pattern is replaced by its mean; "
-        f"a content head moves >= {info.get('min_moved', MIN_MOVED):g} of its attention mass; the Markov sources "
-        f"required are those whose context recurs earlier in the window for < {info.get('local_max_recurrence', 1.0):g} "
-        "of targets, the others are reported). Two readings of each share: by head count and weighted by the loss "
-        "each head's content routing carries (mean-pattern ablation, clipped at 0; trained models whose heads carry "
-        f">= {info.get('ablation_bits', ABLATION_BITS):g} bits/token together; a checkpoint has no ablation); the "
-        f"{info.get('weighting', 'count')} reading decides, and when the other decides the opposite way the verdict "
-        "is inconclusive (weightings disagree). Control corpora are never among the heads decided on"
-    )
-    required = [c for c in controls.values() if c.get("required", True)]
-    controls_ok = bool(required) and all(c["agrees"] for c in required)
-    evidence = {"heads": int(len(heads)), **info, "controls": controls, "controls_agree": controls_ok}
+    and the control report (:func:`.control_gate.control_report`), gated at ``control_rate``."""
+    gate = control_gate(controls, control_rate)
+    evidence = {"heads": int(len(heads)), **info, "controls": controls, "controls_gate": gate}
+    evidence["controls_agree"] = gate["outcome"] is True
     common = {"share": share, "kernel_share": kernel_share, "n_boot": n_boot, "seed": seed}
     min_weight = info.get("ablation_bits", ABLATION_BITS)
     count = reading(heads, weights=None, min_weight=0.0, **common)
@@ -310,7 +227,8 @@ def c13_on_heads(
     chosen = count if main == "count" else ablation
     struct, kernel = chosen["structure"], chosen["kernel"]
     evidence.update(
-        unit="model",
+        unit="source, then model",
+        sources=struct["sources"],
         models=struct["models"],
         share_structural=struct["share"],
         ci_low=struct["ci_low"],
@@ -320,6 +238,11 @@ def c13_on_heads(
         kernel_ci=[kernel["ci_low"], kernel["ci_high"]],
         decision=chosen["decision"],
     )
+    evidence["decisions"] = {
+        "structure": {k: v for k, v in chosen["decision"].items() if k != "kernel"},
+        "kernel": chosen["decision"]["kernel"],
+        "controls": gate["decision"],
+    }
     evidence["by_category"] = {c: int((heads["category"] == c).sum()) for c in CATEGORIES}
     evidence["by_source"] = {
         s: {
@@ -330,14 +253,38 @@ def c13_on_heads(
         for s, v in struct["by_source"].items()
     }
     evidence["head_table"] = heads[[c for c in HEAD_COLUMNS if c in heads]].to_dict("records")
+    criterion = _criterion(info, share, kernel_share, control_rate)
     if not len(heads):
+        evidence["reason"] = "no heads of the decided sources were measured"
         return Finding("inconclusive", criterion, evidence)
-    if evidence["weighting"]["opposite"]:
-        evidence["reason"] = (
-            "weightings disagree: by count and by the loss heads carry the verdict is opposite"
-        )
-    ok = outcome if controls_ok else None
+    ok = outcome if gate["outcome"] is True else None
+    if ok is None:
+        evidence["reason"] = _reason(evidence, gate, share, kernel_share)
     return Finding(decide(ok), criterion, evidence)
+
+
+def _reason(e: dict, gate: dict, share: float, kernel_share: float) -> str:
+    """Why C13 is inconclusive, in words: the weightings, the controls' gate, or an interval on its bar."""
+    if e["weighting"]["opposite"]:
+        return "weightings disagree: by count and by the loss heads carry the verdict is opposite"
+    if gate["outcome"] is False:
+        lo, hi = gate["decision"]["interval"]
+        return (
+            f"controls fail: {gate['passed']} of {gate['models']} control models read right, Wilson interval "
+            f"[{lo:.2f}, {hi:.2f}] below {gate['decision']['threshold']:g}: the instrument cannot tell the categories apart"
+        )
+    if gate["outcome"] is None:
+        return gate["reason"]
+    d = e["decision"]
+    half, bar, lo, hi = (
+        ("structural share", share, *d["interval"])
+        if d["outcome"] is None
+        else ("one-kernel share", kernel_share, *d["kernel"]["interval"])
+    )
+    return (
+        f"the {half}'s interval [{lo:.2f}, {hi:.2f}] holds its boundary {bar:g} over {e['sources']} sources "
+        f"({e['models']} models): more sources (natural corpora, released models) decide it"
+    )
 
 
 def _field_summary(g: pd.DataFrame) -> dict:
@@ -377,9 +324,9 @@ def c13_sentence(e: dict, fmt: Formats) -> str:
         f"{k.split(':')[-1]} {fmt.pct(v['share'])} (rank {fmt.number(v.get('logit_field_rank_90_median'))})"
         for k, v in e["by_source"].items()
     )
-    agree = "controls agree" if e["controls_agree"] else "controls do NOT agree"
+    agree = _gate_words(e)
     ctl = "; ".join(
-        f"{k}{'' if v.get('required', True) else ' (not required: copyable)'}: {'ok' if v['agrees'] else 'no'} "
+        f"{k}{'' if v.get('required', True) else ' (not required: copyable)'}: {_control_words(v)} "
         f"({', '.join(f'{c} {fmt.pct(p)}' for c, p in v['shares_by_category'].items() if p)})"
         for k, v in e["controls"].items()
     )
@@ -397,3 +344,19 @@ def c13_sentence(e: dict, fmt: Formats) -> str:
         f"{fmt.pct(e['ci_low'])}–{fmt.pct(e['ci_high'])}); {fmt.pct(e['kernel_share'])} with one low-rank routing "
         f"kernel; by source: {sources}; {agree} ({ctl or 'none in the grid'}){other}"
     )
+
+
+def _gate_words(e: dict) -> str:
+    """The controls' gate in words (evidence stored before the gate: whether every control agreed)."""
+    g = e.get("controls_gate")
+    if g is None:
+        return "controls agree" if e["controls_agree"] else "controls do NOT agree"
+    verb = "pass" if e["controls_agree"] else "do NOT pass"
+    return f"controls {verb}: {g['passed']} of {g['models']} control models read right"
+
+
+def _control_words(v: dict) -> str:
+    """One control: models read right of those measured ("ok"/"no" for evidence stored before)."""
+    if "passes" not in v:
+        return "ok" if v["agrees"] else "no"
+    return f"{sum(p is True for p in v['passes'])}/{sum(p is not None for p in v['passes'])} read right"

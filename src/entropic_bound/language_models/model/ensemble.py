@@ -92,12 +92,12 @@ class Block(nn.Module):
         return qkv.view(E, B, n, 3 * self.n_heads, self.d_head).transpose(2, 3).split(self.n_heads, dim=2)
 
     def attention(
-        self, x: torch.Tensor, return_pattern: bool, patch: tuple[int, torch.Tensor] | None = None
+        self, x: torch.Tensor, return_pattern: bool, patch: list[tuple[int, torch.Tensor]] | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Causal attention of LN1 of the block's input ``x (E, B, n, d)``: output ``(E, B, n, d)``
         and, if asked, the pattern ``(E, B, H, n, n)`` (explicit softmax); otherwise the fused kernel
-        and no pattern. ``patch = (head, pattern (E, B, n, n))`` replaces that head's pattern (an
-        ablation)."""
+        and no pattern. ``patch = [(head, pattern (E, B, n, n)), ...]`` replaces those heads'
+        patterns (an ablation of one head or of several together)."""
         E, B, n, d = x.shape
         q, k, v = self.qkv(x)  # (E, B, H, n, dk)
         pattern = None
@@ -107,7 +107,8 @@ class Block(nn.Module):
             pattern = scores.masked_fill(~causal, float("-inf")).softmax(dim=-1)  # rows sum to 1
             if patch is not None:
                 pattern = pattern.clone()
-                pattern[:, :, patch[0]] = patch[1]
+                for head, replacement in patch:
+                    pattern[:, :, head] = replacement
             z = pattern @ v  # (E, B, H, n, dk)
         else:
             flat = lambda t: t.reshape(E * B, *t.shape[2:])  # (E·B, H, n, dk)
@@ -196,9 +197,10 @@ class EnsembleLM(nn.Module):
             raise UserInputError(f"The input must have at most n_ctx={self.n_ctx} tokens. Got {n} instead.")
         members = torch.arange(E, device=idx.device)[:, None, None]
         x = self.tok_emb[members, idx] + self.pos_emb[:, None, :n]  # (E, B, n, d)
+        patches = [patch] if patch is not None and isinstance(patch[0], int) else list(patch or ())
         patterns = []
-        for layer, block in enumerate(self.blocks):  # patch = (layer, head, pattern (E, B, n, n))
-            here = patch[1:] if patch is not None and patch[0] == layer else None
+        for layer, block in enumerate(self.blocks):  # each patch (layer, head, pattern (E, B, n, n))
+            here = [(h, p) for at, h, p in patches if at == layer] or None
             x, pattern = block(x, return_mixers, here)
             patterns.append(pattern)
         logits = _ln_linear(x, self.lnf_w, self.lnf_b, self.W_U).view(E, B, n, -1)

@@ -11,7 +11,8 @@
 - **Realised mixers** on fixed held-out windows: :func:`~entropic_bound.language_models.probes.structure.structure_summary`.
 - **Content ablation** (:func:`content_ablation_bits`): how much the held-out loss rises when one
   head's pattern is replaced by its mean over the windows — its content-independent part — so a
-  head whose attention moves with content but whose movement nothing downstream uses reads ≈ 0.
+  head whose attention moves with content but whose movement nothing downstream uses reads ≈ 0;
+  :func:`joint_ablation_bits` ablates every subset of heads together (a routing split over heads).
 
 Every value is an array ``(E, n_layers, n_heads)``.
 """
@@ -62,11 +63,11 @@ def ensemble_mixers(model: EnsembleLM, idx: torch.Tensor) -> np.ndarray:
 
 
 @torch.no_grad()
-def content_ablation_bits(model: EnsembleLM, idx: torch.Tensor) -> np.ndarray:
-    """Per head, the rise in mean next-token loss (bits/token) on ``idx (E, B, n)`` (targets: the
-    next token inside each window) when that head's pattern is replaced by its mean pattern over
-    the ``B`` windows: ``(E, L, H)``. The mean pattern keeps every position-only prior (sink, band,
-    absolute position), so the rise is what the head's *content* routing contributes."""
+def _ablations(model: EnsembleLM, idx: torch.Tensor, subsets: list[list[tuple[int, int]]]) -> np.ndarray:
+    """Per member and subset of heads ``[(layer, head), ...]``, the rise in mean next-token loss
+    (bits/token) on ``idx (E, B, n)`` (targets: the next token inside each window) when those heads'
+    patterns are replaced together by their mean patterns over the ``B`` windows: ``(E, len(subsets))``
+    (0 for the empty subset)."""
     was_training, device = model.training, next(model.parameters()).device
     model.eval()
     x, y = idx[..., :-1].to(device), idx[..., 1:].to(device)  # (E, B, n - 1)
@@ -78,14 +79,45 @@ def content_ablation_bits(model: EnsembleLM, idx: torch.Tensor) -> np.ndarray:
 
     logits, mixers = model(x, return_mixers=True)  # mixers (E, B, L, H, n, n)
     base, mean = bits(logits), mixers.mean(dim=1, keepdim=True)
-    L, H = mixers.shape[2:4]
-    out = torch.zeros(E, L, H, dtype=torch.float64)
-    for layer in range(L):
-        for head in range(H):
-            patched = model(x, patch=(layer, head, mean[:, :, layer, head].expand(E, B, -1, -1)))
-            out[:, layer, head] = (bits(patched) - base).double().cpu()
+    out = torch.zeros(E, len(subsets), dtype=torch.float64)
+    for i, subset in enumerate(subsets):
+        if subset:
+            patch = [(layer, head, mean[:, :, layer, head].expand(E, B, -1, -1)) for layer, head in subset]
+            out[:, i] = (bits(model(x, patch=patch)) - base).double().cpu()
     model.train(was_training)
     return out.numpy()
+
+
+def _heads_of(model: EnsembleLM) -> list[tuple[int, int]]:
+    """Every head as ``(layer, head)``, in the order ``layer · n_heads + head``."""
+    return [(layer, head) for layer in range(len(model.blocks)) for head in range(model.n_heads)]
+
+
+def content_ablation_bits(model: EnsembleLM, idx: torch.Tensor) -> np.ndarray:
+    """Per head, the rise in mean next-token loss (bits/token) on ``idx (E, B, n)`` when that head's
+    pattern alone is replaced by its mean pattern over the windows: ``(E, L, H)``. The mean pattern
+    keeps every position-only prior (sink, band, absolute position), so the rise is what the head's
+    *content* routing contributes."""
+    singles = [[h] for h in _heads_of(model)]
+    return _ablations(model, idx, singles).reshape(idx.shape[0], len(model.blocks), model.n_heads)
+
+
+#: The joint ablation measures every subset of a model's heads up to this many heads (2⁸ = 256
+#: forward passes of the probe windows); a model with more heads has none.
+JOINT_MAX_HEADS = 8
+
+
+def joint_ablation_bits(model: EnsembleLM, idx: torch.Tensor) -> np.ndarray | None:
+    """Per member, the loss rise (bits/token) of every subset of heads ablated together: ``(E, 2^(L·H))``,
+    entry ``m`` the subset of heads ``i = layer · n_heads + head`` whose bit ``i`` is set in ``m``. A
+    model's routing may be split over several heads, each of which alone the others cover; the
+    subset of its content heads (known only once a verdict's thresholds categorise them) ablated
+    together says what that routing carries. None above :data:`JOINT_MAX_HEADS` heads."""
+    heads = _heads_of(model)
+    if len(heads) > JOINT_MAX_HEADS:
+        return None
+    subsets = [[h for i, h in enumerate(heads) if m >> i & 1] for m in range(2 ** len(heads))]
+    return _ablations(model, idx, subsets)
 
 
 def mixer_stats(
