@@ -15,7 +15,9 @@ never by repeated looks. Before that its verdict is inconclusive.
 
 Each verdict carries ``evidence["sequential"]``: the method, the looks, the units at each look,
 the interval at each look, the stop (``decided``, or the reason the command ended: ``budget``, ``no
-draws left``) and, for a confidence sequence, the e-values at its bars.
+draws left``) and, for a confidence sequence, the e-values at its bars: ``for_confirmed`` is the
+evidence against the share lying at or short of its confirmation bar, valid at any stopping time
+(the sequence clears the bar where it passes 2/α = 40), ``for_refuted`` the same at the refutation bar.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from .verdict import Analysis, Verdict
 CS_METHOD = "confidence sequence (hedged betting, Waudby-Smith & Ramdas 2024)"
 PLANNED_METHOD = "pre-declared units from the first look's power plan, decided once"
 ALPHA = 0.05  # the level every claim's interval is taken at (95 %)
+OUTCOMES = {True: "confirmed", False: "refuted", None: "inconclusive"}
 
 
 def is_bounded_mean(claim) -> bool:
@@ -121,22 +124,39 @@ def _by_sequence(v: Verdict, claim, experiment: str, draws: list[int], stop: str
         "intervals": [list(look.interval) for look in looks],
         "interval": list(last.interval),
         "stop": "decided" if last.outcome is not None else stop,
-        "e_value": {
-            "against_at_or_below_bar" if higher else "against_at_or_above_bar": e_value(
-                x[:n], bar, ALPHA, higher
-            ),
-            "against_refute_side": e_value(x[:n], refute, ALPHA, not higher),
+        "e_value": {  # against the share lying on the other side of each bar (40 = 2/α: the sequence clears it)
+            "for_confirmed": e_value(x[:n], bar, ALPHA, higher),
+            "for_refuted": e_value(x[:n], refute, ALPHA, not higher),
         },
     }
-    outcome = {True: "confirmed", False: "refuted", None: "inconclusive"}[last.outcome]
+    outcome = OUTCOMES[last.outcome]
     evidence = {**v.evidence, "decision": last.to_dict(), "sequential": record}
-    if outcome == "inconclusive":
+    if outcome != v.outcome and OUTCOMES[_interval_outcome(d)] != v.outcome:
+        # something beside the interval (a condition, the draws' disagreement) decided the fixed
+        # verdict: the sequence alone cannot overrule it
+        outcome = "inconclusive"
+        evidence["reason"] = (
+            f"the sequence says {OUTCOMES[last.outcome]}, but: {v.evidence.get('reason', v.outcome)}"
+        )
+    elif outcome == "inconclusive":
         evidence["reason"] = (
             f"its confidence sequence [{last.interval[0]:.3g}, {last.interval[1]:.3g}] reaches its bar"
         )
     else:
         evidence.pop("reason", None)
     return replace(v, outcome=outcome, evidence=evidence)
+
+
+def _interval_outcome(d: dict) -> bool | None:
+    """What the fixed-sample interval of decision record ``d`` alone decides."""
+    higher = d.get("direction", "higher") == "higher"
+    return decide_by_interval(
+        d["statistic"],
+        d["interval"],
+        d["threshold"],
+        refute_threshold=d["refute_threshold"],
+        higher_is_better=higher,
+    ).outcome
 
 
 def _by_plan(v, first: Verdict, exp, table, records, draws, scale, stop) -> Verdict:
