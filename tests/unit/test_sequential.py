@@ -79,6 +79,12 @@ def test_budgets_parse(text, seconds):
     assert until_decided.parse_budget(text) == seconds
 
 
+@pytest.mark.parametrize("text", ["0", "0s", "-1h", "3parsecs", "2", "h", ""])
+def test_bad_budgets_say_what_is_expected(text):
+    with pytest.raises(UserInputError, match="positive time with a unit h, m or s"):
+        until_decided.parse_budget(text)
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [
