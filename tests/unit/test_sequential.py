@@ -16,7 +16,8 @@ from entropic_bound.experiments.framework import sequential
 from entropic_bound.experiments.framework.rule import Interval
 from entropic_bound.experiments.framework.verdict import Verdict
 from entropic_bound.pipeline import PipelineResult
-from entropic_bound.report.sequential_view import draws_cell, sequential_figure
+from entropic_bound.report.sequential_figure import sequential_figure
+from entropic_bound.report.sequential_view import draws_cell
 from entropic_bound.stats.interval_decision import decide_by_interval, wilson
 from entropic_bound.sweep.runner import SweepSummary
 

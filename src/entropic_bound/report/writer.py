@@ -31,7 +31,7 @@ from ..store.run_store import RunStore
 from .format import natural_key, sorted_naturally
 from .html import render_report
 from .overrides import config_overrides
-from .sequential_view import sequential_figure
+from .sequential_figure import sequential_figure
 
 
 @dataclass
