@@ -26,7 +26,7 @@ ProgressFn = Callable[[int, int, str], None]
 @dataclass
 class PipelineResult:
     summaries: dict[str, SweepSummary]
-    report: Path
+    report: Path | None  # None: not written (a look of --until-decided)
     store: Path
     analysed: dict[str, tuple] | None = None  # name → (experiment, scale, analysis), as reported
 
@@ -170,6 +170,7 @@ def run_experiments(
     quiet: bool = False,
     draws: Sequence[int] | None = None,
     sequential: dict | None = None,
+    write: bool = True,
 ) -> PipelineResult:
     """Validate every config first, then sweep every experiment into the store and write the report.
 
@@ -191,7 +192,8 @@ def run_experiments(
     one draw an override sets; see :func:`~.experiments.framework.draws.draws_to_run`); its report decides
     every claim on each draw and combines them (:mod:`.experiments.framework.replication`);
     ``sequential`` (``{"stop": ...}``) marks the draws as the looks of an ``--until-decided`` command,
-    whose claims the report decides sequentially (:mod:`.experiments.framework.sequential`).
+    whose claims the report decides sequentially (:mod:`.experiments.framework.sequential`);
+    ``write=False`` analyses the experiments but leaves the report to a later :func:`report`.
     """
     check_device(device)
     workers = default_workers() if workers is None else workers
@@ -234,7 +236,7 @@ def run_experiments(
             on_done=on_done,
         )
         summaries = {exp.name: summary for exp, summary in zip(bound, done)}
-        report = write_report(run_store, folder, steps=steps, analysed=analysed)
+        report = write_report(run_store, folder, steps=steps, analysed=analysed) if write else None
     return PipelineResult(summaries, report, store_path, analysed)
 
 

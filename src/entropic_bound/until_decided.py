@@ -102,7 +102,7 @@ def run_until_decided(
     returns the last look's :class:`~.pipeline.PipelineResult` with every look's runs summed and the
     report rewritten with each experiment's stopping reason. ``pipeline_kwargs`` go to
     :func:`~.pipeline.run_experiments` (out, store, overrides, workers …)."""
-    from .pipeline import report, resolve_paths, run_experiments
+    from .pipeline import report, resolve_paths
 
     echo = echo or (lambda line: print(line, file=sys.stderr))
     start = clock()
@@ -117,14 +117,7 @@ def run_until_decided(
             stop.update({n: "budget" for n in todo})
             break
         t0 = clock()
-        result = run_experiments(
-            [name],
-            scale=scale,
-            overrides={name: overrides.get(name) or {}},
-            draws=draws[name],
-            sequential={"stop": None},
-            **pipeline_kwargs,
-        )
+        result = _look(name, draws[name], scale, overrides.get(name), pipeline_kwargs)
         look_s[name] = clock() - t0
         summaries[name] = _summed(summaries.get(name), result.summaries[name])
         looks[name] = looks.get(name, 0) + 1
@@ -142,6 +135,21 @@ def run_until_decided(
         pipeline_kwargs.get("out"), pipeline_kwargs.get("store"), force=pipeline_kwargs.get("force", False)
     )
     return replace(result, summaries=summaries, report=page)
+
+
+def _look(name: str, draws: list[int], scale: str, overrides: dict | None, pipeline_kwargs: dict):
+    """Train ``draws`` of ``name`` (those not stored yet) and decide its claims sequentially."""
+    from .pipeline import run_experiments
+
+    return run_experiments(
+        [name],
+        scale=scale,
+        overrides={name: overrides or {}},
+        draws=draws,
+        sequential={"stop": None},
+        write=False,
+        **pipeline_kwargs,
+    )
 
 
 def _summed(before, now):
