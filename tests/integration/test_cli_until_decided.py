@@ -43,6 +43,8 @@ def test_run_until_decided_records_each_claims_looks_and_resumes_without_trainin
         assert seq["stop"] == "decided" and seq["looks"] == len(seq["units"]) == 1
         assert "method" in seq
     assert "sequential: 1 look" in first.out and "E1: " in first.err
+    assert "sequential: 1 look, decided" in (out / "report.html").read_text()
+    assert main([*argv, "--quiet"]) == 0 and capsys.readouterr().err == ""  # no look lines either
     with RunStore(out / "runs.sqlite", readonly=True) as store:
         info = store.experiment_info("E1")
         assert info["draws"] == [0] and info["sequential"] == {"stop": "decided"}
@@ -58,7 +60,7 @@ def test_run_until_decided_records_each_claims_looks_and_resumes_without_trainin
 def test_open_shares_are_looked_at_after_every_draw_until_no_draws_are_left(tmp_path, capsys):
     out = tmp_path / "out"
     argv = ["run", "E6", "--out", str(out), "--workers", "1", "--until-decided", "--budget", "5m"]
-    assert main([*argv, "--max-draws", "3", "--quiet", *_tiny("E6")]) == 0
+    assert main([*argv, "--max-draws", "3", *_tiny("E6")]) == 0
     err = capsys.readouterr().err
     verdicts = json.loads((out / "verdicts.json").read_text())
     shares = {c: v for c, v in verdicts.items() if "intervals" in v["evidence"]["sequential"]}

@@ -169,6 +169,8 @@ def _execute(names: list[str], overrides: dict, args, draws: tuple[int, ...] | N
 
     _check_workers(args)
     sequential = _until_decided(args)
+    if sequential is not None and args.quiet:
+        sequential["echo"] = lambda _line: None  # no look lines either
     with sweep_progress(args.quiet) as progress:
         run = run_experiments if sequential is None else partial(run_until_decided, **sequential)
         extra = {"draws": draws} if sequential is None else {}
