@@ -12,7 +12,7 @@ def sequential_text(record: dict | None) -> str:
         return ""
     looks = record.get("looks", 0)
     stop = record.get("stop") or "open"
-    planned = "" if "intervals" in record else f", {record.get('planned_units') or 'no'} planned units"
+    planned = f", {record['planned_units']} planned units" if record.get("planned_units") else ""
     return f"sequential: {looks} look{'s' * (looks != 1)}{planned}, {stop}"
 
 
