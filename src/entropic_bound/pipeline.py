@@ -26,8 +26,9 @@ ProgressFn = Callable[[int, int, str], None]
 @dataclass
 class PipelineResult:
     summaries: dict[str, SweepSummary]
-    report: Path
+    report: Path | None  # None: not written (a look of --until-decided)
     store: Path
+    analysed: dict[str, tuple] | None = None  # name → (experiment, scale, analysis), as reported
 
 
 def resolve_paths(out: str | Path | None, store: str | Path | None) -> tuple[Path, Path]:
@@ -168,6 +169,8 @@ def run_experiments(
     force: bool = False,
     quiet: bool = False,
     draws: Sequence[int] | None = None,
+    sequential: dict | None = None,
+    write: bool = True,
 ) -> PipelineResult:
     """Validate every config first, then sweep every experiment into the store and write the report.
 
@@ -187,7 +190,10 @@ def run_experiments(
     Ray cluster's messages in ``OUT/ray-driver.log`` instead of the terminal. ``draws`` trains every
     experiment on each of these draws into the one store (None: the scale's default draws, or the
     one draw an override sets; see :func:`~.experiments.framework.draws.draws_to_run`); its report decides
-    every claim on each draw and combines them (:mod:`.experiments.framework.replication`).
+    every claim on each draw and combines them (:mod:`.experiments.framework.replication`);
+    ``sequential`` (``{"stop": ...}``) marks the draws as the looks of an ``--until-decided`` command,
+    whose claims the report decides sequentially (:mod:`.experiments.framework.sequential`);
+    ``write=False`` analyses the experiments but leaves the report to a later :func:`report`.
     """
     check_device(device)
     workers = default_workers() if workers is None else workers
@@ -213,7 +219,7 @@ def run_experiments(
     analysed: dict[str, tuple] = {}
     with RunStore(store_path) as run_store:
         for exp in bound:
-            run_store.put_experiment(exp.name, scale, to_dict(exp.cfg), list(runs_of[exp.name]))
+            run_store.put_experiment(exp.name, scale, to_dict(exp.cfg), list(runs_of[exp.name]), sequential)
         time_left = estimate_time_left(bound, groups, run_store.finished_ids(), workers) if progress else None
         overall = OverallProgress(progress, sum(len(s) for s in specs.values()), len(bound), time_left)
 
@@ -230,8 +236,8 @@ def run_experiments(
             on_done=on_done,
         )
         summaries = {exp.name: summary for exp, summary in zip(bound, done)}
-        report = write_report(run_store, folder, steps=steps, analysed=analysed)
-    return PipelineResult(summaries, report, store_path)
+        report = write_report(run_store, folder, steps=steps, analysed=analysed) if write else None
+    return PipelineResult(summaries, report, store_path, analysed)
 
 
 def report(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 
 from ..errors import UserInputError
 from ..names import DEFAULT_OUT, SCALES
@@ -32,6 +33,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="train each of these random draws into the same store and decide every claim on each "
         "(confirmed or refuted only when all agree); default: one draw (0) at quick, 0,1 at paper",
     )
+    _sequential(p)
     p.add_argument(
         "--workers",
         type=int,
@@ -78,6 +80,47 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _sequential(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--until-decided",
+        action="store_true",
+        help="train draw after draw of the experiments whose claims are still open (the cheapest to decide "
+        "first), re-deciding after each with anytime-valid intervals, until every claim is decided, "
+        "--budget is spent or --max-draws is reached",
+    )
+    p.add_argument("--budget", default=None, metavar="2h|30m|90s", help="--until-decided: the time to spend")
+    p.add_argument(
+        "--max-draws",
+        type=int,
+        default=None,
+        help="--until-decided: the most draws per experiment (default 50)",
+    )
+
+
+def _until_decided(args) -> dict | None:
+    """``{"budget_s", "max_draws"}`` of ``--until-decided`` (checked before any heavy import), or None."""
+    from ..until_decided import DEFAULT_MAX_DRAWS, parse_budget
+
+    if not args.until_decided:
+        for flag, value in (("--budget", args.budget), ("--max-draws", args.max_draws)):
+            if value is not None:
+                raise UserInputError(
+                    f"The '{flag}' option needs '--until-decided'. Got {flag} {value} alone."
+                )
+        return None
+    if args.draws is not None:
+        raise UserInputError(
+            "The '--until-decided' option chooses the draws itself; give it without --draws "
+            f"(got --draws {args.draws})."
+        )
+    if args.budget is None:
+        raise UserInputError("The '--until-decided' option needs a '--budget', e.g. --budget 2h, 30m or 90s.")
+    max_draws = DEFAULT_MAX_DRAWS if args.max_draws is None else args.max_draws
+    if max_draws < 1:
+        raise UserInputError(f"The '--max-draws' option must be an int >= 1. Got {max_draws} instead.")
+    return {"budget_s": parse_budget(args.budget), "max_draws": max_draws}
+
+
 def add_force(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--force",
@@ -122,10 +165,16 @@ def _draws(args) -> tuple[int, ...] | None:
 
 def _execute(names: list[str], overrides: dict, args, draws: tuple[int, ...] | None) -> int:
     from ..pipeline import run_experiments  # heavy: imports every experiment
+    from ..until_decided import run_until_decided
 
     _check_workers(args)
+    sequential = _until_decided(args)
+    if sequential is not None and args.quiet:
+        sequential["echo"] = lambda _line: None  # no look lines either
     with sweep_progress(args.quiet) as progress:
-        result = run_experiments(
+        run = run_experiments if sequential is None else partial(run_until_decided, **sequential)
+        extra = {"draws": draws} if sequential is None else {}
+        result = run(
             names,
             scale=args.scale,
             overrides=overrides,
@@ -140,7 +189,7 @@ def _execute(names: list[str], overrides: dict, args, draws: tuple[int, ...] | N
             steps=report_steps(args.quiet),
             force=args.force,
             quiet=args.quiet,
-            draws=draws,
+            **extra,
         )
     if not args.quiet:
         for name, s in result.summaries.items():
@@ -162,6 +211,7 @@ def _run(args) -> int:
     overrides = strip_experiment(args.experiment, items, EXPERIMENTS.names())
     check_keys(args.experiment, overrides)
     draws = _draws(args)
+    _until_decided(args)
     EXPERIMENTS.get(args.experiment)
     return _execute([args.experiment], {args.experiment: overrides}, args, draws)
 
@@ -177,6 +227,7 @@ def _reproduce(args) -> int:
             f"every experiment runs). Got {args.only!r} instead."
         )
     draws = _draws(args)
+    _until_decided(args)
     early = only or experiment_names()  # checked before the experiments (and torch) are imported
     if early:
         for name, keys in split_by_experiment(items, early).items():

@@ -12,8 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..report.evidence import evidence_line
-from ..report.format import AT_THE_BAR, AT_THE_BAR_MEANS, draws_text, natural_key, next_step, scale_line
+from ..report.format import AT_THE_BAR, AT_THE_BAR_MEANS, natural_key, next_step, scale_line
 from ..report.overrides import non_standard_line
+from ..report.sequential_view import draws_cell
 
 STYLES = {"confirmed": "bold green", "refuted": "bold red", "inconclusive": "bold yellow"}
 
@@ -38,7 +39,7 @@ def verdict_table(verdicts: dict) -> Table:
             claim,
             str(v.get("experiment", "")),
             Text(verdict, style=STYLES.get(verdict, "")) + Text(marker),
-            Text(draws_text(v.get("replication"))),
+            Text(draws_cell(v)),
             evidence,
         )
     return table

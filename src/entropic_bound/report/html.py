@@ -22,6 +22,7 @@ from .evidence import evidence_html, evidence_line
 from .format import AT_THE_BAR, AT_THE_BAR_MEANS, draws_text, next_step, number, scale_line, settings
 from .glossary import TERMS
 from .overrides import non_standard_line
+from .sequential_view import draws_cell
 from .tables import key_value_html, table_preview
 
 COLOURS = {"confirmed": "#1a7f37", "refuted": "#cf222e", "inconclusive": "#9a6700"}
@@ -81,7 +82,7 @@ def _summary_table(verdicts: list[dict]) -> str:
         rows.append(
             f"<tr><td><a href='#claim-{claim}'><b>{claim}</b></a><br><span class=small>"
             f"{html.escape(v.get('statement', ''))}</span></td><td>{badge(v['verdict'])}{narrow_marker(v)}</td>"
-            f"<td class=small>{html.escape(draws_text(v.get('replication')))}</td>"
+            f"<td class=small>{html.escape(draws_cell(v))}</td>"
             f"<td>{html.escape(evidence_line(v['claim'], v.get('evidence') or {}))}{_next_step_html(v)}</td>"
             f"<td><a href='#{html.escape(v['experiment'])}'>{html.escape(v['experiment'])}</a></td></tr>"
         )

@@ -22,6 +22,7 @@ from ..config import flatten
 from ..errors import UserInputError
 from ..experiments.framework.base import Experiment
 from ..experiments.framework.replication import analyse_draws
+from ..experiments.framework.sequential import analyse_sequential
 from ..experiments.framework.verdict import Analysis
 from ..plotting import to_png
 from ..registry import EXPERIMENTS
@@ -30,6 +31,7 @@ from ..store.run_store import RunStore
 from .format import natural_key, sorted_naturally
 from .html import render_report
 from .overrides import config_overrides
+from .sequential_figure import sequential_figure
 
 
 @dataclass
@@ -73,7 +75,15 @@ def analyse_store(
         exp = cls(cls.from_dict(info["config"]))
         if steps:
             steps(f"analysing {name} ({store.count(name)} runs)")
-        analysis = analyse_draws(exp, store.table(name), store.records(name), info["draws"], info["scale"])
+        table, records = store.table(name), store.records(name)
+        if info["sequential"] is not None:
+            stop = info["sequential"].get("stop")
+            analysis = analyse_sequential(exp, table, records, info["draws"], info["scale"], stop)
+            figure = sequential_figure(analysis.verdicts)
+            if figure is not None:
+                analysis.figures[f"{name}_sequential"] = figure
+        else:
+            analysis = analyse_draws(exp, table, records, info["draws"], info["scale"])
         out.append((exp, info["scale"], analysis))
     return out
 

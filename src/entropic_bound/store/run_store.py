@@ -325,10 +325,20 @@ class RunStore:
 
     # -- experiments ----------------------------------------------------------------------------
 
-    def put_experiment(self, name: str, scale: str, config: dict, draws: list[int] | None = None) -> None:
+    def put_experiment(
+        self,
+        name: str,
+        scale: str,
+        config: dict,
+        draws: list[int] | None = None,
+        sequential: dict | None = None,
+    ) -> None:
         """Record (or replace) an experiment's scale, full config and the draws its last command ran
-        (kept in the stored config under ``"draws"``; None: the config's own ``draw``)."""
+        (kept in the stored config under ``"draws"``; None: the config's own ``draw``), and for a
+        ``--until-decided`` command its state (``{"stop": why it ended or None}``, under ``"sequential"``)."""
         stored = {**config, "draws": [int(d) for d in draws]} if draws is not None else config
+        if sequential is not None:
+            stored = {**stored, "sequential": sequential}
         with self._transaction() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO experiments (name, scale, config, updated_at) VALUES (?, ?, ?, ?)",
@@ -344,6 +354,7 @@ class RunStore:
         info = dict(zip(("name", "scale", "config", "updated_at"), rows[0]))
         info["config"] = _loads(info["config"])
         info["draws"] = info["config"].pop("draws", None) or [info["config"].get("draw", 0)]
+        info["sequential"] = info["config"].pop("sequential", None)
         return info
 
     def experiment_config(self, name: str) -> dict | None:
