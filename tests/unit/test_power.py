@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from entropic_bound.experiments.framework.claim_power import bar_facing, claim_power
-from entropic_bound.experiments.framework.rule import Interval, Rule, Unit
+from entropic_bound.experiments.framework.rule import Condition, Interval, Rule, Unit
 from entropic_bound.report.format import power_line
 from entropic_bound.stats.cluster import wilson
 from entropic_bound.stats.interval_decision import decide_by_interval, newcombe_difference
@@ -153,3 +153,13 @@ def test_a_unit_no_command_adds_and_a_config_key_that_does():
         keyed["command"]
         == f"entropic-bound run E4 --scale paper --set seeds={math.ceil(4 * keyed['units_needed'] / 10)}"
     )
+
+
+def test_a_condition_that_decided_is_planned_by_its_own_method_and_unit():
+    record = _record(0.75, (0.41, 0.93), 0.5)
+    record["unit"] = "control model"
+    controls = Condition(("verdict.c13_control_rate",), Interval.WILSON, Unit("control model"))
+    rule = Rule((), Interval.CLUSTER_BOOTSTRAP, (controls,))
+    power = claim_power(record, rule, Unit("source"), COST)
+    assert power["method"] == "wilson" and power["unit"] == "control model"
+    assert power["units_needed"] == wilson_units(0.75, 0.5)

@@ -79,6 +79,11 @@ def _write(path: Path, text: str | bytes) -> str:
     return str(path)
 
 
+def _own_corpus(w: Path, name: str, content: str | bytes) -> list[str]:
+    """``run E7`` on one own corpus file holding ``content``."""
+    return ["run", "E7", "--out", f"{w}/o", "--set", f"task.corpus_paths=[{_write(w / name, content)}]"]
+
+
 def _corrupt_checkpoint(folder: Path) -> str:
     folder.mkdir()
     (folder / "config.json").write_text(
@@ -196,36 +201,15 @@ CASES: dict[str, Case] = {
         "Unknown config key 'checkpoints'",
     ),
     "run-e7-binary-corpus": Case(
-        lambda w, s: [
-            "run",
-            "E7",
-            "--out",
-            f"{w}/o",
-            "--set",
-            f"task.corpus_paths=[{_write(w / 'x.bin', np.random.default_rng(0).bytes(4096))}]",
-        ],
+        lambda w, s: _own_corpus(w, "x.bin", np.random.default_rng(0).bytes(4096)),
         "not UTF-8 text",
     ),
     "run-e7-short-corpus": Case(
-        lambda w, s: [
-            "run",
-            "E7",
-            "--out",
-            f"{w}/o",
-            "--set",
-            f"task.corpus_paths=[{_write(w / 's.txt', 'hi')}]",
-        ],
+        lambda w, s: _own_corpus(w, "s.txt", "hi"),
         "at least 1000 bytes",
     ),
     "run-e7-control-byte-corpus": Case(
-        lambda w, s: [
-            "run",
-            "E7",
-            "--out",
-            f"{w}/o",
-            "--set",
-            f"task.corpus_paths=[{_write(w / 'z.txt', 'ab' * 600 + chr(0) * 200)}]",
-        ],
+        lambda w, s: _own_corpus(w, "z.txt", "ab" * 600 + chr(0) * 200),
         "control bytes",
     ),
     # -- run: the output folder and the store ----------------------------------------------------

@@ -44,12 +44,25 @@ def bar_facing(decision: dict) -> tuple[float | None, str]:
     return None, f"its statistic {x:.3g} lies between its bars {bar:.3g} and {refute:.3g}"
 
 
+def deciding_method(decision: dict, rule: Rule, unit: Unit) -> tuple[Interval, Unit]:
+    """The interval method and unit of what decided: a condition's own (matched by the unit its
+    record names) where a condition decided, else the claim's."""
+    named = decision.get("unit")
+    for condition in rule.conditions:
+        if condition.unit is not None and condition.unit.name == named and condition.unit.name != unit.name:
+            return condition.interval, Unit(condition.unit.name, condition.unit.keys, unit.added_by)
+    return rule.interval, unit
+
+
 def claim_power(decision: dict | None, rule: Rule, unit: Unit, cost: dict[str, Any]) -> dict[str, Any]:
     """The claim's ``power`` record. ``cost``: ``experiment``, ``scale``, ``draws`` (run), ``seconds``
     (CPU seconds of those draws' runs) and ``cfg`` (the experiment's config)."""
-    method = PLANNED_AS.get(rule.interval)
-    if method is None or not isinstance(decision, dict) or "interval" not in decision:
+    if not isinstance(decision, dict) or "interval" not in decision:
         return {"available": False, "reason": f"a {rule.interval.value} rule has no interval to plan"}
+    interval, unit = deciding_method(decision, rule, unit)
+    method = PLANNED_AS.get(interval)
+    if method is None:
+        return {"available": False, "reason": f"a {interval.value} rule has no interval to plan"}
     units_now = decision.get("units")
     if not units_now:
         return {"available": False, "reason": "the units behind its interval are not counted"}
