@@ -167,6 +167,8 @@ def scale_line(verdicts: dict | list) -> str:
 
 def plural(unit: str) -> str:
     """``"teacher draw"`` → ``"teacher draws"``, ``"corpus"`` → ``"corpora"``, ``"data set"`` → ``"data sets"``."""
+    if ", then " in unit:  # a nested unit: "source, then model" -> "sources, then models"
+        return ", then ".join(plural(part) for part in unit.split(", then "))
     if unit.endswith("corpus"):
         return unit[: -len("corpus")] + "corpora"
     return unit + ("es" if unit.endswith(("s", "x")) else "s")
