@@ -58,7 +58,9 @@ def claim_power(decision: dict | None, rule: Rule, unit: Unit, cost: dict[str, A
     """The claim's ``power`` record. ``cost``: ``experiment``, ``scale``, ``draws`` (run), ``seconds``
     (CPU seconds of those draws' runs) and ``cfg`` (the experiment's config)."""
     if not isinstance(decision, dict) or "interval" not in decision:
-        return {"available": False, "reason": f"a {rule.interval.value} rule has no interval to plan"}
+        if rule.interval in (Interval.COUNT, Interval.POINT):
+            return {"available": False, "reason": f"a {rule.interval.value} rule has no interval to plan"}
+        return {"available": False, "reason": "these runs give its statistic no interval to plan from"}
     interval, unit = deciding_method(decision, rule, unit)
     method = PLANNED_AS.get(interval)
     if method is None:
