@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..report.evidence import evidence_line
-from ..report.format import AT_THE_BAR, AT_THE_BAR_MEANS, natural_key, next_step, scale_line
+from ..report.format import AT_THE_BAR, AT_THE_BAR_MEANS, at_the_bar, natural_key, next_step, scale_line
 from ..report.overrides import non_standard_line
 from ..report.sequential_view import draws_cell
 
@@ -34,7 +34,7 @@ def verdict_table(verdicts: dict) -> Table:
         step = next_step(v)
         if step:
             evidence.append(f"\n→ {step}", style="yellow")
-        marker = f" ({AT_THE_BAR})" if ((v.get("evidence") or {}).get("decision") or {}).get("narrow") else ""
+        marker = f" ({AT_THE_BAR})" if at_the_bar(v) else ""
         table.add_row(
             claim,
             str(v.get("experiment", "")),
@@ -58,7 +58,7 @@ def print_outcome(report: Path, *, as_json: bool = False, quiet: bool = False, c
         verdicts = json.loads(verdicts_path.read_text())
         console.print(scale_line(verdicts), highlight=False)
         console.print(verdict_table(verdicts))
-        if any(((v.get("evidence") or {}).get("decision") or {}).get("narrow") for v in verdicts.values()):
+        if any(at_the_bar(v) for v in verdicts.values()):
             console.print(f"{AT_THE_BAR}: {AT_THE_BAR_MEANS}", style="dim", highlight=False)
         line = non_standard_line(verdicts)
         if line:

@@ -112,6 +112,12 @@ AT_THE_BAR_MEANS = (
 )
 
 
+def at_the_bar(verdict: dict) -> bool:
+    """Whether a verdict (as verdicts.json holds it) has a decision whose interval reaches its bar."""
+    decision = (verdict.get("evidence") or {}).get("decision")
+    return isinstance(decision, dict) and bool(decision.get("narrow"))
+
+
 def next_step(verdict: dict) -> str | None:
     """For an inconclusive verdict: why, in words, and what would decide it (its power line)."""
     if verdict.get("verdict") != "inconclusive":

@@ -19,7 +19,16 @@ from pathlib import Path
 from ..provenance import provenance
 from .boundary_view import boundary_table_html
 from .evidence import evidence_html, evidence_line
-from .format import AT_THE_BAR, AT_THE_BAR_MEANS, draws_text, next_step, number, scale_line, settings
+from .format import (
+    AT_THE_BAR,
+    AT_THE_BAR_MEANS,
+    at_the_bar,
+    draws_text,
+    next_step,
+    number,
+    scale_line,
+    settings,
+)
 from .glossary import TERMS
 from .overrides import non_standard_line
 from .sequential_view import draws_cell
@@ -66,9 +75,9 @@ def _num(x) -> str:
 def narrow_marker(v: dict) -> str:
     """The "interval at the bar" tag and the decision's interval when the verdict's interval touches its
     threshold ('' otherwise)."""
-    decision = (v.get("evidence") or {}).get("decision")
-    if not isinstance(decision, dict) or not decision.get("narrow"):
+    if not at_the_bar(v):
         return ""
+    decision = v["evidence"]["decision"]
     lo, hi = decision.get("interval") or (None, None)
     title = f"interval {_num(lo)}–{_num(hi)} touches the threshold {_num(decision.get('threshold'))}"
     return f" <span class=small title='{html.escape(title)}'>{AT_THE_BAR}</span>"

@@ -94,11 +94,11 @@ def _how_to_add(needed: int | None, now: int, unit: Unit, cost: dict[str, Any]) 
     head = f"entropic-bound run {cost['experiment']} --scale {cost['scale']}"
     if unit.added_by == "draws":
         total = max(len(draws), math.ceil(len(draws) * factor))
-        more = [d for d in range(max(draws) + 1, max(draws) + 1 + total - len(draws))]
+        more = list(range(max(draws) + 1, max(draws) + 1 + total - len(draws)))
         spec = ",".join(map(str, draws + more)) if len(draws) + len(more) <= 6 else _span(draws, more)
         return {
             "draws_needed": total,
-            "cpu_s_per_unit": per_draw_s * len(draws) / now,
+            "cpu_s_per_unit": cost["seconds"] / now,
             "cpu_s_needed": per_draw_s * len(more),
             "command": f"{head} --draws {spec}",
         }
