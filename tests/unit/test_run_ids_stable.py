@@ -20,7 +20,8 @@ RUN_ID_DIGESTS = {
     "E1/quick": "948350d95a9e6ec7",
     "E1/paper": "8595c8940e5d7bb1",
     "E2/quick": "4be37f659d21c2a5",
-    "E2/paper": "f51f704ba9f20303",
+    # 5 seeds (C3: >= 50 data sets with room per init group over two draws); seeds 0-2 keep the ids of f51f704ba9f20303
+    "E2/paper": "99e1665b7c98905a",
     "E3/quick": "454b057194dcad5e",
     # 8 seeds per X2 setting (x2_seeds; the ladder keeps 3): the ids of seeds 0-2 are those of aa52261343a18ae4
     "E3/paper": "08af847584a1a5cf",
