@@ -136,6 +136,52 @@ def draws_table(verdicts: dict[str, dict]) -> str:
     return "\n".join(rows)
 
 
+def expected_verdicts(preregistration: str) -> dict[str, str]:
+    """``{claim: the expectation written before the draws}`` from the table of docs/preregistration.md."""
+    written = re.sub(r"<!-- generated: .*?" + re.escape(END), "", preregistration, flags=re.S)
+    rows = re.findall(r"^\| (C\d+|X\d+) \| [^|]+ \| .+ \| ([^|]+) \|$", written, re.M)
+    return {claim: expected.strip() for claim, expected in rows}
+
+
+def rule_outcome(v: dict, expected: str) -> str:
+    """Whether a pre-registered rule stands on its draws: rejected when the claim stays inconclusive
+    although a decision was expected (a: the sizing), when the draws disagree (b: the pooling), or
+    when nothing is left to detect (c: a filter or gate); a decision either way leaves it standing."""
+    if v["verdict"] != "inconclusive":
+        return "stands"
+    evidence, rep = v.get("evidence") or {}, v.get("replication") or {}
+    if rep.get("reason") == "draws disagree":
+        return "rejected (b): the draws disagree"
+    if "nothing to detect" in str(evidence.get("reason", "")):
+        return "rejected (c): nothing to detect"
+    if expected.startswith("inconclusive"):
+        return "stands (no decision was expected)"
+    power = evidence.get("power") or {}
+    sizes = (
+        f"; {power['units_now']} {power['unit']}s, {power['units_needed']} needed"
+        if power.get("available")
+        else ""
+    )
+    return f"rejected (a): undecided at the planned grid{sizes}"
+
+
+def preregistered_table(verdicts: dict[str, dict], expected: dict[str, str]) -> str:
+    """Per pre-registered claim: what was expected, the verdict on the pooled draws, each draw's
+    verdict, and whether the rule stands."""
+    rows = [
+        "| claim | expected | verdict (pooled) | per draw: verdict, statistic [interval] vs threshold | the rule |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for claim, hope in expected.items():
+        if claim not in verdicts:
+            rows.append(f"| {claim} | {_cell(hope)} | not yet trained | — | — |")
+            continue
+        v = verdicts[claim]
+        per_draw = draws_table({claim: v}).splitlines()[-1].split(" | ")[-1].rstrip(" |")
+        rows.append(f"| {claim} | {_cell(hope)} | {v['verdict']} | {per_draw} | {rule_outcome(v, hope)} |")
+    return "\n".join(rows)
+
+
 def replace_block(text: str, name: str, block: str) -> str:
     """``text`` with the generated block ``name`` replaced by ``block`` (ValueError when it has none)."""
     start = f"<!-- generated: {name} -->"
@@ -157,10 +203,18 @@ def regenerated(verdicts_path: Path, quick_path: Path | None = None) -> dict[Pat
     fresh = docs / "quick-draws-verdicts.json"
     if fresh.exists():
         claims_text = replace_block(claims_text, "fresh-draws", draws_table(json.loads(fresh.read_text())))
-    return {
+    out = {
         scale: replace_block(scale.read_text(), "verdicts-table", verdicts_table(verdicts)),
         claims: claims_text,
     }
+    preregistered, draws_5_6 = docs / "preregistration.md", docs / "paper-draws-5-6-verdicts.json"
+    if preregistered.exists():
+        text = preregistered.read_text()
+        found = json.loads(draws_5_6.read_text()) if draws_5_6.exists() else {}
+        out[preregistered] = replace_block(
+            text, "draws-5-6", preregistered_table(found, expected_verdicts(text))
+        )
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

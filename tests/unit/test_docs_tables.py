@@ -71,3 +71,22 @@ def test_the_robustness_map_is_read_against_the_first_draws_default():
     assert docs_tables._differs(disagree) == "against draw 0's confirmed: c13_min_moved = 0.05 inconclusive"
     agree = {**disagree, "verdict": "confirmed"}
     assert docs_tables._differs(agree) == "c13_min_moved = 0.05 inconclusive"
+
+
+def test_the_preregistered_rules_are_judged_by_the_three_rejection_criteria():
+    """A decision either way leaves a rule standing; an undecided claim rejects it by what left it so."""
+    paper = json.loads(VERDICTS.read_text())
+    expected = docs_tables.expected_verdicts((ROOT / "docs" / "preregistration.md").read_text())
+    assert set(expected) == set(paper) and expected["C11"].startswith("inconclusive")
+    assert docs_tables.rule_outcome(paper["C1"], expected["C1"]) == "stands"
+    assert docs_tables.rule_outcome(paper["C6"], expected["C6"]) == "stands"  # a refutation decides too
+    assert paper["C13"]["replication"]["reason"] == "draws disagree"
+    assert docs_tables.rule_outcome(paper["C13"], expected["C13"]).startswith("rejected (b)")
+    assert docs_tables.rule_outcome(paper["C11"], expected["C11"]).startswith("stands")
+    undecided = {**paper["C5"], "replication": {}, "evidence": {**paper["C5"]["evidence"], "reason": ""}}
+    assert docs_tables.rule_outcome(undecided, expected["C5"]).startswith("rejected (a)")
+    empty = {**undecided, "evidence": {"reason": "nothing to detect: no data set with room"}}
+    assert docs_tables.rule_outcome(empty, expected["C3"]) == "rejected (c): nothing to detect"
+    table = docs_tables.preregistered_table({"C1": paper["C1"]}, expected)
+    assert "| C1 | confirmed (median 1.002) | confirmed | draw 0: confirmed" in table
+    assert "| C2 | confirmed (worst 2.4e-4, median 751) | not yet trained |" in table
