@@ -44,5 +44,11 @@ def test_the_record_and_its_edge_cases():
     assert out["q"] == 0 and out["p"] == 1 and out["df"] == 1 and not out["disagree"] and out["i2"] == 0
     assert cochran_q([0.5], [(0.4, 0.6)]) is None
     assert cochran_q([0.5, float("nan")], [(0.4, 0.6), (0.3, 0.7)]) is None
-    exact = cochran_q([1.0, 0.0], [(1.0, 1.0), (0.0, 0.0)])  # no spread within draws, all between
-    assert exact["disagree"]
+    assert cochran_q([1.0, 0.0], [(1.0, 1.0), (0.0, 0.0)]) is None  # point values: nothing to weigh
+
+
+def test_point_values_have_no_sampling_error_to_test():
+    """A count rule's record (its worst run, interval [x, x]) gives Q nothing to weigh: no test, rather
+    than p = 0 from an infinite weight."""
+    assert cochran_q([2.3e-4, 2.1e-4], [[2.3e-4, 2.3e-4], [2.1e-4, 2.1e-4]]) is None
+    assert cochran_q([0.5, 0.6, 0.7], [[0.5, 0.5], [0.5, 0.7], [0.6, 0.8]])["draws"] == 2

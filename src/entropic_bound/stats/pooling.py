@@ -33,12 +33,13 @@ def cochran_q(
     statistics: Sequence[float], intervals: Sequence[Sequence[float]], level: float = 0.95
 ) -> dict | None:
     """``{"test", "q", "df", "p", "i2", "draws", "disagree"}`` of the draws' statistics, or None when
-    fewer than two draws have a finite statistic and interval."""
+    fewer than two draws have a finite statistic and an interval of positive width (a point value, such
+    as a count rule's worst run, has no sampling error for Q to weigh)."""
     z = stats.norm.ppf(0.5 + level / 2)
     pairs = [
         (float(x), (float(iv[1]) - float(iv[0])) / (2 * z))
         for x, iv in zip(statistics, intervals, strict=True)
-        if iv is not None and all(map(math.isfinite, (x, iv[0], iv[1])))
+        if iv is not None and all(map(math.isfinite, (x, iv[0], iv[1]))) and iv[1] > iv[0]
     ]
     if len(pairs) < 2:
         return None
