@@ -48,6 +48,10 @@ class IntervalDecision:
     level: float
     unit: str
     units: int | None = None  # how many independent units the interval was taken over
+    # each unit's bounded value (and their range) where the statistic is their mean, so that a
+    # confidence sequence can read them one at a time (None: the statistic is no such mean)
+    unit_values: tuple[float, ...] | None = None
+    value_range: tuple[float, float] | None = None
 
     @property
     def outcome(self) -> bool | None:
@@ -82,7 +86,11 @@ class IntervalDecision:
             "level": self.level,
             "unit": self.unit,
             "units": self.units,
-        }
+        } | (
+            {"unit_values": list(self.unit_values), "value_range": list(self.value_range)}
+            if self.unit_values is not None and self.value_range is not None
+            else {}
+        )
 
 
 def decide_by_interval(
@@ -95,6 +103,8 @@ def decide_by_interval(
     level: float = 0.95,
     unit: str = "run",
     units: int | None = None,
+    unit_values: tuple[float, ...] | None = None,
+    value_range: tuple[float, float] | None = None,
 ) -> IntervalDecision:
     """The :class:`IntervalDecision` of ``statistic`` with ``interval`` against ``threshold``.
 
@@ -102,10 +112,20 @@ def decide_by_interval(
     ``higher_is_better`` the claim is refuted when the whole interval lies at or below it. A
     two-sided claim with a gap between the bars (e.g. confirmed above 0.5, refuted at or below 0)
     is inconclusive when the interval ends in the gap. ``units`` counts the independent units the
-    interval was taken over (what a power calculation scales).
+    interval was taken over (what a power calculation scales); ``unit_values`` and ``value_range`` carry
+    each unit's bounded value where a sequential look reads them.
     """
     refute = threshold if refute_threshold is None else refute_threshold
     lo, hi = (float(interval[0]), float(interval[1]))
     return IntervalDecision(
-        float(statistic), (lo, hi), float(threshold), float(refute), higher_is_better, level, unit, units
+        float(statistic),
+        (lo, hi),
+        float(threshold),
+        float(refute),
+        higher_is_better,
+        level,
+        unit,
+        units,
+        None if unit_values is None else tuple(float(x) for x in unit_values),
+        value_range,
     )

@@ -2,14 +2,17 @@
 
 ``--until-decided`` trains draw after draw and looks at every claim after each one. Looked at again
 and again, a fixed-sample interval is "confirmed" far more often than its level says, so each look
-of a claim whose statistic is a share of units (a :attr:`~.rule.Interval.WILSON` rule: a mean of
-0/1 values) reads an anytime-valid confidence sequence instead (:mod:`...stats.confidence_sequence`):
-the units of each draw, in a seeded random order, after the units of the draws before it. The claim
-is decided at the first look whose sequence clears its bar (the decision record's ``threshold`` or
-``refute_threshold``), and stays decided there.
+of a claim whose statistic is a mean of bounded per-unit values reads an anytime-valid confidence
+sequence instead (:mod:`...stats.confidence_sequence`): a share of units (a
+:attr:`~.rule.Interval.WILSON` rule: 0/1 values), or a contrast of two groups over the same units (a
+:attr:`~.rule.Interval.NEWCOMBE` rule with no condition beside it, C3: each data set's small-init
+minus large-init recovery fraction, in [−1, 1]; its sequence is that of the mean over the data sets
+holding both groups). The units of each draw are read in a seeded random order, after the units of
+the draws before it. The claim is decided at the first look whose sequence clears its bar (the
+decision record's ``threshold`` or ``refute_threshold``), and stays decided there.
 
-Any other statistic (a correlation, a bootstrap median, a difference of two arms) has no such
-sequence here. It gets a pre-declared number of units instead: the units its power plan asks for at
+Any other statistic (a correlation, a bootstrap median, the smallest of several contrasts, C7's one
+per teacher) has no such sequence here. It gets a pre-declared number of units instead: the units its power plan asks for at
 the first look (:mod:`.claim_power`), and it is decided once, on the first draws that reach them —
 never by repeated looks. Before that its verdict is inconclusive.
 
@@ -46,6 +49,26 @@ def is_bounded_mean(claim) -> bool:
     return claim is not None and claim.rule.interval == Interval.WILSON
 
 
+def is_paired_contrast(claim) -> bool:
+    """A claim decided by one contrast of two groups over the same units (no condition beside it),
+    whose decision records carry each unit's difference: a mean of bounded values, read by a sequence.
+    A claim that is the minimum of several contrasts (one per teacher) is not one sequence."""
+    return claim is not None and claim.rule.interval == Interval.NEWCOMBE and not claim.rule.conditions
+
+
+def draw_values(claim, records: list[dict]) -> tuple[list[np.ndarray], tuple[float, float]] | None:
+    """Each draw's per-unit values and the range they lie in, or None where no sequence reads ``claim``
+    on these records: a share's 0/1 units (share × units of them), a paired contrast's differences."""
+    if is_bounded_mean(claim):
+        ones = [int(round(float(r["statistic"]) * int(r["units"]))) for r in records]
+        return [np.r_[np.ones(k), np.zeros(int(r["units"]) - k)] for k, r in zip(ones, records)], (0.0, 1.0)
+    if is_paired_contrast(claim) and all(r.get("unit_values") for r in records):
+        ranges = {tuple(r["value_range"]) for r in records}
+        if len(ranges) == 1:
+            return [np.asarray(r["unit_values"], dtype=float) for r in records], ranges.pop()
+    return None
+
+
 def analyse_sequential(
     exp, table: pd.DataFrame, records: list[dict], draws: Sequence[int], scale: str, stop: str | None
 ) -> Analysis:
@@ -59,7 +82,8 @@ def analyse_sequential(
     verdicts = []
     for v in analysis.verdicts:
         claim = claims.get(v.claim)
-        if is_bounded_mean(claim) and _per_draw(v):
+        records = _per_draw(v)
+        if records and draw_values(claim, records):
             verdicts.append(_by_sequence(v, claim, exp.name, draws, stop))
             continue
         if first is None and len(draws) > 1:
@@ -79,25 +103,30 @@ def _per_draw(v: Verdict) -> list[dict] | None:
     return records if ok else None
 
 
-def units_in_order(claim_id: str, experiment: str, draws: Sequence[int], records: list[dict]) -> np.ndarray:
-    """(N,) the 0/1 units of each draw (its share × its units), in a random order seeded by the draw,
-    after those of the draws before it."""
+def units_in_order(
+    claim_id: str, experiment: str, draws: Sequence[int], values: list[np.ndarray]
+) -> np.ndarray:
+    """(N,) the units of each draw (``values``, one array per draw), in a random order seeded by the
+    draw, after those of the draws before it."""
     parts = []
-    for draw, record in zip(draws, records):
-        n = int(record["units"])
-        k = int(round(float(record["statistic"]) * n))
+    for draw, x in zip(draws, values):
         rng = np.random.default_rng(Seeds(experiment, draw).seed("sequential", claim_id))
-        parts.append(rng.permutation(np.r_[np.ones(k), np.zeros(n - k)]))
+        parts.append(rng.permutation(np.asarray(x, dtype=float)))
     return np.concatenate(parts)
 
 
 def _by_sequence(v: Verdict, claim, experiment: str, draws: list[int], stop: str | None) -> Verdict:
-    records = _per_draw(v)
-    x = units_in_order(claim.id, experiment, draws, records)
+    values, (low, high) = draw_values(claim, _per_draw(v))
+    x = units_in_order(claim.id, experiment, draws, values)
+    unit_scale = (x - low) / (high - low)  # the sequence reads values in [0, 1]
     d = v.evidence["decision"]
     bar, refute, higher = d["threshold"], d["refute_threshold"], d.get("direction", "higher") == "higher"
-    lower, upper = confidence_sequence(x, ALPHA, grid_with([bar, refute]))  # (N,), (N,)
-    units = np.cumsum([int(r["units"]) for r in records]).tolist()
+    scaled_bar, scaled_refute = ((b - low) / (high - low) for b in (bar, refute))
+    lower, upper = confidence_sequence(
+        unit_scale, ALPHA, grid_with([scaled_bar, scaled_refute])
+    )  # (N,), (N,)
+    lower, upper = low + (high - low) * lower, low + (high - low) * upper
+    units = np.cumsum([len(part) for part in values]).tolist()
     looks = []
     for n in units:
         interval = (float(lower[n - 1]), float(upper[n - 1]))
@@ -125,8 +154,8 @@ def _by_sequence(v: Verdict, claim, experiment: str, draws: list[int], stop: str
         "interval": list(last.interval),
         "stop": "decided" if last.outcome is not None else stop,
         "e_value": {  # against the share lying on the other side of each bar (40 = 2/α: the sequence clears it)
-            "for_confirmed": e_value(x[:n], bar, ALPHA, higher),
-            "for_refuted": e_value(x[:n], refute, ALPHA, not higher),
+            "for_confirmed": e_value(unit_scale[:n], scaled_bar, ALPHA, higher),
+            "for_refuted": e_value(unit_scale[:n], scaled_refute, ALPHA, not higher),
         },
     }
     outcome = OUTCOMES[last.outcome]

@@ -65,6 +65,26 @@ def _data_set_share(rows: pd.DataFrame, success: pd.Series, keys: list[str]) -> 
     return float(sum(success.loc[g.index].mean() for g in groups)), len(groups), len(rows)
 
 
+def paired_differences(
+    small: pd.DataFrame,
+    large: pd.DataFrame,
+    success_small: pd.Series,
+    success_large: pd.Series,
+    keys: list[str],
+) -> list[float]:
+    """Per data set holding runs of both groups, in the order of its keys: the fraction of its small-init
+    runs that recover minus that of its large-init runs (each in [-1, 1]; their mean is the contrast
+    over paired data sets, what a confidence sequence reads one data set at a time)."""
+    if not len(small) or not len(large):
+        return []
+    fractions = [
+        rows.assign(ok=success.astype(float)).groupby(keys, sort=True)["ok"].mean()
+        for rows, success in ((small, success_small), (large, success_large))
+    ]
+    paired = fractions[0].to_frame("small").join(fractions[1].to_frame("large"), how="inner")
+    return (paired["small"] - paired["large"]).astype(float).tolist()
+
+
 def bias_contrast(
     small: pd.DataFrame,
     large: pd.DataFrame,
@@ -101,6 +121,8 @@ def bias_contrast(
         refute_threshold=boundary,
         unit=UNIT,
         units=len(units),
+        unit_values=tuple(paired_differences(small, large, success_small, success_large, keys)),
+        value_range=(-1.0, 1.0),
     )
     return {**out, "data_sets": len(units), "contrast": diff, "decision": decision}
 
