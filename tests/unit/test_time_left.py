@@ -136,7 +136,10 @@ def test_a_display_that_accepts_it_is_given_the_estimate():
         name = "LM"
 
     overall.for_experiment(Named())(0, 4, "LM: 0 run(s) already stored")
-    assert calls == [("LM", pytest.approx(69.0)), ("all", pytest.approx(estimator.seconds()))]
+    assert [line for line, _ in calls] == ["LM", "all"]
+    for _, left in calls:  # every line's estimate, made at one moment, with each line
+        assert left["LM"] == pytest.approx(69.0) and left["MID"] == pytest.approx(101.0)
+        assert left["all"] == pytest.approx(estimator.seconds()) == pytest.approx(left["MANY"])
 
 
 LINE = re.compile(r"^(E\d): (\d+)/(\d+) runs.*elapsed (\d+):(\d\d):(\d\d)")
