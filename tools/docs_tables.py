@@ -27,7 +27,12 @@ END = "<!-- end generated -->"
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """``text`` on one line, safe in a table cell: ``|`` escaped, and ``*`` (as in r*) kept literal."""
+    return " ".join(str(text).split()).replace("|", "\\|").replace("*", "\\*")
+
+
+def _prose(text: str) -> str:
+    return str(text).replace("*", "\\*")
 
 
 def _robust(v: dict) -> str:
@@ -165,12 +170,10 @@ def claims_index(verdicts: dict[str, dict], fresh: dict[str, dict]) -> str:
 
 
 def claim_numbers(claim: str, verdicts: dict, fresh: dict, quick: dict | None) -> str:
-    """A claim page's numbers: its declared statement, its verdicts per scale with every draw's
-    decision, and the evidence line of the paper and (draw 0) quick runs."""
+    """A claim page's numbers: its verdicts per scale with every draw's decision, and the evidence
+    line of the paper and (draw 0) quick runs."""
     v = verdicts[claim]
     rows = [
-        f"Declared statement: *{v['statement']}* ({v['experiment']}).",
-        "",
         "| run | verdict | per draw: verdict, statistic [interval] vs threshold |",
         "| --- | --- | --- |",
         f"| paper scale (docs/paper-scale-verdicts.json) | {v['verdict']} | {_per_draw(v)} |",
@@ -179,11 +182,11 @@ def claim_numbers(claim: str, verdicts: dict, fresh: dict, quick: dict | None) -
         rows.append(
             f"| quick, draws 0–2 (docs/quick-draws-verdicts.json) | {fresh[claim]['verdict']} | {_per_draw(fresh[claim])} |"
         )
-    rows += ["", f"Paper evidence: {evidence_line(claim, v.get('evidence') or {})}."]
+    rows += ["", f"Paper evidence: {_prose(evidence_line(claim, v.get('evidence') or {}))}."]
     if quick and claim in quick:
         rows += [
             "",
-            f"Quick evidence (draw 0, tests/data/quick_evidence.json): {evidence_line(claim, quick[claim])}.",
+            f"Quick evidence (draw 0, tests/data/quick_evidence.json): {_prose(evidence_line(claim, quick[claim]))}.",
         ]
     return "\n".join(rows)
 

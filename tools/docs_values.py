@@ -5,7 +5,8 @@ and everything between the markers is rewritten by :func:`fill_values`. ``SOURCE
 JSON (``paper``: docs/paper-scale-verdicts.json; ``fresh``: docs/quick-draws-verdicts.json; ``quick``:
 the draw-0 quick evidence, one evidence dict per claim). ``FIELD`` is one of
 
-- ``verdict`` — the claim's verdict (combined over its draws);
+- ``verdict`` — the claim's verdict (combined over its draws); ``statement`` — its statement as
+  the claim declares it;
 - ``draws`` — every draw's verdict, ``0: confirmed, 1: inconclusive``;
 - ``draw N`` — draw N's decision, ``statistic [low, high]``; ``draw N verdict``, ``draw N units``,
   ``draw N threshold`` — its verdict, its unit count, its bar;
@@ -65,8 +66,8 @@ def value(record: dict, field: str, evidence_only: bool = False) -> str:
         if words[0] != "evidence" or len(words) != 2:
             raise KeyError(f"the quick evidence holds 'evidence KEY' fields only, not '{field}'")
         return _evidence(record, words[1])
-    if words == ["verdict"]:
-        return record["verdict"]
+    if words in (["verdict"], ["statement"]):
+        return record[words[0]]
     if words == ["draws"]:
         rep = record["replication"]
         return ", ".join(f"{d}: {w}" for d, w in zip(rep["draws"], rep["verdicts"], strict=True))
@@ -98,6 +99,6 @@ def fill_values(text: str, sources: dict[str, dict]) -> str:
             text = value(record, field, evidence_only=source == "quick")
         except (KeyError, IndexError, ValueError, TypeError) as err:
             raise ValueError(f"{head}: {err}") from None
-        return f"{head}{text}<!-- end value -->"
+        return f"{head}{text.replace('*', chr(92) + '*')}<!-- end value -->"  # r* stays literal
 
     return VALUE.sub(fill, text)
