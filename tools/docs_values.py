@@ -8,8 +8,8 @@ the draw-0 quick evidence, one evidence dict per claim). ``FIELD`` is one of
 - ``verdict`` — the claim's verdict (combined over its draws); ``statement`` — its statement as
   the claim declares it;
 - ``draws`` — every draw's verdict, ``0: confirmed, 1: inconclusive``;
-- ``draw N`` — draw N's decision, ``statistic [low, high]``; ``draw N verdict``, ``draw N units``,
-  ``draw N threshold`` — its verdict, its unit count, its bar;
+- ``draw N`` — draw N's decision, ``statistic [low, high]``; ``draw N verdict`` its verdict;
+  ``draw N statistic``, ``low``, ``high``, ``units``, ``threshold`` — one number of its decision;
 - ``evidence KEY.KEY…`` — a value of the stored evidence (a list of two numbers reads as an
   interval ``[low, high]``).
 
@@ -80,11 +80,10 @@ def value(record: dict, field: str, evidence_only: bool = False) -> str:
             return verdict
         if decision is None:
             raise KeyError(f"draw {words[1]} has no decision record")
-        return {
-            "decision": interval,
-            "units": lambda d: number(d["units"]),
-            "threshold": lambda d: number(d["threshold"]),
-        }[part](decision)
+        if part == "decision":
+            return interval(decision)
+        numbers = {**decision, "low": decision["interval"][0], "high": decision["interval"][1]}
+        return number(numbers[part])
     raise KeyError(f"unknown field '{field}'")
 
 
@@ -95,10 +94,12 @@ def fill_values(text: str, sources: dict[str, dict]) -> str:
         source, claim, field = match.group(1), match.group(2), match.group(3).strip()
         head = f"<!-- value: {source} {claim} {field} -->"
         try:
-            record = sources[source][claim]
-            text = value(record, field, evidence_only=source == "quick")
+            if claim not in sources.get(source, {}):
+                raise KeyError(f"the {source} verdicts hold no {claim}")
+            text = value(sources[source][claim], field, evidence_only=source == "quick")
         except (KeyError, IndexError, ValueError, TypeError) as err:
-            raise ValueError(f"{head}: {err}") from None
+            reason = err.args[0] if isinstance(err, KeyError) and err.args else err
+            raise ValueError(f"{head}: {reason}") from None
         return f"{head}{text.replace('*', chr(92) + '*')}<!-- end value -->"  # r* stays literal
 
     return VALUE.sub(fill, text)

@@ -104,7 +104,14 @@ def test_every_claim_has_a_page_whose_numbers_and_prose_values_follow_the_json(t
 
 
 def test_a_prose_value_the_json_does_not_hold_is_a_one_line_error(tmp_path, capsys):
-    _copy_docs(tmp_path, "paper-scale.md", "claims.md", "claims", "paper-scale-verdicts.json")
+    _copy_docs(
+        tmp_path,
+        "paper-scale.md",
+        "claims.md",
+        "claims",
+        "paper-scale-verdicts.json",
+        "quick-draws-verdicts.json",
+    )
     page = tmp_path / "claims" / "c1.md"
     page.write_text(page.read_text() + "\n<!-- value: paper C1 draw 7 -->1<!-- end value -->\n")
     assert docs_tables.main([str(tmp_path / "paper-scale-verdicts.json"), str(QUICK), "--check"]) == 2
