@@ -1,12 +1,16 @@
-"""The verdict tables of docs/ written from the verdicts JSON, so the published text cannot drift.
+"""The verdict tables and quoted numbers of docs/ written from the verdicts JSON, so the published
+text cannot drift.
 
-``python -m tools.docs_tables docs/paper-scale-verdicts.json`` rewrites the marked
-blocks (``<!-- generated: NAME -->`` … ``<!-- end generated -->``) of docs/paper-scale.md (the
-``verdicts-table``) and docs/claims.md (``verdict-numbers``, one block at the end) beside the JSON;
-``--check`` only says whether they are current (exit 1 when not). Everything outside the markers is
-left as written. Where ``quick-draws-verdicts.json`` lies beside the JSON (the verdicts of a
-``reproduce --scale quick --draws …`` run, cut to each claim's verdict and ``replication`` by
-:func:`draws_record`), claims.md's ``fresh-draws`` block lists every draw's verdict and decision.
+``python -m tools.docs_tables docs/paper-scale-verdicts.json`` rewrites the marked blocks
+(``<!-- generated: NAME -->`` … ``<!-- end generated -->``) beside the JSON: docs/paper-scale.md's
+``verdicts-table``; docs/claims.md's ``claims-index`` (one line per claim: its declared statement,
+quick and paper verdicts, its page) and ``verdict-numbers``; and each claim page's
+``claim-numbers`` (docs/claims/c1.md …: the claim's verdicts and every draw's decision). Numbers
+quoted inline in prose are filled the same way (:mod:`tools.docs_values`). ``--check`` only says
+whether they are current (exit 1 when not). Everything outside the markers is left as written.
+Where ``quick-draws-verdicts.json`` lies beside the JSON (the verdicts of a ``reproduce --scale
+quick --draws …`` run, cut to each claim's verdict and ``replication`` by :func:`draws_record`),
+claims.md's ``fresh-draws`` block lists every draw's verdict and decision.
 """
 
 from __future__ import annotations
@@ -17,12 +21,18 @@ import sys
 from pathlib import Path
 
 from entropic_bound.report.evidence import evidence_line
+from tools.docs_values import fill_values
 
 END = "<!-- end generated -->"
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """``text`` on one line, safe in a table cell: ``|`` escaped, and ``*`` (as in r*) kept literal."""
+    return " ".join(str(text).split()).replace("|", "\\|").replace("*", "\\*")
+
+
+def _prose(text: str) -> str:
+    return str(text).replace("*", "\\*")
 
 
 def _robust(v: dict) -> str:
@@ -116,7 +126,17 @@ def draws_record(verdicts: dict[str, dict]) -> dict[str, dict]:
 
 def _draw_cell(draw: int, verdict: str, decision: dict | None) -> str:
     text = _decision_text(decision)
-    return f"draw {draw}: {verdict}" + ("" if text == "—" else f", {text}")
+    units = (
+        f" over {decision['units']} {decision.get('unit', 'units')}" if (decision or {}).get("units") else ""
+    )
+    return f"draw {draw}: {verdict}" + ("" if text == "—" else f", {text}{units}")
+
+
+def _per_draw(v: dict) -> str:
+    rep = v.get("replication") or {}
+    decisions = rep.get("decisions") or [None] * len(rep.get("draws", ()))
+    cells = zip(rep.get("draws", ()), rep.get("verdicts", ()), decisions, strict=True)
+    return _cell("; ".join(_draw_cell(d, word, dec) for d, word, dec in cells)) or "—"
 
 
 def draws_table(verdicts: dict[str, dict]) -> str:
@@ -125,14 +145,49 @@ def draws_table(verdicts: dict[str, dict]) -> str:
         "| claim | verdict | per draw: verdict, statistic [interval] vs threshold |",
         "| --- | --- | --- |",
     ]
+    rows += [f"| {claim} | {v['verdict']} | {_per_draw(v)} |" for claim, v in verdicts.items()]
+    return "\n".join(rows)
+
+
+def claim_page(claim: str) -> str:
+    """The page of ``claim`` under docs/claims/, relative to docs/."""
+    return f"claims/{claim.lower()}.md"
+
+
+def claims_index(verdicts: dict[str, dict], fresh: dict[str, dict]) -> str:
+    """One line per claim: its id, statement as declared, quick and paper verdicts, and its page."""
+    rows = [
+        "| claim | statement (as the claim declares it) | quick, draws 0–2 | paper scale | page |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for claim, v in verdicts.items():
-        rep = v.get("replication") or {}
-        decisions = rep.get("decisions") or [None] * len(rep.get("draws", ()))
-        per_draw = "; ".join(
-            _draw_cell(d, word, dec)
-            for d, word, dec in zip(rep.get("draws", ()), rep.get("verdicts", ()), decisions, strict=True)
+        quick = fresh.get(claim, {}).get("verdict", "—")
+        link = f"[{claim}]({claim_page(claim)})"
+        rows.append(
+            f'| <a id="{claim.lower()}"></a>{claim} | {_cell(v["statement"])} | {quick} | {v["verdict"]} | {link} |'
         )
-        rows.append(f"| {claim} | {v['verdict']} | {_cell(per_draw) or '—'} |")
+    return "\n".join(rows)
+
+
+def claim_numbers(claim: str, verdicts: dict, fresh: dict, quick: dict | None) -> str:
+    """A claim page's numbers: its verdicts per scale with every draw's decision, and the evidence
+    line of the paper and (draw 0) quick runs."""
+    v = verdicts[claim]
+    rows = [
+        "| run | verdict | per draw: verdict, statistic [interval] vs threshold |",
+        "| --- | --- | --- |",
+        f"| paper scale (docs/paper-scale-verdicts.json) | {v['verdict']} | {_per_draw(v)} |",
+    ]
+    if claim in fresh:
+        rows.append(
+            f"| quick, draws 0–2 (docs/quick-draws-verdicts.json) | {fresh[claim]['verdict']} | {_per_draw(fresh[claim])} |"
+        )
+    rows += ["", f"Paper evidence: {_prose(evidence_line(claim, v.get('evidence') or {}))}."]
+    if quick and claim in quick:
+        rows += [
+            "",
+            f"Quick evidence (draw 0, tests/data/quick_evidence.json): {_prose(evidence_line(claim, quick[claim]))}.",
+        ]
     return "\n".join(rows)
 
 
@@ -192,29 +247,40 @@ def replace_block(text: str, name: str, block: str) -> str:
 
 
 def regenerated(verdicts_path: Path, quick_path: Path | None = None) -> dict[Path, str]:
-    """``{doc path: its text with every generated block rewritten}`` for the docs beside ``verdicts_path``."""
+    """``{doc path: its text with every generated block and inline value rewritten}`` for the docs
+    beside ``verdicts_path``."""
     verdicts = json.loads(verdicts_path.read_text())
     quick = json.loads(quick_path.read_text()) if quick_path and quick_path.exists() else None
     docs = verdicts_path.parent
+    fresh_path = docs / "quick-draws-verdicts.json"
+    fresh = json.loads(fresh_path.read_text()) if fresh_path.exists() else {}
     scale, claims = docs / "paper-scale.md", docs / "claims.md"
     claims_text = replace_block(claims.read_text(), "verdict-numbers", numbers_table(verdicts, quick))
+    claims_text = replace_block(claims_text, "claims-index", claims_index(verdicts, fresh))
     if "<!-- generated: paper-draws -->" in claims_text:
         claims_text = replace_block(claims_text, "paper-draws", draws_table(verdicts))
-    fresh = docs / "quick-draws-verdicts.json"
-    if fresh.exists():
-        claims_text = replace_block(claims_text, "fresh-draws", draws_table(json.loads(fresh.read_text())))
-    out = {
+    if fresh:
+        claims_text = replace_block(claims_text, "fresh-draws", draws_table(fresh))
+    texts = {
         scale: replace_block(scale.read_text(), "verdicts-table", verdicts_table(verdicts)),
         claims: claims_text,
     }
+    for claim in verdicts:
+        page = docs / claim_page(claim)
+        if not page.exists():
+            raise ValueError(f"{claim} has no page {claim_page(claim)}")
+        texts[page] = replace_block(
+            page.read_text(), "claim-numbers", claim_numbers(claim, verdicts, fresh, quick)
+        )
     preregistered, draws_5_6 = docs / "preregistration.md", docs / "paper-draws-5-6-verdicts.json"
     if preregistered.exists():
         text = preregistered.read_text()
         found = json.loads(draws_5_6.read_text()) if draws_5_6.exists() else {}
-        out[preregistered] = replace_block(
+        texts[preregistered] = replace_block(
             text, "draws-5-6", preregistered_table(found, expected_verdicts(text))
         )
-    return out
+    sources = {"paper": verdicts, "fresh": fresh, "quick": quick or {}}
+    return {path: fill_values(text, sources) for path, text in texts.items()}
 
 
 def main(argv: list[str] | None = None) -> int:

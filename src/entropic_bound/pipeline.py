@@ -98,14 +98,16 @@ class OverallProgress:
     """Forwards each experiment's ``progress(done, total, description)`` and keeps an ``all`` line
     counting the runs of every experiment of the command. Experiments sweep at the same time, so
     ``all`` sums what each last reported. With a :class:`~.time_left.TimeLeft`, a display that
-    accepts it (``accepts_time_left``) is also given the estimated seconds left as ``left=``."""
+    accepts it (``accepts_time_left``) is also given, at every report, every line's seconds left
+    estimated at that moment (``left={line: seconds}``), so no line keeps an older estimate than
+    another and ``all`` ends when the last experiment does."""
 
     def __init__(
         self, progress: ProgressFn | None, total: int, experiments: int, time_left: TimeLeft | None = None
     ) -> None:
         self.progress, self.total, self.experiments = progress, total, experiments
         self.time_left = time_left
-        self.done: dict[int, float] = {}  # runs done (stored or in-group fractions) per experiment
+        self.done: dict[int, float] = {}  # runs stored per experiment
 
     def for_experiment(self, executor=None) -> ProgressFn | None:
         if self.progress is None:
@@ -117,9 +119,10 @@ class OverallProgress:
             self.done[key] = done
             if self.time_left is not None and name is not None:
                 self.time_left.update(name, done, total)
-            self._show(done, total, description, name)
+            left = self._every_line_left()
+            self._show(done, total, description, left)
             if self.experiments > 1:
-                self._show(sum(self.done.values()), self.total, f"all: {self.experiments} experiments", None)
+                self._show(sum(self.done.values()), self.total, f"all: {self.experiments} experiments", left)
 
         return update
 
@@ -128,11 +131,17 @@ class OverallProgress:
         if self.time_left is not None:
             self.time_left.analysed(name)
 
-    def _show(self, done: float, total: int, description: str, name: str | None) -> None:
-        if self.time_left is not None and getattr(self.progress, "accepts_time_left", False):
-            self.progress(done, total, description, left=self.time_left.seconds(name))
-        else:
+    def _every_line_left(self) -> dict[str, float] | None:
+        if self.time_left is None or not getattr(self.progress, "accepts_time_left", False):
+            return None
+        left = self.time_left.by_line()
+        return left if self.experiments > 1 else {k: v for k, v in left.items() if k != "all"}
+
+    def _show(self, done: float, total: int, description: str, left: dict[str, float] | None) -> None:
+        if left is None:
             self.progress(done, total, description)
+        else:
+            self.progress(done, total, description, left=left)
 
 
 def estimate_time_left(bound: Sequence, groups: dict[str, list], stored: set, workers: int) -> TimeLeft:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,15 @@ from tools import docs_tables
 ROOT = Path(__file__).resolve().parents[2]
 VERDICTS = ROOT / "docs" / "paper-scale-verdicts.json"
 QUICK = ROOT / "tests" / "data" / "quick_evidence.json"
+
+
+def _copy_docs(to: Path, *names: str) -> None:
+    for name in names:
+        source = ROOT / "docs" / name
+        if source.is_dir():
+            shutil.copytree(source, to / name)
+        else:
+            (to / name).write_text(source.read_text())
 
 
 def test_docs_tables_match_the_verdicts_json():
@@ -22,8 +32,7 @@ def test_docs_tables_match_the_verdicts_json():
 
 def test_a_changed_verdict_changes_the_table_and_the_check_fails(tmp_path):
     verdicts = json.loads(VERDICTS.read_text())
-    for name in ("paper-scale.md", "claims.md"):
-        (tmp_path / name).write_text((ROOT / "docs" / name).read_text())
+    _copy_docs(tmp_path, "paper-scale.md", "claims.md", "claims", "quick-draws-verdicts.json")
     verdicts["C5"]["verdict"] = "refuted"
     changed = tmp_path / "paper-scale-verdicts.json"
     changed.write_text(json.dumps(verdicts))
@@ -46,8 +55,7 @@ def test_the_fresh_draws_table_lists_every_draw_and_follows_its_json(tmp_path):
     table = docs_tables.draws_table(fresh)
     assert all(f"| {claim} |" in table for claim in fresh)
     assert "draw 2: confirmed" in table.split("| C1 |")[1].split("\n")[0]
-    for name in ("paper-scale.md", "claims.md", "paper-scale-verdicts.json"):
-        (tmp_path / name).write_text((ROOT / "docs" / name).read_text())
+    _copy_docs(tmp_path, "paper-scale.md", "claims.md", "claims", "paper-scale-verdicts.json")
     fresh["C1"]["replication"]["verdicts"][2] = "refuted"
     (tmp_path / "quick-draws-verdicts.json").write_text(json.dumps(fresh))
     assert docs_tables.main([str(tmp_path / "paper-scale-verdicts.json"), str(QUICK), "--check"]) == 1
@@ -90,3 +98,41 @@ def test_the_preregistered_rules_are_judged_by_the_three_rejection_criteria():
     table = docs_tables.preregistered_table({"C1": paper["C1"]}, expected)
     assert "| C1 | confirmed (median 1.002) | confirmed | draw 0: confirmed" in table
     assert "| C2 | confirmed (worst 2.4e-4, median 751) | not yet trained |" in table
+
+
+def test_every_claim_has_a_page_whose_numbers_and_prose_values_follow_the_json(tmp_path):
+    """A republished JSON rewrites the claim page's block, the index and the numbers marked in prose."""
+    _copy_docs(tmp_path, "paper-scale.md", "claims.md", "claims", "quick-draws-verdicts.json")
+    verdicts = json.loads(VERDICTS.read_text())
+    assert {p.stem.upper() for p in (ROOT / "docs" / "claims").glob("*.md")} == set(verdicts)
+    verdicts["C12"]["replication"]["decisions"][2]["interval"] = [0.31, 0.42]
+    verdicts["C12"]["verdict"] = "refuted"
+    changed = tmp_path / "paper-scale-verdicts.json"
+    changed.write_text(json.dumps(verdicts))
+    assert docs_tables.main([str(changed), str(QUICK), "--check"]) == 1
+    assert docs_tables.main([str(changed), str(QUICK)]) == 0
+    page = (tmp_path / "claims" / "c12.md").read_text()
+    assert "draw 2: inconclusive, 0.203 [0.31, 0.42] vs 0.3" in page
+    index = (tmp_path / "claims.md").read_text()
+    assert (
+        "C12 | the static kernel rank tracks optimisation progress (loss), not task complexity | inconclusive | refuted |"
+        in index
+    )
+    assert "[0.31, 0.42]<!-- end value -->" in (tmp_path / "paper-scale.md").read_text()
+    assert docs_tables.main([str(changed), str(QUICK), "--check"]) == 0
+
+
+def test_a_prose_value_the_json_does_not_hold_is_a_one_line_error(tmp_path, capsys):
+    _copy_docs(
+        tmp_path,
+        "paper-scale.md",
+        "claims.md",
+        "claims",
+        "paper-scale-verdicts.json",
+        "quick-draws-verdicts.json",
+    )
+    page = tmp_path / "claims" / "c1.md"
+    page.write_text(page.read_text() + "\n<!-- value: paper C1 draw 7 -->1<!-- end value -->\n")
+    assert docs_tables.main([str(tmp_path / "paper-scale-verdicts.json"), str(QUICK), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no draw 7" in err

@@ -20,7 +20,7 @@ def _drawn(width: int) -> list[str]:
     console = Console(width=width, file=io.StringIO(), record=True, color_system=None)
     bar, update = rich_bars(console)
     for done, total, description, left in LINES:
-        update(done, total, description, left=left)
+        update(done, total, description, left={description.split(":")[0]: left})
     console.print(bar.get_renderable())
     return console.export_text().splitlines()
 

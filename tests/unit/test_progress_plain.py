@@ -90,7 +90,7 @@ def test_a_given_estimate_is_printed_and_counts_down_between_updates():
     stream, clock = io.StringIO(), FakeClock()
     progress = PlainProgress(stream, clock=clock)
     assert progress.accepts_time_left
-    progress(0, 100, "E6: start", left=600.0)
+    progress(0, 100, "E6: start", left={"E6": 600.0})
     clock.now += HEARTBEAT_S + 10  # nothing reported: the heartbeat line counts the estimate down
     progress.tick()
     lines = stream.getvalue().splitlines()

@@ -1,8 +1,9 @@
 """Progress of sweeps on stderr (silent with ``--quiet``): one line per experiment and, when a
 command runs several, an ``all`` line; each shows the time elapsed and an estimate of the time left.
 The pipeline estimates it from the work the groups declare (:mod:`entropic_bound.sweep.time_left`) and
-passes it as ``left=`` (seconds); without one, it is extrapolated from the runs done so far. Between
-two updates the estimate counts down.
+passes, at every report, every line's estimate made at that moment as ``left={line: seconds}``, so
+that no line counts down an older estimate than the others; without one, a line's time left is
+extrapolated from its runs done so far. Between two reports the estimates count down.
 
 On a terminal these are rich progress bars. Elsewhere (a log file, CI, ``nohup``) bars would be
 drawn once at the end, so :class:`PlainProgress` prints plain lines instead —
@@ -17,7 +18,7 @@ import contextlib
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TextIO
 
 from rich.console import Console
@@ -59,14 +60,16 @@ class PlainProgress:
         self.last_line = clock()
         self.lock = threading.Lock()
 
-    accepts_time_left = True  # the pipeline passes its estimate as ``left=``
+    accepts_time_left = True  # the pipeline passes every line's estimate as ``left=``
 
-    def __call__(self, done: int, total: int, description: str, left: float | None = None) -> None:
+    def __call__(
+        self, done: int, total: int, description: str, left: Mapping[str, float] | None = None
+    ) -> None:
         name = description.split(":", 1)[0]
         with self.lock:
             now = self.clock()
-            if left is not None:
-                self.estimates[name] = (left, now)
+            for line, seconds in (left or {}).items():
+                self.estimates[line] = (seconds, now)
             first = name not in self.started
             self.started.setdefault(name, now)
             ended = done >= total and self.state.get(name, (0, 1, ""))[0] < total  # first time at total
@@ -153,16 +156,20 @@ class FittedProgress(Progress):
 
 
 def rich_bars(console: Console) -> tuple[FittedProgress, Callable[..., None]]:
-    """The bars on ``console`` and their ``update(done, total, description, left=None)``."""
+    """The bars on ``console`` and their ``update(done, total, description, left=None)``; ``left``
+    maps lines to their seconds left, and every bar it names takes its estimate."""
     bar = FittedProgress(console=console, transient=False)
     tasks: dict[str, TaskID] = {}
 
-    def update(done: int, total: int, description: str, left: float | None = None) -> None:
+    def update(done: int, total: int, description: str, left: Mapping[str, float] | None = None) -> None:
         name = description.split(":", 1)[0]
         if name not in tasks:
             tasks[name] = bar.add_task(name, total=total)
-        fields = {"left": (left, bar.get_time())} if left is not None else {}
-        bar.update(tasks[name], completed=done, total=total, description=description, **fields)
+        bar.update(tasks[name], completed=done, total=total, description=description)
+        now = bar.get_time()
+        for line, seconds in (left or {}).items():
+            if line in tasks:
+                bar.update(tasks[line], left=(seconds, now))
 
     update.accepts_time_left = True  # type: ignore[attr-defined]
     return bar, update

@@ -1,6 +1,7 @@
 """Progress from inside a group: a long group (E7's language models train for a quarter of an hour
-at the paper scale) reports the fraction of its work done, so the sweep's bar and its time-left
-estimate move before the group returns.
+at the paper scale) reports the fraction of its work done, so the sweep's line says how much is
+trained before the group returns. The bar's count and the time left count what is stored (what an
+interrupted sweep keeps); the fraction is said beside them and refreshes the estimate.
 
 Trainers call :func:`report` — a no-op unless a backend installed a reporter for the group it runs.
 The local backend's reporter calls the runner directly; the process backend's sends ``(group

@@ -102,8 +102,8 @@ def timed_execute(executor: Executor, group: list[RunSpec]) -> list[RunResult]:
 
 
 class _Tally:
-    """Progress of one sweep: runs stored, plus the fraction of each running group's runs its
-    trainers reported (so long groups move the bar, and its time-left estimate, before they return)."""
+    """Progress of one sweep: runs stored, and beside them the fraction of each running group's runs
+    its trainers reported (so a long group's line moves before the group returns)."""
 
     def __init__(
         self, name: str, specs: Sequence, todo: list, stored: set, progress: Progress | None

@@ -10,8 +10,12 @@ seconds measured per declared unit take over: ``rate = (elapsed + PRIOR_UNITS·p
 PRIOR_UNITS)``, so the first seconds (imports, the first partial report) cannot swing it, and a
 machine slower than the one the costs were measured on is found out within a few groups.
 
-An experiment's own time left is that of the work up to its last group in the order the sweep
-starts them (the costliest first), plus its analysis: E6's cheap groups run last, so E6 ends last.
+An experiment's own time left is that of the work still owed up to its last group in the order the
+sweep starts them (the costliest first), plus the analyses due by then: E6's cheap groups run last,
+so E6 ends last. An experiment whose runs are all stored waits for nothing but its own analysis. The
+sweep's time left is that of the experiment that ends last, so the ``all`` line and the experiments'
+lines are one estimate and never disagree. Work counts as done when its runs are stored (what the
+bars count), not while a group trains.
 """
 
 from __future__ import annotations
@@ -54,9 +58,9 @@ def plan_groups(jobs: Sequence[tuple], stored: set) -> list[PlannedGroup]:
 class TimeLeft:
     """Time left of one sweep from its planned groups and each experiment's analysis cost.
 
-    :meth:`update` takes the runs an experiment has done in this sweep (stored plus the reported
-    fractions of running groups), :meth:`analysed` that its analysis finished; :meth:`seconds`
-    is the estimate for one experiment or (``None``) for the whole sweep. ``clock`` is injectable so
+    :meth:`update` takes the runs an experiment has stored, :meth:`analysed` that its analysis
+    finished; :meth:`seconds` is the estimate for one experiment or (``None``) for the whole sweep,
+    :meth:`by_line` every experiment's and the sweep's at one moment. ``clock`` is injectable so
     that a recorded run can be replayed."""
 
     def __init__(
@@ -71,22 +75,18 @@ class TimeLeft:
         self.start = clock()
         self.runs_done = dict.fromkeys(self.analysis, 0.0)
         self.done_analyses: set[str] = set()
-        self.finish_at = self._finish_points()
+        # index of each experiment's last group in the schedule (-1: nothing to run, analysed first)
+        self.last = {name: -1 for name in self.analysis} | {g.experiment: i for i, g in enumerate(groups)}
 
-    def _finish_points(self) -> dict[str, float]:
-        """Declared units of the whole sweep done when each experiment is analysed (schedule order)."""
-        last = {g.experiment: i for i, g in enumerate(self.groups)}
-        points, units = {}, 0.0
-        for name in self.analysis:  # nothing to run: analysed before the first group starts
-            if name not in last:
-                units += self.analysis[name]
-                points[name] = units
-        for i, group in enumerate(self.groups):
-            units += group.cost
-            if last[group.experiment] == i:
-                units += self.analysis.get(group.experiment, 0.0)
-                points[group.experiment] = units
-        return points
+    def _group_units_left(self) -> list[float]:
+        """Declared units each planned group still owes: an experiment's runs done fill its groups
+        in schedule order."""
+        runs, left = dict(self.runs_done), []
+        for group in self.groups:
+            done = min(max(runs.get(group.experiment, 0.0), 0.0), group.runs)
+            runs[group.experiment] = runs.get(group.experiment, 0.0) - group.runs
+            left.append((1.0 - done / group.runs) * group.cost)
+        return left
 
     def update(self, experiment: str, done: float, total: int) -> None:
         """``experiment`` reports ``done`` of its ``total`` runs (those stored before this sweep included)."""
@@ -98,14 +98,9 @@ class TimeLeft:
 
     def units_done(self, experiment: str) -> float:
         """Declared units ``experiment`` has done: its runs mapped onto its groups in schedule order."""
-        runs, units = self.runs_done.get(experiment, 0.0), 0.0
-        for group in self.groups:
-            if group.experiment == experiment and runs > 0:
-                share = min(runs, group.runs) / group.runs
-                units, runs = units + share * group.cost, runs - group.runs
-        if experiment in self.done_analyses:
-            units += self.analysis.get(experiment, 0.0)
-        return units
+        left = self._group_units_left()
+        units = sum(g.cost - u for u, g in zip(left, self.groups) if g.experiment == experiment)
+        return units + (self.analysis.get(experiment, 0.0) if experiment in self.done_analyses else 0.0)
 
     def units_total(self, experiment: str | None = None) -> float:
         own = [g.cost for g in self.groups if experiment in (None, g.experiment)]
@@ -118,12 +113,22 @@ class TimeLeft:
 
     def seconds(self, experiment: str | None = None) -> float:
         """Estimated seconds until ``experiment`` (None: every experiment) is run and analysed."""
-        done = sum(self.units_done(name) for name in self.analysis)
         if experiment is None:
-            left = self.units_total() - done
-        else:
-            own_left = self.units_total(experiment) - self.units_done(experiment)
-            if own_left <= 1e-9:
-                return 0.0
-            left = max(self.finish_at.get(experiment, 0.0) - done, own_left)
-        return max(left, 0.0) * self.seconds_per_unit()
+            return max((self.seconds(name) for name in self.analysis), default=0.0)
+        if self.units_total(experiment) - self.units_done(experiment) <= 1e-9:
+            return 0.0
+        groups_left = self._group_units_left()
+        if sum(u for u, g in zip(groups_left, self.groups) if g.experiment == experiment) <= 1e-9:
+            return self.analysis.get(experiment, 0.0) * self.seconds_per_unit()  # runs stored: analysis left
+        end = self.last[experiment]
+        analyses = sum(
+            a
+            for name, a in self.analysis.items()
+            if name not in self.done_analyses and self.last[name] <= end
+        )
+        return (sum(groups_left[: end + 1]) + analyses) * self.seconds_per_unit()
+
+    def by_line(self) -> dict[str, float]:
+        """Every experiment's seconds left and the sweep's (``all``), estimated at one moment."""
+        left = {name: self.seconds(name) for name in self.analysis}
+        return left | {"all": max(left.values(), default=0.0)}
