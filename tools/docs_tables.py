@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from entropic_bound.report.evidence import evidence_line
+from entropic_bound.report.format import plural
 from tools.docs_values import fill_values
 
 END = "<!-- end generated -->"
@@ -126,9 +127,9 @@ def draws_record(verdicts: dict[str, dict]) -> dict[str, dict]:
 
 def _draw_cell(draw: int, verdict: str, decision: dict | None) -> str:
     text = _decision_text(decision)
-    units = (
-        f" over {decision['units']} {decision.get('unit', 'units')}" if (decision or {}).get("units") else ""
-    )
+    n = (decision or {}).get("units")
+    unit = str((decision or {}).get("unit", "unit")).split(" (")[0]  # its name, not its definition
+    units = f" over {n} {unit if n == 1 else plural(unit)}" if n else ""
     return f"draw {draw}: {verdict}" + ("" if text == "—" else f", {text}{units}")
 
 
