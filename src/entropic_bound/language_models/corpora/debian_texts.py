@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ...errors import DataError
 from .prose_cleaning import prose
-from .text_windows import rotated, text_window
+from .text_windows import gather, rotated, text_window
 
 DPKG = Path("/var/lib/dpkg")
 
@@ -224,18 +224,14 @@ def debian_bytes(name: str, n_bytes: int, window_seed: int | None = None) -> tup
     drawn from ``window_seed`` (wrapping around), and a line saying where they come from."""
     text = DEBIAN_TEXTS[name]
     files = rotated(text_files(text), window_seed)
-    chunks, size, read = [], 0, 0
-    for path in files:
-        read += 1
+
+    def pieces(i: int, path: Path) -> list[bytes]:
         chunk = file_prose(path, text.form).encode("utf-8")
-        if read == 1:  # a later draw opens at a drawn line of its first file (one-file texts too)
+        if i == 0:  # a later draw opens at a drawn line of its first file (one-file texts too)
             chunk = text_window(chunk, len(chunk), window_seed)
-        if chunk:
-            chunks.append(chunk + b"\n\n")
-            size += len(chunks[-1])
-        if size >= n_bytes:
-            break
-    data = b"".join(chunks)[:n_bytes]
+        return [chunk] if chunk else []
+
+    data, read = gather(files, n_bytes, pieces)
     if not data:
         raise DataError(f"The corpus '{name}' found no text in the package '{text.package}'.")
     return data, f"{text.form} prose of {read} of {len(files)} files of {source_version(text.package)}"
