@@ -106,7 +106,7 @@ def test_every_debian_corpus_is_listed_with_its_package_and_licence_in_the_sourc
         assert f"`{name}`" in listed and f"`{text.package}`" in listed and text.licence in listed, name
 
 
-@pytest.mark.parametrize("install", [".ci/run", "README.md"])
+@pytest.mark.parametrize("install", [".ci/run", "README.md", "docs/getting-started.md"])
 def test_the_install_steps_bring_every_corpus_package(install):
     words = set((ROOT / install).read_text().replace('"', " ").split())
     assert set(DEBIAN_PACKAGES) <= words, sorted(set(DEBIAN_PACKAGES) - words)
