@@ -200,7 +200,7 @@ def text_files(text: DebianText) -> list[Path]:
 def file_prose(path: Path, form: str) -> str:
     """The prose of one installed file (gzip-compressed ones read through)."""
     data = path.read_bytes()
-    if path.suffix in (".gz", ".dz"):
+    if path.suffix == ".gz":
         data = gzip.decompress(data)
     try:
         return prose(data.decode("utf-8"), form)
