@@ -38,9 +38,9 @@ RUN_ID_DIGESTS = {
     # exactly the earlier grid's 1f39aaf67c1b74ff (tests/unit/experiments/test_e6_decisive_draws.py)
     "E6/paper": "5bf12b7be9194a63",
     "E7/quick": "4ee77fe7f3bb2159",  # the recall control is mqar-p2r (own init, steps)
-    # PyTorch-like init of the main models; mqar-p4r among the controls; seven docstring corpora
-    # (21 new runs; the other 59 ids are those of 130d83c83606c462)
-    "E7/paper": "e51c6dd28dd15bf5",
+    # 25 natural corpora from Debian text packages (75 new runs; the other 80 ids are exactly those of
+    # e51c6dd28dd15bf5: PyTorch-like init, mqar-p4r among the controls, seven docstring corpora)
+    "E7/paper": "3ae04bcc4f34051f",
 }
 
 
@@ -74,3 +74,16 @@ def test_the_trainer_gets_the_training_config_the_run_id_hashes(key):
         assert type(typed) is type(exp.cfg.train)
         hashed = {k: v for k, v in spec.params.items() if k.startswith("train.")}
         assert RunSpec(exp.name, to_params(typed, "train"), spec.seed).params == hashed
+
+
+def test_e7_paper_keeps_the_ids_of_the_corpora_it_had():
+    # the Debian text corpora only add runs: a store of the earlier grid resumes with nothing retrained
+    from entropic_bound.language_models.corpora.debian_texts import DEBIAN_TEXTS
+
+    specs = [
+        s
+        for s in bound("E7/paper").specs()
+        if not str(s.params.get("probe.checkpoint", "")).startswith("smollm2")
+        and s.params.get("corpus.name") not in DEBIAN_TEXTS
+    ]
+    assert run_id_digest(specs) == "e51c6dd28dd15bf5"

@@ -849,3 +849,27 @@ def test_c13_on_the_quick_heads_by_count_and_by_function():
     moved = heads.assign(content_ablation_bits=heads["content_ablation_bits"].where(~structural, 0.0))
     m = _quick_c13(moved, c13_weighting="ablation")
     assert m.evidence["weighting"]["ablation"]["verdict"] == "refuted" and m.outcome == "refuted"
+
+
+def test_c11_and_c12_power_counts_the_corpora_and_adds_them_by_task_corpora():
+    from entropic_bound.experiments.e7_language.claims import C11, C12
+    from entropic_bound.experiments.e7_language.domain_verdicts import _c11_decision
+    from entropic_bound.experiments.framework.claim_power import claim_power
+    from entropic_bound.report.format import power_line
+
+    cost = {"experiment": "E7", "scale": "paper", "draws": [0], "seconds": 3600.0}
+    cost["cfg"] = E7Language.configure("paper", {})
+    kw = {"criterion_info": INFO11, "n_boot": 200, "seed": 0, "min_corpora": 4}
+    c11 = c11_on_corpora(_corpora(-1.0, n=12, noise=3.0), **kw)  # a weak effect over 12 corpora
+    power = claim_power(c11.evidence["decision"], C11.rule, C11.unit, cost)
+    assert c11.evidence["decision"]["units"] == 12 and power["units_now"] == 12 and power["unit"] == "corpus"
+    # the paper's draws 0-2 measured rho = -0.42 over 10 natural corpora: about 24 decide it
+    at_paper = claim_power(_c11_decision(-0.42, -0.85, 0.25, 10).to_dict(), C11.rule, C11.unit, cost)
+    assert at_paper["units_needed"] == 24
+    assert (
+        power_line(at_paper)
+        == "needs ≈ 24 corpora (has 10) to confirm: add ≈ 14 more to task.corpora (each a corpus)"
+    )
+    tracks, _, _ = c12_halves(-0.2, (-0.33, -0.08), -0.1, (-0.2, 0.0), 0.3, corpora=10)
+    c12 = claim_power(tracks.to_dict(), C12.rule, C12.unit, cost)
+    assert c12["units_now"] == 10 and c12["unit"] == "corpus" and "task.corpora" in power_line(c12)

@@ -8,6 +8,7 @@ from pathlib import Path
 from ...config import param
 from ...errors import ConfigError, did_you_mean
 from ...language_models.corpora.catalogue import CORPORA, KINDS, corpus_role, text_file_problem
+from ...language_models.corpora.debian_texts import DEBIAN_TEXTS
 from ...language_models.corpora.docstrings import PACKAGE_TEXTS
 from ...language_models.names import MIN_MOVED, LMTrainConfig
 from ...spectra.names import panel_keys
@@ -42,9 +43,13 @@ PAPER_CORPORA = (
     # four pairs, each key asked about twice: learned by 2 of 3 paper seeds at 3,000 steps, which
     # stands as a control (unlearned runs are set aside, as for every corpus); too costly for quick
     "mqar-p4r",
-    # real English text for the natural domain C11 and C12 are decided on (App. B: natural-language
-    # corpora): with tinyshakespeare, its shuffle and pydoc_prose, 10 natural corpora
+    # real text for the natural domain C11 and C12 are decided on (App. B: natural-language corpora):
+    # with tinyshakespeare, its shuffle and pydoc_prose, 10 English corpora of technical prose ...
     *PACKAGE_TEXTS,
+    # ... and 25 texts Debian packages install, of other registers and languages (fortunes, manual
+    # pages, manuals, a lexicon, essays): 35 natural corpora, where C11 at rho = -0.42 needs ~24 and
+    # C12 ~52 learned natural runs (3 seeds each: 105)
+    *DEBIAN_TEXTS,
 )
 
 
@@ -297,9 +302,9 @@ SCALE_SETTINGS = {
         "verdict": E7Verdict(robustness_grid="paper"),
         # a trained causal LM beside the encoder where its package is installed (about 45 CPU s a run)
         "released_models": ("minilm", "minilm-random", "smollm2", "smollm2-random"),
-        # measured: 0.027 s CPU per member-step (d_model 64, incl. probes) -> 72 x 3000 steps
-        # ~ 5,830 s CPU, plus the recall control 3 x 3000 steps ~ 200 s: ~ 50 min on 2 workers
-        # (over the 30-minute budget: learning wins, docs/paper-scale.md says what it costs)
+        # measured (docs/paper-scale.md): 164 runs of 26 corpora took 105.4 run-minutes, ~39 CPU s a
+        # run; 49 corpora x 3 seeds and the two recall controls x 3 (153 runs) ~ 100 CPU min a draw,
+        # ~ 50 min on 2 workers plus the analysis (over the 30-minute budget: learning wins)
         "train": LMTrainConfig(steps=3000, batch_size=32, lr=5e-3, warmup=100, checkpoints=16),
         "recall_train": LMTrainConfig(steps=3000, batch_size=32, lr=3e-3, warmup=100, checkpoints=16),
     },

@@ -2,8 +2,8 @@
 
 One run is one (corpus, seed) language model; runs of one shape train together as an ensemble
 (:mod:`.execute`). Every corpus has a role (:class:`~entropic_bound.language_models.corpora.catalogue.CorpusRole`):
-natural language (tinyshakespeare shipped in the package, the prose of ``pydoc_data.topics``, the
-user's own text files), code (stdlib source), synthetic sources of known entropy rate and mixing
+natural language (tinyshakespeare shipped in the package, the prose of ``pydoc_data.topics``,
+package docstrings, the texts of Debian packages in ten languages, the user's own text files), code (stdlib source), synthetic sources of known entropy rate and mixing
 demand (associative recall, a k-gram ladder), and controls of known routing (MQAR, lag copy, Markov)
 with the mixing their models must show. One more run per released model (``released_models``,
 default: MiniLM, when its package is installed) measures a real model's heads on natural text for C13. Claims: C11 kernel rank anti-correlates with complexity,

@@ -8,7 +8,9 @@ one ensemble. Registered names (:data:`CORPORA`, factories ``(n_tokens, seed) ->
   its ``SOURCES.md``); ``pydoc_prose`` — the English prose of the standard library's
   ``pydoc_data.topics`` (the language reference topics; indented code and grammar lines and heading
   rules removed); ``<package>_docstrings`` — the English docstrings of the standard library and of
-  installed dependencies (:mod:`.docstrings`); and any UTF-8 text file of the user's
+  installed dependencies (:mod:`.docstrings`); the prose of texts Debian packages install —
+  fortune cookies, manual pages and manuals in several languages (:mod:`.debian_texts`, e.g.
+  ``fortunes_de``, ``manpages_ja``, ``perl_pod``); and any UTF-8 text file of the user's
   (``text:<stem>``, :func:`text_corpus`).
 - **code** ``stdlib_code`` — the standard library's own ``.py`` files (tests and site-packages left out).
 - **synthetic** ``markov_v{V}_k{k}_a{alpha}`` (order ``k ≥ 2`` Markov, mixing demand ``k``) and
@@ -43,6 +45,7 @@ from ...errors import DataError, UserInputError
 from ...registry import Registry
 from ...text_bytes import not_text_reason
 from .complexity import compression_bits_per_char
+from .debian_texts import DEBIAN_TEXTS, debian_bytes
 from .docstrings import PACKAGE_TEXTS, docstring_bytes
 from .ladder import KGramModel, shuffle_within_sentences
 from .sources import LagCopySource, MarkovSource, MQARSource, RecallSource
@@ -357,7 +360,14 @@ def pydoc_prose_corpus(n_tokens: int, seed: int = 0, window_seed: int | None = N
 
 
 #: the corpora read from a fixed text, whose factories take a ``window_seed`` (a later draw's window)
-WINDOWED = {"stdlib_code", "tinyshakespeare", "shakespeare-shuffled", "pydoc_prose", *PACKAGE_TEXTS}
+WINDOWED = {
+    "stdlib_code",
+    "tinyshakespeare",
+    "shakespeare-shuffled",
+    "pydoc_prose",
+    *PACKAGE_TEXTS,
+    *DEBIAN_TEXTS,
+}
 
 
 CORPUS_ROLES.update(
@@ -365,19 +375,25 @@ CORPUS_ROLES.update(
 )
 
 
-def _register_docstrings(name: str) -> None:
+def _register_text(
+    name: str, summary: str, read: Callable[[str, int, int | None], tuple[bytes, str]]
+) -> None:
+    """A natural corpus whose bytes and source line ``read(name, n_bytes, window_seed)`` gives."""
     CORPUS_ROLES[name] = NATURAL
-    owner = PACKAGE_TEXTS[name].package or "the Python standard library"
 
     def factory(n_tokens: int, seed: int = 0, window_seed: int | None = None) -> Corpus:  # seed unused
-        data, source = docstring_bytes(name, n_tokens, window_seed)
+        data, source = read(name, n_tokens, window_seed)
         return byte_corpus(name, "natural", data, source)
 
-    CORPORA.register(name, summary=f"natural: English docstrings of {owner}")(factory)
+    CORPORA.register(name, summary=summary)(factory)
 
 
-for _name in PACKAGE_TEXTS:
-    _register_docstrings(_name)
+for _name, _text in PACKAGE_TEXTS.items():
+    _owner = _text.package or "the Python standard library"
+    _register_text(_name, f"natural: English docstrings of {_owner}", docstring_bytes)
+for _name, _debian in DEBIAN_TEXTS.items():
+    _summary = f"natural ({_debian.language}): {_debian.register}; Debian package {_debian.package}"
+    _register_text(_name, _summary, debian_bytes)
 
 
 def text_corpus(path: str | Path, n_tokens: int) -> Corpus:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import DataError
-from .text_windows import rotated
+from .text_windows import gather, rotated
 
 #: folders whose files are not the package's own prose (tests, vendored copies, caches)
 SKIPPED_PARTS = frozenset(
@@ -115,16 +115,9 @@ def docstring_bytes(name: str, n_bytes: int, window_seed: int | None = None) -> 
     """The first ``n_bytes`` UTF-8 bytes of corpus ``name``'s docstrings, from the first file or
     from one drawn from ``window_seed`` (wrapping around), and a line saying where they come from
     (files read out of the package's)."""
-    root, chunks, size, read = package_root(PACKAGE_TEXTS[name]), [], 0, 0
+    root = package_root(PACKAGE_TEXTS[name])
     files = rotated(source_files(root), window_seed)
-    for path in files:
-        read += 1
-        for text in file_docstrings(path):
-            chunks.append(text.encode("utf-8") + b"\n\n")
-            size += len(chunks[-1])
-        if size >= n_bytes:
-            break
-    data = b"".join(chunks)[:n_bytes]
+    data, read = gather(files, n_bytes, lambda _, path: [t.encode("utf-8") for t in file_docstrings(path)])
     if not data:
         raise DataError(f"The corpus '{name}' found no docstrings under {root}.")
     return data, f"docstrings of {read} of {len(files)} files under {root} ({source_version(name)})"

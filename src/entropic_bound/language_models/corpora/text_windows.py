@@ -11,6 +11,8 @@ part of them held out.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 
 
@@ -35,3 +37,16 @@ def rotated(items: list, window_seed: int | None) -> list:
     """``items`` starting at a drawn one and wrapping around (unchanged for ``window_seed`` ``None``)."""
     start = window_start(len(items), window_seed)
     return items[start:] + items[:start]
+
+
+def gather(files: Sequence, n_bytes: int, pieces: Callable[[int, object], list[bytes]]) -> tuple[bytes, int]:
+    """The first ``n_bytes`` of the texts ``pieces(i, file)`` gives for each file in turn, each
+    followed by a blank line, and how many files were read to fill them."""
+    chunks, size, read = [], 0, 0
+    for read, path in enumerate(files, 1):
+        for piece in pieces(read - 1, path):
+            chunks.append(piece + b"\n\n")
+            size += len(chunks[-1])
+        if size >= n_bytes:
+            break
+    return b"".join(chunks)[:n_bytes], read
