@@ -191,6 +191,8 @@ _BUILT_IN: tuple[tuple[Registry, str, str, str], ...] = (
     (ARCHITECTURES, "gpt2", "inspect.architectures.gpt2:Gpt2", "GPT-2 decoders (pre-LN, fused c_attn Conv1D)"),
     (ARCHITECTURES, "llama", "inspect.architectures.llama:Llama",
      "Llama decoders (RMSNorm, grouped-query attention, RoPE)"),
+    (ARCHITECTURES, "qwen2", "inspect.architectures.qwen2:Qwen2",
+     "Qwen2 decoders (RMSNorm, grouped-query attention with query/key biases, RoPE), e.g. Qwen2.5-Coder"),
     (ARCHITECTURES, "gemma3", "inspect.architectures.gemma3:Gemma3",
      "Gemma 3 decoders (QK-norm, norms as 1 + w, head_dim != d_model / heads, RoPE)"),
     (ARCHITECTURES, "hooked_transformer", "inspect.architectures.hooked:HookedTransformer",

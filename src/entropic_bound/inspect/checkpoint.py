@@ -124,10 +124,9 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
         return Checkpoint(path, files, config, path, SafetensorsWeights(files))
     _refuse_pickle(path)
     if path.suffix.lower() == ".gguf":
-        from .gguf import GGUFWeights
+        from .gguf import gguf_checkpoint
 
-        weights = GGUFWeights(path)
-        return Checkpoint(path, (path,), weights.config, path.parent, weights, kind="gguf")
+        return gguf_checkpoint(path)
     if path.suffix.lower() != ".safetensors":
         raise DataError(
             f"Expected a .safetensors or .gguf file, or a model folder. Got '{path.name}' instead."

