@@ -188,6 +188,8 @@ _BUILT_IN: tuple[tuple[Registry, str, str, str], ...] = (
      "softmax, V known, n ≤ d_v: weighted least squares on log-attention ratios"),
     (ARCHITECTURES, "bert", "inspect.architectures.bert:Bert",
      "BERT encoders (post-LN, bidirectional), e.g. MiniLM"),
+    (ARCHITECTURES, "mpnet", "inspect.architectures.mpnet:MPNet",
+     "MPNet encoders (post-LN, bidirectional, relative position buckets), e.g. all-mpnet-base-v2"),
     (ARCHITECTURES, "gpt2", "inspect.architectures.gpt2:Gpt2", "GPT-2 decoders (pre-LN, fused c_attn Conv1D)"),
     (ARCHITECTURES, "llama", "inspect.architectures.llama:Llama",
      "Llama decoders (RMSNorm, grouped-query attention, RoPE)"),
