@@ -60,6 +60,17 @@ def _gguf_name(name: str) -> str:
     return f"blk.{layer}.{GGUF_NAMES[rest]}.{kind}"
 
 
+def quantized(weight: np.ndarray, qtype) -> np.ndarray:
+    """``weight``'s bytes as ``qtype``: gguf's quantiser, or for ``Q4_K`` (which gguf cannot write) ours."""
+    import gguf
+
+    if qtype == gguf.GGMLQuantizationType.Q4_K:
+        from entropic_bound.inspect.kquants import quantize_q4_k
+
+        return quantize_q4_k(weight)
+    return gguf.quants.quantize(weight, qtype)
+
+
 def write_tiny_llama_gguf(
     path: Path,
     tensors: dict[str, np.ndarray],
@@ -106,7 +117,7 @@ def write_tiny_llama_gguf(
             raw = np.zeros((weight.shape[0], weight.shape[1] // block * size), dtype=np.uint8)
             writer.add_tensor(_gguf_name(name), raw, raw_dtype=raw_qk_type)
         elif qtype is not None and weight.ndim == 2:
-            writer.add_tensor(_gguf_name(name), gguf.quants.quantize(weight, qtype), raw_dtype=qtype)
+            writer.add_tensor(_gguf_name(name), quantized(weight, qtype), raw_dtype=qtype)
         else:
             writer.add_tensor(_gguf_name(name), weight)
     writer.write_header_to_file()
