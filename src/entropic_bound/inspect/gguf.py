@@ -137,14 +137,6 @@ def _hf_name(gguf_name: str, table: Mapping[str, str]) -> str:
     return f"{table[stem]}.{parts[-1]}" if stem in table else gguf_name
 
 
-def gguf_checkpoint(path: Path, parts: tuple[Path, ...] = ()):
-    """A ``.gguf`` file, or the file its ``parts`` make joined, as a :class:`~.checkpoint.Checkpoint`."""
-    from .checkpoint import Checkpoint
-
-    weights = GGUFWeights(path, parts)
-    return Checkpoint(path, parts or (path,), weights.config, path.parent, weights, kind="gguf")
-
-
 @contextlib.contextmanager
 def transformers_reads(ckpt):
     """Within the block transformers' GGUF loader, given the first part of a split file as its

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserInputError
-from .checkpoint import Checkpoint, open_checkpoint
+from .checkpoint import Checkpoint, gguf_checkpoint, open_checkpoint
 from .hub import resolve_model
 from .in_memory import is_model_object, module_checkpoint
 from .released import RANDOM_SUFFIX, is_released_name, require
@@ -29,8 +29,6 @@ def open_released(name: str) -> Checkpoint:
     if isinstance(found, Path):
         return open_checkpoint(found)
     if found[0].name.endswith(".bin"):
-        from .gguf import gguf_checkpoint
-
         return gguf_checkpoint(found[0], found)
     from .zipped import zipped_checkpoint
 
