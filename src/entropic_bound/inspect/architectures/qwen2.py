@@ -2,15 +2,15 @@
 
 ``layers.{i}.self_attn.{q,k}_proj.{weight,bias}``: ``nn.Linear`` ``(out, in)``, ``n_heads`` query heads
 sharing ``n_kv_heads`` key heads in consecutive groups (query head ``h`` reads key head
-``h // (n_heads / n_kv_heads)``), pre-RMSNorm ``layers.{i}.input_layernorm.weight``. The biases enter
-the logits as ``x W_Q b_Kᵀ + b_Q W_Kᵀ yᵀ + b_Q b_Kᵀ`` beside the kernel: they are reported as
-``b_Q_norm``/``b_K_norm``, never folded into it. llama.cpp stores Qwen2's query and key rows in
-transformers' order (its converter permutes Llama's only), so nothing is un-permuted on reading GGUF.
+``h // (n_heads / n_kv_heads)``), pre-RMSNorm ``layers.{i}.input_layernorm.weight``: Llama's reader,
+which takes the biases where present. They enter the logits as ``x W_Q b_Kᵀ + b_Q W_Kᵀ yᵀ + b_Q b_Kᵀ``
+beside the kernel: reported as ``b_Q_norm``/``b_K_norm``, never folded into it. llama.cpp stores
+Qwen2's query and key rows in transformers' order (its converter permutes Llama's only), so nothing is
+un-permuted on reading GGUF; the biases follow their weights (``attn_q.bias`` → ``q_proj.bias``).
 """
 
 from __future__ import annotations
 
-from .base import Architecture, LayerWeights, linear_layer
 from .llama import ROPE_NOTE, Llama
 
 QWEN2_BIAS_NOTE = (
@@ -19,21 +19,8 @@ QWEN2_BIAS_NOTE = (
 )
 
 
-class Qwen2(Architecture):
+class Qwen2(Llama):
     """Qwen2 decoders (RMSNorm, GQA with query/key biases, RoPE)."""
 
-    anchor = Llama.anchor
-    fields = Llama.fields
-    rope = True
     notes = (ROPE_NOTE, QWEN2_BIAS_NOTE)
-    gguf_tensors = Llama.gguf_tensors  # biases follow their weights: attn_q.bias → self_attn.q_proj.bias
     gguf_permuted = {}
-
-    def qk_keys(self, cfg, layer):
-        return Llama().qk_keys(cfg, layer)
-
-    def read_layer(self, weights, cfg, layer) -> LayerWeights:
-        base = f"{cfg.prefix}layers.{layer}."
-        return linear_layer(
-            weights, base + "self_attn.q_proj", base + "self_attn.k_proj", base + "input_layernorm"
-        )
