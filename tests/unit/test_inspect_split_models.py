@@ -157,3 +157,15 @@ def test_no_part_installed_means_not_installed(split_model, capsys):
     split_model([])
     assert released.locate("tiny-split") is None and not released.available("tiny-split")
     assert find_parts(ChunkSet("eb-absent-part{i}", FILE, 3)) is None
+
+
+def test_e7_probes_a_split_model_by_its_name(split_model, gguf_bytes):
+    from entropic_bound.language_models.probes.checkpoint import checkpoint_mixers, resolve_checkpoint
+
+    split_model(split_bytes(gguf_bytes))
+    assert resolve_checkpoint("tiny-split") == ("tiny-split", "1.0")
+    assert resolve_checkpoint("tiny-split-random") == ("tiny-split", "1.0+reinit0")
+    mixers, inputs, causal, d_head = checkpoint_mixers(
+        "tiny-split", "abc " * 40, window_len=16, max_windows=2
+    )
+    assert mixers.shape == (2, 2, 6, 16, 16) and inputs.shape == (2, 2, 16, 48) and causal and d_head == 8
