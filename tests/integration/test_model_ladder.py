@@ -78,35 +78,69 @@ def test_mpnet_ships_a_zipped_folder_transformers_reads_offline(monkeypatch):
     )
 
 
-@pytest.mark.slow
-def test_mpnet_loads_offline_and_is_inspected(monkeypatch):
-    from entropic_bound.inspect import inspect_model
+def inspect_json(capsys, *argv) -> dict:
+    """``entropic-bound inspect ... --json`` in this process, on one thread (the CLI's default: two
+    threads on a shared core slow the fits many times over)."""
+    from entropic_bound.cli import main
 
+    assert main(["inspect", *map(str, argv), "--json", "--threads", "1"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.slow
+def test_mpnet_loads_offline_and_is_inspected(monkeypatch, capsys, tmp_path):
     parts_or_skip("mpnet")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    result = inspect_model("mpnet", text="The quick brown fox jumps over the lazy dog. " * 8, max_windows=1)
-    c = result.config
-    assert (c.arch, c.n_layers, c.n_heads, c.d_head, c.causal) == ("mpnet", 12, 12, 64, False)
-    assert result.text_info["tokenizer"].startswith("MPNet") and result.table["sink_score"].notna().all()
+    (tmp_path / "text.txt").write_text("The quick brown fox jumps over the lazy dog. " * 8)
+    out = inspect_json(capsys, "mpnet", "--text", tmp_path / "text.txt", "--max-windows", 1)
+    assert (out["arch"], out["n_layers"], out["n_heads"], out["d_head"]) == ("mpnet", 12, 12, 64)
+    assert out["text"]["tokenizer"].startswith("MPNet") and all(
+        h["sink_score"] is not None for h in out["heads"]
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LADDER))
-def test_each_qwen_whole_with_its_noise_floor(name):
-    from entropic_bound.inspect import inspect_model
-
+def test_each_qwen_whole_with_its_noise_floor(name, capsys):
     parts_or_skip(name)
-    result = inspect_model(name)
+    out = inspect_json(capsys, name)
     layers, heads, *_ = LADDER[name]
-    assert len(result.table) == layers * heads and result.quantisation["floor_types_without_quantiser"] == []
-    assert (result.table["rank_above_quant_floor"] <= result.config.d_head).all()
+    assert len(out["heads"]) == layers * heads and out["quantisation"]["floor_types_without_quantiser"] == []
+    assert all(0 <= h["rank_above_quant_floor"] <= out["d_head"] for h in out["heads"])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["qwen2.5-coder-0.5b", "mpnet"])
-def test_the_random_controls_run_on_text(name):
-    from entropic_bound.inspect import inspect_model
-
+def test_the_random_controls_run_on_text(name, capsys, tmp_path):
     parts_or_skip(name)
-    result = inspect_model(f"{name}-random", text="def add(a, b):\n    return a + b\n" * 6, max_windows=1)
-    assert result.table["mixer_energy_effective_rank"].notna().all()
+    (tmp_path / "text.txt").write_text("def add(a, b):\n    return a + b\n" * 6)
+    out = inspect_json(capsys, f"{name}-random", "--text", tmp_path / "text.txt", "--max-windows", 1)
+    assert out["quantisation"] == {"quantised": False}  # the control lives in memory, in float32
+    assert all(h["mixer_energy_effective_rank"] is not None for h in out["heads"])
+
+
+CHILD = """
+import sys
+from entropic_bound.cli import main
+code = main(["inspect", "qwen2.5-coder-1.5b", "--json", "--threads", "1"])
+status = open("/proc/self/status").read()
+print(status.split("VmHWM:")[1].split()[0], file=sys.stderr)  # this process's peak resident kB
+sys.exit(code)
+"""
+
+
+@pytest.mark.slow
+def test_the_largest_rung_is_inspected_in_under_4_gb():
+    """The 1.5B model's static inspection, noise floor included, in a fresh process: its peak resident
+    memory (memory-mapped file pages included) stays under 4 GB, read layer by layer. (The child reads
+    its own high-water mark: a parent's rusage would count whatever the test process held at the fork.)"""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    parts_or_skip("qwen2.5-coder-1.5b")
+    if not Path("/proc/self/status").is_file():
+        pytest.skip("reads the peak resident memory from /proc (Linux)")
+    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, check=True)
+    peak_kb = int(done.stderr.strip().splitlines()[-1])
+    assert len(json.loads(done.stdout)["heads"]) == 28 * 12 and peak_kb < 4 * 1024**2, peak_kb
