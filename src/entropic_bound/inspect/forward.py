@@ -76,16 +76,15 @@ def load_model_of(ckpt: Checkpoint) -> Any:
 
         transformers = _transformers()
         try:
-            with (
-                transformers_reads(ckpt),
-                contextlib.redirect_stderr(io.StringIO()),
-            ):  # tqdm ignores the switch
+            # redirected: its tqdm bar ignores transformers' switch. float32 (what it dequantises to) is
+            # named, since "auto" would read a part file, not named *.gguf, as a torch checkpoint
+            with transformers_reads(ckpt), contextlib.redirect_stderr(io.StringIO()):
                 model = transformers.AutoModelForCausalLM.from_pretrained(
                     str(ckpt.path.parent),
                     gguf_file=ckpt.path.name,
                     attn_implementation="eager",
                     dtype="float32",
-                )  # float32 as it dequantises; named, since "auto" reads a file not named *.gguf as torch's
+                )
         except (OSError, ValueError, KeyError, RuntimeError, ImportError) as exc:
             raise DataError(
                 f"transformers could not load '{ckpt.path}': {' '.join(str(exc).split())[:300]}"

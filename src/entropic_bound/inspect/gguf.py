@@ -147,6 +147,7 @@ def transformers_reads(ckpt):
     if len(ckpt.files) < 2:
         yield
         return
+    _joined_reader_class()  # made from the real class, before the name is pointed away
 
     def reader(path, mode="r"):
         return open_reader(first, ckpt.files) if Path(path) == first else original(path, mode)

