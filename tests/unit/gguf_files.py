@@ -53,11 +53,22 @@ TOP_NAMES = {"model.embed_tokens": "token_embd", "model.norm": "output_norm", "l
 
 
 def _gguf_name(name: str) -> str:
-    stem = name.removesuffix(".weight")
+    stem, _, kind = name.rpartition(".")  # kind: weight or bias
     if stem in TOP_NAMES:
-        return TOP_NAMES[stem] + ".weight"
+        return f"{TOP_NAMES[stem]}.{kind}"
     _, _, layer, rest = stem.split(".", 3)
-    return f"blk.{layer}.{GGUF_NAMES[rest]}.weight"
+    return f"blk.{layer}.{GGUF_NAMES[rest]}.{kind}"
+
+
+def quantized(weight: np.ndarray, qtype) -> np.ndarray:
+    """``weight``'s bytes as ``qtype``: gguf's quantiser, or for ``Q4_K`` (which gguf cannot write) ours."""
+    import gguf
+
+    if qtype == gguf.GGMLQuantizationType.Q4_K:
+        from entropic_bound.inspect.kquants import quantize_q4_k
+
+        return quantize_q4_k(weight)
+    return gguf.quants.quantize(weight, qtype)
 
 
 def write_tiny_llama_gguf(
@@ -75,7 +86,8 @@ def write_tiny_llama_gguf(
     weights quantised to ``qtype`` (a ``GGMLQuantizationType``; None: float32). ``raw_qk_type`` stores the
     query/key weights' bytes under that type unconverted (a type a reader may not dequantise). With
     ``arch="gemma3"`` the rows stay in order and every norm weight is stored as ``1 + w``, as llama.cpp
-    writes Gemma; ``d_head`` is written as the key length."""
+    writes Gemma; with ``arch="qwen2"`` the rows stay in order (and biases are written as given);
+    ``d_head`` is written as the key length."""
     import gguf
 
     d = tensors["model.embed_tokens.weight"].shape[1]
@@ -92,20 +104,20 @@ def write_tiny_llama_gguf(
     writer.add_vocab_size(tensors["model.embed_tokens.weight"].shape[0])
     if d_head is not None:
         writer.add_key_length(d_head)
-    gemma = arch == "gemma3"
+    gemma, permuted = arch == "gemma3", arch == "llama"
     for name, weight in tensors.items():
         if gemma and name.endswith("norm.weight"):
             weight = weight + np.float32(1)
-        elif name.endswith("q_proj.weight") and not gemma:
+        elif name.endswith("q_proj.weight") and permuted:
             weight = llama_cpp_permute(weight, heads)
-        elif name.endswith("k_proj.weight") and not gemma:
+        elif name.endswith("k_proj.weight") and permuted:
             weight = llama_cpp_permute(weight, kv_heads)
         if raw_qk_type is not None and ("q_proj" in name or "k_proj" in name):
             block, size = gguf.GGML_QUANT_SIZES[raw_qk_type]
             raw = np.zeros((weight.shape[0], weight.shape[1] // block * size), dtype=np.uint8)
             writer.add_tensor(_gguf_name(name), raw, raw_dtype=raw_qk_type)
         elif qtype is not None and weight.ndim == 2:
-            writer.add_tensor(_gguf_name(name), gguf.quants.quantize(weight, qtype), raw_dtype=qtype)
+            writer.add_tensor(_gguf_name(name), quantized(weight, qtype), raw_dtype=qtype)
         else:
             writer.add_tensor(_gguf_name(name), weight)
     writer.write_header_to_file()

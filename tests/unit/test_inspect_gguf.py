@@ -123,7 +123,13 @@ def test_gguf_forward_pass_and_a_loaded_gguf_model_give_the_same_frame(files, ca
     from_model = analyse(model, text=text, byte_tokens=True, window_len=16, max_windows=3)
     # the loaded model holds float32 copies: its storage columns describe memory, not the file
     assert (from_model["W_Q_dtype"] == "F32").all() and "rank_moves_in_quant_step" not in from_model
-    storage = ["W_Q_dtype", "W_K_dtype", "rank_moves_in_quant_step"]
+    storage = [
+        "W_Q_dtype",
+        "W_K_dtype",
+        "rank_moves_in_quant_step",
+        "quant_noise_floor",
+        "rank_above_quant_floor",
+    ]
     assert (
         from_path.drop(columns=storage).equals(from_model.drop(columns=storage[:2])) and len(from_path) == 8
     )

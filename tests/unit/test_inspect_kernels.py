@@ -53,6 +53,27 @@ def llama_weights(rng, L=2, H=4, H_kv=2, d=16, d_head=4):
     return w, cfg
 
 
+def qwen2_weights(rng, L=2, H=6, H_kv=2, d=24, d_head=4):
+    """Llama's names with query/key biases (Qwen2)."""
+    w, cfg = llama_weights(rng, L=L, H=H, H_kv=H_kv, d=d, d_head=d_head)
+    for i in range(L):
+        w[f"model.layers.{i}.self_attn.q_proj.bias"] = rng.normal(size=H * d_head)
+        w[f"model.layers.{i}.self_attn.k_proj.bias"] = rng.normal(size=H_kv * d_head)
+    return w, {**cfg, "model_type": "qwen2"}
+
+
+def mpnet_weights(rng, L=2, H=4, d=16):
+    """MPNet's names: BERT's post-LN layout, query/key as ``attention.attn.{q,k}``."""
+    w, cfg = bert_weights(rng, L=L, H=H, d=d)
+    renamed = {
+        k.replace("attention.self.query", "attention.attn.q").replace(
+            "attention.self.key", "attention.attn.k"
+        ): v
+        for k, v in w.items()
+    }
+    return renamed, {**cfg, "model_type": "mpnet"}
+
+
 def gemma3_weights(rng, L=2, H=4, H_kv=1, d=16, d_head=8):
     """Gemma 3's names: Llama's plus per-head q_norm/k_norm gains stored as w (the norm scales by 1 + w)."""
     w, cfg = llama_weights(rng, L=L, H=H, H_kv=H_kv, d=d, d_head=d_head)
@@ -81,6 +102,9 @@ def dense_qk(w, arch, layer, d, H, H_kv, d_head):
     if arch == "bert":
         base = f"encoder.layer.{layer}.attention.self."
         return w[base + "query.weight"].T, w[base + "key.weight"].T
+    if arch == "mpnet":
+        base = f"encoder.layer.{layer}.attention.attn."
+        return w[base + "q.weight"].T, w[base + "k.weight"].T
     if arch == "gpt2":
         c = w[f"transformer.h.{layer}.attn.c_attn.weight"]
         return c[:, :d], c[:, d : 2 * d]
@@ -109,7 +133,7 @@ def dense_kernel(w, arch, layer, head, cfg, gamma=None):
 
 def norm_scale(w, arch, layer):
     """gamma of the norm feeding layer ``layer``'s attention (BERT is post-LN)."""
-    if arch == "bert":
+    if arch in ("bert", "mpnet"):
         return (
             w["embeddings.LayerNorm.weight"]
             if layer == 0
@@ -130,6 +154,8 @@ MAKERS = {
     "gpt2": gpt2_weights,
     "hooked_transformer": hooked_transformer_weights,
     "llama": llama_weights,
+    "mpnet": mpnet_weights,
+    "qwen2": qwen2_weights,
 }
 
 

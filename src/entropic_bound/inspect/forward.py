@@ -53,10 +53,13 @@ def load_tokenizer_of(ckpt: Checkpoint) -> Any | None:
     if ckpt.kind == "module":
         return ckpt.tokenizer
     if ckpt.kind == "gguf":
+        from .gguf import transformers_reads
+
         try:
-            return _transformers().AutoTokenizer.from_pretrained(
-                str(ckpt.path.parent), gguf_file=ckpt.path.name
-            )
+            with transformers_reads(ckpt):
+                return _transformers().AutoTokenizer.from_pretrained(
+                    str(ckpt.path.parent), gguf_file=ckpt.path.name
+                )
         except (OSError, ValueError, KeyError, RuntimeError):
             return None  # a GGUF without tokenizer metadata
     return load_tokenizer(ckpt.config_dir)
@@ -69,11 +72,18 @@ def load_model_of(ckpt: Checkpoint) -> Any:
     if ckpt.kind == "module":
         return ckpt.model
     if ckpt.kind == "gguf":
+        from .gguf import transformers_reads
+
         transformers = _transformers()
         try:
-            with contextlib.redirect_stderr(io.StringIO()):  # its tqdm bar ignores transformers' switch
+            # redirected: its tqdm bar ignores transformers' switch. float32 (what it dequantises to) is
+            # named, since "auto" would read a part file, not named *.gguf, as a torch checkpoint
+            with transformers_reads(ckpt), contextlib.redirect_stderr(io.StringIO()):
                 model = transformers.AutoModelForCausalLM.from_pretrained(
-                    str(ckpt.path.parent), gguf_file=ckpt.path.name, attn_implementation="eager"
+                    str(ckpt.path.parent),
+                    gguf_file=ckpt.path.name,
+                    attn_implementation="eager",
+                    dtype="float32",
                 )
         except (OSError, ValueError, KeyError, RuntimeError, ImportError) as exc:
             raise DataError(

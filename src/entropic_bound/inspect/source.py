@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserInputError
-from .checkpoint import Checkpoint, open_checkpoint
+from .checkpoint import Checkpoint, gguf_checkpoint, open_checkpoint
 from .hub import resolve_model
 from .in_memory import is_model_object, module_checkpoint
 from .released import RANDOM_SUFFIX, is_released_name, require
@@ -22,8 +22,21 @@ from .released import RANDOM_SUFFIX, is_released_name, require
 RANDOM_SEED = 0
 
 
+def open_released(name: str) -> Checkpoint:
+    """The released model ``name``'s checkpoint: its file, or its parts read in place (a GGUF file joined
+    by memory maps, or a zipped model folder read into memory)."""
+    found = require(name)
+    if isinstance(found, Path):
+        return open_checkpoint(found)
+    if found[0].name.endswith(".bin"):
+        return gguf_checkpoint(found[0], found)
+    from .zipped import zipped_checkpoint
+
+    return zipped_checkpoint(found)
+
+
 def _released(name: str, tokenizer: Any) -> Checkpoint:
-    ckpt = open_checkpoint(require(name))
+    ckpt = open_released(name)
     if not name.endswith(RANDOM_SUFFIX):
         return ckpt
     from .forward import load_model_of, load_tokenizer_of, reinitialised

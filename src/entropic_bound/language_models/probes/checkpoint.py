@@ -52,7 +52,8 @@ def is_random_control(name: str) -> bool:
 def resolve_checkpoint(name: str) -> tuple[str, str] | None:
     """``(path, version)`` of a checkpoint name, or None when it is not available here.
 
-    A released name (``minilm``, ``smollm2``): the shipped folder or file and its package's version
+    A released name (``minilm``, ``smollm2``): the shipped folder or file (the name itself for a model
+    split over packages) and its package's version
     (None when that package, or for a GGUF file the ``gguf`` extra reading it, is not installed);
     otherwise ``name`` is a folder with a ``config.json`` or a ``.gguf`` file (version ``"local"``: the
     path is the run's identity).
@@ -61,7 +62,10 @@ def resolve_checkpoint(name: str) -> tuple[str, str] | None:
         base = resolve_checkpoint(name.removesuffix(RANDOM_SUFFIX))
         return None if base is None else (base[0], f"{base[1]}+reinit{RANDOM_SEED}")
     if is_released_name(name):
-        return (str(locate(name)), package_version(name)) if available(name) else None
+        if not available(name):
+            return None
+        found = locate(name)  # a model split over packages is opened by its name (inspect.source)
+        return (str(found) if isinstance(found, Path) else name, package_version(name))
     path = Path(name)
     found = (path / "config.json").is_file() or (path.is_file() and path.suffix.lower() == ".gguf")
     return (str(path.resolve()), "local") if found else None
@@ -82,10 +86,11 @@ def checkpoint_mixers(
     each layer's query-projection inputs ``(windows, L, n, d)`` from the same pass, whether its attention
     is causal, and its ``d_head``. With ``reinit_seed`` the weights are re-initialised first (the
     random-weight control). A checkpoint without a tokenizer reads UTF-8 bytes modulo its vocabulary."""
-    from ...inspect import arch_config, open_checkpoint
+    from ...inspect import arch_config
     from ...inspect.forward import run_forward
+    from ...inspect.source import open_source
 
-    ckpt = open_checkpoint(folder)
+    ckpt = open_source(folder)
     cfg = arch_config(ckpt.weights, ckpt.config)
     run = run_forward(
         ckpt,
