@@ -31,7 +31,8 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--figure",
         metavar="PNG",
-        help="the per-layer figure (default: figures/model-zoo-per-layer.png beside --out)",
+        help="the per-layer figure (default: figures/model-zoo-per-layer.png beside --out); the figure "
+        "against model size, model-zoo-size.png, goes beside it",
     )
     p.add_argument(
         "--models", nargs="+", metavar="NAME", help="short names to measure (default: all, each with -random)"
@@ -45,7 +46,7 @@ def add_parser(subparsers) -> None:
 
 def handler(args: argparse.Namespace) -> int:
     from ..inspect.released import RELEASED_MODELS, is_released_name
-    from ..zoo.page import build_zoo
+    from ..zoo.page import build_zoo, size_figure_path
     from .inspect_cmd import limit_threads
 
     if args.threads < 1:
@@ -65,7 +66,9 @@ def handler(args: argparse.Namespace) -> int:
             raise UserInputError(
                 f"The '{option}' option expects a file in an existing folder. Found no folder '{folder}'."
             )
-    write = _claimed_writer({out: "--out", figure: "--figure"}, args.force)
+    write = _claimed_writer(
+        {out: "--out", figure: "--figure", size_figure_path(figure): "--figure"}, args.force
+    )
     limit_threads(args.threads)
     command = "entropic-bound zoo" + ("" if args.out == DEFAULT_OUT else f" --out {args.out}")
     if args.models:
@@ -80,7 +83,7 @@ def handler(args: argparse.Namespace) -> int:
     )
     for line in skipped:
         print(line, file=sys.stderr)
-    print(f"wrote {out} and {figure}")
+    print(f"wrote {out}, {figure} and {size_figure_path(figure)}")
     return 0
 
 
