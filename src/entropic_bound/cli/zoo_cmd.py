@@ -23,7 +23,9 @@ def add_parser(subparsers) -> None:
         help="the model-zoo table: static vs realised ranks and sinks of every released model (Markdown + PNG)",
         description="Inspect every released model (minilm; smollm2 and gemma3-270m where installed) and its -random control on "
         "16 windows of 64 tokens of tinyshakespeare, and write a Markdown table of the per-head distributions "
-        "beside the published figures they compare with, and a per-layer figure.",
+        "beside the published figures they compare with, each head's logit field taken apart, the share of sink "
+        "heads on Gu et al.'s three inputs (natural text, random tokens, one token repeated), a per-layer "
+        "figure and a figure of the ranks and sink shares against parameter count.",
     )
     p.add_argument(
         "--out", default=DEFAULT_OUT, metavar="FILE", help=f"the Markdown page (default {DEFAULT_OUT})"
