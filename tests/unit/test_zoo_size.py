@@ -44,7 +44,7 @@ def test_window_values_and_their_intervals_over_windows():
     assert all(v.shape == (6, 3) for v in values.values())
     assert values["sink_energy"][:, 0].min() > 0.5 > values["sink_energy"][:, 1:].max()
     stats = summarise(values, np.array([1 / 3] * 6), np.array([4, 5, 6]))
-    assert set(stats) == {key for key, _, _ in STATISTICS}
+    assert set(stats) == {key for key, _ in STATISTICS}
     for value, (low, high) in stats.values():
         assert low <= value + 1e-12 and value <= high + 1e-12
     assert stats["static_rank"][0] == 5 and stats["sink_heads"] == (
@@ -54,7 +54,7 @@ def test_window_values_and_their_intervals_over_windows():
 
 
 def _point(name, parameters, value, half=0.1):
-    return TrendPoint(name, parameters, {k: (value, (value - half, value + half)) for k, _, _ in STATISTICS})
+    return TrendPoint(name, parameters, {k: (value, (value - half, value + half)) for k, _ in STATISTICS})
 
 
 def test_sentences_read_the_intervals():
@@ -65,6 +65,8 @@ def test_sentences_read_the_intervals():
     assert "falls with size" in size_sentence("content_rank", falling)
     bumpy = [_point("a", 10, 1.0), _point("b", 20, 5.0), _point("c", 30, 3.0)]
     assert "not in order of size" in size_sentence("content_rank", bumpy)
+    levelling = [_point("a", 10, 1.0), _point("b", 20, 2.0), _point("c", 30, 2.05)]
+    assert "rises with size (1 of 2 steps resolved, the rest flat)" in size_sentence("sink_energy", levelling)
     flat = [_point("a", 10, 1.0), _point("b", 20, 1.05)]
     assert "no change with size that the windows resolve" in size_sentence("content_rank", flat)
     points = [

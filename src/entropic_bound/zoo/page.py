@@ -84,7 +84,8 @@ def measure(name: str, text: str) -> Measured:
     c = result.config
     per_window = window_values(result.mixers, causal=c.causal, width=result.text_info["locality_window"])
     inputs = measure_sink_inputs(name, text, windows=WINDOWS, window_len=WINDOW_LEN)
-    stats = summarise(per_window, inputs.per_window["natural"], table["energy_threshold_rank_90"].to_numpy())
+    static = table["energy_threshold_rank_90"].to_numpy() / c.d_head
+    stats = summarise(per_window, inputs.per_window["natural"], static)
     point = TrendPoint(name, inputs.parameters, stats)
     first = result.text_info["first_token"]
     return Measured(name, table, c.n_layers, c.d_head, first, description, inputs.per_window, point)

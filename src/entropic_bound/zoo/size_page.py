@@ -95,18 +95,31 @@ def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
     return a[0] <= b[1] and b[0] <= a[1]
 
 
+def _step(a: TrendPoint, b: TrendPoint, key: str) -> int:
+    """+1 / −1 when ``key`` rises / falls from ``a`` to ``b`` with disjoint intervals, else 0."""
+    (va, ia), (vb, ib) = a.values[key], b.values[key]
+    return 0 if _overlap(ia, ib) else int(np.sign(vb - va))
+
+
 def size_sentence(key: str, trained: list[TrendPoint]) -> str:
-    """What ``key`` does across the trained models in order of size, read off the intervals."""
-    label, (first, last) = LABELS[key], (trained[0], trained[-1])
-    values = [p.values[key][0] for p in trained]
-    span = f"{_interval(*first.values[key])} for `{first.name}` to {_interval(*last.values[key])} for `{last.name}`"
-    steps = np.sign(np.diff(values))
-    if _overlap(first.values[key][1], last.values[key][1]):
-        return f"- {label}: no change with size that the windows resolve ({span})."
-    if (steps > 0).all() or (steps < 0).all():
-        return f"- {label}: {'rises' if steps[0] > 0 else 'falls'} with size at every step ({span})."
+    """What ``key`` does across the trained models in order of size, read off the intervals: a step
+    counts only when the two models' intervals are disjoint."""
+    chain = " → ".join(f"`{p.name}` {_interval(*p.values[key])}" for p in trained)
+    steps = [_step(a, b, key) for a, b in zip(trained, trained[1:])]
+    overall = _step(trained[0], trained[-1], key)
+    resolved = sum(s != 0 for s in steps)
+    if overall == 0:
+        return f"- {LABELS[key]}: no change with size that the windows resolve ({chain})."
+    word = "rises" if overall > 0 else "falls"
+    if all(s in (0, overall) for s in steps):
+        how = (
+            "at every step"
+            if resolved == len(steps)
+            else f"({resolved} of {len(steps)} steps resolved, the rest flat)"
+        )
+        return f"- {LABELS[key]}: {word} with size {how}: {chain}."
     return (
-        f"- {label}: differs between the smallest and the largest model, but not in order of size ({span})."
+        f"- {LABELS[key]}: {word} from the smallest to the largest model, but not in order of size: {chain}."
     )
 
 
@@ -134,9 +147,9 @@ def control_sentence(key: str, points: list[TrendPoint]) -> str:
 
 def trend_lines(points: list[TrendPoint], figure: str) -> list[str]:
     """The size section: the table, the figure and what changes with size, all from ``points``."""
-    heads = ["model", "parameters", *(label for _, label, _ in STATISTICS)]
+    heads = ["model", "parameters", *(label for _, label in STATISTICS)]
     rows = [
-        [f"`{p.name}`", f"{p.parameters / 1e6:.1f} M", *(_interval(*p.values[k]) for k, _, _ in STATISTICS)]
+        [f"`{p.name}`", f"{p.parameters / 1e6:.1f} M", *(_interval(*p.values[k]) for k, _ in STATISTICS)]
         for p in points
     ]
     trained = sorted((p for p in points if p.trained), key=lambda p: p.parameters)
@@ -162,11 +175,11 @@ def trend_lines(points: list[TrendPoint], figure: str) -> list[str]:
             "models differ in architecture, tokenizer, data and objective too, so size is not the only "
             "thing that changes along the axis):",
             "",
-            *(size_sentence(key, trained) for key, _, _ in STATISTICS),
+            *(size_sentence(key, trained) for key, _ in STATISTICS),
             "",
             "Against the random-weight controls (same architecture, same parameter count):",
             "",
-            *(control_sentence(key, points) for key, _, _ in STATISTICS),
+            *(control_sentence(key, points) for key, _ in STATISTICS),
             "",
         ]
     return lines

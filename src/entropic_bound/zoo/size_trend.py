@@ -20,16 +20,18 @@ import numpy as np
 
 from ..inspect.released import RANDOM_SUFFIX
 
-#: ``(key, label, integer)`` of the statistics, in the figure's panel order.
+#: ``(key, label)`` of the statistics, in the figure's panel order. The static rank is a share of
+#: ``d_head`` (it is bounded by it, and ``d_head`` grows with these models); the field's ranks are
+#: counts, all bounded by the same window of 64 tokens.
 STATISTICS = (
-    ("static_rank", "static energy rank 90 %", True),
-    ("field_rank", "logit-field energy rank 90 %", False),
-    ("content_rank", "content-remainder rank 90 %", False),
-    ("sink_heads", "share of sink heads (Gu et al., natural text)", False),
-    ("sink_energy", "sink share of the field's energy", False),
-    ("structure_energy", "structural share (sink + band + position)", False),
+    ("static_rank", "static energy rank 90 % / d_head"),
+    ("field_rank", "logit-field energy rank 90 %"),
+    ("content_rank", "content-remainder rank 90 %"),
+    ("sink_heads", "share of sink heads (Gu et al., natural text)"),
+    ("sink_energy", "sink share of the field's energy"),
+    ("structure_energy", "structural share (sink + band + position)"),
 )
-LABELS = {key: label for key, label, _ in STATISTICS}
+LABELS = dict(STATISTICS)
 
 
 @dataclass
@@ -71,7 +73,9 @@ def _median_of_window_means(values: np.ndarray):
 
 
 def summarise(per_window: dict[str, np.ndarray], sink_heads: np.ndarray, static_ranks: np.ndarray) -> dict:
-    """``{statistic: (value, interval)}`` of one model (see the module docstring for the units)."""
+    """``{statistic: (value, interval)}`` of one model (see the module docstring for the units) from
+    :func:`window_values`, the share of sink heads per window ``(B,)`` and each head's static rank
+    as a share of ``d_head`` ``(heads,)``."""
     from ..stats.unit_intervals import unit_bootstrap
 
     out = {
@@ -115,7 +119,7 @@ def trend_figure(points: list[TrendPoint], colours: dict[str, str]):
     from ..plotting import figure_grid, legend_below, make_legible
 
     fig, axes = figure_grid(2, 3, width=3.4, height=2.8)
-    for ax, (key, label, _) in zip(np.ravel(axes), STATISTICS):
+    for ax, (key, label) in zip(np.ravel(axes), STATISTICS):
         for trained, ls in ((True, "-"), (False, "--")):
             group = sorted((p for p in points if p.trained == trained), key=lambda p: p.parameters)
             x = [p.parameters * (1 if trained else CONTROL_OFFSET) for p in group]
