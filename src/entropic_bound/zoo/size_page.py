@@ -84,9 +84,10 @@ def sink_input_lines(shares: dict[str, dict[str, np.ndarray]]) -> list[str]:
         "",
         *_table(["model", *(INPUT_HEADINGS[k] for k in INPUTS)], rows),
         "",
-        f"Their Table 1 (below), {', '.join(m for m, *_ in GU_2025_SINK_RATES)}: {published}. Their repeated-token "
-        "input has "
-        "no distinct first token, so compare it with the last column.",
+        f"Their Table 1 (below), {', '.join(m for m, *_ in GU_2025_SINK_RATES)}: {published}. "
+        "How their repeated-token input began (with a start token or not) is not stated in what was read "
+        "here; their 0 % for the rotary models (Mistral, LLaMA) is what the last column gives when no "
+        "token differs from the others but by its position.",
         "",
     ]
 
