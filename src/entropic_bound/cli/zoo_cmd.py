@@ -23,7 +23,9 @@ def add_parser(subparsers) -> None:
         help="the model-zoo table: static vs realised ranks and sinks of every released model (Markdown + PNG)",
         description="Inspect every released model (minilm; smollm2, gemma3-270m, mpnet and the Qwen2.5-Coder ladder where installed) and its -random control on "
         "16 windows of 64 tokens of tinyshakespeare, and write a Markdown table of the per-head distributions "
-        "beside the published figures they compare with, and a per-layer figure.",
+        "beside the published figures they compare with, each head's logit field taken apart, the share of sink "
+        "heads on Gu et al.'s three inputs (natural text, random tokens, one token repeated), a per-layer "
+        "figure and a figure of the ranks and sink shares against parameter count.",
     )
     p.add_argument(
         "--out", default=DEFAULT_OUT, metavar="FILE", help=f"the Markdown page (default {DEFAULT_OUT})"
@@ -31,7 +33,8 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--figure",
         metavar="PNG",
-        help="the per-layer figure (default: figures/model-zoo-per-layer.png beside --out)",
+        help="the per-layer figure (default: figures/model-zoo-per-layer.png beside --out); the figure "
+        "against model size, model-zoo-size.png, goes beside it",
     )
     p.add_argument(
         "--models", nargs="+", metavar="NAME", help="short names to measure (default: all, each with -random)"
@@ -45,7 +48,7 @@ def add_parser(subparsers) -> None:
 
 def handler(args: argparse.Namespace) -> int:
     from ..inspect.released import RELEASED_MODELS, is_released_name
-    from ..zoo.page import build_zoo
+    from ..zoo.page import build_zoo, size_figure_path
     from .inspect_cmd import limit_threads
 
     if args.threads < 1:
@@ -65,7 +68,9 @@ def handler(args: argparse.Namespace) -> int:
             raise UserInputError(
                 f"The '{option}' option expects a file in an existing folder. Found no folder '{folder}'."
             )
-    write = _claimed_writer({out: "--out", figure: "--figure"}, args.force)
+    write = _claimed_writer(
+        {out: "--out", figure: "--figure", size_figure_path(figure): "--figure"}, args.force
+    )
     limit_threads(args.threads)
     command = "entropic-bound zoo" + ("" if args.out == DEFAULT_OUT else f" --out {args.out}")
     if args.models:
@@ -80,7 +85,7 @@ def handler(args: argparse.Namespace) -> int:
     )
     for line in skipped:
         print(line, file=sys.stderr)
-    print(f"wrote {out} and {figure}")
+    print(f"wrote {out}, {figure} and {size_figure_path(figure)}")
     return 0
 
 

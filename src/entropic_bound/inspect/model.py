@@ -8,7 +8,7 @@ matrix is a low-rank signal plus i.i.d. noise, whose singular values form a Marc
 product of trained weights ``W_Q W_Kᵀ`` has no such bulk (its small singular values are weights, not
 noise), and the median rule then reads most heads as rank 0. The column is NaN and
 ``optimal_hard_threshold_reason`` says why. Realised part (text given): a forward pass on text
-windows and the statistics of :mod:`.mixers`.
+windows, the statistics of :mod:`.mixers` and each head's logit field taken apart (:mod:`.logit_decomposition`).
 """
 
 from __future__ import annotations
@@ -159,9 +159,22 @@ def _logit_field_info(cfg: ArchConfig) -> dict:
     }
 
 
+def _decomposition_info(window: int) -> dict:
+    from .logit_decomposition import LEVEL, PARTS
+
+    return {
+        "parts": list(PARTS),
+        "band": window,
+        "rank_estimator": f"energy_threshold_rank (tau = {LEVEL})",
+        "note": "nested least squares in the order of parts; *_share is net of each part's overfit, "
+        "*_share_raw the exact energy share",
+    }
+
+
 def _realised(ckpt, cfg: ArchConfig, text: str | Path, *, window, sink_definition, logit_field, **forward):
     """Per-head statistics ``{name: (L*H,)}`` of the realised mixers on ``text`` and the text's ``info``."""
     from .forward import run_forward
+    from .logit_decomposition import decompose_layers
     from .mixers import mixer_summary, sink_score
     from .text import text_problem
 
@@ -173,6 +186,7 @@ def _realised(ckpt, cfg: ArchConfig, text: str | Path, *, window, sink_definitio
         summary["sink_head_without_bos"] = without > SINK_THRESHOLD
     if logit_field:
         summary.update(_logit_field_columns(run.inputs, run.mixers, causal=cfg.causal))
+    summary.update(decompose_layers(run.mixers, causal=cfg.causal, width=window))
     stats = {k: v.ravel() for k, v in summary.items()}
     info = {
         "source": _text_source(text),
@@ -184,6 +198,7 @@ def _realised(ckpt, cfg: ArchConfig, text: str | Path, *, window, sink_definitio
         "sink_threshold": SINK_THRESHOLD,
         "sink_ratio": float(np.mean(stats["sink_head"])),
         "logit_field": _logit_field_info(cfg) if logit_field else None,
+        "decomposition": _decomposition_info(window),
     }
     if run.without_bos is not None:
         info["sink_ratio_without_bos"] = float(np.mean(stats["sink_head_without_bos"]))

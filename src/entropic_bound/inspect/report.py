@@ -99,8 +99,22 @@ def format_table(result: InspectResult, *, wide: bool = False) -> str:
                 + f"; token 0 is {t['first_token']}"
             )
         )
+    if "decomposition_content_share" in table:
+        lines.append(_wrap(decomposition_line(table)))
     lines += [_wrap(f"note: {note}") for note in result.notes]
     return "\n".join(lines)
+
+
+def decomposition_line(table: pd.DataFrame) -> str:
+    """One line: the median over heads of each part's net energy share and of the content's rank."""
+    from .logit_decomposition import LEVEL, PARTS
+
+    shares = ", ".join(f"{p} {_cell(float(table[f'decomposition_{p}_share'].median()))}" for p in PARTS)
+    rank = _cell(float(table["decomposition_content_rank"].median()))
+    return (
+        f"logit field taken apart (median over heads; energy shares net of overfit, columns decomposition_*): "
+        f"{shares}; content-remainder rank {rank} (energy_threshold_rank, tau = {LEVEL})"
+    )
 
 
 def format_csv(result: InspectResult) -> str:

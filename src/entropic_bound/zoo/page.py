@@ -7,6 +7,10 @@ Per model: the distribution over heads (median and range) of the static kernel's
 ``logit_field_explained``, the realised mixers' ``mixer_energy_effective_rank``, the share of sink
 heads under both sink definitions (:data:`~entropic_bound.inspect.mixers.SINK_DEFINITIONS`,
 ε = 0.3), and the locality mass; beside the published figures they compare with (:mod:`.published`).
+Then each head's logit field taken apart (:mod:`entropic_bound.inspect.logit_decomposition`), the
+share of sink heads on Gu et al.'s three inputs (:mod:`.sink_inputs`) and every statistic against
+parameter count with intervals over windows (:mod:`.size_trend`, :mod:`.size_page`); every section
+iterates over the models measured, so a model added to the released list joins them all.
 The text is the first characters of the shipped tinyshakespeare (E7's natural corpus), cut into
 :data:`WINDOWS` windows of :data:`WINDOW_LEN` tokens of each model's own tokenizer.
 """
@@ -21,6 +25,8 @@ import pandas as pd
 
 from ..inspect.released import RANDOM_SUFFIX, RELEASED_MODELS, available, skip_message
 from .published import published_lines, reference_lines
+from .size_page import decomposition_lines, sink_input_lines, trend_lines
+from .size_trend import TrendPoint, summarise, trend_figure, window_values
 
 WINDOWS, WINDOW_LEN = 16, 64
 TEXT_CHARS = 200_000  # far more than 16 x 64 tokens need: the windows stop reading when full
@@ -46,6 +52,8 @@ class Measured:
     d_head: int
     first_token: str
     description: str
+    sink_inputs: dict[str, np.ndarray]  # Gu et al.'s inputs: share of sink heads per window
+    point: TrendPoint
 
 
 def zoo_text() -> str:
@@ -60,9 +68,11 @@ def zoo_models() -> list[str]:
 
 
 def measure(name: str, text: str) -> Measured:
-    """Inspect ``name`` on ``text`` with the zoo's windows; both sink definitions from the same mixers."""
+    """Inspect ``name`` on ``text`` with the zoo's windows; both sink definitions from the same mixers;
+    Gu et al.'s three inputs; the per-window statistics against size."""
     from ..inspect.mixers import SINK_THRESHOLD, sink_score
     from ..inspect.model import inspect_model
+    from .sink_inputs import measure_sink_inputs
 
     result = inspect_model(name, text=text, max_windows=WINDOWS, window_len=WINDOW_LEN, keep_mixers=True)
     table = result.table.copy()
@@ -72,7 +82,13 @@ def measure(name: str, text: str) -> Measured:
     base = name.removesuffix(RANDOM_SUFFIX)
     description = RELEASED_MODELS[base].description + (", weights re-initialised" if base != name else "")
     c = result.config
-    return Measured(name, table, c.n_layers, c.d_head, result.text_info["first_token"], description)
+    per_window = window_values(result.mixers, causal=c.causal, width=result.text_info["locality_window"])
+    inputs = measure_sink_inputs(name, text, windows=WINDOWS, window_len=WINDOW_LEN)
+    static = table["energy_threshold_rank_90"].to_numpy() / c.d_head
+    stats = summarise(per_window, inputs.per_window["natural"], static)
+    point = TrendPoint(name, inputs.parameters, stats)
+    first = result.text_info["first_token"]
+    return Measured(name, table, c.n_layers, c.d_head, first, description, inputs.per_window, point)
 
 
 #: Columns whose values are integers (their median may fall between two).
@@ -143,8 +159,11 @@ def per_layer_figure(measured: list[Measured]):
     return fig
 
 
-def markdown(measured: list[Measured], skipped: list[str], figure: str, command: str) -> str:
-    """The page: how it was made, the table, the published figures, the per-layer figure, references."""
+def markdown(
+    measured: list[Measured], skipped: list[str], figure: str, command: str, size_figure: str
+) -> str:
+    """The page: how it was made, the table, the logit field taken apart, Gu et al.'s inputs, the
+    trend with size, the published figures, the per-layer figure, references."""
     heads = [
         "model",
         "heads",
@@ -182,21 +201,34 @@ def markdown(measured: list[Measured], skipped: list[str], figure: str, command:
             for m in measured
         ),
         *(f"- {line}." for line in skipped),
+        E7_NOTE,
+        "",
+        *decomposition_lines({m.name: m.table for m in measured}),
+        *sink_input_lines({m.name: m.sink_inputs for m in measured}),
+        *trend_lines([m.point for m in measured], size_figure),
         *static_tail(figure),
     ]
     return "\n".join(lines)
 
 
+E7_NOTE = (
+    "- E7's trained byte-level models are not in this table: they are trained by `entropic-bound run E7` "
+    "and reported in its evidence (claim C13). SmolLM2 and its control join C13's released models "
+    "with `--set 'E7.released_models=[minilm,minilm-random,smollm2,smollm2-random]'` (the default at "
+    "paper scale, which skips them with one line each where its package is not installed; docs/claims.md, "
+    "C13, gives what they measure there)."
+)
+
+
+def size_figure_path(figure_path: Path) -> Path:
+    """The figure against model size, beside the per-layer figure."""
+    return figure_path.with_name("model-zoo-size.png")
+
+
 def static_tail(figure: str) -> list[str]:
-    """The page below its measured models: what it leaves to E7, the published figures, the per-layer
-    figure and the references: nothing in it is measured."""
+    """The page below its measured sections: the published figures, the per-layer figure and the
+    references: nothing in it is measured."""
     return [
-        "- E7's trained byte-level models are not in this table: they are trained by `entropic-bound run E7` "
-        "and reported in its evidence (claim C13). SmolLM2 and its control join C13's released models "
-        "with `--set 'E7.released_models=[minilm,minilm-random,smollm2,smollm2-random]'` (the default at "
-        "paper scale, which skips them with one line each where its package is not installed; docs/claims.md, "
-        "C13, gives what they measure there).",
-        "",
         *published_lines(),
         "## Per layer",
         "",
@@ -211,9 +243,9 @@ def static_tail(figure: str) -> list[str]:
 def build_zoo(
     out: Path, figure_path: Path, command: str, names: list[str] | None = None, on_model=None, write=None
 ) -> list[str]:
-    """Measure ``names`` (default: :func:`zoo_models`), write the page ``out`` and the figure with
-    ``write(path, bytes)`` (default: atomically, over anything); return the skip lines of models whose
-    package is absent."""
+    """Measure ``names`` (default: :func:`zoo_models`), write the page ``out``, the per-layer figure and
+    the size figure (:func:`size_figure_path`) with ``write(path, bytes)`` (default: atomically, over
+    anything); return the skip lines of models whose package is absent."""
     from ..atomic import atomic_write_bytes
     from ..plotting import to_png
 
@@ -227,7 +259,12 @@ def build_zoo(
         if on_model is not None:
             on_model(name)
         measured.append(measure(name, text))
+    size_path = size_figure_path(figure_path)
     write(figure_path, to_png(per_layer_figure(measured)))
-    relative = Path(*figure_path.resolve().relative_to(out.resolve().parent).parts).as_posix()
-    write(out, markdown(measured, skipped, relative, command).encode("utf-8"))
+    write(size_path, to_png(trend_figure([m.point for m in measured], MODEL_COLOURS)))
+    relative, size_relative = (
+        Path(*path.resolve().relative_to(out.resolve().parent).parts).as_posix()
+        for path in (figure_path, size_path)
+    )
+    write(out, markdown(measured, skipped, relative, command, size_relative).encode("utf-8"))
     return skipped
