@@ -214,7 +214,10 @@ def test_execute_shares_statistics_and_equals_the_per_cell_predictions():
 
 
 COUNTS = {"r_hat", "exact", "identifiable", "confident_wrong", "n_equations", "n_unknowns", "too_few_samples"}
-INTEGER_ESTIMATES = (*(k for k, v in panel_description(sigma_known=True).items() if v["integer"]), "noise_calibrated_rank")
+INTEGER_ESTIMATES = (
+    *(k for k, v in panel_description(sigma_known=True).items() if v["integer"]),
+    "noise_calibrated_rank",
+)
 
 
 def test_config_rejects_r_star_above_d():
