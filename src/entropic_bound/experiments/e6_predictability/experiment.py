@@ -149,16 +149,21 @@ class E6Predictability(Experiment):
         return out
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
-        seeds, data, shared = Seeds(self.name, group[0].draw), {}, []
-        out = []
-        for spec in group:
-            key = (spec.params["teacher"], spec.params["task.sigma"])
-            if key not in data:
-                teacher, X, Y = draw(spec.params, spec.seed, seeds)
-                X, Y, V = check_arrays(X, Y, teacher.V.numpy())
-                data[key] = (teacher, Y, reference_metrics(teacher, X), statistics_of(shared, X, V))
-            out.append(predict_shared(spec, *data[key]))
-        return out
+        seeds, shared, results = Seeds(self.name, group[0].draw), [], {}
+        for specs in by_data(group):  # one (teacher, σ) at a time: its Y is dropped after its runs
+            teacher, X, Y = draw(specs[0].params, specs[0].seed, seeds)
+            X, Y, V = check_arrays(X, Y, teacher.V.numpy())
+            ref, stats = reference_metrics(teacher, X), statistics_of(shared, X, V)
+            results.update((spec.run_id, predict_shared(spec, teacher, Y, ref, stats)) for spec in specs)
+        return [results[spec.run_id] for spec in group]
+
+
+def by_data(group: list[RunSpec]) -> list[list[RunSpec]]:
+    """The runs of a group per data set ``(teacher, σ)``, in the order each first appears."""
+    out: dict[tuple, list[RunSpec]] = {}
+    for spec in group:
+        out.setdefault((spec.params["teacher"], spec.params["task.sigma"]), []).append(spec)
+    return list(out.values())
 
 
 def statistics_of(known: list[DrawStatistics], X: np.ndarray, V: np.ndarray) -> DrawStatistics:
