@@ -17,9 +17,8 @@ said to be: each group's CPU seconds are averaged per *shape* (its n, N and memb
 same for every r*, spectrum and seed) and multiplied by how many groups of that shape the paper grid
 holds. The wall of ``run E6 --scale paper --workers 2`` (two draws) is estimated as the total
 CPU of both draws over two workers, analysis not included. One thread (BLAS and torch), process
-CPU time. Every run's discrete metrics must agree exactly; the largest relative difference of the
-others (below 1e-9 in size compared against 1e-9: the noise level of noiseless data is
-round-off itself) is printed.
+CPU time. Every run's discrete metrics must agree exactly; the largest differences of the others are
+printed.
 """
 
 from __future__ import annotations
@@ -79,33 +78,55 @@ def cpu_of(fn, *args) -> tuple[float, list]:
     return time.process_time() - start, result
 
 
-def differences(old: list, new: list) -> tuple[int, float]:
-    """``(discrete metrics that differ, largest relative difference of the others)``."""
-    wrong, worst = 0, 0.0
+def differences(old: list, new: list, apart: dict) -> None:
+    """Add to ``apart`` the discrete metrics that differ, the largest relative difference of the others
+    of size >= 1e-6 and the largest absolute difference of the smaller ones (the noise level of
+    noiseless data is round-off itself)."""
     for a, b in zip(old, new):
         for key, x in a.metrics.items():
             y = b.metrics[key]
-            if key in TIMINGS or (math.isnan(x) and math.isnan(y)):
+            if key in TIMINGS or (math.isnan(x) and math.isnan(y)) or x == y:
                 continue
             if key in COUNTS or key.endswith(INTEGER):
-                wrong += x != y
-            elif x != y:
-                worst = max(worst, abs(x - y) / max(abs(x), 1e-9))
-    return wrong, worst
+                apart["discrete"] += 1
+            elif abs(x) >= 1e-6:
+                apart["relative"] = max(apart["relative"], abs(x - y) / abs(x))
+            else:
+                apart["absolute_below_1e-6"] = max(apart["absolute_below_1e-6"], abs(x - y))
 
 
-def measure(exp: E6Predictability, groups) -> dict:
-    """CPU seconds of both paths per group shape, and how far their numbers are apart."""
-    cpu = collections.defaultdict(lambda: [0.0, 0.0, 0])  # shape → [per cell, shared, groups]
+def measure(exp: E6Predictability, groups) -> tuple[dict, dict]:
+    """``(CPU s per group shape, how far the numbers are apart)``: per shape the groups measured, each
+    path's CPU seconds and its runs' own ``cpu_s`` per method."""
+    rows = collections.defaultdict(
+        lambda: {"groups": 0, "per_cell": 0.0, "shared": 0.0, "methods": collections.Counter()}
+    )
+    apart = {"runs": 0, "discrete": 0, "relative": 0.0, "absolute_below_1e-6": 0.0}
     paths = [("per_cell", lambda g: per_cell(exp, g)), ("shared", exp.execute)]
-    wrong, worst, runs = 0, 0.0, 0
     for i, group in enumerate(groups):
-        timed = {name: cpu_of(fn, group) for name, fn in (paths if i % 2 == 0 else paths[::-1])}
-        row = cpu[shape(group)]
-        row[0], row[1], row[2] = row[0] + timed["per_cell"][0], row[1] + timed["shared"][0], row[2] + 1
-        w, d = differences(timed["per_cell"][1], timed["shared"][1])
-        wrong, worst, runs = wrong + w, max(worst, d), runs + len(group)
-    return {"cpu": cpu, "discrete_differences": wrong, "max_relative_difference": worst, "runs": runs}
+        row = rows[shape(group)]
+        row["groups"] += 1
+        results = {}
+        for name, fn in paths if i % 2 == 0 else paths[::-1]:
+            cpu, results[name] = cpu_of(fn, group)
+            row[name] += cpu
+            for res in results[name]:
+                row["methods"][name, res.spec.params["method"]] += res.metrics["cpu_s"]
+        differences(results["per_cell"], results["shared"], apart)
+        apart["runs"] += len(group)
+    return rows, apart
+
+
+def extrapolate(rows: dict, paper: collections.Counter) -> dict:
+    """Paper CPU s per draw: each shape's mean per group times its count in the paper grid."""
+    total = collections.Counter()
+    for key, count in paper.items():
+        row = rows[key]
+        total["per_cell"] += count * row["per_cell"] / row["groups"]
+        total["shared"] += count * row["shared"] / row["groups"]
+        for (path, method), cpu in row["methods"].items():
+            total[f"{method} {path}"] += count * cpu / row["groups"]
+    return dict(total)
 
 
 def main() -> None:
@@ -124,47 +145,54 @@ def main() -> None:
         for g in every
         if g[0].seed in seeds and (g[0].params["task.r_star"], g[0].params["task.spectrum"]) in teachers
     ]
-    result = measure(exp, chosen)
+    rows, apart = measure(exp, chosen)
     paper = collections.Counter(shape(g) for g in every)
-    missing = [s for s in paper if s not in result["cpu"]]
-    old = sum(k * result["cpu"][s][0] / result["cpu"][s][2] for s, k in paper.items() if s in result["cpu"])
-    new = sum(k * result["cpu"][s][1] / result["cpu"][s][2] for s, k in paper.items() if s in result["cpu"])
-    slice_old = sum(v[0] for v in result["cpu"].values())
-    slice_new = sum(v[1] for v in result["cpu"].values())
+    missing = sum(1 for key in paper if key not in rows)
+    total = extrapolate(rows, collections.Counter({k: c for k, c in paper.items() if k in rows}))
+    sliced = {name: sum(row[name] for row in rows.values()) for name in ("per_cell", "shared")}
     summary = {
         "slice": {
             "teachers": sorted(teachers),
             "seeds": sorted(seeds),
             "groups": len(chosen),
-            "runs": result["runs"],
+            "runs": apart["runs"],
         },
-        "slice_cpu_s": {"per_cell": slice_old, "shared": slice_new, "ratio": slice_old / slice_new},
-        "paper_cpu_s_per_draw_extrapolated": {"per_cell": old, "shared": new, "ratio": old / new},
+        "slice_cpu_s": {**sliced, "ratio": sliced["per_cell"] / sliced["shared"]},
         "paper_predictions_per_draw": sum(len(g) for g in every),
-        "paper_group_shapes_not_in_slice": len(missing),
-        "paper_wall_s_estimate": {"per_cell": old * DRAWS / WORKERS, "shared": new * DRAWS / WORKERS},
-        "discrete_differences": result["discrete_differences"],
-        "max_relative_difference": result["max_relative_difference"],
+        "paper_group_shapes_not_in_slice": missing,
+        "paper_cpu_s_per_draw_extrapolated": {**total, "ratio": total["per_cell"] / total["shared"]},
+        "paper_wall_s_estimate": {name: total[name] * DRAWS / WORKERS for name in ("per_cell", "shared")},
+        "differences": apart,
     }
     if args.json:
         print(json.dumps(summary, indent=1))
         return
+    report(summary)
+
+
+def report(summary: dict) -> None:
+    s, total, apart = summary["slice"], summary["paper_cpu_s_per_draw_extrapolated"], summary["differences"]
+    sliced = summary["slice_cpu_s"]
+    print(f"slice: {s['groups']} groups, {s['runs']} runs (teachers {s['teachers']}, seeds {s['seeds']})")
     print(
-        f"slice: {len(chosen)} groups, {result['runs']} runs (teachers {args.teachers}, seeds {args.seeds})"
+        f"slice CPU s: per cell {sliced['per_cell']:.1f}, shared {sliced['shared']:.1f}, ratio {sliced['ratio']:.2f}"
     )
-    print(f"slice CPU s: per cell {slice_old:.1f}, shared {slice_new:.1f}, ratio {slice_old / slice_new:.2f}")
     print(
         f"paper, extrapolated per group shape ({summary['paper_predictions_per_draw']} runs per draw, "
-        f"{len(missing)} shapes not in the slice): per cell {old:.0f} CPU s per draw, shared {new:.0f}, "
-        f"ratio {old / new:.2f}"
+        f"{summary['paper_group_shapes_not_in_slice']} shapes not in the slice): per cell {total['per_cell']:.0f} "
+        f"CPU s per draw, shared {total['shared']:.0f}, ratio {total['ratio']:.2f}"
     )
+    print("  predictions' own CPU s per draw by method (per cell -> shared):")
+    for method in sorted({k.split()[0] for k in total if " " in k}):
+        print(f"    {method:<24}{total[f'{method} per_cell']:>8.0f} -> {total[f'{method} shared']:.0f}")
+    wall = summary["paper_wall_s_estimate"]
     print(
         f"run E6 --scale paper --workers {WORKERS} ({DRAWS} draws), predictions only: per cell "
-        f"{old * DRAWS / WORKERS:.0f} s wall, shared {new * DRAWS / WORKERS:.0f} s"
+        f"{wall['per_cell']:.0f} s wall, shared {wall['shared']:.0f} s"
     )
     print(
-        f"discrete metrics that differ: {result['discrete_differences']}; largest relative difference of "
-        f"the others: {result['max_relative_difference']:.2g}"
+        f"discrete metrics that differ: {apart['discrete']}; largest relative difference of the others: "
+        f"{apart['relative']:.2g} (absolute below 1e-6: {apart['absolute_below_1e-6']:.2g})"
     )
 
 
