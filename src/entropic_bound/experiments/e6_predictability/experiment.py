@@ -14,9 +14,14 @@ No student is trained. For every teacher draw and data set the predictors of
 anyway so that E6 shows it answers "not identifiable" there instead of a confident wrong number.)
 
 One run = one prediction ``(teacher, method, V setting, r*, N, σ, spectrum, n, seed)``. All the runs
-on one data set form a group: the teacher ``K*, V*`` depends on ``(n, d, d_v, r*, spectrum, decay,
+on one data draw form a group: the teacher ``K*, V*`` depends on ``(n, d, d_v, r*, spectrum, decay,
 c, seed)`` only (not on ``N``, ``σ`` or the teacher kind, so the linear and the softmax teacher share
-``K*``, ``V*`` and inputs ``X``), the data on that and ``N``; the noise is drawn even at ``σ = 0``.
+``K*``, ``V*`` and inputs ``X``), the data on that and ``N``; the noise is drawn even at ``σ = 0``, so
+``Y = f*(X) + σE`` shares ``E`` across σ. What the predictors compute from ``X`` and ``V`` alone is
+computed once per group (:mod:`entropic_bound.predict.shared_draw`); each run's numbers are those of
+``predict_r_star`` on its own data up to float64 round-off (:func:`predict_run`, the per-cell path,
+is kept as the reference the tests and ``bench/bench_e6.py`` compare with). Draws at different N
+are independent (their data seeds differ), so nothing is shared across N.
 
 Teachers are the project's tasks, ``Y = (X K* Xᵀ/√d) X V*/n`` (linear) and
 ``Y = softmax(X K* Xᵀ/√d) X V*`` (softmax): the predictors accept any scale of K, so both are in
