@@ -127,6 +127,19 @@ def predict_r_star(
             f"The '{name}' predictor's linear algebra failed on these data ({exc}); check X, Y and V for "
             "degenerate or extreme values."
         ) from None
+    cut, estimates, params, r_hat = read_rank(fit, name, estimator)
+    split = split_description(N, held, seed)
+    if check_fit:
+        gof = _goodness_of_fit(fit, X, Y, V, held, int(r_hat), split, seed)
+    else:
+        gof = not_tested("not tested: check_fit=False", split)
+    shapes = {"X": list(X.shape), "Y": list(Y.shape), "V": None if V is None else list(V.shape)}
+    return prediction(fit, name, (cut, estimates, params, r_hat), shapes, gof, time.perf_counter() - start)
+
+
+def read_rank(fit: Fit, name: str, estimator: str | None = None):
+    """``(cut, estimates, estimator params, r_hat)`` of a fitted spectrum: the noise-calibrated cut, or
+    the rounded estimate ``estimator`` names."""
     cut = cross_checked_cut(fit.singular_values, fit.noise_top)
     estimates, params = _estimates(fit, cut.r_hat)
     r_hat = cut.r_hat if fit.singular_values.size else -1
@@ -138,11 +151,13 @@ def predict_r_star(
                 + did_you_mean(estimator, estimates)
             )
         r_hat = int(round_estimate(estimates[estimator]))
-    split = split_description(N, held, seed)
-    if check_fit:
-        gof = _goodness_of_fit(fit, X, Y, V, held, int(r_hat), split, seed)
-    else:
-        gof = not_tested("not tested: check_fit=False", split)
+    return cut, estimates, params, r_hat
+
+
+def prediction(fit: Fit, name: str, rank, shapes: dict, gof: dict, timing_s: float) -> Prediction:
+    """The :class:`Prediction` of ``fit`` with its :func:`read_rank` ``rank``, the data's ``shapes``
+    (``{"X": [N, n, d], ...}``) and the goodness-of-fit record ``gof``."""
+    cut, estimates, params, r_hat = rank
     identifiable, reason = fit.identifiable, fit.reason
     if identifiable and fit.rank_cap is not None and r_hat >= fit.rank_cap:
         identifiable, reason = False, fit.cap_reason
@@ -156,9 +171,9 @@ def predict_r_star(
         reason=reason,
         noise_level=float(fit.sigma),
         margin=cut.margin,
-        timing_s=time.perf_counter() - start,
-        n_samples=N,
-        shapes={"X": list(X.shape), "Y": list(Y.shape), "V": None if V is None else list(V.shape)},
+        timing_s=timing_s,
+        n_samples=shapes["X"][0],
+        shapes=shapes,
         kernel_noise=cut.noise_level,
         threshold=cut.threshold,
         n_equations=fit.n_equations,

@@ -112,22 +112,49 @@ def linear_error(trained: tuple[np.ndarray, np.ndarray] | None, sigma: float, V:
     return error
 
 
+def value_inputs(Xc: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """``B_i = X_iᵀ X_i V`` of one chunk ``(c, d, d_v)``."""
+    return Xc.transpose(0, 2, 1) @ (Xc @ V)
+
+
+def known_gram(X: np.ndarray, V: np.ndarray) -> KronSystem:
+    """The normal matrix of all samples, without targets: it depends on X and V alone, so every ``Y``
+    on these inputs shares it and its Cholesky factor (:meth:`.KronSystem.with_same_gram`)."""
+    system = KronSystem(X.shape[2])
+    for sl in chunks(X.shape[0]):
+        system.add_gram(X[sl], value_inputs(X[sl], V))
+    return system
+
+
 def linear_v_known(
-    X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator, held=None
+    X: np.ndarray,
+    Y: np.ndarray,
+    V: np.ndarray | None,
+    *,
+    rng: np.random.Generator,
+    held=None,
+    gram: KronSystem | None = None,
 ) -> Fit:
     """``K̂ = argmin Σ ||Y_i − X_i K X_iᵀX_i V||²`` (streamed), spectrum of ``K̂``.
 
     Shapes: ``X (N, n, d)``, ``Y (N, n, d_v)``, ``V (d, d_v)`` (required); ``held (N,)`` marks the
-    samples the goodness-of-fit model is not fitted on.
+    samples the goodness-of-fit model is fitted without. ``gram`` (:func:`known_gram` of the same X
+    and V) reuses the normal matrix of other targets on these inputs; the samples are then summed in
+    one system (the same numbers up to float64 round-off) and no held-out model is fitted.
     """
     if V is None:
         return not_identifiable("linear_v_known needs V (d, d_v); use linear_v_unknown without it.")
+    what = "linear QK with V known"
+    if gram is not None:
+        system = gram.with_same_gram()
+        for sl in chunks(X.shape[0]):
+            system.add_target(X[sl], value_inputs(X[sl], V), Y[sl])
+        return solve_kernel(system, rng, what=what)[0]
     systems, mask = split_systems(X.shape[2], held, X.shape[0])
     for sl in chunks(X.shape[0]):
         Xc = X[sl]
-        B = Xc.transpose(0, 2, 1) @ (Xc @ V)  # (c, d, d_v) = XᵢᵀXᵢV
-        add_split(systems, mask[sl], Xc, B, Y[sl])
-    fit = solve_kernel(systems[False].merged(systems[True]), rng, what="linear QK with V known")[0]
+        add_split(systems, mask[sl], Xc, value_inputs(Xc, V), Y[sl])
+    fit = solve_kernel(systems[False].merged(systems[True]), rng, what=what)[0]
     if held is not None and fit.identifiable:
         trained = train_kernel(systems[False])
         fit.heldout_model = linear_model(None if trained is None else trained[0], V)

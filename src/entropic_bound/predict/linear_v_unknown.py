@@ -22,6 +22,8 @@ Marchenko–Pastur median, then the per-sample rank-r residual ``Σ_{k>r} s_k² 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..spectra import mp_median
@@ -34,27 +36,50 @@ REFINE_STEPS = 4
 RANK_RTOL = 1e-10
 
 
-def _pooled_grams(X, Y, rng, draws):
-    """Accumulate ``Σ w Z Zᵀ``, ``Ω``, the residual and ``draws`` unit-σ noise Grams over chunks."""
+@dataclasses.dataclass
+class PooledInputs:
+    """What one chunk ``X (c, n, d)`` alone fixes in the pooled statistic: ``ok (c,)`` (full column
+    rank), the weights ``w (c,)``, ``pinv(X_i) (c, d, n)`` and its share ``Σ w S⁻¹`` of ``Ω``."""
+
+    ok: np.ndarray
+    w: np.ndarray
+    P: np.ndarray
+    omega: np.ndarray
+
+
+def pooled_inputs(Xc: np.ndarray) -> PooledInputs:
+    """:class:`PooledInputs` of one chunk (every ``Y`` on these inputs shares them)."""
+    d = Xc.shape[2]
+    S = Xc.transpose(0, 2, 1) @ Xc  # (c, d, d)
+    lam = np.linalg.eigvalsh(S)  # (c, d) ascending
+    ok = lam[:, 0] > RANK_RTOL * lam[:, -1]
+    w = np.where(ok, lam[:, 0], 0.0)  # (c,)
+    S_inv = np.linalg.inv(np.where(ok[:, None, None], S, np.eye(d))) * ok[:, None, None]  # (c, d, d)
+    P = S_inv @ Xc.transpose(0, 2, 1)  # (c, d, n) = pinv(X_i)
+    return PooledInputs(ok, w, P, np.einsum("c,cab->ab", w, S_inv))
+
+
+def _weighted_gram(w: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """``Σ_c w_c Z_c Z_cᵀ`` of ``Z (c, d, d_v)`` → ``(d, d)``, one GEMM."""
+    return np.tensordot(w[:, None, None] * Z, Z, axes=([0, 2], [0, 2]))
+
+
+def _pooled_grams(X, Y, rng, draws, inputs: list[PooledInputs] | None = None):
+    """Accumulate ``Σ w Z Zᵀ``, ``Ω``, the residual and ``draws`` unit-σ noise Grams over chunks;
+    ``inputs`` (one :func:`pooled_inputs` per chunk of the same X) are computed here when not given."""
     d = X.shape[2]
     H, Omega, Hn = np.zeros((d, d)), np.zeros((d, d)), np.zeros((draws, d, d))
     rss, used = 0.0, 0
-    for sl in chunks(X.shape[0]):
+    for k, sl in enumerate(chunks(X.shape[0])):
         Xc, Yc = X[sl], Y[sl]
-        S = Xc.transpose(0, 2, 1) @ Xc  # (c, d, d)
-        lam = np.linalg.eigvalsh(S)  # (c, d) ascending
-        ok = lam[:, 0] > RANK_RTOL * lam[:, -1]
-        w = np.where(ok, lam[:, 0], 0.0)  # (c,)
-        S_inv = np.linalg.inv(np.where(ok[:, None, None], S, np.eye(d))) * ok[:, None, None]  # (c, d, d)
-        P = S_inv @ Xc.transpose(0, 2, 1)  # (c, d, n) = pinv(X_i)
-        Z = P @ Yc  # (c, d, d_v)
-        H += np.einsum("c,cav,cbv->ab", w, Z, Z)
-        Omega += np.einsum("c,cab->ab", w, S_inv)
-        rss += float(np.sum(((Yc - Xc @ Z) ** 2)[ok]))
-        used += int(ok.sum())
-        for k in range(draws):
-            Zn = P @ rng.standard_normal(Yc.shape)  # (c, d, d_v)
-            Hn[k] += np.einsum("c,cav,cbv->ab", w, Zn, Zn)
+        part = pooled_inputs(Xc) if inputs is None else inputs[k]
+        Z = part.P @ Yc  # (c, d, d_v)
+        H += _weighted_gram(part.w, Z)
+        Omega += part.omega
+        rss += float(np.sum(((Yc - Xc @ Z) ** 2)[part.ok]))
+        used += int(part.ok.sum())
+        for j in range(draws):
+            Hn[j] += _weighted_gram(part.w, part.P @ rng.standard_normal(Yc.shape))
     return H, Omega, Hn, rss, used
 
 
@@ -73,10 +98,10 @@ def refine_sigma(s: np.ndarray, unit_top: np.ndarray, sigma0: float, tail_sigma)
     return sigma
 
 
-def _pooled(X, Y, rng) -> Fit:
+def _pooled(X, Y, rng, inputs=None) -> Fit:
     N, n, d = X.shape
     d_v = Y.shape[2]
-    H, Omega, Hn, rss, used = _pooled_grams(X, Y, rng, NOISE_DRAWS)
+    H, Omega, Hn, rss, used = _pooled_grams(X, Y, rng, NOISE_DRAWS, inputs)
     if used == 0:
         return not_identifiable(
             "linear QK, V unknown: every X_i is rank-deficient, so pinv(X_i) Y_i does not eliminate V."
@@ -178,11 +203,19 @@ def _per_sample(X, Y, rng) -> Fit:
 
 
 def linear_v_unknown(
-    X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator, held=None
+    X: np.ndarray,
+    Y: np.ndarray,
+    V: np.ndarray | None,
+    *,
+    rng: np.random.Generator,
+    held=None,
+    inputs: list[PooledInputs] | None = None,
 ) -> Fit:
     """Rank-revealing spectrum for ``Y_i = X_i K X_iᵀX_i V`` without V (module docstring for the rule).
 
     Shapes: ``X (N, n, d)``, ``Y (N, n, d_v)``; ``V`` is ignored (this is the V-unknown setting).
+    ``inputs``: :func:`pooled_inputs` of each chunk of X (:func:`.base.chunks`), shared by every ``Y``
+    on these inputs (n ≥ d only; the same numbers).
     """
     N, n, d = X.shape
     d_v = Y.shape[2]
@@ -195,7 +228,7 @@ def linear_v_unknown(
             n_unknowns=n_unk,
             too_few_samples=True,
         )
-    fit = _pooled(X, Y, rng) if n >= d else _per_sample(X, Y, rng)
+    fit = _pooled(X, Y, rng, inputs) if n >= d else _per_sample(X, Y, rng)
     if n > d:
         fit.heldout_constraint = outside_columns
     fit.untested_reason = (

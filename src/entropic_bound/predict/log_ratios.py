@@ -114,11 +114,11 @@ def null_draws(
 ) -> torch.Tensor:
     """``draws`` right-hand sides ``Σ w η φ`` of the first-order noise (module docstring) → ``(draws, d, d)``."""
     c, n, _ = X.shape
-    E = torch.from_numpy(sigma * rng.standard_normal((c, draws * n, P.shape[1])))
+    E = torch.from_numpy(rng.standard_normal((c, draws * n, P.shape[1]))).mul_(sigma)
     eps = torch.bmm(E, P).reshape(c, draws, n, n)  # noise of Â, per draw
     eps_m = eps.gather(3, eq.m[:, None, :, None].expand(-1, draws, -1, 1))  # (c, draws, n, 1)
     R_m = eq.ref.gather(2, eq.m[..., None])[:, None]  # (c, 1, n, 1)
-    u = eq.w[:, None] * (eps / eq.ref[:, None] - eps_m / R_m)  # (c, draws, n, n) = w η
+    u = eps.div_(eq.ref[:, None]).sub_(eps_m / R_m).mul_(eq.w[:, None])  # (c, draws, n, n) = w η, in place
     return outer_sum(X, back_project(X, eq.x_m, u))
 
 

@@ -64,7 +64,10 @@ def kron_gram(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 
 class KronSystem:
-    """Accumulates ``G``, ``b`` and ``Σ||T_i||²`` for ``T_i = X_i K B_i`` over chunks of samples."""
+    """Accumulates ``G``, ``b`` and ``Σ||T_i||²`` for ``T_i = X_i K B_i`` over chunks of samples.
+
+    ``G`` depends on ``X`` and ``B`` alone: targets on the same samples (other noise draws or levels)
+    reuse its Cholesky factor through :meth:`with_same_gram`."""
 
     def __init__(self, d: int) -> None:
         self.d = d
@@ -72,15 +75,32 @@ class KronSystem:
         self.b = np.zeros(d * d)
         self.tt = 0.0
         self.n_equations = 0
+        self._factor: tuple[np.ndarray, np.ndarray | None] | None = None  # (G, L), once solved
 
     def add(self, X: np.ndarray, B: np.ndarray, T: np.ndarray) -> None:
         """Add samples ``X (c, n, d)``, ``B (c, d, d_v)``, ``T (c, n, d_v)``."""
+        self.add_gram(X, B)
+        self.add_target(X, B, T)
+
+    def add_gram(self, X: np.ndarray, B: np.ndarray) -> None:
+        """Add the normal matrix of samples ``X (c, n, d)``, ``B (c, d, d_v)``."""
         S = X.transpose(0, 2, 1) @ X  # (c, d, d)
         P = B @ B.transpose(0, 2, 1)  # (c, d, d)
         self.core += kron_core(S, P)
+        self._factor = None
+
+    def add_target(self, X: np.ndarray, B: np.ndarray, T: np.ndarray) -> None:
+        """Add the right-hand side of targets ``T (c, n, d_v)`` on samples ``X``, ``B``."""
         self.b += np.einsum("cna,cnb->ab", X, T @ B.transpose(0, 2, 1)).reshape(-1)  # Σ XᵀT Bᵀ
         self.tt += float(np.sum(T * T))
         self.n_equations += T.size
+
+    def with_same_gram(self) -> KronSystem:
+        """An empty right-hand side on this system's samples: its normal matrix and (once factored)
+        Cholesky factor are shared, not copied; fill it with :meth:`add_target` on the same samples."""
+        out = KronSystem(self.d)
+        out.core, out._factor = self.core, self._gram_factor()
+        return out
 
     def merged(self, other: KronSystem) -> KronSystem:
         """The system of both sample sets (normal equations add)."""
@@ -89,14 +109,19 @@ class KronSystem:
         out.tt, out.n_equations = self.tt + other.tt, self.n_equations + other.n_equations
         return out
 
+    def _gram_factor(self) -> tuple[np.ndarray, np.ndarray | None]:
+        if self._factor is None:
+            G = expand_core(self.core, self.d, self.d)
+            self._factor = (G, cholesky_or_none(G))
+        return self._factor
+
     def solve(self) -> tuple[np.ndarray, np.ndarray, float] | None:
         """``(K̂ (d, d), L (d², d²) Cholesky factor of G, RSS)``, or ``None`` if G is singular."""
-        self.G = expand_core(self.core, self.d, self.d)
-        L = cholesky_or_none(self.G)
+        G, L = self._gram_factor()
         if L is None:
             return None
         k = torch.cholesky_solve(torch.from_numpy(self.b)[:, None], torch.from_numpy(L))[:, 0].numpy()
-        rss = max(self.tt - 2.0 * k @ self.b + k @ (self.G @ k), 0.0)
+        rss = max(self.tt - 2.0 * k @ self.b + k @ (G @ k), 0.0)
         return k.reshape(self.d, self.d), L, rss
 
 

@@ -39,11 +39,11 @@ def fit_uniform_value(X: np.ndarray, Y: np.ndarray) -> np.ndarray | None:
     return np.linalg.lstsq(xbar, ybar, rcond=None)[0]
 
 
-def _mixer_ranks(X, Y, V, K_hat, recoverable: bool) -> dict[str, float]:
+def _mixer_ranks(X, Y, V, K_hat, recoverable: bool, pinv=None) -> dict[str, float]:
     n = X.shape[1]
     Xs, Ys = X[:MIXER_SAMPLES], Y[:MIXER_SAMPLES]
     if recoverable:
-        M = Ys @ np.linalg.pinv(Xs @ V)  # (m, n, n) recovered attention
+        M = Ys @ (mixer_pinv(X, V) if pinv is None else pinv)  # (m, n, n) recovered attention
     else:
         M = softmax_rows(n * (Xs @ K_hat @ Xs.transpose(0, 2, 1)))  # (m, n, n); K_lin ≈ K / n
     s = np.linalg.svd(M, compute_uv=False)  # (m, n)
@@ -55,10 +55,40 @@ def _mixer_ranks(X, Y, V, K_hat, recoverable: bool) -> dict[str, float]:
     }
 
 
+def mixer_pinv(X: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """``pinv(X_i V)`` of the first ``MIXER_SAMPLES`` samples ``(m, d_v, n)``: V known, the attention
+    ``Â_i = Y_i pinv(X_i V)`` is recovered from them (shared by every ``Y`` on these inputs)."""
+    return np.linalg.pinv(X[:MIXER_SAMPLES] @ V)
+
+
+def _centred_value_inputs(Xc: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(U = X V (c, n, d_v), B = Xᵀ C X V (c, d, d_v))`` of one chunk."""
+    U = Xc @ V  # (c, n, d_v)
+    return U, Xc.transpose(0, 2, 1) @ (U - U.mean(axis=1, keepdims=True))  # Xᵀ C X V
+
+
+def linearised_gram(X: np.ndarray, V: np.ndarray) -> KronSystem:
+    """The normal matrix of the linearised kernel with V known, without targets: it depends on X and V
+    alone, so every ``Y`` on these inputs shares it (:meth:`.KronSystem.with_same_gram`)."""
+    system = KronSystem(X.shape[2])
+    for sl in chunks(X.shape[0]):
+        system.add_gram(X[sl], _centred_value_inputs(X[sl], V)[1])
+    return system
+
+
 def softmax_linearised(
-    X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator, held=None
+    X: np.ndarray,
+    Y: np.ndarray,
+    V: np.ndarray | None,
+    *,
+    rng: np.random.Generator,
+    held=None,
+    gram: KronSystem | None = None,
+    pinv: np.ndarray | None = None,
 ) -> Fit:
-    """Linearised kernel ``K̂_lin`` and realised-mixer ranks. ``X (N, n, d)``, ``Y (N, n, d_v)``, ``V (d, d_v)`` or None."""
+    """Linearised kernel ``K̂_lin`` and realised-mixer ranks. ``X (N, n, d)``, ``Y (N, n, d_v)``, ``V (d, d_v)``
+    or None. With V known, ``gram`` (:func:`linearised_gram`) and ``pinv`` (:func:`mixer_pinv`) may
+    be given from other targets on the same ``X``: the numbers are the same."""
     N, n, d = X.shape
     v_known = V is not None
     if not v_known:
@@ -68,17 +98,16 @@ def softmax_linearised(
                 f"softmax_linearised without V: the N = {N} mean tokens do not span R^{d}, "
                 "so V cannot be fitted to the uniform-attention part."
             )
-    system = KronSystem(d)
+    shared = gram is not None and v_known
+    system = gram.with_same_gram() if shared else KronSystem(d)
     for sl in chunks(N):
-        Xc = X[sl]
-        U = Xc @ V  # (c, n, d_v)
+        U, B = _centred_value_inputs(X[sl], V)
         T = Y[sl] - U.mean(axis=1, keepdims=True)  # Y − 1 1ᵀ X V / n
-        B = Xc.transpose(0, 2, 1) @ (U - U.mean(axis=1, keepdims=True))  # Xᵀ C X V
-        system.add(Xc, B, T)
+        (system.add_target if shared else system.add)(X[sl], B, T)
     fit, K_hat = solve_kernel(system, rng, what="softmax linearised around uniform attention")
     if K_hat is None:
         return fit
-    fit.extra.update(_mixer_ranks(X, Y, V, K_hat, v_known and n <= min(d, Y.shape[2])))
+    fit.extra.update(_mixer_ranks(X, Y, V, K_hat, v_known and n <= min(d, Y.shape[2]), pinv))
     fit.params.update(
         {
             "realised_mixer_energy_rank": {

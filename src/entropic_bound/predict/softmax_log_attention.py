@@ -85,6 +85,45 @@ def recover(X: torch.Tensor, Y: torch.Tensor, V: torch.Tensor) -> Recovered:
     return Recovered(Y @ P, P, torch.linalg.norm(P, dim=1), U, Y)
 
 
+@dataclasses.dataclass
+class Inverses:
+    """``U = X V (N, n, d_v)``, ``P = pinv(U) (N, d_v, n)`` and the column factors ``(N, n)`` of every
+    sample: they depend on X and V alone, so every ``Y`` on these inputs shares them."""
+
+    U: torch.Tensor
+    P: torch.Tensor
+    col: torch.Tensor
+
+    @classmethod
+    def of(cls, X: np.ndarray, V: np.ndarray) -> Inverses:
+        Vt, parts = _t(V), []
+        for sl in chunks(X.shape[0], CHUNK_SAMPLES):
+            U = _t(X[sl]) @ Vt
+            P = pinv_rows(U)
+            parts.append((U, P, torch.linalg.norm(P, dim=1)))
+        return cls(*(torch.cat(p) for p in zip(*parts)))
+
+    def take(self, rows: np.ndarray) -> Inverses:
+        """The samples ``rows`` (indices)."""
+        index = torch.from_numpy(np.asarray(rows, dtype=np.int64))
+        return Inverses(self.U[index], self.P[index], self.col[index])
+
+    def recover(self, rows, Y: torch.Tensor) -> Recovered:
+        """:func:`recover` of samples ``rows`` (indices or a slice) with targets ``Y``."""
+        rows = rows if isinstance(rows, slice) else torch.from_numpy(np.asarray(rows, dtype=np.int64))
+        P = self.P[rows]
+        return Recovered(Y @ P, P, self.col[rows], self.U[rows], Y)
+
+
+def _recoveries(X, Y, V, inverses: Inverses | None) -> list[Recovered]:
+    """:func:`recover` chunk by chunk (from ``inverses`` of the same X when given)."""
+    Vt = _t(V)
+    return [
+        recover(_t(X[sl]), _t(Y[sl]), Vt) if inverses is None else inverses.recover(sl, _t(Y[sl]))
+        for sl in chunks(X.shape[0], CHUNK_SAMPLES)
+    ]
+
+
 def _t(a: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64))
 
@@ -110,13 +149,12 @@ def _sigma_from(recs: list[Recovered], n: int, d_v: int) -> tuple[float, int]:
 
 def estimate_sigma(X, Y, V) -> tuple[float, int]:
     """σ̂ from the model-free residuals of :func:`recover`, and its degrees of freedom."""
-    Vt = _t(V)
-    recs = [recover(_t(X[sl]), _t(Y[sl]), Vt) for sl in chunks(X.shape[0], CHUNK_SAMPLES)]
-    return _sigma_from(recs, X.shape[1], Y.shape[2])
+    return _sigma_from(_recoveries(X, Y, V, None), X.shape[1], Y.shape[2])
 
 
-def _pass(X, Y, V, sigma, *, K_ref=None, held=None, rng=None, draws=0) -> LogRatioSystem:
-    """Stream the weighted system over chunks; mask, weights and references from ``K_ref`` if given."""
+def _pass(X, Y, V, sigma, *, K_ref=None, held=None, rng=None, draws=0, inverses=None) -> LogRatioSystem:
+    """Stream the weighted system over chunks; mask, weights and references from ``K_ref`` if given
+    (``inverses``: :class:`Inverses` of the same X, else computed per chunk)."""
     Vt, d = _t(V), X.shape[2]
     scale = float(np.max(np.abs(Y)))
     system = LogRatioSystem(d, draws)
@@ -124,7 +162,7 @@ def _pass(X, Y, V, sigma, *, K_ref=None, held=None, rng=None, draws=0) -> LogRat
     order = np.argsort(held, kind="stable")  # training samples first: a chunk is one part, no row copies
     for sl in chunks(X.shape[0], CHUNK_SAMPLES):
         Xc, Yc = _t(X[order[sl]]), _t(Y[order[sl]])
-        rec = recover(Xc, Yc, Vt)
+        rec = recover(Xc, Yc, Vt) if inverses is None else inverses.recover(order[sl], Yc)
         A_ref = rec.A if K_ref is None else torch.softmax(Xc @ K_ref @ Xc.transpose(1, 2), dim=2)
         eq = equations(Xc, rec.A, A_ref, rec.col, sigma, scale)
         system.add(Xc, eq, torch.from_numpy(held[order[sl]]))
@@ -135,7 +173,8 @@ def _pass(X, Y, V, sigma, *, K_ref=None, held=None, rng=None, draws=0) -> LogRat
     return system
 
 
-def _check_setting(X, Y, V) -> str:
+def check_setting(X, Y, V) -> str:
+    """Why A_i cannot be recovered from these shapes and this V (empty when it can)."""
     N, n, d = X.shape
     d_v = Y.shape[2]
     if V is None:
@@ -153,13 +192,17 @@ def _check_setting(X, Y, V) -> str:
     return ""
 
 
-def _first_pass(X, Y, V, held):
+def _first_pass(X, Y, V, held, inverses=None):
     """σ̂ and a first kernel from up to ``FIRST_PASS_SAMPLES`` training samples."""
-    train = np.flatnonzero(~held)[:FIRST_PASS_SAMPLES] if held is not None else slice(0, FIRST_PASS_SAMPLES)
-    Xf, Yf, Vt = X[train], Y[train], _t(V)
-    recs = [recover(_t(Xf[sl]), _t(Yf[sl]), Vt) for sl in chunks(Xf.shape[0], CHUNK_SAMPLES)]
-    sigma, dof = _sigma_from(recs, X.shape[1], Y.shape[2])
-    first = _pass(Xf, Yf, V, sigma).solve(refine=False)  # K0 only places masks and references
+    train = (
+        np.flatnonzero(~held)[:FIRST_PASS_SAMPLES]
+        if held is not None
+        else np.arange(len(X))[:FIRST_PASS_SAMPLES]
+    )
+    Xf, Yf = X[train], Y[train]
+    inverses = None if inverses is None else inverses.take(train)
+    sigma, dof = _sigma_from(_recoveries(Xf, Yf, V, inverses), X.shape[1], Y.shape[2])
+    first = _pass(Xf, Yf, V, sigma, inverses=inverses).solve(refine=False)  # K0 places masks and references
     return sigma, dof, None if first is None else first.K
 
 
@@ -222,13 +265,23 @@ def _rowsum_constraint(V: np.ndarray):
 
 
 def softmax_log_attention(
-    X: np.ndarray, Y: np.ndarray, V: np.ndarray | None, *, rng: np.random.Generator, held=None
+    X: np.ndarray,
+    Y: np.ndarray,
+    V: np.ndarray | None,
+    *,
+    rng: np.random.Generator,
+    held=None,
+    inverses: Inverses | None = None,
+    heldout_model: bool = True,
 ) -> Fit:
     """Kernel estimate from recovered attention (module docstring). ``X (N, n, d)``, ``Y (N, n, d_v)``,
-    ``V (d, d_v)``; ``held (N,)`` marks samples kept out of the goodness-of-fit model."""
+    ``V (d, d_v)``; ``held (N,)`` marks samples kept out of the goodness-of-fit model. ``inverses``
+    (:meth:`Inverses.of` the same X and V) shares ``pinv(X_i V)`` with other targets on these inputs;
+    ``heldout_model=False`` skips the training-only fit the goodness-of-fit test reads (the rank and
+    every other number stay the same up to float64 round-off)."""
     N, n, d = X.shape
     n_unk = d * d
-    why = _check_setting(X, Y, V)
+    why = check_setting(X, Y, V)
     if why:
         return not_identifiable(why, n_equations=N * n * (n - 1), n_unknowns=n_unk)
     if N * n * (n - 1) <= n_unk:
@@ -239,12 +292,12 @@ def softmax_log_attention(
             n_unknowns=n_unk,
             too_few_samples=True,
         )
-    sigma, dof, K0 = _first_pass(X, Y, V, held)
+    sigma, dof, K0 = _first_pass(X, Y, V, held, inverses)
     # second pass: mask, weights and references from the fitted attention (the first pass's choice
     # from noisy Â biases the kept logs upward); at σ̂ = 0 there is no selection to undo
     ref = K0 if (K0 is not None and sigma > 0) else None
-    system = _pass(X, Y, V, sigma, K_ref=ref, held=held, rng=rng, draws=NOISE_DRAWS)
-    solution = system.solve(with_training=held is not None)
+    system = _pass(X, Y, V, sigma, K_ref=ref, held=held, rng=rng, draws=NOISE_DRAWS, inverses=inverses)
+    solution = system.solve(with_training=held is not None and heldout_model)
     if solution is None or system.kept <= n_unk:
         return _with_constraint(
             not_identifiable(

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from entropic_bound.errors import ConfigError
+from entropic_bound.experiments import tiny_settings
 from entropic_bound.experiments.e6_predictability.analysis import (
     frontier_table,
     in_domain,
@@ -18,11 +19,19 @@ from entropic_bound.experiments.e6_predictability.analysis import (
 from entropic_bound.experiments.e6_predictability.claims import verdict_c9, verdict_x1
 from entropic_bound.experiments.e6_predictability.config import E6Config, E6Task
 from entropic_bound.experiments.e6_predictability.contamination import verdict_c8
-from entropic_bound.experiments.e6_predictability.experiment import E6Predictability, cells, draw, settings
+from entropic_bound.experiments.e6_predictability.experiment import (
+    E6Predictability,
+    cells,
+    draw,
+    predict_run,
+    reference_metrics,
+    settings,
+)
 from entropic_bound.experiments.framework.claim_slices import with_option
 from entropic_bound.experiments.framework.draws import Seeds
 from entropic_bound.experiments.framework.verdict import ClaimContext
 from entropic_bound.predict import predict_r_star
+from entropic_bound.spectra import panel_description
 
 CFG = E6Config()
 R_STARS = (1, 2, 4, 8, 16)
@@ -116,8 +125,9 @@ def test_specs_and_groups_are_complete_and_deterministic():
     assert {(s.params["n_samples"], s.params["task.sigma"]) for s in x1} == {(64, 0.01)}
     specs = [s for s in specs if s.params["task.n"] == 16]
     groups = exp.groups(specs)  # (the n = 8 and n = 32 groups come after)
-    assert len(groups) == 2 * 4 * 2  # one data set per (teacher, cell, seed): 4 predictions each
-    assert all(len(g) == 4 for g in groups)
+    # one data draw per (N, seed), shared by both teachers and every σ: 4 predictions per (teacher, σ)
+    assert len(groups) == 2 * 2
+    assert sorted(len(g) for g in groups) == [2 * 1 * 4] * 2 + [2 * 3 * 4] * 2
     again = [[s.run_id for s in g] for g in exp.groups(exp.specs())]
     assert [[s.run_id for s in g] for g in groups] == again[: len(groups)]  # deterministic, n = 32 after
 
@@ -174,6 +184,40 @@ def test_execute_stores_every_estimate_and_recovers_linear_v_known():
     assert res.metrics["identifiable"] == 1.0 and res.metrics["confident_wrong"] == 0.0
     assert {f"est_{k}" for k in direct.estimates} <= set(res.metrics)
     assert res.metrics["true_numerical_rank"] == 3 and res.curves["reason"] == direct.reason
+
+
+def test_execute_shares_statistics_and_equals_the_per_cell_predictions():
+    """A group (both teachers, two σ, every method and V setting) executed from shared statistics
+    gives every run's discrete numbers exactly and the others within float64 round-off of
+    predict_r_star run on each cell alone."""
+    exp = E6Predictability(E6Predictability.configure("quick", tiny_settings("E6")))  # σ 0 and 0.1 at N = 48
+    at = {"n_samples": 48, "task.r_star": 3}
+    [group] = [g for g in exp.groups(exp.specs()) if g[0].seed == 0 and at.items() <= g[0].params.items()]
+    assert {(s.params["teacher"], s.params["task.sigma"]) for s in group} == {
+        (t, x) for t in ("linear", "softmax") for x in (0.0, 0.1)
+    }
+    shared = exp.execute(group)
+    for spec, res in zip(group, shared):
+        teacher, X, Y = draw(spec.params, spec.seed, E6)
+        alone = predict_run(spec, teacher, X, Y, reference_metrics(teacher, X))
+        assert res.spec == spec and res.curves["reason"] == alone.curves["reason"]
+        for key, value in alone.metrics.items():
+            if key in ("cpu_s", "timing_s"):
+                continue
+            if key in COUNTS or key.endswith(INTEGER_ESTIMATES):
+                assert res.metrics[key] == value, (spec.params, key)
+            else:  # σ̂ of noiseless data is round-off itself (√eps of the RSS's cancellation)
+                assert res.metrics[key] == pytest.approx(value, rel=1e-9, abs=1e-7, nan_ok=True), (
+                    spec.params,
+                    key,
+                )
+
+
+COUNTS = {"r_hat", "exact", "identifiable", "confident_wrong", "n_equations", "n_unknowns", "too_few_samples"}
+INTEGER_ESTIMATES = (
+    *(k for k, v in panel_description(sigma_known=True).items() if v["integer"]),
+    "noise_calibrated_rank",
+)
 
 
 def test_config_rejects_r_star_above_d():

@@ -14,9 +14,14 @@ No student is trained. For every teacher draw and data set the predictors of
 anyway so that E6 shows it answers "not identifiable" there instead of a confident wrong number.)
 
 One run = one prediction ``(teacher, method, V setting, r*, N, σ, spectrum, n, seed)``. All the runs
-on one data set form a group: the teacher ``K*, V*`` depends on ``(n, d, d_v, r*, spectrum, decay,
+on one data draw form a group: the teacher ``K*, V*`` depends on ``(n, d, d_v, r*, spectrum, decay,
 c, seed)`` only (not on ``N``, ``σ`` or the teacher kind, so the linear and the softmax teacher share
-``K*``, ``V*`` and inputs ``X``), the data on that and ``N``; the noise is drawn even at ``σ = 0``.
+``K*``, ``V*`` and inputs ``X``), the data on that and ``N``; the noise is drawn even at ``σ = 0``, so
+``Y = f*(X) + σE`` shares ``E`` across σ. What the predictors compute from ``X`` and ``V`` alone is
+computed once per group (:mod:`entropic_bound.predict.shared_draw`); each run's numbers are those of
+``predict_r_star`` on its own data up to float64 round-off (:func:`predict_run`, the per-cell path,
+is kept as the reference the tests and ``bench/bench_e6.py`` compare with). Draws at different N
+are independent (their data seeds differ), so nothing is shared across N.
 
 Teachers are the project's tasks, ``Y = (X K* Xᵀ/√d) X V*/n`` (linear) and
 ``Y = softmax(X K* Xᵀ/√d) X V*`` (softmax): the predictors accept any scale of K, so both are in
@@ -34,6 +39,8 @@ import numpy as np
 import torch
 
 from ...predict import predict_r_star
+from ...predict.data import check_arrays
+from ...predict.shared_draw import DrawStatistics, predict_on_draw
 from ...registry import TASKS
 from ...results import RunResult, RunSpec
 from ...spectra import energy_effective_rank, estimate_all
@@ -113,7 +120,9 @@ class E6Predictability(Experiment):
     config_class, scale_settings, declared_claims, analysis_function = parts_of(config, claims, analysis)
     run_cost, analysis_cost = 0.055, 12.9  # CPU s at quick scale (bench/profile_reproduce.py)
     title = "Data-only predictability frontier"
-    member_params = ("method", "v")  # the predictors of one data draw share it
+    # one data draw: both teachers and every σ share K*, V* and X (see draw), so the predictors share
+    # what depends on X and V alone (predict.shared_draw)
+    member_params = ("method", "v", "teacher", "task.sigma")
     devices = ("cpu",)  # nothing trains here: the predictors are closed-form float64 numpy
     max_group = 256
 
@@ -145,10 +154,30 @@ class E6Predictability(Experiment):
         return out
 
     def execute(self, group: list[RunSpec]) -> list[RunResult]:
-        p0, seed = group[0].params, group[0].seed
-        teacher, X, Y = draw(p0, seed, Seeds(self.name, group[0].draw))
-        ref = reference_metrics(teacher, X)
-        return [predict_run(spec, teacher, X, Y, ref) for spec in group]
+        seeds, shared, results = Seeds(self.name, group[0].draw), [], {}
+        for specs in by_data(group):  # one (teacher, σ) at a time: its Y is dropped after its runs
+            teacher, X, Y = draw(specs[0].params, specs[0].seed, seeds)
+            X, Y, V = check_arrays(X, Y, teacher.V.numpy())
+            ref, stats = reference_metrics(teacher, X), statistics_of(shared, X, V)
+            results.update((spec.run_id, predict_shared(spec, teacher, Y, ref, stats)) for spec in specs)
+        return [results[spec.run_id] for spec in group]
+
+
+def by_data(group: list[RunSpec]) -> list[list[RunSpec]]:
+    """The runs of a group per data set ``(teacher, σ)``, in the order each first appears."""
+    out: dict[tuple, list[RunSpec]] = {}
+    for spec in group:
+        out.setdefault((spec.params["teacher"], spec.params["task.sigma"]), []).append(spec)
+    return list(out.values())
+
+
+def statistics_of(known: list[DrawStatistics], X: np.ndarray, V: np.ndarray) -> DrawStatistics:
+    """The :class:`DrawStatistics` of ``X``, ``V`` among ``known`` (added when new)."""
+    found = next((s for s in known if s.holds(X, V)), None)
+    if found is None:
+        found = DrawStatistics(X, V)
+        known.append(found)
+    return found
 
 
 def _task_params(p: dict) -> dict:
@@ -187,21 +216,39 @@ def reference_metrics(teacher, X: np.ndarray) -> dict[str, float]:
 
 
 def predict_run(spec: RunSpec, teacher, X: np.ndarray, Y: np.ndarray, ref: dict) -> RunResult:
-    """One prediction; metrics hold ``r_hat``, ``exact``, the flags, every estimate (``est_<key>``) and timing."""
+    """One prediction by :func:`predict_r_star` on its own: the per-cell reference of
+    :func:`predict_shared` (tests and bench/bench_e6.py compare the two)."""
     p = spec.params
-    V = teacher.V.numpy() if p["v"] == "known" else None
     wall0, cpu0 = time.perf_counter(), time.process_time()
     pred = predict_r_star(
         X,
         Y,
         teacher=PREDICT_TEACHER[p["teacher"]],
-        V=V,
+        V=teacher.V.numpy() if p["v"] == "known" else None,
         method=p["method"],
-        seed=Seeds("E6", spec.draw).of_run("cut", spec.run_id),
+        seed=run_seed(spec),
         check_fit=False,  # the teacher-class check is for a user's data; E6 knows its teacher's class
     )
-    cpu = time.process_time() - cpu0
-    exact = pred.r_hat == p["task.r_star"]
+    return run_result(spec, teacher, pred, ref, time.process_time() - cpu0, wall0)
+
+
+def predict_shared(spec: RunSpec, teacher, Y: np.ndarray, ref: dict, stats: DrawStatistics) -> RunResult:
+    """One prediction from the statistics its data draw shares with the group's other runs."""
+    p = spec.params
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    pred = predict_on_draw(stats, Y, method=p["method"], v_known=p["v"] == "known", seed=run_seed(spec))
+    return run_result(spec, teacher, pred, ref, time.process_time() - cpu0, wall0)
+
+
+def run_seed(spec: RunSpec) -> int:
+    """The seed of a prediction's noise simulation and held-out split."""
+    return Seeds("E6", spec.draw).of_run("cut", spec.run_id)
+
+
+def run_result(spec: RunSpec, teacher, pred, ref: dict, cpu: float, wall0: float) -> RunResult:
+    """The stored result: metrics hold ``r_hat``, ``exact``, the flags, every estimate (``est_<key>``)
+    and timing."""
+    exact = pred.r_hat == spec.params["task.r_star"]
     metrics = {
         "r_hat": pred.r_hat,
         "exact": float(exact),
