@@ -313,9 +313,7 @@ def optimal_hard_threshold(s: Any, *, shape: tuple[int, int], sigma: float | Non
     noise-free E6 data), a matrix that was *computed* (a least-squares estimate, a product) carries
     round-off of order cond · ε · s_1, above the spectrum's own rounding margin, and counting it made
     the answer flip with the last bits of the inputs (a 4-ulp perturbation turned 3 into 4 on a rank-3
-    E6 estimate); √ε is the usual floor of what float64 arithmetic can resolve. The unknown-noise cut
-    has the same floor: on a computed, noise-free matrix the median is that round-off, and a cut at a
-    few times it flipped with the last bits of the inputs as well.
+    E6 estimate); √ε is the usual floor of what float64 arithmetic can resolve.
 
     Known failure: with σ unknown it returns 0 once the rank reaches ``min(m, N)/2`` (the median is
     then a signal value). Shape ``(..., k) -> (...)``.
@@ -335,7 +333,6 @@ def optimal_hard_threshold(s: Any, *, shape: tuple[int, int], sigma: float | Non
             )
         signal = np.where(_above(x, 0.0), x, 0.0)  # (..., k): rounding noise is 0
         cut = omega(beta) * np.median(signal, axis=-1, keepdims=True)  # (..., 1), relative to s_1
-        cut = np.maximum(cut, NOISE_FREE_CUT)  # no cut below what float64 resolves
         return np.where(mask, _above(x, cut).sum(axis=-1), 0).astype(np.float64)
     sigma = float(sigma)
     if not (sigma >= 0 and math.isfinite(sigma)):
