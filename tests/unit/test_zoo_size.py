@@ -91,3 +91,15 @@ def test_the_size_section_and_figure_iterate_over_whatever_models_are_given():
     assert len(to_png(trend_figure(points, {"m0": "#000000"}))) > 1000
     shares = {"m0": {k: np.array([0.5, 0.7]) for k in INPUTS}}
     assert "| `m0` | 60% (50%–70%)" in "\n".join(sink_input_lines(shares))
+
+
+def test_an_interval_that_does_not_hold_its_point_is_drawn_as_measured():
+    """A window bootstrap of a statistic fitted once on all windows can lie beside its point value;
+    the figure draws that interval, it does not fail on it."""
+    from entropic_bound.plotting import to_png
+
+    beside = TrendPoint("m0", 10**8, {k: (0.2, (0.3, 0.5)) for k, _ in STATISTICS})
+    fig = trend_figure([beside, _point("m0-random", 10**8, 0.5)], {"m0": "#000000"})
+    assert len(to_png(fig)) > 1000
+    bars = [c for c in fig.axes[0].collections if len(c.get_segments())]
+    assert any(np.allclose(seg[:, 1], [0.3, 0.5]) for c in bars for seg in c.get_segments())

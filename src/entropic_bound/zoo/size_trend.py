@@ -96,6 +96,11 @@ def _style(point: TrendPoint, colours: dict[str, str]) -> dict:
     return {"color": c, "marker": "s", "ms": 5, "mfc": "white"}
 
 
+def _bar(style: dict) -> dict:
+    """The interval bar's style: the point's colour, no marker."""
+    return {"color": style["color"]}
+
+
 #: Random controls are drawn this factor to the right of their trained model (same parameter count).
 CONTROL_OFFSET = 1.12
 
@@ -126,15 +131,11 @@ def trend_figure(points: list[TrendPoint], colours: dict[str, str]):
             ax.plot(x, [p.values[key][0] for p in group], ls, color="0.6", lw=0.9, zorder=1)
             for xi, p in zip(x, group):
                 value, (lo, hi) = p.values[key]
-                ax.errorbar(
-                    xi,
-                    value,
-                    yerr=[[value - lo], [hi - value]],
-                    capsize=2,
-                    lw=1,
-                    label=p.name,
-                    **_style(p, colours),
-                )
+                style = _style(p, colours)
+                # the bar is the interval as measured: a window bootstrap of a statistic fitted once
+                # on all windows need not contain its point value, so the bar is not drawn around it
+                ax.errorbar(xi, (lo + hi) / 2, yerr=(hi - lo) / 2, capsize=2, lw=1, fmt="none", **_bar(style))
+                ax.plot(xi, value, ls="none", label=p.name, **style)
         _size_axis(ax, sorted({p.parameters for p in points}))
         ax.set_title(label, fontsize=9)
         ax.set_ylim(bottom=0)
