@@ -233,8 +233,9 @@ def preregistered_table(verdicts: dict[str, dict], expected: dict[str, str]) -> 
             rows.append(f"| {claim} | {_cell(hope)} | not yet trained | — | — |")
             continue
         v = verdicts[claim]
-        per_draw = draws_table({claim: v}).splitlines()[-1].split(" | ")[-1].rstrip(" |")
-        rows.append(f"| {claim} | {_cell(hope)} | {v['verdict']} | {per_draw} | {rule_outcome(v, hope)} |")
+        rows.append(
+            f"| {claim} | {_cell(hope)} | {v['verdict']} | {_per_draw(v)} | {rule_outcome(v, hope)} |"
+        )
     return "\n".join(rows)
 
 
