@@ -30,7 +30,6 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ...stats.interval_decision import decide_by_interval, newcombe_difference
-from ...stats.unit_intervals import units_of
 from ..framework.draws import Seeds
 from .names import LARGE_INIT_MIN, SMALL_INIT_MAX  # noqa: F401  (the claims' init groups)
 
@@ -59,10 +58,17 @@ def detectable(g: pd.DataFrame, min_norm_col: str, tol: float) -> pd.Series:
     return g[min_norm_col] > g["task.r_star"] + tol
 
 
+def _data_set_fractions(rows: pd.DataFrame, success: pd.Series, keys: list[str]) -> pd.Series:
+    """Per data set (indexed by ``keys``, in sorted key order): the fraction of its runs that succeed."""
+    if not len(rows):
+        return pd.Series(dtype=float)
+    return rows.assign(ok=success.astype(float)).groupby(keys, sort=True)["ok"].mean()
+
+
 def _data_set_share(rows: pd.DataFrame, success: pd.Series, keys: list[str]) -> tuple[float, int, int]:
     """``(summed per-data-set fractions, data sets, runs)`` of one init group."""
-    groups = units_of(rows, keys)
-    return float(sum(success.loc[g.index].mean() for g in groups)), len(groups), len(rows)
+    fractions = _data_set_fractions(rows, success, keys)
+    return float(sum(fractions.tolist())), len(fractions), len(rows)
 
 
 def paired_differences(
@@ -75,13 +81,14 @@ def paired_differences(
     """Per data set holding runs of both groups, in the order of its keys: the fraction of its small-init
     runs that recover minus that of its large-init runs (each in [-1, 1]; their mean is the contrast
     over paired data sets, what a confidence sequence reads one data set at a time)."""
-    if not len(small) or not len(large):
-        return []
-    fractions = [
-        rows.assign(ok=success.astype(float)).groupby(keys, sort=True)["ok"].mean()
-        for rows, success in ((small, success_small), (large, success_large))
-    ]
-    paired = fractions[0].to_frame("small").join(fractions[1].to_frame("large"), how="inner")
+    paired = pd.concat(
+        {
+            "small": _data_set_fractions(small, success_small, keys),
+            "large": _data_set_fractions(large, success_large, keys),
+        },
+        axis=1,
+        join="inner",
+    )
     return (paired["small"] - paired["large"]).astype(float).tolist()
 
 
