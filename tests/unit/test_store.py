@@ -16,6 +16,7 @@ from entropic_bound.errors import UserInputError
 from entropic_bound.provenance import git_commit, package_versions, provenance
 from entropic_bound.store import run_store as store_mod
 from entropic_bound.store.run_store import SCHEMA_VERSION, RunStore
+from entropic_bound.store.run_tables import BASE_COLUMNS
 from entropic_bound.sweep import RunResult, RunSpec
 
 PROV = {"versions": {"python": "3.x", "torch": "9.9"}, "git_commit": "abc123"}
@@ -171,7 +172,7 @@ def test_table_flattens_params_and_metrics(store):
         )
     assert df["diverged_step"].dtype == "Int64" and df["diverged_step"].isna().sum() == 4
     assert df["status_code"].isna().sum() == 4
-    assert store.table("nothing").columns.tolist() == list(store_mod.BASE_COLUMNS)
+    assert store.table("nothing").columns.tolist() == list(BASE_COLUMNS)
 
 
 def test_table_renames_clashing_names(store):

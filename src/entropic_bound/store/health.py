@@ -99,6 +99,27 @@ def remove_empty_sidecars(created: list[Path]) -> None:
             pass
 
 
+class FileStamp:
+    """What an immutable reader assumed of a store file when it opened it: no writer, and these bytes.
+
+    SQLite reads an ``immutable`` file without locks and keeps its pages cached, so a writer that
+    starts afterwards (its checkpoints rewrite pages of the main file) can make a query return a
+    mix of old and new pages: fewer rows than the store holds. :meth:`changed` says when that may
+    have happened, so the reader reads again under SQLite's locks."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.key = self._key()
+
+    def _key(self) -> tuple[int, int, int]:
+        st = self.path.stat()
+        return st.st_ino, st.st_size, st.st_mtime_ns
+
+    def changed(self) -> bool:
+        """Whether a writer has appeared (a ``-wal`` beside the file) or the file's bytes moved."""
+        return Path(f"{self.path}-wal").exists() or self._key() != self.key
+
+
 class OldSchemaError(UserInputError):
     """A store of ours, opened read-only, whose schema is older than this entropic-bound's."""
 

@@ -20,9 +20,7 @@ transaction); a store from a newer entropic-bound is refused.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
-import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
@@ -30,10 +28,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..atomic import atomic_write_bytes
 from ..errors import UserInputError
 from ..results import RunResult, canonical_json
 from .health import (
+    FileStamp,
     OldSchemaError,
     absent_sidecars,
     check_store_file,
@@ -43,8 +41,8 @@ from .health import (
     sqlite_user_error,
 )
 from .migrations import MIGRATIONS, RUNS_COLUMNS, SCHEMA_VERSION
+from .run_tables import export_tables, runs_table
 
-BASE_COLUMNS = ("run_id", "experiment", "seed", "status", "diverged_step", "wall_s")
 _JSON_COLUMNS = ("params", "metrics", "curves", "versions")
 
 
@@ -84,6 +82,7 @@ class RunStore:
         self.path = Path(path)
         self.readonly = readonly
         self.timeout = float(timeout)
+        self._unlocked: FileStamp | None = None
         self._check_path()
         check_store_file(self.path)
         sidecars = absent_sidecars(self.path)
@@ -105,9 +104,14 @@ class RunStore:
         writing (no ``-wal`` or ``-journal`` beside it) opens it immutable: no lock, no ``-wal``/``-shm`` created, so
         a read-only file or folder works. Otherwise ``mode=ro``, which takes SQLite's locks: a writer
         may be creating the store this instant (two runs into one folder), and what it committed is
-        read whole."""
+        read whole. An immutable reader checks after every query that no writer has appeared since
+        (:class:`~entropic_bound.store.health.FileStamp`), and reads again under locks if one has."""
         in_use = Path(f"{self.path}-wal") not in sidecars or Path(f"{self.path}-journal").exists()
         immutable = self.readonly and not in_use
+        self._unlocked = FileStamp(self.path) if immutable else None
+        return self._connect_readonly(immutable)
+
+    def _connect_readonly(self, immutable: bool) -> sqlite3.Connection:
         uri = self.path.resolve().as_uri() + ("?immutable=1" if immutable else "?mode=ro")
         with self._errors():
             return sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
@@ -268,7 +272,14 @@ class RunStore:
 
     def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
         with self._errors():
-            return self._conn.execute(sql, args).fetchall()
+            rows = self._conn.execute(sql, args).fetchall()
+        if self._unlocked is not None and self._unlocked.changed():
+            self._conn.close()
+            self._unlocked = None
+            self._conn = self._connect_readonly(immutable=False)
+            with self._errors():
+                rows = self._conn.execute(sql, args).fetchall()
+        return rows
 
     def finished_ids(self, experiment: str | None = None) -> set[str]:
         """Run ids already stored (for one experiment, or all)."""
@@ -294,34 +305,8 @@ class RunStore:
         return out
 
     def table(self, experiment: str) -> pd.DataFrame:
-        """One row per run of ``experiment``, ordered by run_id.
-
-        Columns: :data:`BASE_COLUMNS`, then every parameter under its own name (nested dicts
-        flattened with dots, ``train.lr``; lists as JSON text), then every metric. A parameter or
-        metric whose name clashes with an earlier column is kept as ``param.<name>`` /
-        ``metric.<name>``. Curves are left out; read them with :meth:`records`.
-        """
-        rows, param_cols, metric_cols = [], {}, {}
-        for rec in self.records(experiment):
-            row = {c: rec[c] for c in BASE_COLUMNS}
-            for key, value in _flatten(rec["params"]).items():
-                param_cols.setdefault(key, None)
-                row[("param", key)] = value
-            for key, value in rec["metrics"].items():
-                metric_cols.setdefault(key, None)
-                row[("metric", key)] = value
-            rows.append(row)
-        names: dict = {c: c for c in BASE_COLUMNS}
-        for kind, cols in (("param", param_cols), ("metric", metric_cols)):
-            for key in cols:
-                names[(kind, key)] = f"{kind}.{key}" if key in names.values() else key
-        df = pd.DataFrame(
-            [{names[k]: v for k, v in row.items()} for row in rows], columns=list(names.values())
-        )
-        df["diverged_step"] = df["diverged_step"].astype("Int64")
-        for key in metric_cols:
-            df[names[("metric", key)]] = df[names[("metric", key)]].astype("float64")
-        return df
+        """One row per run of ``experiment``, ordered by run_id (:func:`~.run_tables.runs_table`)."""
+        return runs_table(self.records(experiment))
 
     # -- experiments ----------------------------------------------------------------------------
 
@@ -371,32 +356,4 @@ class RunStore:
     def export(self, out_dir, fmt: str = "csv", *, folder=None) -> list[Path]:
         """Write :meth:`table` of every experiment to ``out_dir/<experiment>.<fmt>`` atomically
         (through ``folder``, an :class:`~entropic_bound.store.ownership.OutputFolder`, when given)."""
-        if fmt not in ("csv", "parquet"):
-            raise UserInputError(f"The 'fmt' parameter must be one of 'csv', 'parquet'. Got {fmt!r} instead.")
-        out_dir = Path(out_dir)
-        paths = []
-        for name in self.experiments():
-            df = self.table(name)
-            rel = f"{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.{fmt}"
-            if fmt == "csv":
-                data = df.to_csv(index=False).encode("utf-8")
-            else:
-                buf = io.BytesIO()
-                df.to_parquet(buf, index=False)
-                data = buf.getvalue()
-            paths.append(folder.write_bytes(rel, data) if folder else atomic_write_bytes(out_dir / rel, data))
-        return paths
-
-
-def _flatten(params: dict, prefix: str = "") -> dict:
-    """``{"train": {"lr": 1e-3}, "dims": [2, 3]}`` → ``{"train.lr": 1e-3, "dims": "[2,3]"}``."""
-    flat = {}
-    for key, value in params.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(_flatten(value, f"{name}."))
-        elif isinstance(value, list):
-            flat[name] = _dumps(value)
-        else:
-            flat[name] = value
-    return flat
+        return export_tables(self, out_dir, fmt, folder=folder)
