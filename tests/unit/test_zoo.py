@@ -63,3 +63,22 @@ def test_the_published_sink_rates_are_on_the_page_with_where_they_were_read():
     assert "no rate is quoted for them" in tail  # Pythia and OPT are plots only: no number read off
     references = tail[tail.index("## References") :]
     assert "arXiv 2410.10781" in references and "arXiv 2604.04384" in references
+
+
+def test_a_figure_that_fails_loses_no_measurement(tmp_path, monkeypatch):
+    """The page, which holds every measured number, is written before the figures are drawn."""
+    from entropic_bound.zoo import page as zoo
+
+    monkeypatch.setattr(zoo, "available", lambda name: True)
+    monkeypatch.setattr(zoo, "zoo_text", lambda: "text")
+    monkeypatch.setattr(zoo, "measure", lambda name, text: name)
+    monkeypatch.setattr(zoo, "markdown", lambda measured, *rest: "measured: " + ", ".join(measured))
+
+    def fails(measured):
+        raise RuntimeError("figure failed")
+
+    monkeypatch.setattr(zoo, "per_layer_figure", fails)
+    out = tmp_path / "zoo.md"
+    with pytest.raises(RuntimeError, match="figure failed"):
+        zoo.build_zoo(out, tmp_path / "figures" / "per-layer.png", "cmd", ["minilm", "minilm-random"])
+    assert out.read_text() == "measured: minilm, minilm-random"

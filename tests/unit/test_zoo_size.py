@@ -103,3 +103,24 @@ def test_an_interval_that_does_not_hold_its_point_is_drawn_as_measured():
     assert len(to_png(fig)) > 1000
     bars = [c for c in fig.axes[0].collections if len(c.get_segments())]
     assert any(np.allclose(seg[:, 1], [0.3, 0.5]) for c in bars for seg in c.get_segments())
+
+
+def test_size_tick_labels_never_overlap_on_the_ladder():
+    """The ladder's sizes (two encoders and four causal LMs, 110 M and 135 M a log step apart)."""
+    sizes = (22.7e6, 109.5e6, 134.5e6, 268.1e6, 494e6, 1543.7e6)
+    points = [_point(f"m{i}", int(s), 1.0) for i, s in enumerate(sizes)]
+    fig = trend_figure(points, {})
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.transforms import Bbox
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    for ax in fig.axes[:1]:
+        boxes = []
+        for label in ax.get_xticklabels():
+            box = label.get_window_extent(renderer)
+            if label.get_text().startswith("\n"):  # its text is the lower of its two lines
+                box = Bbox.from_extents(box.x0, box.y0, box.x1, (box.y0 + box.y1) / 2)
+            boxes.append(box)
+        assert len(boxes) == len(sizes)
+        assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])

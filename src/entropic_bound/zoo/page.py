@@ -260,11 +260,12 @@ def build_zoo(
             on_model(name)
         measured.append(measure(name, text))
     size_path = size_figure_path(figure_path)
-    write(figure_path, to_png(per_layer_figure(measured)))
-    write(size_path, to_png(trend_figure([m.point for m in measured], MODEL_COLOURS)))
     relative, size_relative = (
         Path(*path.resolve().relative_to(out.resolve().parent).parts).as_posix()
         for path in (figure_path, size_path)
     )
+    # the page first: it holds every measured number, so a figure that fails loses no measurement
     write(out, markdown(measured, skipped, relative, command, size_relative).encode("utf-8"))
+    write(figure_path, to_png(per_layer_figure(measured)))
+    write(size_path, to_png(trend_figure([m.point for m in measured], MODEL_COLOURS)))
     return skipped

@@ -105,15 +105,35 @@ def _bar(style: dict) -> dict:
 CONTROL_OFFSET = 1.12
 
 
+#: Two tick labels closer than this share of the axis width are set on two rows.
+LABEL_GAP = 0.16
+
+
+def staggered_labels(sizes: list[int], low: float, high: float) -> list[str]:
+    """Tick labels in millions (billions from 1e9); a label too close to the previous one on the first row (110 M beside
+    135 M on a log axis) goes to a second row."""
+    span, last, labels = np.log(high / low), -np.inf, []
+    for size in sizes:
+        x = np.log(size / low) / span
+        label = f"{size / 1e9:.1f} B" if size >= 1e9 else f"{size / 1e6:.0f} M"
+        if x - last < LABEL_GAP:
+            label = "\n" + label
+        else:
+            last = x
+        labels.append(label)
+    return labels
+
+
 def _size_axis(ax, sizes: list[int]) -> None:
     """A log axis of parameter counts ticked at the models' own sizes, in millions."""
     from matplotlib.ticker import NullFormatter, NullLocator
 
+    low, high = sizes[0] / 1.6, sizes[-1] * 1.6 * CONTROL_OFFSET
     ax.set_xscale("log")
-    ax.set_xlim(sizes[0] / 1.6, sizes[-1] * 1.6 * CONTROL_OFFSET)
+    ax.set_xlim(low, high)
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xticks(sizes, [f"{s / 1e6:.0f} M" for s in sizes])
+    ax.set_xticks(sizes, staggered_labels(sizes, low, high))
     ax.set_xlabel("parameters")
 
 
