@@ -155,30 +155,45 @@ def claim_page(claim: str) -> str:
     return f"claims/{claim.lower()}.md"
 
 
-def claims_index(verdicts: dict[str, dict], fresh: dict[str, dict]) -> str:
-    """One line per claim: its id, statement as declared, quick and paper verdicts, and its page."""
+#: What the paper-scale run on the pre-registered draws shows for a claim none of its draws has reached.
+NOT_YET = "not yet trained"
+
+
+def claims_index(verdicts: dict[str, dict], fresh: dict[str, dict], judged: dict[str, dict]) -> str:
+    """One line per claim: its id, statement as declared, quick verdict, paper verdicts on draws 0–1
+    and on the pre-registered draws 5–6 (``judged``), and its page."""
     rows = [
-        "| claim | statement (as the claim declares it) | quick, draws 0–2 | paper scale | page |",
-        "| --- | --- | --- | --- | --- |",
+        "| claim | statement (as the claim declares it) | quick, draws 0–2 | paper, draws 0–1 "
+        "| paper, fresh draws 5–6 (today's rules) | page |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for claim, v in verdicts.items():
         quick = fresh.get(claim, {}).get("verdict", "—")
+        preregistered = judged.get(claim, {}).get("verdict", NOT_YET)
         link = f"[{claim}]({claim_page(claim)})"
         rows.append(
-            f'| <a id="{claim.lower()}"></a>{claim} | {_cell(v["statement"])} | {quick} | {v["verdict"]} | {link} |'
+            f'| <a id="{claim.lower()}"></a>{claim} | {_cell(v["statement"])} | {quick} | {v["verdict"]} '
+            f"| {preregistered} | {link} |"
         )
     return "\n".join(rows)
 
 
-def claim_numbers(claim: str, verdicts: dict, fresh: dict, quick: dict | None) -> str:
+def claim_numbers(claim: str, verdicts: dict, fresh: dict, quick: dict | None, judged: dict) -> str:
     """A claim page's numbers: its verdicts per scale with every draw's decision, and the evidence
     line of the paper and (draw 0) quick runs."""
     v = verdicts[claim]
     rows = [
         "| run | verdict | per draw: verdict, statistic [interval] vs threshold |",
         "| --- | --- | --- |",
-        f"| paper scale (docs/paper-scale-verdicts.json) | {v['verdict']} | {_per_draw(v)} |",
+        f"| paper scale, draws 0–1 (docs/paper-scale-verdicts.json) | {v['verdict']} | {_per_draw(v)} |",
     ]
+    if claim in judged:
+        rows.append(
+            f"| paper scale, fresh draws 5–6 (docs/paper-draws-5-6-verdicts.json) | {judged[claim]['verdict']} "
+            f"| {_per_draw(judged[claim])} |"
+        )
+    else:
+        rows.append(f"| paper scale, fresh draws 5–6 | {NOT_YET} | — |")
     if claim in fresh:
         rows.append(
             f"| quick, draws 0–2 (docs/quick-draws-verdicts.json) | {fresh[claim]['verdict']} | {_per_draw(fresh[claim])} |"
@@ -230,7 +245,7 @@ def preregistered_table(verdicts: dict[str, dict], expected: dict[str, str]) -> 
     ]
     for claim, hope in expected.items():
         if claim not in verdicts:
-            rows.append(f"| {claim} | {_cell(hope)} | not yet trained | — | — |")
+            rows.append(f"| {claim} | {_cell(hope)} | {NOT_YET} | — | — |")
             continue
         v = verdicts[claim]
         rows.append(
@@ -256,9 +271,11 @@ def regenerated(verdicts_path: Path, quick_path: Path | None = None) -> dict[Pat
     docs = verdicts_path.parent
     fresh_path = docs / "quick-draws-verdicts.json"
     fresh = json.loads(fresh_path.read_text()) if fresh_path.exists() else {}
+    preregistered, draws_5_6 = docs / "preregistration.md", docs / "paper-draws-5-6-verdicts.json"
+    judged = json.loads(draws_5_6.read_text()) if draws_5_6.exists() else {}
     scale, claims = docs / "paper-scale.md", docs / "claims.md"
     claims_text = replace_block(claims.read_text(), "verdict-numbers", numbers_table(verdicts, quick))
-    claims_text = replace_block(claims_text, "claims-index", claims_index(verdicts, fresh))
+    claims_text = replace_block(claims_text, "claims-index", claims_index(verdicts, fresh, judged))
     if "<!-- generated: paper-draws -->" in claims_text:
         claims_text = replace_block(claims_text, "paper-draws", draws_table(verdicts))
     if fresh:
@@ -272,14 +289,12 @@ def regenerated(verdicts_path: Path, quick_path: Path | None = None) -> dict[Pat
         if not page.exists():
             raise ValueError(f"{claim} has no page {claim_page(claim)}")
         texts[page] = replace_block(
-            page.read_text(), "claim-numbers", claim_numbers(claim, verdicts, fresh, quick)
+            page.read_text(), "claim-numbers", claim_numbers(claim, verdicts, fresh, quick, judged)
         )
-    preregistered, draws_5_6 = docs / "preregistration.md", docs / "paper-draws-5-6-verdicts.json"
     if preregistered.exists():
         text = preregistered.read_text()
-        found = json.loads(draws_5_6.read_text()) if draws_5_6.exists() else {}
         texts[preregistered] = replace_block(
-            text, "draws-5-6", preregistered_table(found, expected_verdicts(text))
+            text, "draws-5-6", preregistered_table(judged, expected_verdicts(text))
         )
     sources = {"paper": verdicts, "fresh": fresh, "quick": quick or {}}
     return {path: fill_values(text, sources) for path, text in texts.items()}
