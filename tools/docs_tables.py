@@ -25,6 +25,8 @@ from entropic_bound.report.format import plural
 from tools.docs_values import fill_values
 
 END = "<!-- end generated -->"
+#: What the paper-scale run on the pre-registered draws shows for a claim none of its draws has reached.
+NOT_YET = "not yet trained"
 
 
 def _cell(text: str) -> str:
@@ -101,6 +103,43 @@ def verdicts_table(verdicts: dict[str, dict]) -> str:
     return "\n".join(rows)
 
 
+def _pooled(v: dict) -> str:
+    pooled = (v.get("replication") or {}).get("pooled") or {}
+    if not pooled.get("interval") or None in pooled["interval"]:
+        return "—"
+    lo, hi = pooled["interval"]
+    unit = str(pooled.get("unit", "unit")).split(" (")[0]
+    return f"{pooled['statistic']:.3g} [{lo:.3g}, {hi:.3g}] over {pooled['units']} {plural(unit)}"
+
+
+def _agreement(v: dict) -> str:
+    test = (v.get("replication") or {}).get("heterogeneity") or {}
+    if "p" not in test:
+        return "—"
+    return f"Q p = {test['p']:.2g}" + (" (disagree)" if test.get("disagree") else "")
+
+
+def fresh_table(judged: dict[str, dict], expected: dict[str, str]) -> str:
+    """The paper scale on the pre-registered draws: per claim its pooled verdict and interval, each
+    draw's verdict, the agreement test, and the CPU of the experiment that decides it."""
+    rows = [
+        "| claim | exp | verdict (pooled) | pooled statistic [95 % interval] | per draw | agreement "
+        "| CPU of its experiment |",
+        "| --- | --- | --- | --- | --- | --- | ---: |",
+    ]
+    for claim in expected:
+        if claim not in judged:
+            rows.append(f"| {claim} | — | {NOT_YET} | — | — | — | — |")
+            continue
+        v = judged[claim]
+        word = v["verdict"] if v["verdict"] != "refuted" else "**refuted**"
+        cpu = f"{v['cpu_seconds'] / 60:.1f} min" if v.get("cpu_seconds") is not None else "—"
+        rows.append(
+            f"| {claim} | {v['experiment']} | {word} | {_cell(_pooled(v))} | {_draws(v)} | {_agreement(v)} | {cpu} |"
+        )
+    return "\n".join(rows)
+
+
 def numbers_table(verdicts: dict[str, dict], quick: dict[str, dict] | None = None) -> str:
     """Per claim: the paper-scale verdict, its interval decision, and the quoted numbers (paper; quick
     from the stored quick evidence when given)."""
@@ -153,10 +192,6 @@ def draws_table(verdicts: dict[str, dict]) -> str:
 def claim_page(claim: str) -> str:
     """The page of ``claim`` under docs/claims/, relative to docs/."""
     return f"claims/{claim.lower()}.md"
-
-
-#: What the paper-scale run on the pre-registered draws shows for a claim none of its draws has reached.
-NOT_YET = "not yet trained"
 
 
 def claims_index(verdicts: dict[str, dict], fresh: dict[str, dict], judged: dict[str, dict]) -> str:
@@ -280,10 +315,11 @@ def regenerated(verdicts_path: Path, quick_path: Path | None = None) -> dict[Pat
         claims_text = replace_block(claims_text, "paper-draws", draws_table(verdicts))
     if fresh:
         claims_text = replace_block(claims_text, "fresh-draws", draws_table(fresh))
-    texts = {
-        scale: replace_block(scale.read_text(), "verdicts-table", verdicts_table(verdicts)),
-        claims: claims_text,
-    }
+    scale_text = replace_block(scale.read_text(), "verdicts-table", verdicts_table(verdicts))
+    if "<!-- generated: fresh-verdicts-table -->" in scale_text and preregistered.exists():
+        expected = expected_verdicts(preregistered.read_text())
+        scale_text = replace_block(scale_text, "fresh-verdicts-table", fresh_table(judged, expected))
+    texts = {scale: scale_text, claims: claims_text}
     for claim in verdicts:
         page = docs / claim_page(claim)
         if not page.exists():

@@ -136,3 +136,19 @@ def test_a_prose_value_the_json_does_not_hold_is_a_one_line_error(tmp_path, caps
     assert docs_tables.main([str(tmp_path / "paper-scale-verdicts.json"), str(QUICK), "--check"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no draw 7" in err
+
+
+def test_the_pre_registered_draws_table_reads_their_json_and_says_what_is_not_trained():
+    judged = json.loads((ROOT / "docs" / "paper-draws-5-6-verdicts.json").read_text())
+    expected = docs_tables.expected_verdicts((ROOT / "docs" / "preregistration.md").read_text())
+    table = docs_tables.fresh_table(judged, expected)
+    assert all(f"| {claim} |" in table for claim in expected)
+    for claim, v in judged.items():
+        row = table.split(f"| {claim} |")[1].split("\n")[0]
+        p = v["replication"]["heterogeneity"]
+        assert (f"Q p = {p['p']:.2g}" in row) if p else "| — |" in row
+        assert f"{v['cpu_seconds'] / 60:.1f} min" in row
+    missing = [claim for claim in expected if claim not in judged]
+    assert all(f"| {claim} | — | {docs_tables.NOT_YET} |" in table for claim in missing)
+    judged["C1"]["verdict"] = "refuted"
+    assert "| C1 | E1 | **refuted** |" in docs_tables.fresh_table(judged, expected)
