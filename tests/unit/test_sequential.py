@@ -213,3 +213,22 @@ def test_a_contrast_on_its_boundary_is_rarely_decided_at_any_look():
         out = sequential._by_sequence(_contrast_verdict(draws), _c3(), "E2", list(range(10)), stop=None)
         wrong += out.outcome != "inconclusive"
     assert wrong / 200 <= 0.08
+
+
+def test_every_look_of_a_planned_claim_is_analysed_on_the_run_records(monkeypatch):
+    """A claim decided once at its planned units is analysed again on the first draws: on the stored
+    runs (curves included), not on the per-draw decision records."""
+    runs = [{"run_id": "a", "curves": {}}]
+    share = _share_verdict([3, 4], per_draw=10)  # inconclusive at the first look
+    planned = replace(share, claim="C1", evidence={**share.evidence, "power": {"units_needed": 20}})
+    seen = []
+
+    def analyse_draws(exp, table, records, draws, scale):
+        seen.append((records, tuple(draws)))
+        return SimpleNamespace(verdicts=[planned], notes=[])
+
+    monkeypatch.setattr(sequential, "analyse_draws", analyse_draws)
+    exp = SimpleNamespace(name="E1", declared_claims=())
+    sequential.analyse_sequential(exp, pd.DataFrame(), runs, [0, 1, 2], "quick", None)
+    assert [d for _, d in seen] == [(0, 1, 2), (0,), (0, 1)]
+    assert all(records is runs for records, _ in seen)

@@ -82,8 +82,8 @@ def analyse_sequential(
     verdicts = []
     for v in analysis.verdicts:
         claim = claims.get(v.claim)
-        records = _per_draw(v)
-        if records and draw_values(claim, records):
+        decisions = _per_draw(v)
+        if decisions and draw_values(claim, decisions):
             verdicts.append(_by_sequence(v, claim, exp.name, draws, stop))
             continue
         if first is None and len(draws) > 1:
